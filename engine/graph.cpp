@@ -1,0 +1,223 @@
+// Graph mutations: follow, unfollow, remove_user, and the bookkeeping that keeps both copies of
+// an edge, their kMutual bits and the three counters exact. Queries live in graph_lists.cpp.
+//
+// Invariants (checked by tests/engine/graph_differential_test.cpp after every batch):
+//   * a -> b is in a's following list iff (a, ts) is in b's fan list, with the same ts;
+//   * both copies of a -> b carry kMutual iff b -> a exists;
+//   * friends(a) = number of mutual entries in a's following list; edge_count = sum of lists.
+#include "engine/graph.h"
+
+#include <algorithm>
+#include <string>
+
+#include "engine/clock.h"
+
+namespace relgraph {
+namespace {
+
+Status CheckUser(UserId u) {
+  if (u == 0) return Status(Code::kInvalidUserId, "user id 0 is invalid (ids start at 1)");
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ValidateGraphOptions(const GraphOptions& o) {
+  if (o.max_following < 1 || o.max_following > kMaxFollowingLimit) {
+    return Status::InvalidArgument("max_following must be in [1, " +
+                                   std::to_string(kMaxFollowingLimit) + "], got " +
+                                   std::to_string(o.max_following));
+  }
+  if (o.rate_limit.enabled) {
+    if (!(o.rate_limit.capacity >= 1 && o.rate_limit.capacity <= 1e9)) {
+      return Status::InvalidArgument("rate limit capacity must be in [1, 1e9] tokens");
+    }
+    if (!(o.rate_limit.refill_per_second >= 0.001 && o.rate_limit.refill_per_second <= 1e6)) {
+      return Status::InvalidArgument("rate limit refill must be in [0.001, 1e6] tokens per second");
+    }
+  }
+  if (o.fan_chunk_entries < 4 || o.fan_chunk_entries > 1024) {
+    return Status::InvalidArgument("fan_chunk_entries must be in [4, 1024]");
+  }
+  return Status::OK();
+}
+
+Graph::Graph(const GraphOptions& options)
+    : options_(options),
+      clock_(options.clock != nullptr ? options.clock : SystemClock::Default()),
+      limiter_(options.rate_limit) {}
+
+Graph::~Graph() {
+  for (UserRecord& u : users_) {
+    u.following.Clear(slab_);
+    u.fans.Clear(slab_);
+  }
+}
+
+void Graph::Reserve(size_t users) {
+  ids_.Reserve(users);
+  users_.reserve(users);
+}
+
+InternalId Graph::Intern(UserId user) {
+  const InternalId id = ids_.Intern(user);
+  if (id >= users_.size()) users_.resize(id + 1);
+  return id;
+}
+
+// ---- follow -----------------------------------------------------------------------------------
+
+Result<FollowOutcome> Graph::Follow(UserId a, UserId b) { return FollowImpl(a, b, 0, true); }
+
+Result<FollowOutcome> Graph::FollowAt(UserId a, UserId b, TimestampMs ts) {
+  return FollowImpl(a, b, ts, false);
+}
+
+Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool engine_time) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(a));
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(b));
+  if (a == b) return Status(Code::kSelfFollow, "user " + std::to_string(a) + " cannot follow itself");
+  if (!engine_time && (ts < 0 || ts > kMaxTimestampMs)) {
+    return Status::InvalidArgument("timestamp " + std::to_string(ts) + " is outside [0, " +
+                                   std::to_string(kMaxTimestampMs) + "] ms");
+  }
+
+  // Look up without interning: a refused call must not create users.
+  InternalId ai = ids_.Find(a);
+  InternalId bi = ids_.Find(b);
+  if (ai != kNoInternalId) {
+    const EntryArray& following = users_[ai].following;
+    if (bi != kNoInternalId) {
+      const size_t i = following.FindPeer(bi);
+      if (i < following.size()) {
+        const EdgeEntry& e = following[i];
+        return FollowOutcome{false, EntryMutual(e) ? Relation::kMutual : Relation::kFollowing,
+                             EntryTs(e)};
+      }
+    }
+    if (following.size() >= options_.max_following) {
+      return Status(Code::kFollowLimit, "user " + std::to_string(a) + " already follows " +
+                                            std::to_string(following.size()) +
+                                            " users (the maximum)");
+    }
+  }
+  TimestampMs now = 0;
+  if (engine_time || limiter_.enabled()) {
+    now = std::clamp<TimestampMs>(clock_->NowMs(), 0, kMaxTimestampMs);
+    now = std::max(now, last_engine_ts_);  // the engine's time never goes backwards
+  }
+  if (const int64_t wait = limiter_.TryAcquire(a, now); wait > 0) {
+    return Status(Code::kRateLimited,
+                  "user " + std::to_string(a) + " is following too fast; retry in " +
+                      std::to_string(wait) + " ms",
+                  wait);
+  }
+  if (engine_time) {
+    ts = now;
+    last_engine_ts_ = now;
+  }
+  if (ai == kNoInternalId) ai = Intern(a);
+  if (bi == kNoInternalId) bi = Intern(b);
+  const bool mutual = Link(ai, bi, ts);
+  return FollowOutcome{true, mutual ? Relation::kMutual : Relation::kFollowing, ts};
+}
+
+bool Graph::Link(InternalId a, InternalId b, TimestampMs ts) {
+  UserRecord& ua = users_[a];
+  UserRecord& ub = users_[b];
+  const size_t back = ub.following.FindPeer(a);
+  const bool mutual = back < ub.following.size();
+  const FanContext ctx = fan_context();
+  ua.following.Insert(MakeEntry(b, ts, mutual), ctx.order, slab_);
+  ub.fans.Insert(MakeEntry(a, ts, mutual), ctx);
+  if (mutual) {
+    EdgeEntry& reverse = ub.following[back];
+    SetEntryMutual(reverse, true);
+    EdgeEntry* reverse_fan = ua.fans.Find({EntryTs(reverse), ids_.External(b)}, ctx.order);
+    SetEntryMutual(*reverse_fan, true);
+    ++ua.friends;
+    ++ub.friends;
+  }
+  ++edge_count_;
+  return mutual;
+}
+
+// ---- unfollow and remove_user -----------------------------------------------------------------
+
+Result<bool> Graph::Unfollow(UserId a, UserId b) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(a));
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(b));
+  const InternalId ai = ids_.Find(a);
+  const InternalId bi = ids_.Find(b);
+  if (ai == kNoInternalId || bi == kNoInternalId) return false;
+  const size_t i = users_[ai].following.FindPeer(bi);
+  if (i == users_[ai].following.size()) return false;
+  Unlink(ai, i);
+  return true;
+}
+
+void Graph::Unlink(InternalId a, size_t following_index) {
+  UserRecord& ua = users_[a];
+  const EdgeEntry e = ua.following[following_index];
+  const InternalId b = e.peer;
+  UserRecord& ub = users_[b];
+  const FanContext ctx = fan_context();
+  ua.following.EraseAt(following_index, slab_);
+  ub.fans.Erase({EntryTs(e), ids_.External(a)}, ctx);
+  if (EntryMutual(e)) {
+    EdgeEntry& reverse = ub.following[ub.following.FindPeer(a)];
+    SetEntryMutual(reverse, false);
+    EdgeEntry* reverse_fan = ua.fans.Find({EntryTs(reverse), ids_.External(b)}, ctx.order);
+    SetEntryMutual(*reverse_fan, false);
+    --ua.friends;
+    --ub.friends;
+  }
+  --edge_count_;
+}
+
+Result<uint64_t> Graph::RemoveUser(UserId a) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(a));
+  const InternalId ai = ids_.Find(a);
+  limiter_.Forget(a);
+  if (ai == kNoInternalId) return uint64_t{0};
+  uint64_t removed = 0;
+  // Out-edges first, through the ordinary path: it clears every kMutual bit, so the in-edges
+  // left afterwards are all one-way.
+  while (!users_[ai].following.empty()) {
+    Unlink(ai, users_[ai].following.size() - 1);
+    ++removed;
+  }
+  UserRecord& ua = users_[ai];
+  ua.fans.ForEach([&](const EdgeEntry& fan_entry) {
+    EntryArray& theirs = users_[fan_entry.peer].following;
+    theirs.EraseAt(theirs.FindPeer(ai), slab_);
+    ++removed;
+  });
+  edge_count_ -= ua.fans.size();
+  ua.fans.Clear(slab_);
+  return removed;
+}
+
+// ---- whole-graph access -----------------------------------------------------------------------
+
+void Graph::ForEachEdge(const std::function<void(UserId, UserId, TimestampMs)>& fn) const {
+  for (InternalId a = 0; a < users_.size(); ++a) {
+    const EntryArray& f = users_[a].following;
+    for (uint32_t i = 0; i < f.size(); ++i) {
+      fn(ids_.External(a), ids_.External(f[i].peer), EntryTs(f[i]));
+    }
+  }
+}
+
+MemoryUsage Graph::Memory() const {
+  MemoryUsage m;
+  m.id_map = ids_.MemoryBytes();
+  m.user_records = users_.capacity() * sizeof(UserRecord);
+  m.edge_blocks = slab_.MemoryBytes();
+  m.edge_blocks_live = slab_.LiveBytes();
+  for (const UserRecord& u : users_) m.fan_index += u.fans.MemoryBytes();
+  m.rate_limiter = limiter_.MemoryBytes();
+  return m;
+}
+
+}  // namespace relgraph

@@ -1,0 +1,140 @@
+// Graph: the in-memory follow graph, usable embedded (no server) and, later, behind the WAL and
+// the server.
+//
+// Model: users are 64-bit ids (0 is invalid); a user exists once an edge names it, and an
+// unknown user has empty lists and zero counts. follow(a, b) creates the directed edge a -> b
+// with a follow time; mutual edges make a and b friends, and the friendship's time is the later
+// of the two follow times. Every list is newest first by (time, user id), both descending.
+//
+// Storage (see docs/design.md for the memory budget): users are interned to dense internal ids;
+// each user record holds a following list (EntryArray, bounded by the follow cap), a fan list
+// (FanList: one array when short, chunks with a Fenwick index when long) and three O(1)
+// counters. Each edge is stored once per side; both copies carry the kMutual bit.
+//
+// Errors: every method that takes user input returns Status/Result; nothing asserts on input.
+// Thread-safety: not thread-safe. Const methods may run concurrently with each other (they
+// mutate nothing, not even caches); a mutating method needs exclusive access. The durable Db
+// and the server wrap a Graph in a reader/writer lock or a single engine thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "engine/edge_entry.h"
+#include "engine/fan_list.h"
+#include "engine/following_list.h"
+#include "engine/id_map.h"
+#include "engine/rate_limiter.h"
+#include "engine/slab_allocator.h"
+#include "engine/types.h"
+#include "storage/status.h"
+
+namespace relgraph {
+
+// Checks ranges of every option; the Graph constructor REQUIRES this to be OK.
+Status ValidateGraphOptions(const GraphOptions& options);
+
+struct MemoryUsage {
+  size_t id_map = 0;       // external ids and the hash index
+  size_t user_records = 0;
+  size_t edge_blocks = 0;  // slab memory of following and fan arrays, free blocks included
+  size_t edge_blocks_live = 0;  // of which handed out to lists (part of edge_blocks)
+  size_t fan_index = 0;    // chunk directories of long fan lists
+  size_t rate_limiter = 0;
+  size_t total() const { return id_map + user_records + edge_blocks + fan_index + rate_limiter; }
+};
+
+class Graph {
+ public:
+  // REQUIRES: ValidateGraphOptions(options).ok().
+  explicit Graph(const GraphOptions& options = {});
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  // ---- mutations ------------------------------------------------------------------------------
+  // Creates a -> b at the engine clock's time. Errors: kInvalidUserId (an id is 0),
+  // kSelfFollow (a == b), kFollowLimit (a follows max_following users already), kRateLimited
+  // (Status::retry_after_ms() says when to retry). Following an existing edge is not an error:
+  // created == false and the original time is kept. A failed call changes nothing (it does not
+  // even create the users it names).
+  Result<FollowOutcome> Follow(UserId a, UserId b);
+  // As Follow, with the caller's time (imports, replay). Also kInvalidArgument when ts is
+  // outside [0, kMaxTimestampMs]. The cap and the rate limiter still apply.
+  Result<FollowOutcome> FollowAt(UserId a, UserId b, TimestampMs ts);
+  // true: the edge was removed; false: a did not follow b (no change).
+  Result<bool> Unfollow(UserId a, UserId b);
+  // Removes every edge into and out of `a` (account deletion); returns how many were removed.
+  // O(following + fans * following-list length of each fan).
+  Result<uint64_t> RemoveUser(UserId a);
+
+  // ---- queries --------------------------------------------------------------------------------
+  Result<Relation> GetRelation(UserId a, UserId b) const;  // relation(a, a) is kNone
+  // relation(a, b) for each b, in order; 1..kMaxBatchSize ids, each nonzero.
+  Result<std::vector<Relation>> GetRelations(UserId a, std::span<const UserId> others) const;
+
+  // Pages of a's lists. limit 1..kMaxPageLimit. With `after`, the entries strictly older than
+  // the cursor (offset ignored): walking by cursors returns every entry present throughout the
+  // walk exactly once. Following and fans pages cost O(log n + limit) at any depth or offset;
+  // friends pages O(f log f) for f friends (f <= the follow cap).
+  Result<Page> Following(UserId a, const PageRequest& request) const;
+  Result<Page> Fans(UserId a, const PageRequest& request) const;
+  Result<Page> Friends(UserId a, const PageRequest& request) const;
+
+  Result<Counts> GetCounts(UserId a) const;  // O(1)
+  // Users `viewer` follows who follow `target`, newest first by the viewer's follow time;
+  // `total` counts all of them. limit 0..kMaxPageLimit (0: just the total).
+  Result<KnownFollowers> GetKnownFollowers(UserId viewer, UserId target, uint32_t limit) const;
+
+  // ---- whole-graph access ---------------------------------------------------------------------
+  size_t user_count() const { return ids_.size(); }  // interned users, including isolated ones
+  uint64_t edge_count() const { return edge_count_; }
+  // Calls fn(follower, followee, ts) for every edge, grouped by follower.
+  void ForEachEdge(const std::function<void(UserId, UserId, TimestampMs)>& fn) const;
+  MemoryUsage Memory() const;
+  // Checks every structural invariant: each edge's two copies agree on time and kMutual bit,
+  // kMutual matches the reverse edge, lists are strictly ordered, counters equal a recount.
+  // O(edges * log). Returns kCorruption naming the first violation.
+  Status CheckInvariants() const;
+  // Pre-sizes the id map and user table (bulk loads).
+  void Reserve(size_t users);
+  const GraphOptions& options() const { return options_; }
+
+ private:
+#pragma pack(push, 4)
+  struct UserRecord {
+    EntryArray following;
+    FanList fans;
+    uint32_t friends = 0;
+  };
+#pragma pack(pop)
+  static_assert(sizeof(UserRecord) == 28);
+
+  Result<FollowOutcome> FollowImpl(UserId a, UserId b, TimestampMs ts, bool engine_time);
+  InternalId Intern(UserId user);
+  bool Link(InternalId a, InternalId b, TimestampMs ts);  // returns whether b -> a exists
+  void Unlink(InternalId a, size_t following_index);
+  Relation RelationOf(InternalId a, InternalId b) const;
+  Relation ViewerRelation(InternalId viewer, InternalId other) const;
+  // Built on demand: the id map's external array moves when it grows.
+  EntryOrder order() const { return EntryOrder(ids_.external_data()); }
+  FanContext fan_context() { return FanContext{slab_, order(), options_.fan_chunk_entries}; }
+  template <typename List>
+  Page BuildPage(const List& list, const PageRequest& request) const;
+  void AnnotateViewer(Page& page, const PageRequest& request) const;
+  TimestampMs FollowTimeOf(InternalId a, InternalId b) const;  // REQUIRES: a follows b
+
+  GraphOptions options_;
+  Clock* clock_;
+  TimestampMs last_engine_ts_ = 0;
+  IdMap ids_;
+  std::vector<UserRecord> users_;
+  SlabAllocator slab_;
+  RateLimiter limiter_;
+  uint64_t edge_count_ = 0;
+};
+
+}  // namespace relgraph

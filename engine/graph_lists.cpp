@@ -1,0 +1,216 @@
+// Graph queries: relations, the three paged lists, counts and known followers.
+//
+// Following and fans pages share BuildPage: a cursor or offset becomes an end rank in the
+// ascending list, and the page is the `limit` entries before it, read backwards (newest first).
+// Friends are derived from the following list (they are its kMutual entries, so at most the
+// follow cap): the friendship time needs the reverse edge's time, looked up in the friend's
+// own following list, then the page is selected from those keys.
+#include <algorithm>
+#include <string>
+
+#include "engine/graph.h"
+
+namespace relgraph {
+namespace {
+
+Status CheckUser(UserId u, const char* what) {
+  if (u == 0) return Status(Code::kInvalidUserId, std::string(what) + " id 0 is invalid");
+  return Status::OK();
+}
+
+Status CheckPageRequest(UserId a, const PageRequest& r) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(a, "user"));
+  if (r.limit < 1 || r.limit > kMaxPageLimit) {
+    return Status::InvalidArgument("page limit must be in [1, " + std::to_string(kMaxPageLimit) +
+                                   "], got " + std::to_string(r.limit));
+  }
+  if (r.viewer) RELGRAPH_RETURN_IF_ERROR(CheckUser(*r.viewer, "viewer"));
+  return Status::OK();
+}
+
+}  // namespace
+
+// ---- relations --------------------------------------------------------------------------------
+
+Relation Graph::RelationOf(InternalId a, InternalId b) const {
+  if (a == b) return Relation::kNone;
+  const UserRecord& ua = users_[a];
+  const size_t i = ua.following.FindPeer(b);
+  if (i < ua.following.size()) {
+    return EntryMutual(ua.following[i]) ? Relation::kMutual : Relation::kFollowing;
+  }
+  if (ua.fans.size() == 0) return Relation::kNone;  // nobody follows a: skip b's list
+  const EntryArray& fb = users_[b].following;
+  return fb.FindPeer(a) < fb.size() ? Relation::kFollowedBy : Relation::kNone;
+}
+
+Relation Graph::ViewerRelation(InternalId viewer, InternalId other) const {
+  if (viewer == kNoInternalId) return Relation::kNone;
+  return RelationOf(viewer, other);
+}
+
+TimestampMs Graph::FollowTimeOf(InternalId a, InternalId b) const {
+  const EntryArray& f = users_[a].following;
+  return EntryTs(f[f.FindPeer(b)]);
+}
+
+Result<Relation> Graph::GetRelation(UserId a, UserId b) const {
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(a, "user"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(b, "other user"));
+  const InternalId ai = ids_.Find(a);
+  const InternalId bi = ids_.Find(b);
+  if (ai == kNoInternalId || bi == kNoInternalId) return Relation::kNone;
+  return RelationOf(ai, bi);
+}
+
+Result<std::vector<Relation>> Graph::GetRelations(UserId a, std::span<const UserId> others) const {
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(a, "user"));
+  if (others.empty() || others.size() > kMaxBatchSize) {
+    return Status::InvalidArgument("a relations batch holds 1 to " + std::to_string(kMaxBatchSize) +
+                                   " ids, got " + std::to_string(others.size()));
+  }
+  for (size_t i = 0; i < others.size(); ++i) {
+    if (others[i] == 0) {
+      return Status(Code::kInvalidUserId, "id 0 at position " + std::to_string(i) + " is invalid");
+    }
+  }
+  std::vector<Relation> out(others.size(), Relation::kNone);
+  const InternalId ai = ids_.Find(a);
+  if (ai == kNoInternalId) return out;
+  for (size_t i = 0; i < others.size(); ++i) {
+    const InternalId bi = ids_.Find(others[i]);
+    if (bi != kNoInternalId) out[i] = RelationOf(ai, bi);
+  }
+  return out;
+}
+
+// ---- pages ------------------------------------------------------------------------------------
+
+template <typename List>
+Page Graph::BuildPage(const List& list, const PageRequest& request) const {
+  const EntryOrder ord = order();
+  size_t end;
+  if (request.after) {
+    end = list.Rank(EntryKey{request.after->ts, request.after->user}, ord);
+  } else {
+    end = request.offset >= list.size() ? 0 : list.size() - request.offset;
+  }
+  EdgeEntry buffer[kMaxPageLimit];
+  const uint32_t n = list.CopyDescending(end, request.limit, buffer);
+  const InternalId viewer = request.viewer ? ids_.Find(*request.viewer) : kNoInternalId;
+  Page page;
+  page.entries.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    page.entries[i] = ListEntry{ids_.External(buffer[i].peer), EntryTs(buffer[i]),
+                                ViewerRelation(viewer, buffer[i].peer), EntryMutual(buffer[i])};
+  }
+  if (end > n) page.next = Cursor{page.entries.back().ts, page.entries.back().user};
+  return page;
+}
+
+Result<Page> Graph::Following(UserId a, const PageRequest& request) const {
+  RELGRAPH_RETURN_IF_ERROR(CheckPageRequest(a, request));
+  const InternalId ai = ids_.Find(a);
+  if (ai == kNoInternalId) return Page{};
+  return BuildPage(users_[ai].following, request);
+}
+
+Result<Page> Graph::Fans(UserId a, const PageRequest& request) const {
+  RELGRAPH_RETURN_IF_ERROR(CheckPageRequest(a, request));
+  const InternalId ai = ids_.Find(a);
+  if (ai == kNoInternalId) return Page{};
+  return BuildPage(users_[ai].fans, request);
+}
+
+Result<Page> Graph::Friends(UserId a, const PageRequest& request) const {
+  RELGRAPH_RETURN_IF_ERROR(CheckPageRequest(a, request));
+  const InternalId ai = ids_.Find(a);
+  if (ai == kNoInternalId) return Page{};
+  const UserRecord& ua = users_[ai];
+
+  struct Friend {
+    EntryKey key;
+    InternalId id;
+  };
+  std::vector<Friend> candidates;
+  candidates.reserve(ua.friends);
+  const EntryKey after = request.after ? EntryKey{request.after->ts, request.after->user}
+                                       : EntryKey{kMaxTimestampMs + 1, 0};
+  for (uint32_t i = 0; i < ua.following.size(); ++i) {
+    const EdgeEntry& e = ua.following[i];
+    if (!EntryMutual(e)) continue;
+    const TimestampMs since = std::max(EntryTs(e), FollowTimeOf(e.peer, ai));
+    const EntryKey key{since, ids_.External(e.peer)};
+    if (key < after) candidates.push_back({key, e.peer});
+  }
+  const size_t skip = request.after ? 0 : std::min<size_t>(request.offset, candidates.size());
+  const size_t take = std::min<size_t>(request.limit, candidates.size() - skip);
+  const auto newer = [](const Friend& x, const Friend& y) { return y.key < x.key; };
+  std::partial_sort(candidates.begin(), candidates.begin() + static_cast<ptrdiff_t>(skip + take),
+                    candidates.end(), newer);
+  const InternalId viewer = request.viewer ? ids_.Find(*request.viewer) : kNoInternalId;
+  Page page;
+  page.entries.reserve(take);
+  for (size_t i = skip; i < skip + take; ++i) {
+    const Friend& f = candidates[i];
+    page.entries.push_back({f.key.user, f.key.ts, ViewerRelation(viewer, f.id), true});
+  }
+  if (skip + take < candidates.size() && take > 0) {
+    page.next = Cursor{page.entries.back().ts, page.entries.back().user};
+  }
+  return page;
+}
+
+// ---- counts and known followers ---------------------------------------------------------------
+
+Result<Counts> Graph::GetCounts(UserId a) const {
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(a, "user"));
+  const InternalId ai = ids_.Find(a);
+  if (ai == kNoInternalId) return Counts{};
+  const UserRecord& u = users_[ai];
+  return Counts{u.following.size(), u.fans.size(), u.friends};
+}
+
+Result<KnownFollowers> Graph::GetKnownFollowers(UserId viewer, UserId target,
+                                                uint32_t limit) const {
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(viewer, "viewer"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(target, "target"));
+  if (limit > kMaxPageLimit) {
+    return Status::InvalidArgument("limit must be in [0, " + std::to_string(kMaxPageLimit) +
+                                   "], got " + std::to_string(limit));
+  }
+  KnownFollowers out;
+  const InternalId vi = ids_.Find(viewer);
+  const InternalId ti = ids_.Find(target);
+  if (vi == kNoInternalId || ti == kNoInternalId) return out;
+  const EntryArray& mine = users_[vi].following;
+  const FanList& theirs = users_[ti].fans;
+
+  // Matches are positions in the viewer's following list (oldest first).
+  std::vector<uint32_t> matches;
+  if (theirs.size() < mine.size()) {
+    // Few fans: look each one up in a sorted copy of the viewer's following list.
+    std::vector<std::pair<InternalId, uint32_t>> by_peer(mine.size());
+    for (uint32_t i = 0; i < mine.size(); ++i) by_peer[i] = {InternalId{mine[i].peer}, i};
+    std::sort(by_peer.begin(), by_peer.end());
+    theirs.ForEach([&](const EdgeEntry& fan) {
+      auto it = std::lower_bound(by_peer.begin(), by_peer.end(),
+                                 std::pair<InternalId, uint32_t>{InternalId{fan.peer}, 0});
+      if (it != by_peer.end() && it->first == fan.peer) matches.push_back(it->second);
+    });
+    std::sort(matches.begin(), matches.end());
+  } else {
+    // Many fans (a celebrity): ask each followee whether it follows the target.
+    for (uint32_t i = 0; i < mine.size(); ++i) {
+      const EntryArray& f = users_[mine[i].peer].following;
+      if (f.FindPeer(ti) < f.size()) matches.push_back(i);
+    }
+  }
+  out.total = static_cast<uint32_t>(matches.size());
+  for (auto it = matches.rbegin(); it != matches.rend() && out.users.size() < limit; ++it) {
+    out.users.push_back(ids_.External(mine[*it].peer));
+  }
+  return out;
+}
+
+}  // namespace relgraph

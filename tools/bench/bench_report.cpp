@@ -1,0 +1,65 @@
+#include "tools/bench/bench_report.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+
+namespace relgraph::bench {
+
+void PrintHeader(std::ostream& out, bool csv, const std::string& description) {
+  if (csv) {
+    out << "workload,ops,seconds,ops_per_sec,p50_us,p99_us\n";
+    return;
+  }
+  out << "relgraph-bench, target embedded, " << description << "\n";
+  out << std::left << std::setw(18) << "workload" << std::right << std::setw(12) << "ops"
+      << std::setw(10) << "seconds" << std::setw(14) << "ops/s" << std::setw(10) << "p50 us"
+      << std::setw(10) << "p99 us" << "\n";
+}
+
+void PrintWorkload(std::ostream& out, bool csv, const WorkloadResult& r) {
+  char line[256];
+  if (csv) {
+    std::snprintf(line, sizeof line, "%s,%llu,%.4f,%.0f,%.3f,%.3f\n", r.name.c_str(),
+                  static_cast<unsigned long long>(r.ops), r.seconds, r.ops_per_sec(), r.p50_us,
+                  r.p99_us);
+    out << line;
+    return;
+  }
+  std::snprintf(line, sizeof line, "%-18s%12llu%10.3f%14.0f%10.3f%10.3f", r.name.c_str(),
+                static_cast<unsigned long long>(r.ops), r.seconds, r.ops_per_sec(), r.p50_us,
+                r.p99_us);
+  out << line;
+  if (!r.note.empty()) out << "   (" << r.note << ")";
+  out << "\n";
+  out.flush();
+}
+
+void PrintMemory(std::ostream& out, bool csv, const MemoryRow& m) {
+  char line[256];
+  if (csv) {
+    std::snprintf(line, sizeof line, "memory,%llu,%llu,%llu,%.2f\n",
+                  static_cast<unsigned long long>(m.users), static_cast<unsigned long long>(m.edges),
+                  static_cast<unsigned long long>(m.rss_bytes), m.bytes_per_edge());
+    out << line;
+    return;
+  }
+  std::snprintf(line, sizeof line,
+                "memory: %llu users, %llu edges, %.1f MiB resident added by the graph = %.2f bytes/edge"
+                " (engine accounts %.2f bytes/edge: %s)\n",
+                static_cast<unsigned long long>(m.users), static_cast<unsigned long long>(m.edges),
+                static_cast<double>(m.rss_bytes) / (1 << 20), m.bytes_per_edge(),
+                m.edges ? static_cast<double>(m.engine_bytes) / m.edges : 0.0, m.breakdown.c_str());
+  out << line;
+}
+
+uint64_t ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace relgraph::bench

@@ -1,0 +1,30 @@
+// Output of relgraph-bench: a readable table (text) or CSV with one row per workload,
+// `workload,ops,seconds,ops_per_sec,p50_us,p99_us`, then `memory,users,edges,rss_bytes,bytes_per_edge`.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tools/bench/workloads.h"
+
+namespace relgraph::bench {
+
+struct MemoryRow {
+  uint64_t users = 0;
+  uint64_t edges = 0;
+  uint64_t rss_bytes = 0;     // resident memory the loaded graph added to the process
+  uint64_t engine_bytes = 0;  // the graph's own accounting (MemoryUsage::total)
+  std::string breakdown;
+  double bytes_per_edge() const { return edges ? static_cast<double>(rss_bytes) / edges : 0; }
+};
+
+void PrintHeader(std::ostream& out, bool csv, const std::string& description);
+void PrintWorkload(std::ostream& out, bool csv, const WorkloadResult& r);
+void PrintMemory(std::ostream& out, bool csv, const MemoryRow& m);
+
+// Resident set size of this process, from /proc/self/statm.
+uint64_t ResidentBytes();
+
+}  // namespace relgraph::bench

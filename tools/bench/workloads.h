@@ -1,0 +1,59 @@
+// The benchmark's workloads against an embedded Graph. Each returns one WorkloadResult; inputs
+// (random users, pairs, cursors) are drawn before the clock starts, so only engine calls are
+// timed. Throughput is wall time over all ops; p50/p99 come from every 16th op timed alone.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/graph.h"
+#include "tools/bench/workload_generator.h"
+
+namespace relgraph::bench {
+
+struct WorkloadResult {
+  std::string name;
+  uint64_t ops = 0;
+  double seconds = 0;
+  double p50_us = 0;
+  double p99_us = 0;
+  std::string note;  // extra facts for the text report (e.g. edges refused)
+  double ops_per_sec() const { return seconds > 0 ? static_cast<double>(ops) / seconds : 0; }
+};
+
+class Workloads {
+ public:
+  Workloads(Graph& graph, const GeneratedGraph& data, uint64_t seed, uint64_t ops);
+
+  static const std::vector<std::string>& Names();  // in run order; "load" first
+  // REQUIRES: name is in Names(); "load" before any other.
+  WorkloadResult Run(const std::string& name);
+
+ private:
+  WorkloadResult Load();
+  WorkloadResult Churn();
+  WorkloadResult Relation();
+  WorkloadResult RelationsBatch();
+  WorkloadResult FollowingPage();
+  WorkloadResult FansPageDeep();
+  WorkloadResult FriendsPage();
+  WorkloadResult CountsOp();
+  WorkloadResult KnownFollowers();
+
+  void PrepareSamples();  // after load: users with following / friends, the top account
+  UserId RandomFollower();
+  UserId RandomFollowee();  // weighted by fan count (a random edge's followee)
+
+  Graph& graph_;
+  const GeneratedGraph& data_;
+  std::mt19937_64 rng_;
+  uint64_t ops_;
+  bool prepared_ = false;
+  std::vector<UserId> followers_;     // distinct users with following > 0
+  std::vector<UserId> with_friends_;  // sample of users with friends > 0
+  UserId top_account_ = 0;
+};
+
+}  // namespace relgraph::bench

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages relgraph builds with, and nothing when all are present.
+# Idempotent: safe to run on every build; needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+packages=(g++ cmake make pkg-config libboost-dev libboost-container-dev libxxhash-dev liblz4-dev
+          zlib1g-dev doctest-dev)
+if [ "${RELGRAPH_WITH_CLANG:-0}" = 1 ]; then
+  packages+=(clang libclang-rt-dev)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
