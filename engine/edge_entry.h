@@ -54,19 +54,19 @@ struct EntryKey {
   friend auto operator<=>(const EntryKey&, const EntryKey&) = default;
 };
 
-// Orders entries against keys; holds the id map's external array for tie-breaks.
+// Orders entries against keys; reads external ids from the id map for tie-breaks.
 class EntryOrder {
  public:
-  explicit EntryOrder(const UserId* external) : external_(external) {}
+  explicit EntryOrder(const IdMap& ids) : ids_(&ids) {}
 
-  EntryKey KeyOf(const EdgeEntry& e) const { return {EntryTs(e), external_[e.peer]}; }
+  EntryKey KeyOf(const EdgeEntry& e) const { return {EntryTs(e), ids_->External(e.peer)}; }
   bool Less(const EdgeEntry& e, const EntryKey& k) const {
     const TimestampMs ts = EntryTs(e);
-    return ts != k.ts ? ts < k.ts : external_[e.peer] < k.user;
+    return ts != k.ts ? ts < k.ts : ids_->External(e.peer) < k.user;
   }
   bool Less(const EntryKey& k, const EdgeEntry& e) const {
     const TimestampMs ts = EntryTs(e);
-    return ts != k.ts ? k.ts < ts : k.user < external_[e.peer];
+    return ts != k.ts ? k.ts < ts : k.user < ids_->External(e.peer);
   }
   // First index in the sorted run [a, a+n) whose key is >= k.
   size_t LowerBound(const EdgeEntry* a, size_t n, const EntryKey& k) const {
@@ -84,7 +84,7 @@ class EntryOrder {
   }
 
  private:
-  const UserId* external_;
+  const IdMap* ids_;
 };
 
 // Index of the entry whose peer is `peer` in [a, a+n), or n. Linear: used on following lists,

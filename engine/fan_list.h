@@ -44,6 +44,13 @@ class FanList {
   bool Erase(const EntryKey& k, const FanContext& ctx);
   // The entry with key `k`, or nullptr. The pointer is valid until the next mutation.
   EdgeEntry* Find(const EntryKey& k, const EntryOrder& order);
+  // Whether a short list holds `peer` (linear scan). REQUIRES: IsShort().
+  bool ShortContainsPeer(InternalId peer) const {
+    return relgraph::FindPeer(small_data(), size_, peer) < size_;
+  }
+  // Short enough that scanning it beats looking `peer` up elsewhere.
+  bool IsShort() const { return !chunked() && size_ <= kShortScanMax; }
+  static constexpr uint32_t kShortScanMax = 32;
   // Number of entries whose key is < k.
   size_t Rank(const EntryKey& k, const EntryOrder& order) const;
   // Copies up to `limit` entries with rank < end into `out`, newest first; returns the count.

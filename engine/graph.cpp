@@ -48,20 +48,19 @@ Graph::Graph(const GraphOptions& options)
       limiter_(options.rate_limit) {}
 
 Graph::~Graph() {
-  for (UserRecord& u : users_) {
-    u.following.Clear(slab_);
-    u.fans.Clear(slab_);
+  for (size_t i = 0; i < users_.size(); ++i) {
+    users_[i].following.Clear(slab_);
+    users_[i].fans.Clear(slab_);
   }
 }
 
 void Graph::Reserve(size_t users) {
   ids_.Reserve(users);
-  users_.reserve(users);
 }
 
 InternalId Graph::Intern(UserId user) {
   const InternalId id = ids_.Intern(user);
-  if (id >= users_.size()) users_.resize(id + 1);
+  if (id >= users_.size()) users_.grow_to(size_t{id} + 1);
   return id;
 }
 
@@ -212,10 +211,10 @@ void Graph::ForEachEdge(const std::function<void(UserId, UserId, TimestampMs)>& 
 MemoryUsage Graph::Memory() const {
   MemoryUsage m;
   m.id_map = ids_.MemoryBytes();
-  m.user_records = users_.capacity() * sizeof(UserRecord);
+  m.user_records = users_.MemoryBytes();
   m.edge_blocks = slab_.MemoryBytes();
   m.edge_blocks_live = slab_.LiveBytes();
-  for (const UserRecord& u : users_) m.fan_index += u.fans.MemoryBytes();
+  for (size_t i = 0; i < users_.size(); ++i) m.fan_index += users_[i].fans.MemoryBytes();
   m.rate_limiter = limiter_.MemoryBytes();
   return m;
 }

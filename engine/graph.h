@@ -23,9 +23,11 @@
 #include <span>
 #include <vector>
 
+#include "engine/chunked_array.h"
 #include "engine/edge_entry.h"
 #include "engine/fan_list.h"
 #include "engine/following_list.h"
+#include "engine/huge_pages.h"
 #include "engine/id_map.h"
 #include "engine/rate_limiter.h"
 #include "engine/slab_allocator.h"
@@ -118,12 +120,14 @@ class Graph {
   bool Link(InternalId a, InternalId b, TimestampMs ts);  // returns whether b -> a exists
   void Unlink(InternalId a, size_t following_index);
   Relation RelationOf(InternalId a, InternalId b) const;
+  // Starts fetching the records, then the following lists, of `ids` (kNoInternalId skipped).
+  void PrefetchUsers(const InternalId* ids, size_t n) const;
   Relation ViewerRelation(InternalId viewer, InternalId other) const;
-  // Built on demand: the id map's external array moves when it grows.
-  EntryOrder order() const { return EntryOrder(ids_.external_data()); }
+  EntryOrder order() const { return EntryOrder(ids_); }
   FanContext fan_context() { return FanContext{slab_, order(), options_.fan_chunk_entries}; }
   template <typename List>
-  Page BuildPage(const List& list, const PageRequest& request) const;
+  Page BuildPage(const List& list, const PageRequest& request, InternalId viewer) const;
+  InternalId FindViewer(const PageRequest& request) const;  // and prefetches its list
   void AnnotateViewer(Page& page, const PageRequest& request) const;
   TimestampMs FollowTimeOf(InternalId a, InternalId b) const;  // REQUIRES: a follows b
 
@@ -131,7 +135,7 @@ class Graph {
   Clock* clock_;
   TimestampMs last_engine_ts_ = 0;
   IdMap ids_;
-  std::vector<UserRecord> users_;
+  ChunkedArray<UserRecord> users_;
   SlabAllocator slab_;
   RateLimiter limiter_;
   uint64_t edge_count_ = 0;

@@ -35,11 +35,15 @@ Status CheckPageRequest(UserId a, const PageRequest& r) {
 Relation Graph::RelationOf(InternalId a, InternalId b) const {
   if (a == b) return Relation::kNone;
   const UserRecord& ua = users_[a];
+  // "Does b follow a?" is answered by a's own fan list when it is short (most users: one block,
+  // often already in cache), else by b's following list, fetched while a's list is scanned.
+  const bool own_fans = ua.fans.IsShort();
+  if (!own_fans) __builtin_prefetch(users_[b].following.data());
   const size_t i = ua.following.FindPeer(b);
   if (i < ua.following.size()) {
     return EntryMutual(ua.following[i]) ? Relation::kMutual : Relation::kFollowing;
   }
-  if (ua.fans.size() == 0) return Relation::kNone;  // nobody follows a: skip b's list
+  if (own_fans) return ua.fans.ShortContainsPeer(b) ? Relation::kFollowedBy : Relation::kNone;
   const EntryArray& fb = users_[b].following;
   return fb.FindPeer(a) < fb.size() ? Relation::kFollowedBy : Relation::kNone;
 }
@@ -77,17 +81,31 @@ Result<std::vector<Relation>> Graph::GetRelations(UserId a, std::span<const User
   std::vector<Relation> out(others.size(), Relation::kNone);
   const InternalId ai = ids_.Find(a);
   if (ai == kNoInternalId) return out;
+  // Software pipeline: resolve every id, then fetch every record, then every list, so the
+  // cache misses of the batch overlap instead of following one another.
+  InternalId ids[kMaxBatchSize];
+  for (size_t i = 0; i < others.size(); ++i) ids_.Prefetch(others[i]);
+  for (size_t i = 0; i < others.size(); ++i) ids[i] = ids_.Find(others[i]);
+  PrefetchUsers(ids, others.size());
   for (size_t i = 0; i < others.size(); ++i) {
-    const InternalId bi = ids_.Find(others[i]);
-    if (bi != kNoInternalId) out[i] = RelationOf(ai, bi);
+    if (ids[i] != kNoInternalId) out[i] = RelationOf(ai, ids[i]);
   }
   return out;
+}
+
+void Graph::PrefetchUsers(const InternalId* ids, size_t n) const {
+  for (size_t i = 0; i < n; ++i) {
+    if (ids[i] != kNoInternalId) __builtin_prefetch(&users_[ids[i]]);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (ids[i] != kNoInternalId) __builtin_prefetch(users_[ids[i]].following.data());
+  }
 }
 
 // ---- pages ------------------------------------------------------------------------------------
 
 template <typename List>
-Page Graph::BuildPage(const List& list, const PageRequest& request) const {
+Page Graph::BuildPage(const List& list, const PageRequest& request, InternalId viewer) const {
   const EntryOrder ord = order();
   size_t end;
   if (request.after) {
@@ -97,7 +115,12 @@ Page Graph::BuildPage(const List& list, const PageRequest& request) const {
   }
   EdgeEntry buffer[kMaxPageLimit];
   const uint32_t n = list.CopyDescending(end, request.limit, buffer);
-  const InternalId viewer = request.viewer ? ids_.Find(*request.viewer) : kNoInternalId;
+  InternalId peers[kMaxPageLimit];
+  for (uint32_t i = 0; i < n; ++i) {
+    peers[i] = buffer[i].peer;
+    ids_.PrefetchExternal(peers[i]);
+  }
+  if (viewer != kNoInternalId && !users_[viewer].fans.IsShort()) PrefetchUsers(peers, n);
   Page page;
   page.entries.resize(n);
   for (uint32_t i = 0; i < n; ++i) {
@@ -108,18 +131,27 @@ Page Graph::BuildPage(const List& list, const PageRequest& request) const {
   return page;
 }
 
+InternalId Graph::FindViewer(const PageRequest& request) const {
+  if (!request.viewer) return kNoInternalId;
+  const InternalId v = ids_.Find(*request.viewer);
+  PrefetchUsers(&v, 1);  // the viewer's list is scanned once per entry
+  return v;
+}
+
 Result<Page> Graph::Following(UserId a, const PageRequest& request) const {
   RELGRAPH_RETURN_IF_ERROR(CheckPageRequest(a, request));
   const InternalId ai = ids_.Find(a);
+  const InternalId viewer = FindViewer(request);
   if (ai == kNoInternalId) return Page{};
-  return BuildPage(users_[ai].following, request);
+  return BuildPage(users_[ai].following, request, viewer);
 }
 
 Result<Page> Graph::Fans(UserId a, const PageRequest& request) const {
   RELGRAPH_RETURN_IF_ERROR(CheckPageRequest(a, request));
   const InternalId ai = ids_.Find(a);
+  const InternalId viewer = FindViewer(request);
   if (ai == kNoInternalId) return Page{};
-  return BuildPage(users_[ai].fans, request);
+  return BuildPage(users_[ai].fans, request, viewer);
 }
 
 Result<Page> Graph::Friends(UserId a, const PageRequest& request) const {
@@ -148,7 +180,7 @@ Result<Page> Graph::Friends(UserId a, const PageRequest& request) const {
   const auto newer = [](const Friend& x, const Friend& y) { return y.key < x.key; };
   std::partial_sort(candidates.begin(), candidates.begin() + static_cast<ptrdiff_t>(skip + take),
                     candidates.end(), newer);
-  const InternalId viewer = request.viewer ? ids_.Find(*request.viewer) : kNoInternalId;
+  const InternalId viewer = FindViewer(request);
   Page page;
   page.entries.reserve(take);
   for (size_t i = skip; i < skip + take; ++i) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "engine/huge_pages.h"
+
 namespace relgraph {
 namespace {
 
@@ -10,11 +12,13 @@ namespace {
 constexpr std::array<uint32_t, 26> kClassCapacity = {
     1,   2,   3,   4,   5,   6,   8,    10,   12,   16,   20,   24,   32,
     40,  48,  64,  80,  96,  128, 160,  192,  256,  384,  512,  768,  1024};
-constexpr size_t kSlabBytes = 1 << 20;
+constexpr size_t kSlabBytes = kHugePageBytes;
 
 }  // namespace
 
-SlabAllocator::~SlabAllocator() = default;
+SlabAllocator::~SlabAllocator() {
+  for (char* slab : slabs_) FreeLarge(slab, kSlabBytes);
+}
 
 int SlabAllocator::ClassIndex(uint32_t n) {
   auto it = std::lower_bound(kClassCapacity.begin(), kClassCapacity.end(), n);
@@ -38,22 +42,31 @@ EdgeEntry* SlabAllocator::Allocate(uint32_t n) {
     reserved_bytes_ += bytes;
     return static_cast<EdgeEntry*>(::operator new(bytes));
   }
-  if (classes_.empty()) classes_.resize(kClassCapacity.size());
-  ClassState& cls = classes_[c];
-  if (cls.free != nullptr) {
-    char* block = cls.free;
-    std::memcpy(&cls.free, block, sizeof(char*));
+  if (free_.empty()) free_.resize(kClassCapacity.size(), nullptr);
+  if (free_[c] != nullptr) {
+    char* block = free_[c];
+    std::memcpy(&free_[c], block, sizeof(char*));
     return reinterpret_cast<EdgeEntry*>(block);
   }
   const size_t block_bytes = size_t{kClassCapacity[c]} * sizeof(EdgeEntry);
-  if (cls.bump == nullptr || static_cast<size_t>(cls.bump_end - cls.bump) < block_bytes) {
-    slabs_.emplace_back(new char[kSlabBytes]);
+  if (static_cast<size_t>(bump_end_ - bump_) < block_bytes) {
+    // The unused tail of the old slab is too small for this block: hand it, cut into the
+    // largest classes that fit, to their free lists so no byte is stranded.
+    for (int k = c - 1; k >= 0; --k) {
+      const size_t bytes = size_t{kClassCapacity[k]} * sizeof(EdgeEntry);
+      while (static_cast<size_t>(bump_end_ - bump_) >= bytes) {
+        std::memcpy(bump_, &free_[k], sizeof(char*));
+        free_[k] = bump_;
+        bump_ += bytes;
+      }
+    }
+    slabs_.push_back(static_cast<char*>(AllocateLarge(kSlabBytes)));
     reserved_bytes_ += kSlabBytes;
-    cls.bump = slabs_.back().get();
-    cls.bump_end = cls.bump + kSlabBytes;
+    bump_ = slabs_.back();
+    bump_end_ = bump_ + kSlabBytes;
   }
-  char* block = cls.bump;
-  cls.bump += block_bytes;
+  char* block = bump_;
+  bump_ += block_bytes;
   return reinterpret_cast<EdgeEntry*>(block);
 }
 
@@ -68,8 +81,8 @@ void SlabAllocator::Free(EdgeEntry* block, uint32_t n) {
   }
   // Blocks are 2-byte aligned and at least 10 bytes: room for the link, stored unaligned.
   char* raw = reinterpret_cast<char*>(block);
-  std::memcpy(raw, &classes_[c].free, sizeof(char*));
-  classes_[c].free = raw;
+  std::memcpy(raw, &free_[c], sizeof(char*));
+  free_[c] = raw;
 }
 
 }  // namespace relgraph

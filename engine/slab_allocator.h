@@ -4,8 +4,10 @@
 // Why this design: a graph of 10M edges has millions of short lists. glibc's malloc would add a
 // 16-byte header and 16-byte rounding to each, about as much as the entries themselves. Here a
 // block has no header: the owner knows its size, and the class is a pure function of the
-// capacity needed (ClassFor). The ladder grows by about 1.25-1.5x, so slack stays near 20%.
-// Blocks above the largest class come from operator new.
+// capacity needed (CapacityFor). The ladder grows by about 1.25-1.5x, so slack stays near 20%.
+// All classes carve blocks from one bump arena of 2 MiB huge-page slabs, so at most one slab
+// is partly used; freed blocks go to their class's free list. Blocks above the largest class
+// come from operator new.
 //
 // Thread-safety: none; the owning graph serializes mutations.
 #pragma once
@@ -41,16 +43,12 @@ class SlabAllocator {
   size_t LiveBytes() const { return live_bytes_; }
 
  private:
-  struct ClassState {
-    char* free = nullptr;      // first free block; each holds the next one's address (unaligned)
-    char* bump = nullptr;      // next unused byte in the current slab
-    char* bump_end = nullptr;
-  };
-
   static int ClassIndex(uint32_t n);  // -1 for large blocks
 
-  std::vector<ClassState> classes_;
-  std::vector<std::unique_ptr<char[]>> slabs_;
+  std::vector<char*> free_;     // per class: first free block; each holds the next one's address
+  std::vector<char*> slabs_;    // 2 MiB each, freed in the destructor
+  char* bump_ = nullptr;        // next unused byte of the newest slab
+  char* bump_end_ = nullptr;
   size_t reserved_bytes_ = 0;
   size_t live_bytes_ = 0;
 };

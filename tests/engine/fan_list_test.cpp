@@ -15,8 +15,13 @@ void RunAgainstSet(uint32_t chunk_entries, uint64_t seed, int steps, uint32_t ke
   std::mt19937_64 rng(seed);
   std::vector<UserId> external(key_space);
   for (UserId& u : external) u = rng();
+  IdMap ids;
+  for (UserId u : external) {
+    const InternalId id = ids.Intern(u);
+    REQUIRE(id + 1 == ids.size());  // internal id = index
+  }
   SlabAllocator slab;
-  const FanContext ctx{slab, EntryOrder(external.data()), chunk_entries};
+  const FanContext ctx{slab, EntryOrder(ids), chunk_entries};
   FanList list;
   std::set<EntryKey> ref;
   std::vector<InternalId> present_peer;  // peers present (each peer at most once here)

@@ -27,7 +27,12 @@ TEST_CASE("entry_array: random inserts and erases keep key order and match a sor
   std::vector<UserId> external(500);
   std::mt19937_64 rng(11);
   for (UserId& u : external) u = rng();
-  const EntryOrder order(external.data());
+  IdMap ids;
+  for (UserId u : external) {
+    const InternalId id = ids.Intern(u);
+    REQUIRE(id + 1 == ids.size());  // internal id = index
+  }
+  const EntryOrder order(ids);
   SlabAllocator slab;
   EntryArray a;
   std::vector<EntryKey> ref;

@@ -1,0 +1,61 @@
+// ChunkedArray<T>: an append-only array stored in 2 MiB huge-page chunks.
+//
+// Why: the user table and the external-id array hold millions of elements and are read at
+// random. A std::vector would leave up to half its capacity as slack (resident once huge pages
+// back it) and copy everything on growth; chunks grow by 2 MiB with no copy. Indexing costs
+// one extra load from a small, cache-resident chunk table.
+//
+// Thread-safety: const methods may run concurrently with each other; growth needs exclusion.
+// References stay valid across growth (chunks never move).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "engine/huge_pages.h"
+
+namespace relgraph {
+
+template <typename T>
+class ChunkedArray {
+ public:
+  static constexpr size_t kPerChunk = kHugePageBytes / sizeof(T);
+
+  ChunkedArray() = default;
+  ChunkedArray(const ChunkedArray&) = delete;
+  ChunkedArray& operator=(const ChunkedArray&) = delete;
+  ~ChunkedArray() {
+    for (size_t i = 0; i < size_; ++i) (*this)[i].~T();
+    for (T* c : chunks_) FreeLarge(c, kHugePageBytes);
+  }
+
+  size_t size() const { return size_; }
+  T& operator[](size_t i) { return chunks_[i / kPerChunk][i % kPerChunk]; }
+  const T& operator[](size_t i) const { return chunks_[i / kPerChunk][i % kPerChunk]; }
+
+  void push_back(const T& value) {
+    if (size_ == chunks_.size() * kPerChunk) {
+      chunks_.push_back(static_cast<T*>(AllocateLarge(kHugePageBytes)));
+    }
+    new (&(*this)[size_]) T(value);
+    ++size_;
+  }
+  // Grows to n elements, value-initialized. REQUIRES: n >= size().
+  void grow_to(size_t n) {
+    while (size_ < n) push_back(T{});
+  }
+  size_t MemoryBytes() const { return chunks_.size() * kHugePageBytes; }
+
+  template <typename Fn>
+  void ForEach(Fn&& fn) const {
+    for (size_t i = 0; i < size_; ++i) fn(i, (*this)[i]);
+  }
+
+ private:
+  std::vector<T*> chunks_;
+  size_t size_ = 0;
+};
+
+}  // namespace relgraph
