@@ -60,6 +60,7 @@ class EntryOrder {
   explicit EntryOrder(const IdMap& ids) : ids_(&ids) {}
 
   EntryKey KeyOf(const EdgeEntry& e) const { return {EntryTs(e), ids_->External(e.peer)}; }
+  UserId External(InternalId id) const { return ids_->External(id); }
   bool Less(const EdgeEntry& e, const EntryKey& k) const {
     const TimestampMs ts = EntryTs(e);
     return ts != k.ts ? ts < k.ts : ids_->External(e.peer) < k.user;

@@ -5,7 +5,9 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <vector>
 
+#include "engine/clock.h"
 #include "engine/graph.h"
 
 namespace relgraph {
@@ -113,31 +115,43 @@ Result<EdgeListLoadStats> LoadEdgeList(const std::string& path, Graph& graph,
   auto reader = EdgeListReader::Open(path);
   if (!reader.ok()) return reader.status();
   EdgeListLoadStats stats;
+  constexpr size_t kBatch = 4096;
+  std::vector<ImportEdge> batch;
+  std::vector<uint64_t> lines;  // file line of each batched edge, for error messages
+  batch.reserve(kBatch);
+  lines.reserve(kBatch);
+  const TimestampMs now = SystemClock::Default()->NowMs();
+  auto flush = [&]() -> Status {
+    auto r = graph.Import(batch);
+    if (!r.ok()) {
+      const uint64_t line = lines[static_cast<size_t>(r.status().detail())];
+      return Status(r.status().code(), path + ":" + std::to_string(line) + ": " + r.status().message());
+    }
+    stats.added += r->added;
+    stats.duplicates += r->duplicates;
+    stats.self_loops += r->self_loops;
+    stats.over_cap += r->over_cap;
+    batch.clear();
+    lines.clear();
+    return Status::OK();
+  };
   EdgeRecord edge;
   while ((*reader)->Next(&edge)) {
     ++stats.edges_read;
     const UserId a = edge.follower + options.id_offset;
     const UserId b = edge.followee + options.id_offset;
-    if (edge.follower == edge.followee) {
-      ++stats.self_loops;
-      continue;
-    }
-    if (a == 0 || b == 0) {
+    if (edge.follower != edge.followee && (a == 0 || b == 0)) {
+      RELGRAPH_RETURN_IF_ERROR(flush());
       return Status(Code::kInvalidUserId,
                     path + ":" + std::to_string(edge.line) +
                         ": user id 0 is invalid; load 0-based files with an id offset of 1");
     }
-    auto r = edge.ts ? graph.FollowAt(a, b, *edge.ts) : graph.Follow(a, b);
-    if (r.ok()) {
-      (r->created ? stats.added : stats.duplicates)++;
-    } else if (r.status().code() == Code::kFollowLimit) {
-      ++stats.over_cap;
-    } else {
-      return Status(r.status().code(),
-                    path + ":" + std::to_string(edge.line) + ": " + r.status().message());
-    }
+    batch.push_back({a, b, edge.ts.value_or(now)});
+    lines.push_back(edge.line);
+    if (batch.size() == kBatch) RELGRAPH_RETURN_IF_ERROR(flush());
   }
   if (!(*reader)->status().ok()) return (*reader)->status();
+  RELGRAPH_RETURN_IF_ERROR(flush());
   return stats;
 }
 

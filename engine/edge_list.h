@@ -67,9 +67,9 @@ struct EdgeListLoadStats {
   uint64_t skipped() const { return duplicates + self_loops + over_cap; }
 };
 
-// Loads every edge of `path` into `graph`: with the file's ts column where there is one, else at
-// the graph clock's time. The graph should have rate limiting off; a rate-limit refusal, id 0 or
-// an out-of-range timestamp stop the load with an error naming the line (edges before it stay).
+// Loads every edge of `path` into `graph` through Graph::Import (no rate limiting): with the
+// file's ts column where there is one, else at the time the load started. Id 0 stops the load
+// with an error naming the line (edges before it stay).
 Result<EdgeListLoadStats> LoadEdgeList(const std::string& path, Graph& graph,
                                        const EdgeListLoadOptions& options = {});
 

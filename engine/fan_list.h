@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/following_list.h"
+#include "engine/entry_array.h"
 
 namespace relgraph {
 
@@ -51,6 +51,10 @@ class FanList {
   // Short enough that scanning it beats looking `peer` up elsewhere.
   bool IsShort() const { return !chunked() && size_ <= kShortScanMax; }
   static constexpr uint32_t kShortScanMax = 32;
+  // Hints the CPU to fetch where an append of the newest entry would write.
+  void PrefetchTail() const {
+    if (!chunked()) __builtin_prefetch(small_data() + (size_ == 0 ? 0 : size_ - 1));
+  }
   // Number of entries whose key is < k.
   size_t Rank(const EntryKey& k, const EntryOrder& order) const;
   // Copies up to `limit` entries with rank < end into `out`, newest first; returns the count.

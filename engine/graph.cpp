@@ -66,13 +66,68 @@ InternalId Graph::Intern(UserId user) {
 
 // ---- follow -----------------------------------------------------------------------------------
 
-Result<FollowOutcome> Graph::Follow(UserId a, UserId b) { return FollowImpl(a, b, 0, true); }
-
-Result<FollowOutcome> Graph::FollowAt(UserId a, UserId b, TimestampMs ts) {
-  return FollowImpl(a, b, ts, false);
+Result<FollowOutcome> Graph::Follow(UserId a, UserId b) {
+  return FollowImpl(a, b, 0, /*engine_time=*/true, /*rate_limited=*/true);
 }
 
-Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool engine_time) {
+Result<FollowOutcome> Graph::FollowAt(UserId a, UserId b, TimestampMs ts) {
+  return FollowImpl(a, b, ts, /*engine_time=*/false, /*rate_limited=*/true);
+}
+
+Result<ImportStats> Graph::Import(std::span<const ImportEdge> edges) {
+  // Prefetch distances, in edges: id slots first, then user records, then list tails.
+  constexpr size_t kSlots = 32, kRecords = 16, kLists = 8;
+  ImportStats stats;
+  for (size_t i = 0; i < edges.size(); ++i) {
+    if (i + kSlots < edges.size()) PrefetchForImport(edges[i + kSlots], 0);
+    if (i + kRecords < edges.size()) PrefetchForImport(edges[i + kRecords], 1);
+    if (i + kLists < edges.size()) PrefetchForImport(edges[i + kLists], 2);
+    const ImportEdge& e = edges[i];
+    if (e.follower == e.followee && e.follower != 0) {
+      ++stats.self_loops;
+      continue;
+    }
+    auto r = FollowImpl(e.follower, e.followee, e.ts, /*engine_time=*/false,
+                        /*rate_limited=*/false);
+    if (r.ok()) {
+      (r->created ? stats.added : stats.duplicates)++;
+    } else if (r.status().code() == Code::kFollowLimit) {
+      ++stats.over_cap;
+    } else {
+      return Status(r.status().code(),
+                    "import edge " + std::to_string(i) + ": " + r.status().message(),
+                    static_cast<int64_t>(i));
+    }
+  }
+  return stats;
+}
+
+void Graph::PrefetchForImport(const ImportEdge& e, int stage) const {
+  if (stage == 0) {
+    ids_.Prefetch(e.follower);
+    ids_.Prefetch(e.followee);
+    return;
+  }
+  const InternalId a = ids_.Find(e.follower);
+  const InternalId b = ids_.Find(e.followee);
+  if (stage == 1) {
+    if (a != kNoInternalId) __builtin_prefetch(&users_[a]);
+    if (b != kNoInternalId) __builtin_prefetch(&users_[b]);
+    return;
+  }
+  if (a != kNoInternalId) {
+    const FollowingList& f = users_[a].following;
+    __builtin_prefetch(f.peers_address());
+    __builtin_prefetch(f.tail_address());
+  }
+  if (b != kNoInternalId) {
+    __builtin_prefetch(users_[b].following.peers_address());
+    users_[b].fans.PrefetchTail();
+  }
+}
+
+Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool engine_time,
+                                        bool rate_limited) {
   RELGRAPH_RETURN_IF_ERROR(CheckUser(a));
   RELGRAPH_RETURN_IF_ERROR(CheckUser(b));
   if (a == b) return Status(Code::kSelfFollow, "user " + std::to_string(a) + " cannot follow itself");
@@ -85,13 +140,12 @@ Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool
   InternalId ai = ids_.Find(a);
   InternalId bi = ids_.Find(b);
   if (ai != kNoInternalId) {
-    const EntryArray& following = users_[ai].following;
+    const FollowingList& following = users_[ai].following;
     if (bi != kNoInternalId) {
       const size_t i = following.FindPeer(bi);
       if (i < following.size()) {
-        const EdgeEntry& e = following[i];
-        return FollowOutcome{false, EntryMutual(e) ? Relation::kMutual : Relation::kFollowing,
-                             EntryTs(e)};
+        return FollowOutcome{false, following.MutualAt(i) ? Relation::kMutual : Relation::kFollowing,
+                             following.TsAt(i)};
       }
     }
     if (following.size() >= options_.max_following) {
@@ -100,12 +154,13 @@ Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool
                                             " users (the maximum)");
     }
   }
+  const bool limit = rate_limited && limiter_.enabled();
   TimestampMs now = 0;
-  if (engine_time || limiter_.enabled()) {
+  if (engine_time || limit) {
     now = std::clamp<TimestampMs>(clock_->NowMs(), 0, kMaxTimestampMs);
     now = std::max(now, last_engine_ts_);  // the engine's time never goes backwards
   }
-  if (const int64_t wait = limiter_.TryAcquire(a, now); wait > 0) {
+  if (const int64_t wait = limit ? limiter_.TryAcquire(a, now) : 0; wait > 0) {
     return Status(Code::kRateLimited,
                   "user " + std::to_string(a) + " is following too fast; retry in " +
                       std::to_string(wait) + " ms",
@@ -130,9 +185,8 @@ bool Graph::Link(InternalId a, InternalId b, TimestampMs ts) {
   ua.following.Insert(MakeEntry(b, ts, mutual), ctx.order, slab_);
   ub.fans.Insert(MakeEntry(a, ts, mutual), ctx);
   if (mutual) {
-    EdgeEntry& reverse = ub.following[back];
-    SetEntryMutual(reverse, true);
-    EdgeEntry* reverse_fan = ua.fans.Find({EntryTs(reverse), ids_.External(b)}, ctx.order);
+    ub.following.SetMutual(back, true);
+    EdgeEntry* reverse_fan = ua.fans.Find({ub.following.TsAt(back), ids_.External(b)}, ctx.order);
     SetEntryMutual(*reverse_fan, true);
     ++ua.friends;
     ++ub.friends;
@@ -157,16 +211,16 @@ Result<bool> Graph::Unfollow(UserId a, UserId b) {
 
 void Graph::Unlink(InternalId a, size_t following_index) {
   UserRecord& ua = users_[a];
-  const EdgeEntry e = ua.following[following_index];
+  const EdgeEntry e = ua.following.EntryAt(following_index);
   const InternalId b = e.peer;
   UserRecord& ub = users_[b];
   const FanContext ctx = fan_context();
   ua.following.EraseAt(following_index, slab_);
   ub.fans.Erase({EntryTs(e), ids_.External(a)}, ctx);
   if (EntryMutual(e)) {
-    EdgeEntry& reverse = ub.following[ub.following.FindPeer(a)];
-    SetEntryMutual(reverse, false);
-    EdgeEntry* reverse_fan = ua.fans.Find({EntryTs(reverse), ids_.External(b)}, ctx.order);
+    const size_t back = ub.following.FindPeer(a);
+    ub.following.SetMutual(back, false);
+    EdgeEntry* reverse_fan = ua.fans.Find({ub.following.TsAt(back), ids_.External(b)}, ctx.order);
     SetEntryMutual(*reverse_fan, false);
     --ua.friends;
     --ub.friends;
@@ -188,7 +242,7 @@ Result<uint64_t> Graph::RemoveUser(UserId a) {
   }
   UserRecord& ua = users_[ai];
   ua.fans.ForEach([&](const EdgeEntry& fan_entry) {
-    EntryArray& theirs = users_[fan_entry.peer].following;
+    FollowingList& theirs = users_[fan_entry.peer].following;
     theirs.EraseAt(theirs.FindPeer(ai), slab_);
     ++removed;
   });
@@ -201,9 +255,9 @@ Result<uint64_t> Graph::RemoveUser(UserId a) {
 
 void Graph::ForEachEdge(const std::function<void(UserId, UserId, TimestampMs)>& fn) const {
   for (InternalId a = 0; a < users_.size(); ++a) {
-    const EntryArray& f = users_[a].following;
+    const FollowingList& f = users_[a].following;
     for (uint32_t i = 0; i < f.size(); ++i) {
-      fn(ids_.External(a), ids_.External(f[i].peer), EntryTs(f[i]));
+      fn(ids_.External(a), ids_.External(f.PeerAt(i)), f.TsAt(i));
     }
   }
 }

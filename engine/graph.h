@@ -7,7 +7,7 @@
 // of the two follow times. Every list is newest first by (time, user id), both descending.
 //
 // Storage (see docs/design.md for the memory budget): users are interned to dense internal ids;
-// each user record holds a following list (EntryArray, bounded by the follow cap), a fan list
+// each user record holds a following list (FollowingList, bounded by the follow cap), a fan list
 // (FanList: one array when short, chunks with a Fenwick index when long) and three O(1)
 // counters. Each edge is stored once per side; both copies carry the kMutual bit.
 //
@@ -27,6 +27,7 @@
 #include "engine/edge_entry.h"
 #include "engine/fan_list.h"
 #include "engine/following_list.h"
+#include "engine/entry_array.h"
 #include "engine/huge_pages.h"
 #include "engine/id_map.h"
 #include "engine/rate_limiter.h"
@@ -67,6 +68,11 @@ class Graph {
   // As Follow, with the caller's time (imports, replay). Also kInvalidArgument when ts is
   // outside [0, kMaxTimestampMs]. The cap and the rate limiter still apply.
   Result<FollowOutcome> FollowAt(UserId a, UserId b, TimestampMs ts);
+  // Bulk import (edge lists, restores): FollowAt for each edge in order, without the rate
+  // limiter, software-pipelined so the cache misses of consecutive edges overlap. Self-loops,
+  // duplicates and over-cap edges are counted, not errors; an id of 0 or a time out of range
+  // stops the import with an error whose detail() is the edge's index (the edges before it stay).
+  Result<ImportStats> Import(std::span<const ImportEdge> edges);
   // true: the edge was removed; false: a did not follow b (no change).
   Result<bool> Unfollow(UserId a, UserId b);
   // Removes every edge into and out of `a` (account deletion); returns how many were removed.
@@ -108,14 +114,16 @@ class Graph {
  private:
 #pragma pack(push, 4)
   struct UserRecord {
-    EntryArray following;
+    FollowingList following;
     FanList fans;
     uint32_t friends = 0;
   };
 #pragma pack(pop)
   static_assert(sizeof(UserRecord) == 28);
 
-  Result<FollowOutcome> FollowImpl(UserId a, UserId b, TimestampMs ts, bool engine_time);
+  Result<FollowOutcome> FollowImpl(UserId a, UserId b, TimestampMs ts, bool engine_time,
+                                   bool rate_limited);
+  void PrefetchForImport(const ImportEdge& e, int stage) const;
   InternalId Intern(UserId user);
   bool Link(InternalId a, InternalId b, TimestampMs ts);  // returns whether b -> a exists
   void Unlink(InternalId a, size_t following_index);

@@ -38,13 +38,13 @@ Relation Graph::RelationOf(InternalId a, InternalId b) const {
   // "Does b follow a?" is answered by a's own fan list when it is short (most users: one block,
   // often already in cache), else by b's following list, fetched while a's list is scanned.
   const bool own_fans = ua.fans.IsShort();
-  if (!own_fans) __builtin_prefetch(users_[b].following.data());
+  if (!own_fans) __builtin_prefetch(users_[b].following.peers_address());
   const size_t i = ua.following.FindPeer(b);
   if (i < ua.following.size()) {
-    return EntryMutual(ua.following[i]) ? Relation::kMutual : Relation::kFollowing;
+    return ua.following.MutualAt(i) ? Relation::kMutual : Relation::kFollowing;
   }
   if (own_fans) return ua.fans.ShortContainsPeer(b) ? Relation::kFollowedBy : Relation::kNone;
-  const EntryArray& fb = users_[b].following;
+  const FollowingList& fb = users_[b].following;
   return fb.FindPeer(a) < fb.size() ? Relation::kFollowedBy : Relation::kNone;
 }
 
@@ -54,8 +54,8 @@ Relation Graph::ViewerRelation(InternalId viewer, InternalId other) const {
 }
 
 TimestampMs Graph::FollowTimeOf(InternalId a, InternalId b) const {
-  const EntryArray& f = users_[a].following;
-  return EntryTs(f[f.FindPeer(b)]);
+  const FollowingList& f = users_[a].following;
+  return f.TsAt(f.FindPeer(b));
 }
 
 Result<Relation> Graph::GetRelation(UserId a, UserId b) const {
@@ -98,7 +98,7 @@ void Graph::PrefetchUsers(const InternalId* ids, size_t n) const {
     if (ids[i] != kNoInternalId) __builtin_prefetch(&users_[ids[i]]);
   }
   for (size_t i = 0; i < n; ++i) {
-    if (ids[i] != kNoInternalId) __builtin_prefetch(users_[ids[i]].following.data());
+    if (ids[i] != kNoInternalId) __builtin_prefetch(users_[ids[i]].following.peers_address());
   }
 }
 
@@ -169,7 +169,7 @@ Result<Page> Graph::Friends(UserId a, const PageRequest& request) const {
   const EntryKey after = request.after ? EntryKey{request.after->ts, request.after->user}
                                        : EntryKey{kMaxTimestampMs + 1, 0};
   for (uint32_t i = 0; i < ua.following.size(); ++i) {
-    const EdgeEntry& e = ua.following[i];
+    const EdgeEntry e = ua.following.EntryAt(i);
     if (!EntryMutual(e)) continue;
     const TimestampMs since = std::max(EntryTs(e), FollowTimeOf(e.peer, ai));
     const EntryKey key{since, ids_.External(e.peer)};
@@ -215,7 +215,7 @@ Result<KnownFollowers> Graph::GetKnownFollowers(UserId viewer, UserId target,
   const InternalId vi = ids_.Find(viewer);
   const InternalId ti = ids_.Find(target);
   if (vi == kNoInternalId || ti == kNoInternalId) return out;
-  const EntryArray& mine = users_[vi].following;
+  const FollowingList& mine = users_[vi].following;
   const FanList& theirs = users_[ti].fans;
 
   // Matches are positions in the viewer's following list (oldest first).
@@ -223,7 +223,7 @@ Result<KnownFollowers> Graph::GetKnownFollowers(UserId viewer, UserId target,
   if (theirs.size() < mine.size()) {
     // Few fans: look each one up in a sorted copy of the viewer's following list.
     std::vector<std::pair<InternalId, uint32_t>> by_peer(mine.size());
-    for (uint32_t i = 0; i < mine.size(); ++i) by_peer[i] = {InternalId{mine[i].peer}, i};
+    for (uint32_t i = 0; i < mine.size(); ++i) by_peer[i] = {mine.PeerAt(i), i};
     std::sort(by_peer.begin(), by_peer.end());
     theirs.ForEach([&](const EdgeEntry& fan) {
       auto it = std::lower_bound(by_peer.begin(), by_peer.end(),
@@ -234,13 +234,13 @@ Result<KnownFollowers> Graph::GetKnownFollowers(UserId viewer, UserId target,
   } else {
     // Many fans (a celebrity): ask each followee whether it follows the target.
     for (uint32_t i = 0; i < mine.size(); ++i) {
-      const EntryArray& f = users_[mine[i].peer].following;
+      const FollowingList& f = users_[mine.PeerAt(i)].following;
       if (f.FindPeer(ti) < f.size()) matches.push_back(i);
     }
   }
   out.total = static_cast<uint32_t>(matches.size());
   for (auto it = matches.rbegin(); it != matches.rend() && out.users.size() < limit; ++it) {
-    out.users.push_back(ids_.External(mine[*it].peer));
+    out.users.push_back(ids_.External(mine.PeerAt(*it)));
   }
   return out;
 }

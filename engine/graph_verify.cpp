@@ -17,10 +17,10 @@ Status Graph::CheckInvariants() const {
     const UserRecord& ua = users_[a];
     uint32_t mutual = 0;
     for (uint32_t i = 0; i < ua.following.size(); ++i) {
-      const EdgeEntry& e = ua.following[i];
+      const EdgeEntry e = ua.following.EntryAt(i);
       const InternalId b = e.peer;
       if (b >= users_.size() || b == a) return fail(a, "following entry with a bad peer");
-      if (i > 0 && !ord.Less(ua.following[i - 1], ord.KeyOf(e))) {
+      if (i > 0 && !ord.Less(ua.following.EntryAt(i - 1), ord.KeyOf(e))) {
         return fail(a, "following list out of order at position " + std::to_string(i));
       }
       const bool back = users_[b].following.FindPeer(a) < users_[b].following.size();

@@ -13,6 +13,22 @@ constexpr std::array<uint32_t, 26> kClassCapacity = {
     1,   2,   3,   4,   5,   6,   8,    10,   12,   16,   20,   24,   32,
     40,  48,  64,  80,  96,  128, 160,  192,  256,  384,  512,  768,  1024};
 constexpr size_t kSlabBytes = kHugePageBytes;
+constexpr uint32_t kLargestClass = kClassCapacity.back();
+
+// Blocks are multiples of 4 bytes so that a FollowingList's u32 arrays are aligned.
+constexpr size_t BlockBytes(uint32_t capacity) { return (size_t{capacity} * sizeof(EdgeEntry) + 3) & ~size_t{3}; }
+
+// class index of every size up to the largest class: one load instead of a search.
+constexpr std::array<uint8_t, kLargestClass + 1> MakeClassTable() {
+  std::array<uint8_t, kLargestClass + 1> t{};
+  uint8_t c = 0;
+  for (uint32_t n = 0; n <= kLargestClass; ++n) {
+    while (kClassCapacity[c] < n) ++c;
+    t[n] = c;
+  }
+  return t;
+}
+constexpr std::array<uint8_t, kLargestClass + 1> kClassOf = MakeClassTable();
 
 }  // namespace
 
@@ -20,10 +36,7 @@ SlabAllocator::~SlabAllocator() {
   for (char* slab : slabs_) FreeLarge(slab, kSlabBytes);
 }
 
-int SlabAllocator::ClassIndex(uint32_t n) {
-  auto it = std::lower_bound(kClassCapacity.begin(), kClassCapacity.end(), n);
-  return it == kClassCapacity.end() ? -1 : static_cast<int>(it - kClassCapacity.begin());
-}
+int SlabAllocator::ClassIndex(uint32_t n) { return n <= kLargestClass ? kClassOf[n] : -1; }
 
 uint32_t SlabAllocator::CapacityFor(uint32_t n) {
   const int c = ClassIndex(n);
@@ -35,10 +48,10 @@ uint32_t SlabAllocator::CapacityFor(uint32_t n) {
 }
 
 EdgeEntry* SlabAllocator::Allocate(uint32_t n) {
-  live_bytes_ += size_t{CapacityFor(n)} * sizeof(EdgeEntry);
+  live_bytes_ += BlockBytes(CapacityFor(n));
   const int c = ClassIndex(n);
   if (c < 0) {
-    const size_t bytes = size_t{CapacityFor(n)} * sizeof(EdgeEntry);
+    const size_t bytes = BlockBytes(CapacityFor(n));
     reserved_bytes_ += bytes;
     return static_cast<EdgeEntry*>(::operator new(bytes));
   }
@@ -48,12 +61,12 @@ EdgeEntry* SlabAllocator::Allocate(uint32_t n) {
     std::memcpy(&free_[c], block, sizeof(char*));
     return reinterpret_cast<EdgeEntry*>(block);
   }
-  const size_t block_bytes = size_t{kClassCapacity[c]} * sizeof(EdgeEntry);
+  const size_t block_bytes = BlockBytes(kClassCapacity[c]);
   if (static_cast<size_t>(bump_end_ - bump_) < block_bytes) {
     // The unused tail of the old slab is too small for this block: hand it, cut into the
     // largest classes that fit, to their free lists so no byte is stranded.
     for (int k = c - 1; k >= 0; --k) {
-      const size_t bytes = size_t{kClassCapacity[k]} * sizeof(EdgeEntry);
+      const size_t bytes = BlockBytes(kClassCapacity[k]);
       while (static_cast<size_t>(bump_end_ - bump_) >= bytes) {
         std::memcpy(bump_, &free_[k], sizeof(char*));
         free_[k] = bump_;
@@ -72,10 +85,10 @@ EdgeEntry* SlabAllocator::Allocate(uint32_t n) {
 
 void SlabAllocator::Free(EdgeEntry* block, uint32_t n) {
   if (block == nullptr) return;
-  live_bytes_ -= size_t{CapacityFor(n)} * sizeof(EdgeEntry);
+  live_bytes_ -= BlockBytes(CapacityFor(n));
   const int c = ClassIndex(n);
   if (c < 0) {
-    reserved_bytes_ -= size_t{CapacityFor(n)} * sizeof(EdgeEntry);
+    reserved_bytes_ -= BlockBytes(CapacityFor(n));
     ::operator delete(block);
     return;
   }

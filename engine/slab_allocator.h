@@ -31,7 +31,8 @@ class SlabAllocator {
   // Entries a block for `n` entries can hold: the smallest class capacity >= n (n >= 1).
   static uint32_t CapacityFor(uint32_t n);
 
-  // A block of CapacityFor(n) entries, contents unspecified. REQUIRES: n >= 1.
+  // A block of CapacityFor(n) entries (4-byte aligned, size rounded up to a multiple of 4),
+  // contents unspecified. REQUIRES: n >= 1.
   EdgeEntry* Allocate(uint32_t n);
   // REQUIRES: `block` came from Allocate(m) with CapacityFor(m) == CapacityFor(n).
   void Free(EdgeEntry* block, uint32_t n);

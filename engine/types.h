@@ -69,6 +69,26 @@ struct FollowOutcome {
   TimestampMs followed_at = 0;  // the edge's follow time (the original one when not created)
 };
 
+struct ImportEdge {
+  UserId follower = 0;
+  UserId followee = 0;
+  TimestampMs ts = 0;
+};
+
+struct ImportStats {
+  uint64_t added = 0;
+  uint64_t duplicates = 0;
+  uint64_t self_loops = 0;
+  uint64_t over_cap = 0;
+  ImportStats& operator+=(const ImportStats& o) {
+    added += o.added;
+    duplicates += o.duplicates;
+    self_loops += o.self_loops;
+    over_cap += o.over_cap;
+    return *this;
+  }
+};
+
 struct KnownFollowers {
   std::vector<UserId> users;  // newest first by the time the viewer followed them
   uint32_t total = 0;         // all users the viewer follows who follow the target

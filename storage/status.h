@@ -50,7 +50,8 @@ class [[nodiscard]] Status {
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
   const std::string& message() const { return message_; }
-  // Code-specific number: for kRateLimited, milliseconds until a token is available.
+  // Code-specific number: for kRateLimited, milliseconds until a token is available; for a
+  // failed batch (Graph::Import), the index of the item that failed.
   int64_t detail() const { return detail_; }
   int64_t retry_after_ms() const { return code_ == Code::kRateLimited ? detail_ : 0; }
 
