@@ -1,4 +1,4 @@
-// Randomized differential test: random follow / follow_at / unfollow / remove_user operations,
+// Randomized differential test: random follow / follow_at / import / unfollow / remove_user operations,
 // with an injected clock and rate limiter, applied to the Graph and to the ReferenceModel; after
 // every batch every query type is compared: counts, relations (single and batch), full cursor
 // walks and offset pages of all three lists with a random viewer, and known followers.
@@ -65,6 +65,8 @@ struct Harness {
     } else if (dice < 575) {
       const UserId u = AnyUser();
       Follow(u, u, std::nullopt);
+    } else if (dice < 605) {
+      Import();
     } else if (dice < 995) {
       const UserId a = AnyUser(), b = Followee();
       auto r = graph->Unfollow(a, b);
@@ -90,6 +92,47 @@ struct Harness {
     } else if (expected.code == Code::kRateLimited) {
       CHECK(r.status().retry_after_ms() == expected.retry_after_ms);
     }
+  }
+
+  // A batch through Graph::Import: self-loops, duplicates, over-cap edges and (rarely) a bad
+  // edge that stops the batch where it stands.
+  void Import() {
+    std::vector<ImportEdge> batch(1 + rng() % 40);
+    for (ImportEdge& e : batch) {
+      e = {AnyUser(), rng() % 10 == 0 ? 0 : Followee(),
+           1'600'000'000'000 + static_cast<TimestampMs>(rng() % 8) * 1000};
+      if (rng() % 10 == 0) e.followee = e.follower;
+      if (rng() % 200 == 0) e.followee = 0;
+    }
+    ImportStats want;
+    size_t failed_at = batch.size();
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const ImportEdge& e = batch[i];
+      if (e.follower == e.followee && e.follower != 0) {
+        ++want.self_loops;
+        continue;
+      }
+      const auto r = model->Follow(e.follower, e.followee, clock.NowMs(), e.ts, false);
+      if (r.code == Code::kOk) {
+        (r.outcome.created ? want.added : want.duplicates)++;
+      } else if (r.code == Code::kFollowLimit) {
+        ++want.over_cap;
+      } else {
+        failed_at = i;
+        break;
+      }
+    }
+    auto got = graph->Import(batch);
+    if (failed_at < batch.size()) {
+      REQUIRE(got.status().code() == Code::kInvalidUserId);
+      REQUIRE(got.status().detail() == static_cast<int64_t>(failed_at));
+      return;
+    }
+    REQUIRE(got.ok());
+    CHECK(got->added == want.added);
+    CHECK(got->duplicates == want.duplicates);
+    CHECK(got->self_loops == want.self_loops);
+    CHECK(got->over_cap == want.over_cap);
   }
 
   Result<Page> Query(List kind, UserId a, const PageRequest& req) {

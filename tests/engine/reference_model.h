@@ -27,8 +27,9 @@ class ReferenceModel {
   };
 
   // clock_now: what the injected clock says; ts: the caller's time (FollowAt) or nullopt.
+  // rate_limited = false is Graph::Import: no token is spent.
   FollowExpectation Follow(UserId a, UserId b, TimestampMs clock_now,
-                           std::optional<TimestampMs> ts) {
+                           std::optional<TimestampMs> ts, bool rate_limited = true) {
     FollowExpectation r;
     if (a == 0 || b == 0) return {Code::kInvalidUserId};
     if (a == b) return {Code::kSelfFollow};
@@ -40,7 +41,7 @@ class ReferenceModel {
     if (out_[a].size() >= options_.max_following) return {Code::kFollowLimit};
     const TimestampMs now = std::max(std::clamp<TimestampMs>(clock_now, 0, kMaxTimestampMs),
                                      last_engine_ts_);
-    if (options_.rate_limit.enabled) {
+    if (options_.rate_limit.enabled && rate_limited) {
       const int64_t wait = SpendToken(a, now);
       if (wait > 0) return {Code::kRateLimited, {}, wait};
     }
