@@ -136,6 +136,8 @@ class Graph {
   template <typename List>
   Page BuildPage(const List& list, const PageRequest& request, InternalId viewer) const;
   InternalId FindViewer(const PageRequest& request) const;  // and prefetches its list
+  template <typename List>
+  Result<Page> ListPage(UserId a, const PageRequest& request, List UserRecord::*list) const;
   void AnnotateViewer(Page& page, const PageRequest& request) const;
   TimestampMs FollowTimeOf(InternalId a, InternalId b) const;  // REQUIRES: a follows b
 

@@ -138,20 +138,21 @@ InternalId Graph::FindViewer(const PageRequest& request) const {
   return v;
 }
 
-Result<Page> Graph::Following(UserId a, const PageRequest& request) const {
+template <typename List>
+Result<Page> Graph::ListPage(UserId a, const PageRequest& request, List UserRecord::*list) const {
   RELGRAPH_RETURN_IF_ERROR(CheckPageRequest(a, request));
   const InternalId ai = ids_.Find(a);
   const InternalId viewer = FindViewer(request);
   if (ai == kNoInternalId) return Page{};
-  return BuildPage(users_[ai].following, request, viewer);
+  return BuildPage(users_[ai].*list, request, viewer);
+}
+
+Result<Page> Graph::Following(UserId a, const PageRequest& request) const {
+  return ListPage(a, request, &UserRecord::following);
 }
 
 Result<Page> Graph::Fans(UserId a, const PageRequest& request) const {
-  RELGRAPH_RETURN_IF_ERROR(CheckPageRequest(a, request));
-  const InternalId ai = ids_.Find(a);
-  const InternalId viewer = FindViewer(request);
-  if (ai == kNoInternalId) return Page{};
-  return BuildPage(users_[ai].fans, request, viewer);
+  return ListPage(a, request, &UserRecord::fans);
 }
 
 Result<Page> Graph::Friends(UserId a, const PageRequest& request) const {
