@@ -28,12 +28,12 @@ class IdMap {
  public:
   IdMap();
 
-  // The internal id of `user`, or kNoInternalId when it was never interned.
+  // The internal id of `user`, or kNoInternalId when it was never interned (always for 0).
   InternalId Find(UserId user) const {
     for (size_t i = Hash(user) & mask_;; i = (i + 1) & mask_) {
       const Slot& s = slots_[i];
+      if (s.key == 0) return kNoInternalId;  // empty slot: checked first, so 0 is never found
       if (s.key == user) return s.id;
-      if (s.key == 0) return kNoInternalId;
     }
   }
   // Hints the CPU to fetch the slot Find(user) starts at.

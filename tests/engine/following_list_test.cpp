@@ -69,7 +69,7 @@ TEST_CASE("following_list: random inserts, erases and flag flips match a sorted 
       const size_t end = ref.empty() ? 0 : rng() % (ref.size() + 1);
       const uint32_t n = list.CopyDescending(end, 7, out);
       REQUIRE(n == std::min<size_t>(end, 7));
-      for (uint32_t i = 0; i < n; ++i) REQUIRE(out[i].peer == ref[end - 1 - i].peer);
+      for (uint32_t i = 0; i < n; ++i) REQUIRE(InternalId{out[i].peer} == ref[end - 1 - i].peer);
     }
   }
   list.Clear(slab);

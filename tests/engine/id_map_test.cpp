@@ -26,6 +26,13 @@ TEST_CASE("id_map: interning is dense, stable and agrees with a hash map through
   CHECK(map.Find(10'002) == kNoInternalId);  // even and > 5000: no generator above makes it
 }
 
+TEST_CASE("id_map: id 0 is never found, even though 0 marks empty slots") {
+  IdMap map;
+  CHECK(map.Find(0) == kNoInternalId);
+  for (UserId u = 1; u <= 1000; ++u) map.Intern(u);
+  CHECK(map.Find(0) == kNoInternalId);
+}
+
 TEST_CASE("id_map: reserve keeps lookups right and memory is accounted") {
   IdMap map;
   map.Intern(42);
