@@ -1,0 +1,67 @@
+// Little-endian fixed-width encoding for the on-disk formats (WAL, snapshots).
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace relgraph {
+
+inline void PutFixed32(std::string* dst, uint32_t v) {
+  char b[4];
+  for (int i = 0; i < 4; ++i) b[i] = static_cast<char>(v >> (8 * i));
+  dst->append(b, 4);
+}
+inline void PutFixed64(std::string* dst, uint64_t v) {
+  char b[8];
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<char>(v >> (8 * i));
+  dst->append(b, 8);
+}
+inline uint32_t DecodeFixed32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= uint32_t{static_cast<uint8_t>(p[i])} << (8 * i);
+  return v;
+}
+inline uint64_t DecodeFixed64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t{static_cast<uint8_t>(p[i])} << (8 * i);
+  return v;
+}
+
+// Reads fixed-width fields from a byte range; every getter fails (returns false) past the end.
+class Decoder {
+ public:
+  explicit Decoder(std::string_view in) : in_(in) {}
+  bool U8(uint8_t* v) {
+    if (in_.size() < 1) return false;
+    *v = static_cast<uint8_t>(in_[0]);
+    in_.remove_prefix(1);
+    return true;
+  }
+  bool U32(uint32_t* v) {
+    if (in_.size() < 4) return false;
+    *v = DecodeFixed32(in_.data());
+    in_.remove_prefix(4);
+    return true;
+  }
+  bool U64(uint64_t* v) {
+    if (in_.size() < 8) return false;
+    *v = DecodeFixed64(in_.data());
+    in_.remove_prefix(8);
+    return true;
+  }
+  bool I64(int64_t* v) {
+    uint64_t u;
+    if (!U64(&u)) return false;
+    *v = static_cast<int64_t>(u);
+    return true;
+  }
+  size_t remaining() const { return in_.size(); }
+
+ private:
+  std::string_view in_;
+};
+
+}  // namespace relgraph
