@@ -251,6 +251,28 @@ Result<uint64_t> Graph::RemoveUser(UserId a) {
   return removed;
 }
 
+// ---- replay -----------------------------------------------------------------------------------
+
+Status Graph::ApplyFollow(UserId a, UserId b, TimestampMs ts) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(a));
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(b));
+  if (a == b) return Status(Code::kSelfFollow, "replayed follow of user " + std::to_string(a) + " by itself");
+  if (ts < 0 || ts > kMaxTimestampMs) return Status::InvalidArgument("replayed timestamp out of range");
+  const InternalId ai = Intern(a);
+  const InternalId bi = Intern(b);
+  const size_t i = users_[ai].following.FindPeer(bi);
+  if (i < users_[ai].following.size()) {
+    if (users_[ai].following.TsAt(i) == ts) return Status::OK();
+    Unlink(ai, i);  // same edge, another time: replace it
+  }
+  Link(ai, bi, ts);
+  return Status::OK();
+}
+
+Status Graph::ApplyUnfollow(UserId a, UserId b) { return Unfollow(a, b).status(); }
+
+Status Graph::ApplyRemoveUser(UserId a) { return RemoveUser(a).status(); }
+
 // ---- whole-graph access -----------------------------------------------------------------------
 
 void Graph::ForEachEdge(const std::function<void(UserId, UserId, TimestampMs)>& fn) const {

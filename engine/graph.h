@@ -79,6 +79,16 @@ class Graph {
   // O(following + fans * following-list length of each fan).
   Result<uint64_t> RemoveUser(UserId a);
 
+  // ---- replay (WAL records, fuzzy snapshots) ---------------------------------------------------
+  // Idempotent "ensure" forms of the mutations, with the outcome already decided: no cap, no
+  // rate limit, no clock. Replaying records L..N over a state that matches any LSN in [L-1, N]
+  // yields the state at N (docs/wal-format.md). kInvalidArgument/kInvalidUserId for input no
+  // writer could have logged (id 0, self-follow, time out of range).
+  // Ensures a -> b exists with time ts (replacing a different time).
+  Status ApplyFollow(UserId a, UserId b, TimestampMs ts);
+  Status ApplyUnfollow(UserId a, UserId b);    // ensures a -> b does not exist
+  Status ApplyRemoveUser(UserId a);            // ensures a has no edges
+
   // ---- queries --------------------------------------------------------------------------------
   Result<Relation> GetRelation(UserId a, UserId b) const;  // relation(a, a) is kNone
   // relation(a, b) for each b, in order; 1..kMaxBatchSize ids, each nonzero.

@@ -1,0 +1,88 @@
+// Db: the durable follow graph, a Graph plus its write-ahead log (and, next, snapshots).
+//
+// Why this design: a mutation decides its outcome, applies it and appends its WAL record under
+// one exclusive lock, so WAL order is apply order; it then waits for durability (Commit)
+// outside the lock, so concurrent writers in `always` mode share one fsync (group commit).
+// Reads take the lock shared. Only calls that changed the graph are logged, with their decided
+// outcome (time included), so replay decides nothing again. Once the WAL fails, every
+// mutation is refused with kUnavailable; reads go on.
+//
+// Recovery on Open: remove unfinished snapshot temp files, replay the WAL from the start
+// (truncating a torn tail of the newest segment), and continue in a new segment. Damage
+// anywhere else stops Open with the reader's error (file, offset, repair command).
+//
+// Thread-safety: all methods are thread-safe.
+#pragma once
+
+#include <memory>
+#include <shared_mutex>
+#include <string>
+
+#include "engine/graph.h"
+#include "engine/wal_records.h"
+#include "storage/env.h"
+#include "storage/wal_writer.h"
+
+namespace relgraph {
+
+struct DbOptions {
+  GraphOptions graph;
+  DurabilityMode durability = DurabilityMode::kEverySec;
+  Env* env = nullptr;  // nullptr: the POSIX filesystem
+  uint64_t wal_segment_bytes = uint64_t{64} << 20;
+};
+
+struct RecoveryInfo {
+  uint64_t replayed_records = 0;
+  uint64_t last_lsn = 0;      // the newest LSN recovered
+  uint64_t torn_bytes = 0;    // cut off the newest segment's tail
+  std::string torn_file;
+  double seconds = 0;
+};
+
+class Db {
+ public:
+  // Opens (creating it if needed) the data directory `dir` and recovers its state. With an
+  // empty `dir` the Db is purely in memory (no WAL). REQUIRES: ValidateGraphOptions(options.graph).
+  static Result<std::unique_ptr<Db>> Open(const std::string& dir, const DbOptions& options);
+  ~Db();  // Close(), ignoring its status
+  // Flushes and fsyncs the WAL and closes it. Later mutations fail. Idempotent.
+  Status Close();
+
+  // Graph's mutations, logged and made durable as the durability mode promises before they
+  // return. Same errors as Graph, plus kUnavailable when the WAL has failed or is closed.
+  Result<FollowOutcome> Follow(UserId a, UserId b);
+  Result<FollowOutcome> FollowAt(UserId a, UserId b, TimestampMs ts);
+  Result<bool> Unfollow(UserId a, UserId b);
+  Result<uint64_t> RemoveUser(UserId a);
+
+  // Runs fn(const Graph&) under the shared lock: every query goes through here.
+  template <typename Fn>
+  auto Read(Fn&& fn) const {
+    std::shared_lock lock(mu_);
+    return fn(*graph_);
+  }
+
+  uint64_t last_lsn() const;  // the newest LSN logged (0 in memory)
+  const RecoveryInfo& recovery() const { return recovery_; }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  Db(std::string dir, const DbOptions& options);
+  Status Recover();
+  // Appends under the caller's exclusive lock; returns the LSN to commit (0: nothing logged).
+  Result<uint64_t> Log(WalRecordType type, const std::string& payload);
+  Status Commit(uint64_t lsn);
+  template <typename T, typename Apply, typename Record>
+  Result<T> Mutate(Apply&& apply, Record&& record);
+
+  const std::string dir_;
+  const DbOptions options_;
+  Env* const env_;
+  mutable std::shared_mutex mu_;
+  std::unique_ptr<Graph> graph_;
+  std::unique_ptr<WalWriter> wal_;
+  RecoveryInfo recovery_;
+};
+
+}  // namespace relgraph

@@ -1,0 +1,94 @@
+#include "engine/wal_records.h"
+
+#include "storage/coding.h"
+
+namespace relgraph {
+namespace {
+
+struct Decoded {
+  WalRecordType type;
+  uint64_t a = 0, b = 0;
+  int64_t ts = 0;
+};
+
+Result<Decoded> Decode(uint8_t type, std::string_view payload) {
+  Decoded d{static_cast<WalRecordType>(type)};
+  Decoder in(payload);
+  bool ok = false;
+  size_t want = 0;
+  switch (d.type) {
+    case WalRecordType::kFollow:
+      want = 24;
+      ok = in.U64(&d.a) && in.U64(&d.b) && in.I64(&d.ts);
+      break;
+    case WalRecordType::kUnfollow:
+      want = 16;
+      ok = in.U64(&d.a) && in.U64(&d.b);
+      break;
+    case WalRecordType::kRemoveUser:
+      want = 8;
+      ok = in.U64(&d.a);
+      break;
+    default:
+      return Status::Corruption("unknown WAL record type " + std::to_string(type));
+  }
+  if (!ok || in.remaining() != 0) {
+    return Status::Corruption("WAL record of type " + std::to_string(type) + " has " +
+                              std::to_string(payload.size()) + " payload bytes, expected " +
+                              std::to_string(want));
+  }
+  return d;
+}
+
+}  // namespace
+
+std::string EncodeFollowRecord(UserId follower, UserId followee, TimestampMs ts) {
+  std::string p;
+  PutFixed64(&p, follower);
+  PutFixed64(&p, followee);
+  PutFixed64(&p, static_cast<uint64_t>(ts));
+  return p;
+}
+
+std::string EncodeUnfollowRecord(UserId follower, UserId followee) {
+  std::string p;
+  PutFixed64(&p, follower);
+  PutFixed64(&p, followee);
+  return p;
+}
+
+std::string EncodeRemoveUserRecord(UserId user) {
+  std::string p;
+  PutFixed64(&p, user);
+  return p;
+}
+
+Status ApplyWalRecord(Graph& graph, uint8_t type, std::string_view payload) {
+  auto d = Decode(type, payload);
+  if (!d.ok()) return d.status();
+  switch (d->type) {
+    case WalRecordType::kFollow:
+      return graph.ApplyFollow(d->a, d->b, d->ts);
+    case WalRecordType::kUnfollow:
+      return graph.ApplyUnfollow(d->a, d->b);
+    case WalRecordType::kRemoveUser:
+      return graph.ApplyRemoveUser(d->a);
+  }
+  return Status::Corruption("unreachable");
+}
+
+std::string DescribeWalRecord(uint8_t type, std::string_view payload) {
+  auto d = Decode(type, payload);
+  if (!d.ok()) return "bad record: " + d.status().message();
+  switch (d->type) {
+    case WalRecordType::kFollow:
+      return "follow " + std::to_string(d->a) + " -> " + std::to_string(d->b) + " at " + std::to_string(d->ts);
+    case WalRecordType::kUnfollow:
+      return "unfollow " + std::to_string(d->a) + " -> " + std::to_string(d->b);
+    case WalRecordType::kRemoveUser:
+      return "remove_user " + std::to_string(d->a);
+  }
+  return "unreachable";
+}
+
+}  // namespace relgraph

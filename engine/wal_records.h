@@ -1,0 +1,30 @@
+// The engine's WAL record types and payloads (docs/wal-format.md, "Record types"):
+//   1 follow       follower:u64 followee:u64 ts_ms:i64
+//   2 unfollow     follower:u64 followee:u64
+//   3 remove_user  user:u64
+// Thread-safety: pure functions, except ApplyWalRecord, which mutates the graph it is given.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "engine/graph.h"
+#include "storage/status.h"
+
+namespace relgraph {
+
+enum class WalRecordType : uint8_t { kFollow = 1, kUnfollow = 2, kRemoveUser = 3 };
+
+std::string EncodeFollowRecord(UserId follower, UserId followee, TimestampMs ts);
+std::string EncodeUnfollowRecord(UserId follower, UserId followee);
+std::string EncodeRemoveUserRecord(UserId user);
+
+// Decodes a record and applies it with Graph's idempotent Apply* calls. kCorruption for an
+// unknown type or a payload of the wrong size.
+Status ApplyWalRecord(Graph& graph, uint8_t type, std::string_view payload);
+
+// "follow 42 -> 7 at 1700000000000", for wal-dump; never fails (says what is wrong instead).
+std::string DescribeWalRecord(uint8_t type, std::string_view payload);
+
+}  // namespace relgraph
