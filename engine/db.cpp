@@ -1,10 +1,12 @@
 #include "engine/db.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <optional>
 #include <utility>
 
+#include "engine/clock.h"
 #include "storage/file_names.h"
 #include "storage/wal_reader.h"
 
@@ -28,29 +30,35 @@ Result<std::unique_ptr<Db>> Db::Open(const std::string& dir, const DbOptions& op
 Status Db::Recover() {
   const auto start = std::chrono::steady_clock::now();
   RELGRAPH_RETURN_IF_ERROR(env_->CreateDir(dir_));
-  auto names = env_->ListDir(dir_);
-  if (!names.ok()) return names.status();
-  for (const std::string& name : *names) {
-    FileType type;
-    uint64_t n;
-    if (ParseFileName(name, &type, &n) && type == FileType::kSnapshotTemp) {
-      RELGRAPH_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(dir_, name)));  // an unfinished snapshot
-    }
+  auto temps = ListNumberedFiles(env_, dir_, FileType::kSnapshotTemp);
+  if (!temps.ok()) return temps.status();
+  for (uint64_t n : *temps) {
+    RELGRAPH_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(dir_, SnapshotTempName(n))));  // unfinished
   }
+
+  RELGRAPH_RETURN_IF_ERROR(LoadNewestSnapshot());
+  const uint64_t snapshot_lsn = recovery_.snapshot_lsn;
 
   WalScanOptions scan;
   scan.truncate_torn_tail = true;
+  scan.from_lsn = snapshot_lsn + 1;
   auto result = ScanWal(env_, dir_, scan, [&](const WalRecordView& r) {
     return ApplyWalRecord(*graph_, r.type, r.payload);
   });
   if (!result.ok()) return result.status();
-  if (result->segments > 0 && result->first_lsn != 1) {
+  if (result->segments > 0 && result->first_lsn > snapshot_lsn + 1) {
     return Status::Corruption("the WAL in " + dir_ + " starts at LSN " +
-                              std::to_string(result->first_lsn) +
-                              " and no snapshot covers the LSNs before it");
+                              std::to_string(result->first_lsn) + " but " +
+                              (snapshot_lsn == 0 ? std::string("no snapshot covers the LSNs before it")
+                                                 : "the snapshot loaded ends at LSN " + std::to_string(snapshot_lsn)));
   }
+  if (result->segments > 0 && result->last_lsn < snapshot_lsn) {
+    return Status::Corruption("the WAL in " + dir_ + " ends at LSN " + std::to_string(result->last_lsn) +
+                              ", before the snapshot's LSN " + std::to_string(snapshot_lsn));
+  }
+  const uint64_t last_lsn = std::max(result->last_lsn, snapshot_lsn);
   recovery_.replayed_records = result->records;
-  recovery_.last_lsn = result->last_lsn;
+  recovery_.last_lsn = last_lsn;
   recovery_.torn_bytes = result->torn_bytes;
   recovery_.torn_file = result->torn_file;
   if (result->torn_bytes > 0) {
@@ -61,11 +69,99 @@ Status Db::Recover() {
   WalWriterOptions wo;
   wo.mode = options_.durability;
   wo.segment_bytes = options_.wal_segment_bytes;
-  auto wal = WalWriter::Open(env_, dir_, wo, result->last_segment_no + 1, result->last_lsn + 1);
+  auto wal = WalWriter::Open(env_, dir_, wo, result->last_segment_no + 1, last_lsn + 1);
   if (!wal.ok()) return wal.status();
   wal_ = std::move(*wal);
   recovery_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return Status::OK();
+}
+
+Status Db::LoadNewestSnapshot() {
+  auto lsns = ListNumberedFiles(env_, dir_, FileType::kSnapshot);
+  if (!lsns.ok()) return lsns.status();
+  for (auto it = lsns->rbegin(); it != lsns->rend(); ++it) {
+    const uint64_t lsn = *it;
+    const std::string path = JoinPath(dir_, SnapshotName(lsn));
+    // Load into scratch state: a snapshot that fails halfway must leave nothing behind.
+    auto graph = std::make_unique<Graph>(options_.graph);
+    auto info = ReadSnapshot(env_, path, [&](uint64_t follower, std::span<const SnapshotEdge> edges) {
+      for (const SnapshotEdge& e : edges) RELGRAPH_RETURN_IF_ERROR(graph->ApplyFollow(follower, e.followee, e.ts_ms));
+      return Status::OK();
+    });
+    if (!info.ok()) {
+      recovery_.skipped_snapshots.push_back(path + ": " + info.status().message());
+      std::fprintf(stderr, "relgraph: skipping snapshot %s: %s\n", path.c_str(), info.status().message().c_str());
+      continue;
+    }
+    if (info->lsn != lsn) {
+      recovery_.skipped_snapshots.push_back(path + ": header says LSN " + std::to_string(info->lsn));
+      continue;
+    }
+    graph_ = std::move(graph);
+    recovery_.snapshot_lsn = lsn;
+    recovery_.snapshot_file = path;
+    recovery_.snapshot_edges = info->edges;
+    return Status::OK();
+  }
+  return Status::OK();  // none valid: the WAL alone must start at LSN 1 (checked by Recover)
+}
+
+Result<SnapshotInfo> Db::Snapshot() {
+  if (!wal_) return Status::InvalidArgument("an in-memory Db has no snapshots");
+  std::lock_guard one_at_a_time(snapshot_mu_);
+  uint64_t lsn;
+  {
+    // Appends happen under the exclusive lock after their change is applied, so while we hold
+    // it shared every record up to last_lsn() is in memory.
+    std::shared_lock lock(mu_);
+    lsn = wal_->last_lsn();
+  }
+  auto writer = SnapshotWriter::Create(env_, dir_, lsn, SystemClock::Default()->NowMs());
+  if (!writer.ok()) return writer.status();
+  for (size_t begin = 0;; begin += options_.snapshot_slice_users) {
+    Graph::FollowingSlice slice;
+    {
+      std::shared_lock lock(mu_);
+      if (begin >= graph_->user_count()) break;
+      graph_->CopyFollowing(begin, begin + options_.snapshot_slice_users, &slice);
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < slice.followers.size(); ++i) {
+      RELGRAPH_RETURN_IF_ERROR((*writer)->Add(
+          slice.followers[i], std::span<const SnapshotEdge>(slice.edges.data() + at, slice.counts[i])));
+      at += slice.counts[i];
+    }
+  }
+  // The WAL must reach the snapshot's LSN on disk before the snapshot exists, or a crash could
+  // leave a snapshot newer than the end of the WAL that recovery continues from.
+  RELGRAPH_RETURN_IF_ERROR(wal_->Flush(/*sync=*/true));
+  auto info = (*writer)->Finish();
+  if (!info.ok()) return info.status();
+  RELGRAPH_RETURN_IF_ERROR(ApplyRetention());
+  return info;
+}
+
+Status Db::ApplyRetention() {
+  auto listed = ListNumberedFiles(env_, dir_, FileType::kSnapshot);
+  if (!listed.ok()) return listed.status();
+  std::vector<uint64_t> snapshots(listed->rbegin(), listed->rend());  // newest first
+  const size_t keep = std::max<uint32_t>(1, options_.keep_snapshots);
+  for (size_t i = keep; i < snapshots.size(); ++i) {
+    RELGRAPH_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(dir_, SnapshotName(snapshots[i]))));
+  }
+  if (snapshots.empty()) return Status::OK();
+  const uint64_t oldest_kept = snapshots[std::min(keep, snapshots.size()) - 1];
+  // A segment may go when the next one starts at or below oldest_kept + 1: all its records
+  // are then covered by every snapshot we keep. The newest segment is always kept.
+  auto segments = ListWalSegments(env_, dir_);
+  if (!segments.ok()) return segments.status();
+  for (size_t i = 0; i + 1 < segments->size(); ++i) {
+    auto next = ReadWalSegmentHeader(env_, dir_, (*segments)[i + 1]);
+    if (!next.ok()) return next.status();
+    if (next->first_lsn > oldest_kept + 1) break;
+    RELGRAPH_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(dir_, WalSegmentName((*segments)[i]))));
+  }
+  return env_->SyncDir(dir_);
 }
 
 Status Db::Close() {

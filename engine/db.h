@@ -7,20 +7,27 @@
 // outcome (time included), so replay decides nothing again. Once the WAL fails, every
 // mutation is refused with kUnavailable; reads go on.
 //
-// Recovery on Open: remove unfinished snapshot temp files, replay the WAL from the start
-// (truncating a torn tail of the newest segment), and continue in a new segment. Damage
+// Recovery on Open: remove unfinished snapshot temp files; load the newest snapshot that passes
+// every check (a damaged one is reported and the previous one tried); replay the WAL after its
+// LSN (truncating a torn tail of the newest segment); continue in a new segment. Damage
 // anywhere else stops Open with the reader's error (file, offset, repair command).
+//
+// Snapshots (docs/snapshot-format.md) are taken online: users are copied in slices, each
+// under the lock held shared, so writers wait for one slice at most and readers never.
 //
 // Thread-safety: all methods are thread-safe.
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <vector>
 
 #include "engine/graph.h"
 #include "engine/wal_records.h"
 #include "storage/env.h"
+#include "storage/snapshot_file.h"
 #include "storage/wal_writer.h"
 
 namespace relgraph {
@@ -30,9 +37,15 @@ struct DbOptions {
   DurabilityMode durability = DurabilityMode::kEverySec;
   Env* env = nullptr;  // nullptr: the POSIX filesystem
   uint64_t wal_segment_bytes = uint64_t{64} << 20;
+  uint32_t keep_snapshots = 2;     // >= 1; WAL is kept back to the oldest kept snapshot
+  uint32_t snapshot_slice_users = 4096;  // users copied per shared-lock hold while snapshotting
 };
 
 struct RecoveryInfo {
+  uint64_t snapshot_lsn = 0;      // 0: no snapshot was loaded
+  std::string snapshot_file;
+  uint64_t snapshot_edges = 0;
+  std::vector<std::string> skipped_snapshots;  // "file: why", newest first
   uint64_t replayed_records = 0;
   uint64_t last_lsn = 0;      // the newest LSN recovered
   uint64_t torn_bytes = 0;    // cut off the newest segment's tail
@@ -63,6 +76,11 @@ class Db {
     return fn(*graph_);
   }
 
+  // Writes a snapshot of the current state online, then applies retention: keeps the newest
+  // keep_snapshots snapshots and deletes WAL segments the oldest kept one covers. One snapshot
+  // runs at a time (a second caller waits). kInvalidArgument for an in-memory Db.
+  Result<SnapshotInfo> Snapshot();
+
   uint64_t last_lsn() const;  // the newest LSN logged (0 in memory)
   const RecoveryInfo& recovery() const { return recovery_; }
   const std::string& dir() const { return dir_; }
@@ -70,6 +88,8 @@ class Db {
  private:
   Db(std::string dir, const DbOptions& options);
   Status Recover();
+  Status LoadNewestSnapshot();  // sets graph_ and recovery_.snapshot_*
+  Status ApplyRetention();
   // Appends under the caller's exclusive lock; returns the LSN to commit (0: nothing logged).
   Result<uint64_t> Log(WalRecordType type, const std::string& payload);
   Status Commit(uint64_t lsn);
@@ -80,6 +100,7 @@ class Db {
   const DbOptions options_;
   Env* const env_;
   mutable std::shared_mutex mu_;
+  std::mutex snapshot_mu_;  // one snapshot at a time
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<WalWriter> wal_;
   RecoveryInfo recovery_;

@@ -275,6 +275,17 @@ Status Graph::ApplyRemoveUser(UserId a) { return RemoveUser(a).status(); }
 
 // ---- whole-graph access -----------------------------------------------------------------------
 
+void Graph::CopyFollowing(size_t begin, size_t end, FollowingSlice* out) const {
+  end = std::min(end, users_.size());
+  for (size_t a = begin; a < end; ++a) {
+    const FollowingList& f = users_[a].following;
+    if (f.empty()) continue;
+    out->followers.push_back(ids_.External(static_cast<InternalId>(a)));
+    out->counts.push_back(f.size());
+    for (uint32_t i = 0; i < f.size(); ++i) out->edges.push_back({ids_.External(f.PeerAt(i)), f.TsAt(i)});
+  }
+}
+
 void Graph::ForEachEdge(const std::function<void(UserId, UserId, TimestampMs)>& fn) const {
   for (InternalId a = 0; a < users_.size(); ++a) {
     const FollowingList& f = users_[a].following;

@@ -33,6 +33,7 @@
 #include "engine/rate_limiter.h"
 #include "engine/slab_allocator.h"
 #include "engine/types.h"
+#include "storage/snapshot_file.h"
 #include "storage/status.h"
 
 namespace relgraph {
@@ -110,6 +111,14 @@ class Graph {
   // ---- whole-graph access ---------------------------------------------------------------------
   size_t user_count() const { return ids_.size(); }  // interned users, including isolated ones
   uint64_t edge_count() const { return edge_count_; }
+  // Appends the following lists of internal users [begin, end) to `out` (snapshots copy the
+  // graph in such slices). Users with no following are skipped.
+  struct FollowingSlice {
+    std::vector<UserId> followers;
+    std::vector<uint32_t> counts;      // edges of each follower, in order
+    std::vector<SnapshotEdge> edges;   // oldest first within each follower
+  };
+  void CopyFollowing(size_t begin, size_t end, FollowingSlice* out) const;
   // Calls fn(follower, followee, ts) for every edge, grouped by follower.
   void ForEachEdge(const std::function<void(UserId, UserId, TimestampMs)>& fn) const;
   MemoryUsage Memory() const;

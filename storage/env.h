@@ -32,6 +32,8 @@ class Env {
   virtual Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& path,
                                                              bool truncate) = 0;
   virtual Result<std::string> ReadFile(const std::string& path) = 0;
+  // The first min(n, size) bytes of `path`.
+  virtual Result<std::string> ReadFilePrefix(const std::string& path, size_t n) = 0;
   // Names (not paths) of the entries of `dir`, unsorted.
   virtual Result<std::vector<std::string>> ListDir(const std::string& dir) = 0;
   virtual Status CreateDir(const std::string& dir) = 0;  // OK if it exists

@@ -38,6 +38,9 @@ class FaultInjectionEnv final : public Env {
 
   Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& path, bool truncate) override;
   Result<std::string> ReadFile(const std::string& path) override { return base_->ReadFile(path); }
+  Result<std::string> ReadFilePrefix(const std::string& path, size_t n) override {
+    return base_->ReadFilePrefix(path, n);
+  }
   Result<std::vector<std::string>> ListDir(const std::string& dir) override { return base_->ListDir(dir); }
   Status CreateDir(const std::string& dir) override { return base_->CreateDir(dir); }
   Status RemoveFile(const std::string& path) override;

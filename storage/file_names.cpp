@@ -1,5 +1,6 @@
 #include "storage/file_names.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 
@@ -47,6 +48,19 @@ bool ParseFileName(std::string_view name, FileType* type, uint64_t* number) {
     return true;
   }
   return false;
+}
+
+Result<std::vector<uint64_t>> ListNumberedFiles(Env* env, const std::string& dir, FileType type) {
+  auto names = env->ListDir(dir);
+  if (!names.ok()) return names.status();
+  std::vector<uint64_t> numbers;
+  for (const std::string& name : *names) {
+    FileType t;
+    uint64_t n;
+    if (ParseFileName(name, &t, &n) && t == type) numbers.push_back(n);
+  }
+  std::sort(numbers.begin(), numbers.end());
+  return numbers;
 }
 
 }  // namespace relgraph

@@ -9,6 +9,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "storage/env.h"
 
 namespace relgraph {
 
@@ -20,5 +23,8 @@ std::string SnapshotTempName(uint64_t lsn);
 
 // true when `name` is one of ours; sets *type and *number.
 bool ParseFileName(std::string_view name, FileType* type, uint64_t* number);
+
+// The numbers of the files of `type` in `dir`, ascending.
+Result<std::vector<uint64_t>> ListNumberedFiles(Env* env, const std::string& dir, FileType type);
 
 }  // namespace relgraph

@@ -92,6 +92,27 @@ class PosixEnv final : public Env {
     return out;
   }
 
+  Result<std::string> ReadFilePrefix(const std::string& path, size_t n) override {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return PosixError("open", path, errno);
+    std::string out(n, '\0');
+    size_t got = 0;
+    while (got < n) {
+      const ssize_t r = ::read(fd, out.data() + got, n - got);
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        const int err = errno;
+        ::close(fd);
+        return PosixError("read", path, err);
+      }
+      if (r == 0) break;
+      got += static_cast<size_t>(r);
+    }
+    ::close(fd);
+    out.resize(got);
+    return out;
+  }
+
   Result<std::vector<std::string>> ListDir(const std::string& dir) override {
     DIR* d = ::opendir(dir.c_str());
     if (d == nullptr) return PosixError("opendir", dir, errno);

@@ -22,16 +22,16 @@ Status Damage(const std::string& path, uint64_t offset, uint64_t lsn, const std:
 }  // namespace
 
 Result<std::vector<uint64_t>> ListWalSegments(Env* env, const std::string& dir) {
-  auto names = env->ListDir(dir);
-  if (!names.ok()) return names.status();
-  std::vector<uint64_t> segments;
-  for (const std::string& name : *names) {
-    FileType type;
-    uint64_t n;
-    if (ParseFileName(name, &type, &n) && type == FileType::kWalSegment) segments.push_back(n);
-  }
-  std::sort(segments.begin(), segments.end());
-  return segments;
+  return ListNumberedFiles(env, dir, FileType::kWalSegment);
+}
+
+Result<WalSegmentHeader> ReadWalSegmentHeader(Env* env, const std::string& dir, uint64_t segment_no) {
+  const std::string path = JoinPath(dir, WalSegmentName(segment_no));
+  auto bytes = env->ReadFilePrefix(path, kWalHeaderBytes);
+  if (!bytes.ok()) return bytes.status();
+  WalSegmentHeader h;
+  if (!DecodeWalHeader(*bytes, &h)) return Status::Corruption(path + ": bad or short segment header");
+  return h;
 }
 
 Result<WalScanResult> ScanWal(Env* env, const std::string& dir, const WalScanOptions& options,

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "storage/env.h"
+#include "storage/wal_format.h"
 
 namespace relgraph {
 
@@ -43,6 +44,9 @@ struct WalScanResult {
 
 // The segment numbers in `dir`, ascending.
 Result<std::vector<uint64_t>> ListWalSegments(Env* env, const std::string& dir);
+
+// The header of segment `segment_no` in `dir` (kCorruption when it is not a valid header).
+Result<WalSegmentHeader> ReadWalSegmentHeader(Env* env, const std::string& dir, uint64_t segment_no);
 
 // Scans the WAL in `dir`, calling fn for each record with lsn >= options.from_lsn; a non-OK
 // status from fn stops the scan and is returned.

@@ -2,7 +2,9 @@
 #include <doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <random>
+#include <thread>
 #include <map>
 #include <tuple>
 #include <vector>
@@ -186,6 +188,146 @@ TEST_CASE("db: a WAL that does not start at LSN 1 without a snapshot fails to op
   auto db = Db::Open(dir.path(), d.Options(Env::Posix(), DurabilityMode::kNone));
   CHECK(db.status().code() == Code::kCorruption);
   CHECK(db.status().message().find("starts at LSN") != std::string::npos);
+}
+
+TEST_CASE("db: a snapshot plus the WAL after it restores the state; only the tail is replayed") {
+  TestDir dir;
+  Driver d(6);
+  std::vector<Edge> final_edges;
+  uint64_t snap_lsn = 0;
+  {
+    auto db = Db::Open(dir.path(), d.Options(Env::Posix(), DurabilityMode::kEverySec));
+    REQUIRE(db.ok());
+    for (int i = 0; i < 1500; ++i) REQUIRE(d.Step(**db).ok());
+    auto info = (*db)->Snapshot();
+    REQUIRE_MESSAGE(info.ok(), info.status().ToString());
+    snap_lsn = info->lsn;
+    CHECK(snap_lsn == d.logged.size());
+    for (int i = 0; i < 300; ++i) REQUIRE(d.Step(**db).ok());
+    final_edges = (*db)->Read([](const Graph& g) { return Edges(g); });
+  }
+  auto db = Db::Open(dir.path(), d.Options(Env::Posix(), DurabilityMode::kEverySec));
+  REQUIRE_MESSAGE(db.ok(), db.status().ToString());
+  CHECK((*db)->recovery().snapshot_lsn == snap_lsn);
+  CHECK((*db)->recovery().replayed_records == d.logged.size() - snap_lsn);
+  CHECK((*db)->Read([](const Graph& g) { return Edges(g); }) == final_edges);
+  CHECK((*db)->Read([](const Graph& g) { return g.CheckInvariants(); }).ok());
+}
+
+TEST_CASE("db: an online snapshot taken while writers run, plus replay, gives the exact state") {
+  TestDir dir;
+  DbOptions o;
+  o.durability = DurabilityMode::kNone;
+  o.graph.rate_limit.enabled = false;
+  o.snapshot_slice_users = 7;  // many slices, so writes land between them
+  std::vector<Edge> final_edges;
+  {
+    auto db = Db::Open(dir.path(), o);
+    REQUIRE(db.ok());
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> writers;
+    for (int t = 0; t < 3; ++t) {
+      writers.emplace_back([&, t] {
+        std::mt19937_64 rng(t);
+        while (!stop) {
+          const UserId a = 1 + rng() % 200, b = 1 + rng() % 200;
+          const int dice = rng() % 10;
+          if (dice < 6) (*db)->FollowAt(a, b, static_cast<TimestampMs>(rng() % 1000)).status().IgnoreError();
+          else if (dice < 9) (*db)->Unfollow(a, b).status().IgnoreError();
+          else (*db)->RemoveUser(a).status().IgnoreError();
+        }
+      });
+    }
+    for (int s = 0; s < 5; ++s) {
+      auto info = (*db)->Snapshot();
+      REQUIRE_MESSAGE(info.ok(), info.status().ToString());
+    }
+    stop = true;
+    for (auto& w : writers) w.join();
+    final_edges = (*db)->Read([](const Graph& g) { return Edges(g); });
+  }
+  auto db = Db::Open(dir.path(), o);
+  REQUIRE_MESSAGE(db.ok(), db.status().ToString());
+  CHECK((*db)->recovery().snapshot_lsn > 0);
+  CHECK((*db)->Read([](const Graph& g) { return Edges(g); }) == final_edges);
+  CHECK((*db)->Read([](const Graph& g) { return g.CheckInvariants(); }).ok());
+}
+
+TEST_CASE("db: a damaged newest snapshot is reported and the previous one is used") {
+  TestDir dir;
+  Driver d(7);
+  std::vector<Edge> final_edges;
+  uint64_t newest = 0, previous = 0;
+  {
+    auto db = Db::Open(dir.path(), d.Options(Env::Posix(), DurabilityMode::kAlways));
+    REQUIRE(db.ok());
+    for (int i = 0; i < 400; ++i) REQUIRE(d.Step(**db).ok());
+    previous = (*db)->Snapshot()->lsn;
+    for (int i = 0; i < 400; ++i) REQUIRE(d.Step(**db).ok());
+    newest = (*db)->Snapshot()->lsn;
+    for (int i = 0; i < 100; ++i) REQUIRE(d.Step(**db).ok());
+    final_edges = (*db)->Read([](const Graph& g) { return Edges(g); });
+  }
+  const std::string path = JoinPath(dir.path(), SnapshotName(newest));
+  std::string bytes = *Env::Posix()->ReadFile(path);
+  bytes[bytes.size() / 2] ^= 0x10;
+  auto f = Env::Posix()->OpenWritable(path, true);
+  REQUIRE((*f)->Append(bytes).ok());
+  REQUIRE((*f)->Close().ok());
+  auto db = Db::Open(dir.path(), d.Options(Env::Posix(), DurabilityMode::kAlways));
+  REQUIRE_MESSAGE(db.ok(), db.status().ToString());
+  CHECK((*db)->recovery().snapshot_lsn == previous);
+  REQUIRE((*db)->recovery().skipped_snapshots.size() == 1);
+  CHECK((*db)->recovery().skipped_snapshots[0].find(SnapshotName(newest)) != std::string::npos);
+  CHECK((*db)->Read([](const Graph& g) { return Edges(g); }) == final_edges);
+}
+
+TEST_CASE("db: retention keeps the newest snapshots and the WAL the oldest kept one needs") {
+  TestDir dir;
+  Driver d(8);
+  auto opts = d.Options(Env::Posix(), DurabilityMode::kAlways);
+  opts.keep_snapshots = 2;
+  std::vector<Edge> final_edges;
+  {
+    auto db = Db::Open(dir.path(), opts);
+    REQUIRE(db.ok());
+    for (int round = 0; round < 5; ++round) {
+      for (int i = 0; i < 300; ++i) REQUIRE(d.Step(**db).ok());
+      REQUIRE((*db)->Snapshot().ok());
+    }
+    final_edges = (*db)->Read([](const Graph& g) { return Edges(g); });
+  }
+  CHECK(ListNumberedFiles(Env::Posix(), dir.path(), FileType::kSnapshot)->size() == 2);
+  auto segments = ListWalSegments(Env::Posix(), dir.path());
+  CHECK(segments->front() > 1);  // old segments went
+  auto db = Db::Open(dir.path(), opts);
+  REQUIRE_MESSAGE(db.ok(), db.status().ToString());
+  CHECK((*db)->Read([](const Graph& g) { return Edges(g); }) == final_edges);
+}
+
+TEST_CASE("db: power cuts with snapshots in between never lose an acknowledged write") {
+  TestDir dir;
+  FaultInjectionEnv env(Env::Posix());
+  Driver d(9);
+  std::mt19937 rng(11);
+  for (int cycle = 0; cycle < 30; ++cycle) {
+    CAPTURE(cycle);
+    auto db = Db::Open(dir.path(), d.Options(&env, DurabilityMode::kAlways));
+    REQUIRE_MESSAGE(db.ok(), db.status().ToString());
+    const uint64_t recovered = (*db)->recovery().last_lsn;
+    REQUIRE(recovered >= d.acked);
+    d.logged.resize(recovered);
+    d.acked = recovered;
+    REQUIRE((*db)->Read([](const Graph& g) { return Edges(g); }) == Replay(d.logged, recovered));
+    const int steps = 1 + rng() % 120;
+    for (int i = 0; i < steps; ++i) {
+      REQUIRE(d.Step(**db).ok());
+      if (rng() % 60 == 0) REQUIRE((*db)->Snapshot().ok());
+    }
+    env.SimulateCrash();
+    db->reset();
+    env.Revive();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,188 @@
+#include "storage/snapshot_file.h"
+
+#include <lz4.h>
+#define XXH_STATIC_LINKING_ONLY  // XXH3_state_t on the stack
+#include <xxhash.h>
+
+#include <cstring>
+#include <vector>
+
+#include "storage/coding.h"
+#include "storage/file_names.h"
+
+namespace relgraph {
+namespace {
+
+constexpr char kHeaderMagic[8] = {'R', 'G', 'S', 'N', 'A', 'P', '\0', '\1'};
+constexpr char kFooterMagic[8] = {'R', 'G', 'S', 'N', 'E', 'N', 'D', '\1'};
+constexpr uint32_t kVersion = 1;
+constexpr size_t kHeaderBytes = 36, kBlockHeaderBytes = 16, kFooterBytes = 40;
+constexpr size_t kEntryHeaderBytes = 12, kEdgeBytes = 16;
+constexpr size_t kTargetBlockRaw = 1u << 20;
+
+// A block's checksum covers raw_len and stored_len (8 bytes) and the data, which the checksum
+// field itself separates in the file.
+uint64_t BlockSum(const char* lengths, const char* data, size_t n) {
+  XXH3_state_t state;
+  XXH3_64bits_reset(&state);
+  XXH3_64bits_update(&state, lengths, 8);
+  XXH3_64bits_update(&state, data, n);
+  return XXH3_64bits_digest(&state);
+}
+
+}  // namespace
+
+SnapshotWriter::SnapshotWriter(Env* env, std::string dir, std::string temp, std::string final_path)
+    : env_(env), dir_(std::move(dir)), temp_path_(std::move(temp)), final_path_(std::move(final_path)) {}
+
+SnapshotWriter::~SnapshotWriter() {
+  if (finished_) return;
+  if (file_) file_->Close().IgnoreError();
+  env_->RemoveFile(temp_path_).IgnoreError();
+}
+
+Result<std::unique_ptr<SnapshotWriter>> SnapshotWriter::Create(Env* env, const std::string& dir,
+                                                               uint64_t lsn, int64_t created_ms) {
+  std::unique_ptr<SnapshotWriter> w(new SnapshotWriter(env, dir, JoinPath(dir, SnapshotTempName(lsn)),
+                                                       JoinPath(dir, SnapshotName(lsn))));
+  auto f = env->OpenWritable(w->temp_path_, /*truncate=*/true);
+  if (!f.ok()) return f.status();
+  w->file_ = std::move(*f);
+  w->info_.lsn = lsn;
+  w->info_.created_ms = created_ms;
+  std::string header(kHeaderMagic, sizeof kHeaderMagic);
+  PutFixed32(&header, kVersion);
+  PutFixed64(&header, lsn);
+  PutFixed64(&header, static_cast<uint64_t>(created_ms));
+  PutFixed64(&header, XXH3_64bits(header.data(), header.size()));
+  RELGRAPH_RETURN_IF_ERROR(w->file_->Append(header));
+  return w;
+}
+
+Status SnapshotWriter::Add(uint64_t follower, std::span<const SnapshotEdge> edges) {
+  while (!edges.empty()) {
+    if (raw_.size() + kEntryHeaderBytes + kEdgeBytes > kTargetBlockRaw) RELGRAPH_RETURN_IF_ERROR(FlushBlock());
+    const size_t room = (kTargetBlockRaw - raw_.size() - kEntryHeaderBytes) / kEdgeBytes;
+    const size_t n = std::min(room, edges.size());
+    PutFixed64(&raw_, follower);
+    PutFixed32(&raw_, static_cast<uint32_t>(n));
+    for (size_t i = 0; i < n; ++i) {
+      PutFixed64(&raw_, edges[i].followee);
+      PutFixed64(&raw_, static_cast<uint64_t>(edges[i].ts_ms));
+    }
+    ++info_.entries;
+    info_.edges += n;
+    edges = edges.subspan(n);
+  }
+  return Status::OK();
+}
+
+Status SnapshotWriter::FlushBlock() {
+  if (raw_.empty()) return Status::OK();
+  const int bound = LZ4_compressBound(static_cast<int>(raw_.size()));
+  std::string block(kBlockHeaderBytes + static_cast<size_t>(bound), '\0');
+  const int stored = LZ4_compress_default(raw_.data(), block.data() + kBlockHeaderBytes,
+                                          static_cast<int>(raw_.size()), bound);
+  if (stored <= 0) return Status(Code::kInternal, "lz4 compression failed");
+  block.resize(kBlockHeaderBytes + static_cast<size_t>(stored));
+  std::string head;
+  PutFixed32(&head, static_cast<uint32_t>(raw_.size()));
+  PutFixed32(&head, static_cast<uint32_t>(stored));
+  PutFixed64(&head, BlockSum(head.data(), block.data() + kBlockHeaderBytes, static_cast<size_t>(stored)));
+  std::memcpy(block.data(), head.data(), kBlockHeaderBytes);
+  info_.raw_bytes += raw_.size();
+  ++info_.blocks;
+  raw_.clear();
+  return file_->Append(block);
+}
+
+Result<SnapshotInfo> SnapshotWriter::Finish() {
+  RELGRAPH_RETURN_IF_ERROR(FlushBlock());
+  std::string footer(kFooterMagic, sizeof kFooterMagic);
+  PutFixed64(&footer, info_.blocks);
+  PutFixed64(&footer, info_.entries);
+  PutFixed64(&footer, info_.edges);
+  PutFixed64(&footer, XXH3_64bits(footer.data(), footer.size()));
+  RELGRAPH_RETURN_IF_ERROR(file_->Append(footer));
+  RELGRAPH_RETURN_IF_ERROR(file_->Sync());
+  info_.file_bytes = file_->Size();
+  RELGRAPH_RETURN_IF_ERROR(file_->Close());
+  RELGRAPH_RETURN_IF_ERROR(env_->Rename(temp_path_, final_path_));
+  RELGRAPH_RETURN_IF_ERROR(env_->SyncDir(dir_));
+  finished_ = true;
+  return info_;
+}
+
+Result<SnapshotInfo> ReadSnapshot(
+    Env* env, const std::string& path,
+    const std::function<Status(uint64_t, std::span<const SnapshotEdge>)>& fn) {
+  auto data = env->ReadFile(path);
+  if (!data.ok()) return data.status();
+  const std::string& bytes = *data;
+  auto bad = [&](size_t offset, const std::string& what) {
+    return Status::Corruption("snapshot " + path + " at offset " + std::to_string(offset) + ": " + what);
+  };
+  SnapshotInfo info;
+  info.file_bytes = bytes.size();
+  if (bytes.size() < kHeaderBytes + kFooterBytes) return bad(0, "file too short");
+  if (std::memcmp(bytes.data(), kHeaderMagic, 8) != 0) return bad(0, "not a relgraph snapshot (magic)");
+  if (DecodeFixed32(bytes.data() + 8) != kVersion) return bad(8, "unsupported version");
+  if (DecodeFixed64(bytes.data() + 28) != XXH3_64bits(bytes.data(), 28)) return bad(0, "header checksum mismatch");
+  info.lsn = DecodeFixed64(bytes.data() + 12);
+  info.created_ms = static_cast<int64_t>(DecodeFixed64(bytes.data() + 20));
+
+  const size_t footer_at = bytes.size() - kFooterBytes;
+  const char* footer = bytes.data() + footer_at;
+  if (std::memcmp(footer, kFooterMagic, 8) != 0) return bad(footer_at, "footer missing (file cut short?)");
+  if (DecodeFixed64(footer + 32) != XXH3_64bits(footer, 32)) return bad(footer_at, "footer checksum mismatch");
+  const uint64_t want_blocks = DecodeFixed64(footer + 8);
+  const uint64_t want_entries = DecodeFixed64(footer + 16);
+  const uint64_t want_edges = DecodeFixed64(footer + 24);
+
+  std::string raw;
+  std::vector<SnapshotEdge> edges;
+  size_t pos = kHeaderBytes;
+  while (pos < footer_at) {
+    if (footer_at - pos < kBlockHeaderBytes) return bad(pos, "block header cut short");
+    const uint32_t raw_len = DecodeFixed32(bytes.data() + pos);
+    const uint32_t stored_len = DecodeFixed32(bytes.data() + pos + 4);
+    const uint64_t sum = DecodeFixed64(bytes.data() + pos + 8);
+    if (raw_len > kSnapshotMaxBlockRaw || stored_len > footer_at - pos - kBlockHeaderBytes) {
+      return bad(pos, "block length out of range");
+    }
+    if (BlockSum(bytes.data() + pos, bytes.data() + pos + kBlockHeaderBytes, stored_len) != sum) {
+      return bad(pos, "block checksum mismatch");
+    }
+    raw.resize(raw_len);
+    const int got = LZ4_decompress_safe(bytes.data() + pos + kBlockHeaderBytes, raw.data(),
+                                        static_cast<int>(stored_len), static_cast<int>(raw_len));
+    if (got != static_cast<int>(raw_len)) return bad(pos, "block does not decompress to its length");
+    // Entries.
+    size_t r = 0;
+    while (r < raw.size()) {
+      if (raw.size() - r < kEntryHeaderBytes) return bad(pos, "entry cut short inside a block");
+      const uint64_t follower = DecodeFixed64(raw.data() + r);
+      const uint32_t count = DecodeFixed32(raw.data() + r + 8);
+      r += kEntryHeaderBytes;
+      if ((raw.size() - r) / kEdgeBytes < count) return bad(pos, "entry longer than its block");
+      edges.resize(count);
+      for (uint32_t i = 0; i < count; ++i, r += kEdgeBytes) {
+        edges[i] = {DecodeFixed64(raw.data() + r), static_cast<int64_t>(DecodeFixed64(raw.data() + r + 8))};
+      }
+      ++info.entries;
+      info.edges += count;
+      if (fn) RELGRAPH_RETURN_IF_ERROR(fn(follower, edges));
+    }
+    info.raw_bytes += raw_len;
+    ++info.blocks;
+    pos += kBlockHeaderBytes + stored_len;
+  }
+  if (info.blocks != want_blocks || info.entries != want_entries || info.edges != want_edges) {
+    return bad(footer_at, "footer counts (" + std::to_string(want_blocks) + " blocks, " +
+                              std::to_string(want_edges) + " edges) differ from the file's (" +
+                              std::to_string(info.blocks) + ", " + std::to_string(info.edges) + ")");
+  }
+  return info;
+}
+
+}  // namespace relgraph
