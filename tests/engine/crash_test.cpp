@@ -143,7 +143,7 @@ TEST_CASE("crash: SIGKILL at random moments (also mid-snapshot) never loses an a
     Collect(fds[0], &acks, &partial, -1);  // drain: the pipe closes with the child
     close(fds[0]);
     REQUIRE_MESSAGE(WIFSIGNALED(status), "the child exited on its own, status ", status);
-    for (const Ack& a : acks) acked[a.lsn] = a;
+    for (const Ack& a : acks) acked[uint64_t{a.lsn}] = a;
     total_acks += acks.size();
 
     // Recover in this process and check.
