@@ -28,82 +28,29 @@ Result<std::unique_ptr<Db>> Db::Open(const std::string& dir, const DbOptions& op
 }
 
 Status Db::Recover() {
-  const auto start = std::chrono::steady_clock::now();
   RELGRAPH_RETURN_IF_ERROR(env_->CreateDir(dir_));
+  auto lock = env_->LockFile(JoinPath(dir_, "LOCK"));
+  if (!lock.ok()) return lock.status();
+  lock_ = std::move(*lock);
   auto temps = ListNumberedFiles(env_, dir_, FileType::kSnapshotTemp);
   if (!temps.ok()) return temps.status();
   for (uint64_t n : *temps) {
     RELGRAPH_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(dir_, SnapshotTempName(n))));  // unfinished
   }
-
-  RELGRAPH_RETURN_IF_ERROR(LoadNewestSnapshot());
-  const uint64_t snapshot_lsn = recovery_.snapshot_lsn;
-
-  WalScanOptions scan;
-  scan.truncate_torn_tail = true;
-  scan.from_lsn = snapshot_lsn + 1;
-  auto result = ScanWal(env_, dir_, scan, [&](const WalRecordView& r) {
-    return ApplyWalRecord(*graph_, r.type, r.payload);
-  });
-  if (!result.ok()) return result.status();
-  if (result->segments > 0 && result->first_lsn > snapshot_lsn + 1) {
-    return Status::Corruption("the WAL in " + dir_ + " starts at LSN " +
-                              std::to_string(result->first_lsn) + " but " +
-                              (snapshot_lsn == 0 ? std::string("no snapshot covers the LSNs before it")
-                                                 : "the snapshot loaded ends at LSN " + std::to_string(snapshot_lsn)));
-  }
-  if (result->segments > 0 && result->last_lsn < snapshot_lsn) {
-    return Status::Corruption("the WAL in " + dir_ + " ends at LSN " + std::to_string(result->last_lsn) +
-                              ", before the snapshot's LSN " + std::to_string(snapshot_lsn));
-  }
-  const uint64_t last_lsn = std::max(result->last_lsn, snapshot_lsn);
-  recovery_.replayed_records = result->records;
-  recovery_.last_lsn = last_lsn;
-  recovery_.torn_bytes = result->torn_bytes;
-  recovery_.torn_file = result->torn_file;
-  if (result->torn_bytes > 0) {
+  auto graph = RecoverGraph(env_, dir_, options_.graph, /*repair_torn_tail=*/true, &recovery_);
+  if (!graph.ok()) return graph.status();
+  graph_ = std::move(*graph);
+  if (recovery_.torn_bytes > 0) {
     std::fprintf(stderr, "relgraph: recovery cut a torn tail of %llu bytes off %s (the writer died mid-append)\n",
-                 static_cast<unsigned long long>(result->torn_bytes), result->torn_file.c_str());
+                 static_cast<unsigned long long>(recovery_.torn_bytes), recovery_.torn_file.c_str());
   }
-
   WalWriterOptions wo;
   wo.mode = options_.durability;
   wo.segment_bytes = options_.wal_segment_bytes;
-  auto wal = WalWriter::Open(env_, dir_, wo, result->last_segment_no + 1, last_lsn + 1);
+  auto wal = WalWriter::Open(env_, dir_, wo, recovery_.last_segment_no + 1, recovery_.last_lsn + 1);
   if (!wal.ok()) return wal.status();
   wal_ = std::move(*wal);
-  recovery_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return Status::OK();
-}
-
-Status Db::LoadNewestSnapshot() {
-  auto lsns = ListNumberedFiles(env_, dir_, FileType::kSnapshot);
-  if (!lsns.ok()) return lsns.status();
-  for (auto it = lsns->rbegin(); it != lsns->rend(); ++it) {
-    const uint64_t lsn = *it;
-    const std::string path = JoinPath(dir_, SnapshotName(lsn));
-    // Load into scratch state: a snapshot that fails halfway must leave nothing behind.
-    auto graph = std::make_unique<Graph>(options_.graph);
-    auto info = ReadSnapshot(env_, path, [&](uint64_t follower, std::span<const SnapshotEdge> edges) {
-      for (const SnapshotEdge& e : edges) RELGRAPH_RETURN_IF_ERROR(graph->ApplyFollow(follower, e.followee, e.ts_ms));
-      return Status::OK();
-    });
-    if (!info.ok()) {
-      recovery_.skipped_snapshots.push_back(path + ": " + info.status().message());
-      std::fprintf(stderr, "relgraph: skipping snapshot %s: %s\n", path.c_str(), info.status().message().c_str());
-      continue;
-    }
-    if (info->lsn != lsn) {
-      recovery_.skipped_snapshots.push_back(path + ": header says LSN " + std::to_string(info->lsn));
-      continue;
-    }
-    graph_ = std::move(graph);
-    recovery_.snapshot_lsn = lsn;
-    recovery_.snapshot_file = path;
-    recovery_.snapshot_edges = info->edges;
-    return Status::OK();
-  }
-  return Status::OK();  // none valid: the WAL alone must start at LSN 1 (checked by Recover)
 }
 
 Result<SnapshotInfo> Db::Snapshot() {

@@ -7,6 +7,7 @@
 // outcome (time included), so replay decides nothing again. Once the WAL fails, every
 // mutation is refused with kUnavailable; reads go on.
 //
+// Open locks DATADIR/LOCK: a second Db (or process) on the same directory gets kUnavailable.
 // Recovery on Open: remove unfinished snapshot temp files; load the newest snapshot that passes
 // every check (a damaged one is reported and the previous one tried); replay the WAL after its
 // LSN (truncating a torn tail of the newest segment); continue in a new segment. Damage
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "engine/graph.h"
+#include "engine/recovery.h"
 #include "engine/wal_records.h"
 #include "storage/env.h"
 #include "storage/snapshot_file.h"
@@ -41,17 +43,6 @@ struct DbOptions {
   uint32_t snapshot_slice_users = 4096;  // users copied per shared-lock hold while snapshotting
 };
 
-struct RecoveryInfo {
-  uint64_t snapshot_lsn = 0;      // 0: no snapshot was loaded
-  std::string snapshot_file;
-  uint64_t snapshot_edges = 0;
-  std::vector<std::string> skipped_snapshots;  // "file: why", newest first
-  uint64_t replayed_records = 0;
-  uint64_t last_lsn = 0;      // the newest LSN recovered
-  uint64_t torn_bytes = 0;    // cut off the newest segment's tail
-  std::string torn_file;
-  double seconds = 0;
-};
 
 class Db {
  public:
@@ -88,7 +79,6 @@ class Db {
  private:
   Db(std::string dir, const DbOptions& options);
   Status Recover();
-  Status LoadNewestSnapshot();  // sets graph_ and recovery_.snapshot_*
   Status ApplyRetention();
   // Appends under the caller's exclusive lock; returns the LSN to commit (0: nothing logged).
   Result<uint64_t> Log(WalRecordType type, const std::string& payload);
@@ -99,6 +89,7 @@ class Db {
   const std::string dir_;
   const DbOptions options_;
   Env* const env_;
+  std::unique_ptr<FileLock> lock_;  // the data directory is ours while we live
   mutable std::shared_mutex mu_;
   std::mutex snapshot_mu_;  // one snapshot at a time
   std::unique_ptr<Graph> graph_;

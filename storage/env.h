@@ -24,6 +24,12 @@ class WritableFile {
   virtual uint64_t Size() const = 0;  // bytes appended so far, including what it held at open
 };
 
+// Held while it exists; released on destruction (and by the OS if the process dies).
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+};
+
 class Env {
  public:
   virtual ~Env() = default;
@@ -43,6 +49,9 @@ class Env {
   virtual Status Truncate(const std::string& path, uint64_t size) = 0;
   virtual Result<uint64_t> FileSize(const std::string& path) = 0;
   virtual bool Exists(const std::string& path) = 0;
+  // Takes an exclusive advisory lock on `path` (created if absent) without waiting:
+  // kUnavailable when another process (or another Db in this one) holds it.
+  virtual Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) = 0;
 
   static Env* Posix();  // process-wide, never destroyed
 };

@@ -49,6 +49,9 @@ class FaultInjectionEnv final : public Env {
   Status Truncate(const std::string& path, uint64_t size) override;
   Result<uint64_t> FileSize(const std::string& path) override { return base_->FileSize(path); }
   bool Exists(const std::string& path) override { return base_->Exists(path); }
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
+    return base_->LockFile(path);
+  }
 
  private:
   friend class FaultInjectionFile;

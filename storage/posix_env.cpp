@@ -1,6 +1,7 @@
 // PosixEnv: Env on POSIX file descriptors. Every error names the call, the path and errno's text.
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -55,8 +56,31 @@ class PosixWritableFile final : public WritableFile {
   uint64_t size_;
 };
 
+class PosixFileLock final : public FileLock {
+ public:
+  explicit PosixFileLock(int fd) : fd_(fd) {}
+  ~PosixFileLock() override { ::close(fd_); }  // closing releases the flock
+
+ private:
+  int fd_;
+};
+
 class PosixEnv final : public Env {
  public:
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return PosixError("open", path, errno);
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      ::close(fd);
+      if (err == EWOULDBLOCK) {
+        return Status(Code::kUnavailable, path + " is locked: the data directory is in use by another process");
+      }
+      return PosixError("flock", path, err);
+    }
+    return std::unique_ptr<FileLock>(new PosixFileLock(fd));
+  }
+
   Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& path,
                                                      bool truncate) override {
     const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : O_APPEND);

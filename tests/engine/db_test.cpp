@@ -166,6 +166,18 @@ TEST_CASE("db: a failed write or fsync refuses later writes; recovery shows only
   }
 }
 
+TEST_CASE("db: a data directory in use is refused until its Db is gone") {
+  TestDir dir;
+  Driver d(12);
+  auto first = Db::Open(dir.path(), d.Options(Env::Posix(), DurabilityMode::kNone));
+  REQUIRE(first.ok());
+  auto second = Db::Open(dir.path(), d.Options(Env::Posix(), DurabilityMode::kNone));
+  CHECK(second.status().code() == Code::kUnavailable);
+  CHECK(second.status().message().find("in use") != std::string::npos);
+  first->reset();
+  CHECK(Db::Open(dir.path(), d.Options(Env::Posix(), DurabilityMode::kNone)).ok());
+}
+
 TEST_CASE("db: without a directory the Db is in memory only") {
   Driver d(4);
   auto db = Db::Open("", d.Options(nullptr, DurabilityMode::kAlways));

@@ -1,0 +1,37 @@
+// Rebuilding a data directory's state: the newest snapshot that passes every check (damaged
+// ones are reported and skipped), then the WAL after its LSN. Db::Open uses it (repairing a
+// torn tail); relgraph-admin's verify, inspect and export use it read-only.
+//
+// Thread-safety: one call at a time per directory; no shared state.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/graph.h"
+#include "storage/env.h"
+
+namespace relgraph {
+
+struct RecoveryInfo {
+  uint64_t snapshot_lsn = 0;                   // LSN of the snapshot loaded
+  std::string snapshot_file;                   // empty: none was loaded
+  uint64_t snapshot_edges = 0;
+  std::vector<std::string> skipped_snapshots;  // "file: why", newest first
+  uint64_t replayed_records = 0;
+  uint64_t last_lsn = 0;                       // the newest LSN recovered
+  uint64_t last_segment_no = 0;                // 0: no WAL segment
+  uint64_t torn_bytes = 0;                     // torn tail of the newest segment
+  std::string torn_file;
+  double seconds = 0;
+};
+
+// Rebuilds the graph of `dir`. With repair_torn_tail the newest segment's torn tail is cut off
+// (otherwise nothing in `dir` is modified). Errors: the WAL reader's kCorruption (file, offset,
+// repair command), or a WAL that does not reach back to the snapshot loaded (or to LSN 1).
+Result<std::unique_ptr<Graph>> RecoverGraph(Env* env, const std::string& dir,
+                                            const GraphOptions& options, bool repair_torn_tail,
+                                            RecoveryInfo* info);
+
+}  // namespace relgraph
