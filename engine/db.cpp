@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "engine/clock.h"
+#include "engine/graph_snapshot.h"
 #include "storage/file_names.h"
 #include "storage/wal_reader.h"
 
@@ -72,12 +73,7 @@ Result<SnapshotInfo> Db::Snapshot() {
       if (begin >= graph_->user_count()) break;
       graph_->CopyFollowing(begin, begin + options_.snapshot_slice_users, &slice);
     }
-    size_t at = 0;
-    for (size_t i = 0; i < slice.followers.size(); ++i) {
-      RELGRAPH_RETURN_IF_ERROR((*writer)->Add(
-          slice.followers[i], std::span<const SnapshotEdge>(slice.edges.data() + at, slice.counts[i])));
-      at += slice.counts[i];
-    }
+    RELGRAPH_RETURN_IF_ERROR(AddSliceToSnapshot(slice, writer->get()));
   }
   // The WAL must reach the snapshot's LSN on disk before the snapshot exists, or a crash could
   // leave a snapshot newer than the end of the WAL that recovery continues from.

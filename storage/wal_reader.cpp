@@ -12,7 +12,8 @@ namespace relgraph {
 namespace {
 
 Status Damage(const std::string& path, uint64_t offset, uint64_t lsn, const std::string& what,
-              const std::string& dir) {
+              const std::string& dir, WalDamage* out, uint64_t segment_no) {
+  if (out != nullptr) *out = WalDamage{path, segment_no, offset, lsn, what};
   return Status::Corruption(path + " at offset " + std::to_string(offset) + " (LSN " +
                             std::to_string(lsn) + "): " + what +
                             ". Recovery stopped; run `relgraph-admin repair " + dir +
@@ -50,7 +51,7 @@ Result<WalScanResult> ScanWal(Env* env, const std::string& dir, const WalScanOpt
 
     // ---- header
     if (bytes.size() < kWalHeaderBytes) {
-      if (!newest) return Damage(path, 0, expected_lsn, "segment shorter than its header", dir);
+      if (!newest) return Damage(path, 0, expected_lsn, "segment shorter than its header", dir, options.damage, no);
       // Created but never completed: the writer died at once. Drop the file.
       result.torn_bytes = bytes.size();
       result.torn_file = path;
@@ -59,14 +60,14 @@ Result<WalScanResult> ScanWal(Env* env, const std::string& dir, const WalScanOpt
     }
     WalSegmentHeader header;
     if (!DecodeWalHeader(bytes, &header)) {
-      return Damage(path, 0, expected_lsn, "bad segment header (magic, version or checksum)", dir);
+      return Damage(path, 0, expected_lsn, "bad segment header (magic, version or checksum)", dir, options.damage, no);
     }
     if (header.segment_no != no) {
-      return Damage(path, 0, expected_lsn, "header names segment " + std::to_string(header.segment_no), dir);
+      return Damage(path, 0, expected_lsn, "header names segment " + std::to_string(header.segment_no), dir, options.damage, no);
     }
     if (s > 0 && no != (*segments)[s - 1] + 1) {
       return Damage(path, 0, expected_lsn,
-                    "segment " + std::to_string(no - 1) + " is missing", dir);
+                    "segment " + std::to_string(no - 1) + " is missing", dir, options.damage, no);
     }
     if (expected_lsn == 0) {
       expected_lsn = header.first_lsn;
@@ -74,7 +75,7 @@ Result<WalScanResult> ScanWal(Env* env, const std::string& dir, const WalScanOpt
     } else if (header.first_lsn != expected_lsn) {
       return Damage(path, 0, expected_lsn,
                     "segment starts at LSN " + std::to_string(header.first_lsn) + ", expected " +
-                        std::to_string(expected_lsn), dir);
+                        std::to_string(expected_lsn), dir, options.damage, no);
     }
     ++result.segments;
     result.last_segment_no = no;
@@ -88,21 +89,21 @@ Result<WalScanResult> ScanWal(Env* env, const std::string& dir, const WalScanOpt
       const bool torn = left < kWalRecordHeaderBytes ||
                         (len <= kMaxRecordPayload && left < kWalRecordHeaderBytes + len);
       if (torn) {
-        if (!newest) return Damage(path, pos, expected_lsn, "record cut off inside an older segment", dir);
+        if (!newest) return Damage(path, pos, expected_lsn, "record cut off inside an older segment", dir, options.damage, no);
         result.torn_bytes = left;
         result.torn_file = path;
         if (options.truncate_torn_tail) RELGRAPH_RETURN_IF_ERROR(env->Truncate(path, pos));
         break;
       }
       if (len > kMaxRecordPayload) {
-        return Damage(path, pos, expected_lsn, "record length " + std::to_string(len) + " over the limit", dir);
+        return Damage(path, pos, expected_lsn, "record length " + std::to_string(len) + " over the limit", dir, options.damage, no);
       }
       if (DecodeFixed64(p) != XXH3_64bits(p + 8, 13 + len)) {
-        return Damage(path, pos, expected_lsn, "record checksum mismatch", dir);
+        return Damage(path, pos, expected_lsn, "record checksum mismatch", dir, options.damage, no);
       }
       const uint64_t lsn = DecodeFixed64(p + 12);
       if (lsn != expected_lsn) {
-        return Damage(path, pos, expected_lsn, "record has LSN " + std::to_string(lsn), dir);
+        return Damage(path, pos, expected_lsn, "record has LSN " + std::to_string(lsn), dir, options.damage, no);
       }
       if (lsn >= options.from_lsn) {
         const WalRecordView rec{lsn, static_cast<uint8_t>(p[20]), std::string_view(p + 21, len)};

@@ -27,9 +27,19 @@ struct WalRecordView {
   std::string_view payload;  // valid during the callback only
 };
 
+// Where a scan found damage (filled when the scan fails with kCorruption).
+struct WalDamage {
+  std::string file;
+  uint64_t segment_no = 0;
+  uint64_t offset = 0;  // the last good record ends here: a repair truncates at this offset
+  uint64_t lsn = 0;     // the LSN expected at that offset
+  std::string what;
+};
+
 struct WalScanOptions {
   uint64_t from_lsn = 1;            // deliver records with lsn >= from_lsn (older are checked)
   bool truncate_torn_tail = false;  // cut a torn tail off the newest segment, in place
+  WalDamage* damage = nullptr;      // optional: where the damage is, on kCorruption
 };
 
 struct WalScanResult {

@@ -1,0 +1,178 @@
+// relgraph-admin's commands, called in-process.
+#include <doctest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <tuple>
+
+#include "engine/db.h"
+#include "engine/edge_list.h"
+#include "storage/file_names.h"
+#include "storage/wal_reader.h"
+#include "tests/storage/test_dir.h"
+#include "tools/admin/admin_commands.h"
+
+namespace relgraph {
+namespace {
+
+using testing::TestDir;
+
+struct Ran {
+  int code;
+  std::string out, err;
+};
+
+Ran Admin(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = admin::Run(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string WriteEdgeList(const std::string& dir) {
+  const std::string path = JoinPath(dir, "edges.txt");
+  std::ofstream f(path);
+  f << "# test graph\n";
+  std::mt19937 rng(1);
+  for (int i = 0; i < 3000; ++i) f << 1 + rng() % 300 << "\t" << 1 + rng() % 300 << "\t" << 1'600'000'000'000 + i << "\n";
+  return path;
+}
+
+std::vector<std::string> Lines(const std::string& s) {
+  std::vector<std::string> v;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) v.push_back(l);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+DbOptions Opts() {
+  DbOptions o;
+  o.durability = DurabilityMode::kAlways;
+  o.graph.rate_limit.enabled = false;
+  o.wal_segment_bytes = 4096;
+  return o;
+}
+
+TEST_CASE("admin: usage, help and unknown commands exit with the documented codes") {
+  CHECK(Admin({}).code == 2);
+  CHECK(Admin({"--help"}).code == 0);
+  CHECK(Admin({"verify", "--help"}).code == 0);
+  CHECK(Admin({"frobnicate"}).code == 2);
+  CHECK(Admin({"verify"}).code == 2);
+  CHECK(Admin({"export", "a", "b"}).code == 2);
+  CHECK(Admin({"verify", "/nonexistent/dir"}).code == 1);
+  CHECK(Admin({"import", "x", "y", "--bogus"}).code == 2);
+}
+
+TEST_CASE("admin: import, verify, export round-trip the edge list; import refuses existing data") {
+  TestDir dir;
+  const std::string edges = WriteEdgeList(dir.path());
+  const std::string data = JoinPath(dir.path(), "data");
+  Ran r = Admin({"import", edges, data, "--max-following=5"});
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out.find("over the cap") != std::string::npos);
+  CHECK(Admin({"import", edges, data}).code == 1);
+  r = Admin({"verify", data});
+  CHECK_MESSAGE(r.code == 0, r.err);
+  r = Admin({"export", data});
+  REQUIRE(r.code == 0);
+  // The same file through the engine's loader gives the same edges.
+  GraphOptions o;
+  o.rate_limit.enabled = false;
+  o.max_following = 5;
+  Graph g(o);
+  REQUIRE(LoadEdgeList(edges, g).ok());
+  std::ostringstream want;
+  g.ForEachEdge([&](UserId a, UserId b, TimestampMs ts) { want << a << " " << b << " " << ts << "\n"; });
+  CHECK(Lines(r.out) == Lines(want.str()));
+  // And a Db opened on the imported directory sees them and writes on top.
+  auto db = Db::Open(data, Opts());
+  REQUIRE(db.ok());
+  CHECK((*db)->Read([](const Graph& gr) { return gr.edge_count(); }) == g.edge_count());
+}
+
+TEST_CASE("admin: snapshot, restore, inspect and wal-dump on a live-written directory") {
+  TestDir dir;
+  const std::string data = JoinPath(dir.path(), "data");
+  {
+    auto db = Db::Open(data, Opts());
+    REQUIRE(db.ok());
+    for (UserId u = 2; u < 60; ++u) REQUIRE((*db)->FollowAt(1, u, 1000 + static_cast<TimestampMs>(u)).ok());
+    REQUIRE((*db)->Unfollow(1, 2).ok());
+    // While the Db holds the directory, admin refuses it.
+    Ran locked = Admin({"inspect", data});
+    CHECK(locked.code == 1);
+    CHECK(locked.err.find("in use") != std::string::npos);
+  }
+  Ran r = Admin({"wal-dump", data});
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("1 follow 1 -> 2 at 1002") != std::string::npos);
+  CHECK(r.out.find("59 unfollow 1 -> 2") != std::string::npos);
+  r = Admin({"snapshot", data});
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  r = Admin({"inspect", data});
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("57 edges") != std::string::npos);
+  const std::string snap = JoinPath(data, SnapshotName(59));
+  CHECK(Admin({"verify", snap}).code == 0);
+  CHECK(Admin({"inspect", snap}).out.find("lsn 59") != std::string::npos);
+  const std::string copy = JoinPath(dir.path(), "restored");
+  r = Admin({"restore", snap, copy});
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(Admin({"restore", snap, copy}).code == 1);  // not over existing data
+  CHECK(Lines(Admin({"export", copy}).out) == Lines(Admin({"export", data}).out));
+}
+
+TEST_CASE("admin: verify names damage; repair keeps a backup and truncates at the last good record") {
+  TestDir dir;
+  const std::string data = JoinPath(dir.path(), "data");
+  {
+    auto db = Db::Open(data, Opts());
+    REQUIRE(db.ok());
+    for (UserId u = 2; u < 400; ++u) REQUIRE((*db)->FollowAt(1 + u % 7, u, static_cast<TimestampMs>(u)).ok());
+  }
+  auto segments = *ListWalSegments(Env::Posix(), data);
+  REQUIRE(segments.size() > 3);
+  // Flip a byte in the middle of the second segment.
+  const std::string victim = JoinPath(data, WalSegmentName(segments[1]));
+  std::string bytes = *Env::Posix()->ReadFile(victim);
+  bytes[bytes.size() / 2] ^= 0x40;
+  {
+    auto f = Env::Posix()->OpenWritable(victim, true);
+    REQUIRE((*f)->Append(bytes).ok());
+    REQUIRE((*f)->Close().ok());
+  }
+  Ran r = Admin({"verify", data});
+  CHECK(r.code == 1);
+  CHECK(r.err.find(WalSegmentName(segments[1])) != std::string::npos);
+  CHECK(r.err.find("relgraph-admin repair") != std::string::npos);
+  CHECK_FALSE(Db::Open(data, Opts()).ok());
+
+  r = Admin({"repair", data});
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out.find("originals kept in") != std::string::npos);
+  CHECK(r.out.find("removed") != std::string::npos);
+  CHECK(Admin({"verify", data}).code == 0);
+  CHECK(Admin({"repair", data}).out.find("nothing to repair") != std::string::npos);
+  // The backup holds the damaged segment as it was.
+  bool found = false;
+  const auto names = Env::Posix()->ListDir(data);
+  REQUIRE(names.ok());
+  for (const std::string& name : *names) {
+    if (name.rfind("repair-backup-", 0) == 0) {
+      found = *Env::Posix()->ReadFile(JoinPath(JoinPath(data, name), WalSegmentName(segments[1]))) == bytes;
+    }
+  }
+  CHECK(found);
+  auto db = Db::Open(data, Opts());
+  REQUIRE_MESSAGE(db.ok(), db.status().ToString());
+  const uint64_t kept = (*db)->recovery().last_lsn;
+  CHECK(kept > 0);
+  CHECK(kept < 398);
+  CHECK((*db)->Read([](const Graph& g) { return g.edge_count(); }) == kept);
+}
+
+}  // namespace
+}  // namespace relgraph
