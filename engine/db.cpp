@@ -115,7 +115,7 @@ Status Db::Close() {
 
 uint64_t Db::last_lsn() const { return wal_ ? wal_->last_lsn() : 0; }
 
-Result<uint64_t> Db::Log(WalRecordType type, const std::string& payload) {
+Result<uint64_t> Db::Log(WalRecordType type, std::string_view payload) {
   if (!wal_) return uint64_t{0};
   return wal_->Append(static_cast<uint8_t>(type), payload);
 }
@@ -138,9 +138,9 @@ Result<T> Db::Mutate(Apply&& apply, Record&& record) {
     }
     r = apply(*graph_);
     if (!r.ok()) return r;
-    const std::optional<std::pair<WalRecordType, std::string>> rec = record(*r);
+    const std::optional<std::pair<WalRecordType, WalPayload>> rec = record(*r);
     if (!rec) return r;
-    auto l = Log(rec->first, rec->second);
+    auto l = Log(rec->first, rec->second.view());
     if (!l.ok()) return l.status();
     lsn = *l;
   }
@@ -150,7 +150,7 @@ Result<T> Db::Mutate(Apply&& apply, Record&& record) {
 
 namespace {
 
-using MaybeRecord = std::optional<std::pair<WalRecordType, std::string>>;
+using MaybeRecord = std::optional<std::pair<WalRecordType, WalPayload>>;
 
 // A follow is logged only when it created the edge, with the time it was given.
 auto FollowRecord(UserId a, UserId b) {

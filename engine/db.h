@@ -81,7 +81,7 @@ class Db {
   Status Recover();
   Status ApplyRetention();
   // Appends under the caller's exclusive lock; returns the LSN to commit (0: nothing logged).
-  Result<uint64_t> Log(WalRecordType type, const std::string& payload);
+  Result<uint64_t> Log(WalRecordType type, std::string_view payload);
   Status Commit(uint64_t lsn);
   template <typename T, typename Apply, typename Record>
   Result<T> Mutate(Apply&& apply, Record&& record);

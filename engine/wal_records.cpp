@@ -42,24 +42,31 @@ Result<Decoded> Decode(uint8_t type, std::string_view payload) {
 
 }  // namespace
 
-std::string EncodeFollowRecord(UserId follower, UserId followee, TimestampMs ts) {
-  std::string p;
-  PutFixed64(&p, follower);
-  PutFixed64(&p, followee);
-  PutFixed64(&p, static_cast<uint64_t>(ts));
+namespace {
+void Put64(WalPayload* p, uint64_t v) {
+  EncodeFixed64(p->bytes + p->size, v);
+  p->size += 8;
+}
+}  // namespace
+
+WalPayload EncodeFollowRecord(UserId follower, UserId followee, TimestampMs ts) {
+  WalPayload p;
+  Put64(&p, follower);
+  Put64(&p, followee);
+  Put64(&p, static_cast<uint64_t>(ts));
   return p;
 }
 
-std::string EncodeUnfollowRecord(UserId follower, UserId followee) {
-  std::string p;
-  PutFixed64(&p, follower);
-  PutFixed64(&p, followee);
+WalPayload EncodeUnfollowRecord(UserId follower, UserId followee) {
+  WalPayload p;
+  Put64(&p, follower);
+  Put64(&p, followee);
   return p;
 }
 
-std::string EncodeRemoveUserRecord(UserId user) {
-  std::string p;
-  PutFixed64(&p, user);
+WalPayload EncodeRemoveUserRecord(UserId user) {
+  WalPayload p;
+  Put64(&p, user);
   return p;
 }
 

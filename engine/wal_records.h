@@ -16,9 +16,16 @@ namespace relgraph {
 
 enum class WalRecordType : uint8_t { kFollow = 1, kUnfollow = 2, kRemoveUser = 3 };
 
-std::string EncodeFollowRecord(UserId follower, UserId followee, TimestampMs ts);
-std::string EncodeUnfollowRecord(UserId follower, UserId followee);
-std::string EncodeRemoveUserRecord(UserId user);
+// An encoded payload, held inline: logging a follow allocates nothing.
+struct WalPayload {
+  char bytes[24];
+  uint8_t size = 0;
+  std::string_view view() const { return {bytes, size}; }
+};
+
+WalPayload EncodeFollowRecord(UserId follower, UserId followee, TimestampMs ts);
+WalPayload EncodeUnfollowRecord(UserId follower, UserId followee);
+WalPayload EncodeRemoveUserRecord(UserId user);
 
 // Decodes a record and applies it with Graph's idempotent Apply* calls. kCorruption for an
 // unknown type or a payload of the wrong size.

@@ -9,6 +9,9 @@
 
 namespace relgraph {
 
+inline void EncodeFixed64(char* dst, uint64_t v) {
+  for (int i = 0; i < 8; ++i) dst[i] = static_cast<char>(v >> (8 * i));
+}
 inline void PutFixed32(std::string* dst, uint32_t v) {
   char b[4];
   for (int i = 0; i < 4; ++i) b[i] = static_cast<char>(v >> (8 * i));
@@ -16,7 +19,7 @@ inline void PutFixed32(std::string* dst, uint32_t v) {
 }
 inline void PutFixed64(std::string* dst, uint64_t v) {
   char b[8];
-  for (int i = 0; i < 8; ++i) b[i] = static_cast<char>(v >> (8 * i));
+  EncodeFixed64(b, v);
   dst->append(b, 8);
 }
 inline uint32_t DecodeFixed32(const char* p) {

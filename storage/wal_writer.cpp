@@ -4,6 +4,13 @@
 #include "storage/wal_format.h"
 
 namespace relgraph {
+namespace {
+
+// In none/everysec a full buffer is written by the background thread; past this many times
+// the buffer size, Append writes inline (backpressure when the disk cannot keep up).
+constexpr size_t kBackpressureFactor = 64;
+
+}  // namespace
 
 const char* DurabilityModeName(DurabilityMode mode) {
   switch (mode) {
@@ -29,7 +36,8 @@ WalWriter::WalWriter(Env* env, std::string dir, const WalWriterOptions& options,
       next_lsn_(next_lsn),
       buffer_first_lsn_(next_lsn),
       written_lsn_(next_lsn - 1),
-      synced_lsn_(next_lsn - 1) {}
+      synced_lsn_(next_lsn - 1),
+      synced_atomic_(next_lsn - 1) {}
 
 Result<std::unique_ptr<WalWriter>> WalWriter::Open(Env* env, const std::string& dir,
                                                    const WalWriterOptions& options,
@@ -37,7 +45,7 @@ Result<std::unique_ptr<WalWriter>> WalWriter::Open(Env* env, const std::string& 
   if (next_lsn == 0) return Status::InvalidArgument("LSNs start at 1");
   std::unique_ptr<WalWriter> w(new WalWriter(env, dir, options, next_lsn));
   RELGRAPH_RETURN_IF_ERROR(w->OpenSegment(segment_no, next_lsn));
-  if (options.mode == DurabilityMode::kEverySec) w->syncer_ = std::thread([p = w.get()] { p->SyncLoop(); });
+  if (options.mode != DurabilityMode::kAlways) w->syncer_ = std::thread([p = w.get()] { p->SyncLoop(); });
   return w;
 }
 
@@ -70,25 +78,36 @@ Result<uint64_t> WalWriter::Append(uint8_t type, std::string_view payload) {
   const uint64_t lsn = next_lsn_++;
   EncodeWalRecord(lsn, type, payload, &buffer_);
   if (options_.mode != DurabilityMode::kAlways && buffer_.size() >= options_.buffer_bytes) {
-    RELGRAPH_RETURN_IF_ERROR(FlushLocked(lock, /*sync=*/false, /*roll=*/false));
+    if (buffer_.size() >= kBackpressureFactor * options_.buffer_bytes) {
+      // The disk is not keeping up: write inline so the buffer cannot grow without bound.
+      RELGRAPH_RETURN_IF_ERROR(FlushLocked(lock, /*sync=*/false, /*roll=*/false));
+    } else {
+      cv_.notify_all();  // the background thread writes it
+    }
   }
   return lsn;
 }
 
 Status WalWriter::Commit(uint64_t lsn) {
-  std::unique_lock lock(mu_);
   if (options_.mode != DurabilityMode::kAlways) {
-    return failed_.ok() ? Status::OK() : Status(Code::kUnavailable, "WAL failed: " + failed_.message());
+    if (!failed_flag_.load(std::memory_order_acquire)) return Status::OK();
+    return Status(Code::kUnavailable, "WAL failed: " + health().message());
   }
-  while (synced_lsn_ < lsn) {
-    if (!failed_.ok()) return Status(Code::kUnavailable, "WAL failed: " + failed_.message());
-    if (!flushing_) {
-      RELGRAPH_RETURN_IF_ERROR(FlushLocked(lock, /*sync=*/true, /*roll=*/false));
-    } else {
-      cv_.wait(lock);
+  for (;;) {
+    if (synced_atomic_.load(std::memory_order_acquire) >= lsn) return Status::OK();
+    const uint64_t generation = flush_generation_.load(std::memory_order_acquire);
+    {
+      std::unique_lock relock(mu_);
+      if (synced_lsn_ >= lsn) return Status::OK();
+      if (!failed_.ok()) return Status(Code::kUnavailable, "WAL failed: " + failed_.message());
+      if (!flushing_) {
+        // Lead: one write + fsync covers everyone who appended before it.
+        RELGRAPH_RETURN_IF_ERROR(FlushLocked(relock, /*sync=*/true, /*roll=*/false));
+        continue;
+      }
     }
+    flush_generation_.wait(generation, std::memory_order_acquire);  // the running flush ends
   }
-  return Status::OK();
 }
 
 Status WalWriter::Flush(bool sync) {
@@ -129,20 +148,40 @@ Status WalWriter::FlushLocked(std::unique_lock<std::mutex>& lock, bool sync, boo
   flushing_ = false;
   if (s.ok()) {
     written_lsn_ = batch_last;
-    if (need_sync || roll) synced_lsn_ = batch_last;
+    if (need_sync || roll) {
+      synced_lsn_ = batch_last;
+      synced_atomic_.store(batch_last, std::memory_order_release);
+    }
   } else {
     failed_ = Status(s.code(), "WAL segment " + std::to_string(segment_no_) + ": " + s.message());
+    failed_flag_.store(true, std::memory_order_release);
   }
   cv_.notify_all();
+  flush_generation_.fetch_add(1, std::memory_order_release);
+  flush_generation_.notify_all();
   return s.ok() ? s : Status(Code::kUnavailable, "WAL failed: " + failed_.message());
 }
 
 void WalWriter::SyncLoop() {
+  // none and everysec: write the buffer when it fills; in everysec also fsync once per interval.
+  // Errors become the sticky failure, which the next Append or Commit reports.
   std::unique_lock lock(mu_);
+  auto next_sync = std::chrono::steady_clock::now() + options_.sync_interval;
   while (!stop_) {
-    cv_.wait_for(lock, options_.sync_interval, [&] { return stop_; });
+    cv_.wait_until(lock, next_sync, [&] {
+      return stop_ || (!flushing_ && buffer_.size() >= options_.buffer_bytes);
+    });
     if (stop_ || !failed_.ok()) continue;
-    if (synced_lsn_ < next_lsn_ - 1) FlushLocked(lock, /*sync=*/true, /*roll=*/false).IgnoreError();
+    const bool sync_due = options_.mode == DurabilityMode::kEverySec &&
+                          std::chrono::steady_clock::now() >= next_sync;
+    if (sync_due) {
+      if (synced_lsn_ < next_lsn_ - 1) FlushLocked(lock, /*sync=*/true, /*roll=*/false).IgnoreError();
+      next_sync = std::chrono::steady_clock::now() + options_.sync_interval;
+    } else if (buffer_.size() >= options_.buffer_bytes) {
+      FlushLocked(lock, /*sync=*/false, /*roll=*/false).IgnoreError();
+    } else if (options_.mode == DurabilityMode::kNone) {
+      next_sync = std::chrono::steady_clock::now() + options_.sync_interval;
+    }
   }
 }
 
@@ -175,6 +214,7 @@ uint64_t WalWriter::durable_lsn() const {
   return synced_lsn_;
 }
 Status WalWriter::health() const {
+  if (!failed_flag_.load(std::memory_order_acquire)) return Status::OK();
   std::lock_guard lock(mu_);
   return failed_;
 }

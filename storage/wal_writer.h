@@ -7,13 +7,15 @@
 // the first committer becomes the leader: it takes the whole buffer, writes and fsyncs it
 // outside the mutex, and wakes everyone whose record it covered. Writers arriving meanwhile
 // queue up behind it and are covered by the next leader's single fsync (group commit). In
-// `everysec` a background thread does the same once a second; in `none` the buffer is written
-// when it fills and at close. The first failed write or fsync is sticky: every later Append
+// `none` and `everysec` a background thread writes the buffer when it fills (Append only wakes
+// it; it writes inline only when the buffer reaches 64x its size, as backpressure), and in
+// `everysec` also fsyncs once a second. The first failed write or fsync is sticky: every later Append
 // and Commit fails with kUnavailable naming the original error.
 //
 // Thread-safety: all methods are thread-safe.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -34,7 +36,7 @@ Result<DurabilityMode> ParseDurabilityMode(std::string_view name);
 struct WalWriterOptions {
   DurabilityMode mode = DurabilityMode::kEverySec;
   uint64_t segment_bytes = uint64_t{64} << 20;  // start a new segment past this size
-  size_t buffer_bytes = size_t{1} << 20;       // none/everysec: write (no fsync) past this
+  size_t buffer_bytes = size_t{1} << 20;       // none/everysec: written in the background past this
   std::chrono::milliseconds sync_interval{1000};  // everysec
 };
 
@@ -90,6 +92,11 @@ class WalWriter {
   bool stop_ = false;
   Status failed_;
   std::thread syncer_;
+  // Mirrors of synced_lsn_ and "a flush finished" that committers read without the mutex:
+  // a committer whose record a flush covered wakes once and returns, instead of queueing on mu_.
+  std::atomic<uint64_t> synced_atomic_{0};
+  std::atomic<uint64_t> flush_generation_{0};
+  std::atomic<bool> failed_flag_{false};  // set once with failed_; read without the mutex
 };
 
 }  // namespace relgraph

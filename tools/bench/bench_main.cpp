@@ -2,7 +2,9 @@
 // named workloads, one report row each. See --help and docs/benchmarks.md.
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <set>
@@ -10,6 +12,7 @@
 #include <string>
 
 #include "tools/bench/bench_report.h"
+#include "tools/bench/durability_workloads.h"
 #include "tools/bench/workload_generator.h"
 #include "tools/bench/workloads.h"
 
@@ -21,15 +24,22 @@ constexpr const char* kUsage = R"(usage: relgraph-bench [flags]
 Loads a follow graph into relgraph and measures workloads, one row each.
 
   --target=embedded      where to run: embedded (in-process engine; the server target comes later)
+                         (the durability workloads run a Db on local disk)
   --edges=N              edges to generate (default 10000000)
   --seed=S               generator and sampling seed (default 1)
   --dataset=PATH         load a SNAP edge list (plain or .gz) instead of generating
   --id-offset=N          add N to every id of --dataset (use 1 for 0-based files; default 0)
   --max-following=N      the follow cap (default 1000)
-  --workloads=a,b,...    subset to run (default: all), from:
-                         load relation relations_batch following_page fans_page_deep
-                         friends_page counts known_followers churn
+  --workloads=a,b,...    subset to run (default: all), from
+                         graph:      load relation relations_batch following_page fans_page_deep
+                                     friends_page counts known_followers churn
+                         durability: wal_off wal_none wal_everysec wal_always wal_always_concurrent
+                                     snapshot recovery_wal import
   --ops=N                operations per query workload (default 2000000)
+  --wal-ops=N            follows per wal_* workload (default 1000000; wal_always: 2000)
+  --writers=N            threads of wal_always_concurrent (default 256)
+  --data-dir=DIR         scratch directory for durability workloads (default: a new one in
+                         /tmp, removed at the end; a given one is left in place)
   --format=text|csv      output format (default text)
   --help                 this text
 
@@ -46,6 +56,9 @@ struct Flags {
   std::vector<std::string> workloads;
   uint64_t ops = 2'000'000;
   bool csv = false;
+  uint64_t wal_ops = 1'000'000;
+  uint64_t writers = 256;
+  std::string data_dir;
 };
 
 bool ParseUint(const std::string& s, uint64_t* out) {
@@ -88,11 +101,21 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
     } else if (key == "--ops") {
       RELGRAPH_RETURN_IF_ERROR(number(&f->ops));
       if (f->ops < 100) return Status::InvalidArgument("--ops must be at least 100");
+    } else if (key == "--wal-ops") {
+      RELGRAPH_RETURN_IF_ERROR(number(&f->wal_ops));
+      if (f->wal_ops < 1) return Status::InvalidArgument("--wal-ops must be at least 1");
+    } else if (key == "--writers") {
+      RELGRAPH_RETURN_IF_ERROR(number(&f->writers));
+      if (f->writers < 1 || f->writers > 4096) return Status::InvalidArgument("--writers must be in [1, 4096]");
+    } else if (key == "--data-dir") {
+      if (value.empty()) return Status::InvalidArgument("--data-dir needs a directory");
+      f->data_dir = value;
     } else if (key == "--format") {
       if (value != "text" && value != "csv") return Status::InvalidArgument("--format is text or csv");
       f->csv = value == "csv";
     } else if (key == "--workloads") {
-      const std::set<std::string> known(Workloads::Names().begin(), Workloads::Names().end());
+      std::set<std::string> known(Workloads::Names().begin(), Workloads::Names().end());
+      known.insert(DurabilityWorkloads::Names().begin(), DurabilityWorkloads::Names().end());
       std::stringstream ss(value);
       std::string w;
       while (std::getline(ss, w, ',')) {
@@ -119,7 +142,15 @@ int Main(int argc, char** argv) {
     return 2;
   }
   std::set<std::string> wanted(flags.workloads.begin(), flags.workloads.end());
-  if (wanted.empty()) wanted.insert(Workloads::Names().begin(), Workloads::Names().end());
+  if (wanted.empty()) {
+    wanted.insert(Workloads::Names().begin(), Workloads::Names().end());
+    wanted.insert(DurabilityWorkloads::Names().begin(), DurabilityWorkloads::Names().end());
+  }
+  bool needs_graph = false;
+  for (const std::string& w : wanted) {
+    const auto& g = Workloads::Names();
+    needs_graph |= std::find(g.begin(), g.end(), w) != g.end() || DurabilityWorkloads::NeedsGraph(w);
+  }
 
   GeneratedGraph data;
   if (!flags.dataset.empty()) {
@@ -145,6 +176,7 @@ int Main(int argc, char** argv) {
   PrintHeader(std::cout, flags.csv, data.description);
   MemoryRow memory;
   for (const std::string& name : Workloads::Names()) {
+    if (!needs_graph) break;
     if (name != "load" && !wanted.count(name)) continue;
     const WorkloadResult r = workloads.Run(name);
     if (name == "load") {
@@ -167,7 +199,37 @@ int Main(int argc, char** argv) {
       PrintWorkload(std::cout, flags.csv, r);
     }
   }
-  if (flags.csv) PrintMemory(std::cout, true, memory);
+
+  // Durability workloads, in a scratch directory.
+  bool any_durability = false;
+  for (const std::string& name : DurabilityWorkloads::Names()) any_durability |= wanted.count(name) > 0;
+  if (any_durability) {
+    DurabilityFlags df;
+    df.wal_ops = flags.wal_ops;
+    df.writers = static_cast<uint32_t>(flags.writers);
+    df.dataset = flags.dataset;
+    df.id_offset = flags.id_offset;
+    bool remove_root = false;
+    if (flags.data_dir.empty()) {
+      char templ[] = "/tmp/relgraph-bench-XXXXXX";
+      if (mkdtemp(templ) == nullptr) {
+        std::cerr << "relgraph-bench: cannot create a scratch directory in /tmp\n";
+        return 1;
+      }
+      df.root = templ;
+      remove_root = true;
+    } else {
+      df.root = flags.data_dir;
+      std::filesystem::create_directories(df.root);
+    }
+    DurabilityWorkloads durability(data, needs_graph ? &graph : nullptr, df);
+    for (const std::string& name : DurabilityWorkloads::Names()) {
+      if (!wanted.count(name)) continue;
+      for (const WorkloadResult& r : durability.Run(name)) PrintWorkload(std::cout, flags.csv, r);
+    }
+    if (remove_root) std::filesystem::remove_all(df.root);
+  }
+  if (flags.csv && needs_graph) PrintMemory(std::cout, true, memory);
   return 0;
 }
 

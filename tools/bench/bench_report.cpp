@@ -14,7 +14,7 @@ void PrintHeader(std::ostream& out, bool csv, const std::string& description) {
     return;
   }
   out << "relgraph-bench, target embedded, " << description << "\n";
-  out << std::left << std::setw(18) << "workload" << std::right << std::setw(12) << "ops"
+  out << std::left << std::setw(22) << "workload" << std::right << std::setw(12) << "ops"
       << std::setw(10) << "seconds" << std::setw(14) << "ops/s" << std::setw(10) << "p50 us"
       << std::setw(10) << "p99 us" << "\n";
 }
@@ -28,9 +28,14 @@ void PrintWorkload(std::ostream& out, bool csv, const WorkloadResult& r) {
     out << line;
     return;
   }
-  std::snprintf(line, sizeof line, "%-18s%12llu%10.3f%14.0f%10.3f%10.3f", r.name.c_str(),
-                static_cast<unsigned long long>(r.ops), r.seconds, r.ops_per_sec(), r.p50_us,
-                r.p99_us);
+  if (r.p50_us == 0 && r.p99_us == 0) {  // a workload timed as a whole: no per-op latency
+    std::snprintf(line, sizeof line, "%-22s%12llu%10.3f%14.0f%10s%10s", r.name.c_str(),
+                  static_cast<unsigned long long>(r.ops), r.seconds, r.ops_per_sec(), "-", "-");
+  } else {
+    std::snprintf(line, sizeof line, "%-22s%12llu%10.3f%14.0f%10.3f%10.3f", r.name.c_str(),
+                  static_cast<unsigned long long>(r.ops), r.seconds, r.ops_per_sec(), r.p50_us,
+                  r.p99_us);
+  }
   out << line;
   if (!r.note.empty()) out << "   (" << r.note << ")";
   out << "\n";

@@ -1,0 +1,203 @@
+#include "tools/bench/durability_workloads.h"
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "engine/db.h"
+#include "engine/edge_list.h"
+#include "engine/graph_snapshot.h"
+
+namespace relgraph::bench {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+double Since(SteadyClock::time_point t) {
+  return std::chrono::duration<double>(SteadyClock::now() - t).count();
+}
+
+DbOptions BenchDbOptions(DurabilityMode mode) {
+  DbOptions o;
+  o.durability = mode;
+  o.graph.rate_limit.enabled = false;
+  return o;
+}
+
+WorkloadResult Row(const std::string& name, uint64_t ops, double seconds, std::string note = "") {
+  WorkloadResult r;
+  r.name = name;
+  r.ops = ops;
+  r.seconds = seconds;
+  r.note = std::move(note);
+  return r;
+}
+
+}  // namespace
+
+DurabilityWorkloads::DurabilityWorkloads(const GeneratedGraph& data, const Graph* graph,
+                                         DurabilityFlags flags)
+    : data_(data), graph_(graph), flags_(std::move(flags)) {}
+
+const std::vector<std::string>& DurabilityWorkloads::Names() {
+  static const std::vector<std::string> names = {
+      "wal_off", "wal_none", "wal_everysec", "wal_always", "wal_always_concurrent",
+      "snapshot", "recovery_wal", "import"};
+  return names;
+}
+
+bool DurabilityWorkloads::NeedsGraph(const std::string& name) { return name == "snapshot"; }
+
+std::string DurabilityWorkloads::Dir(const std::string& name) const {
+  const std::string d = flags_.root + "/" + name;
+  std::filesystem::remove_all(d);
+  return d;
+}
+
+std::vector<WorkloadResult> DurabilityWorkloads::Run(const std::string& name) {
+  if (name == "wal_always_concurrent") return {AlwaysConcurrent()};
+  if (name == "snapshot") return Snapshots();
+  if (name == "recovery_wal") return {RecoveryWal()};
+  if (name == "import") return {Import()};
+  return {Follows(name)};
+}
+
+WorkloadResult DurabilityWorkloads::Follows(const std::string& name) {
+  // One thread, FollowAt through a Db; wal_off is a Db without a directory (no WAL at all).
+  uint64_t n = std::min<uint64_t>(flags_.wal_ops, data_.edges.size());
+  DurabilityMode mode = DurabilityMode::kNone;
+  if (name == "wal_everysec") mode = DurabilityMode::kEverySec;
+  if (name == "wal_always") {
+    mode = DurabilityMode::kAlways;
+    n = std::min<uint64_t>(n, 2000);  // one fsync per follow: keep the run short
+  }
+  const std::string dir = name == "wal_off" ? "" : Dir(name);
+  auto db = Db::Open(dir, BenchDbOptions(mode));
+  if (!db.ok()) return Row(name, 0, 0, db.status().ToString());
+  const auto start = SteadyClock::now();
+  for (uint64_t i = 0; i < n; ++i) {
+    const BenchEdge& e = data_.edges[i];
+    (*db)->FollowAt(e.follower, e.followee, e.ts).status().IgnoreError();
+  }
+  const Status closed = (*db)->Close();
+  return Row(name, n, Since(start), closed.ok() ? "" : closed.ToString());
+}
+
+WorkloadResult DurabilityWorkloads::AlwaysConcurrent() {
+  const uint64_t n = std::min<uint64_t>(200'000, data_.edges.size());
+  auto db = Db::Open(Dir("wal_always_concurrent"), BenchDbOptions(DurabilityMode::kAlways));
+  if (!db.ok()) return Row("wal_always_concurrent", 0, 0, db.status().ToString());
+  std::atomic<uint64_t> next{0}, acked{0};
+  const auto start = SteadyClock::now();
+  std::vector<std::thread> threads;
+  for (uint32_t t = 0; t < flags_.writers; ++t) {
+    threads.emplace_back([&] {
+      for (uint64_t i; (i = next.fetch_add(1)) < n;) {
+        const BenchEdge& e = data_.edges[i];
+        if ((*db)->FollowAt(e.follower, e.followee, e.ts).ok()) acked.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  const double secs = Since(start);
+  (*db)->Close().IgnoreError();
+  return Row("wal_always_concurrent", acked.load(), secs,
+             std::to_string(flags_.writers) + " writers, every follow fsynced before it returned");
+}
+
+std::vector<WorkloadResult> DurabilityWorkloads::Snapshots() {
+  std::vector<WorkloadResult> rows;
+  const std::string dir = Dir("snapshot");
+  std::filesystem::create_directories(dir);
+  // 1. Offline: the loaded graph straight into a snapshot file.
+  auto start = SteadyClock::now();
+  auto info = WriteGraphSnapshot(Env::Posix(), dir, *graph_, 0);
+  if (!info.ok()) return {Row("snapshot_write_offline", 0, 0, info.status().ToString())};
+  rows.push_back(Row("snapshot_write_offline", info->edges, Since(start),
+                     std::to_string(info->file_bytes / (1 << 20)) + " MiB on disk, " +
+                         std::to_string(info->raw_bytes / (1 << 20)) + " MiB raw"));
+  // 2. Recovery from that snapshot.
+  start = SteadyClock::now();
+  auto db = Db::Open(dir, BenchDbOptions(DurabilityMode::kEverySec));
+  if (!db.ok()) return {Row("recovery_snapshot", 0, 0, db.status().ToString())};
+  rows.push_back(Row("recovery_snapshot", (*db)->recovery().snapshot_edges, Since(start)));
+  // 3. Online snapshot while a writer follows as fast as it can: its longest single pause.
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> max_pause_us{0};
+  std::atomic<uint64_t> writes{0};
+  std::thread writer([&] {
+    uint64_t i = 0;
+    while (!stop) {
+      const BenchEdge& e = data_.edges[i++ % data_.edges.size()];
+      const auto t0 = SteadyClock::now();
+      (*db)->Unfollow(e.follower, e.followee).status().IgnoreError();
+      (*db)->FollowAt(e.follower, e.followee, e.ts).status().IgnoreError();
+      const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t0).count();
+      int64_t prev = max_pause_us.load();
+      while (us > prev && !max_pause_us.compare_exchange_weak(prev, us)) {
+      }
+      writes += 2;
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  max_pause_us = 0;  // measure only during the snapshot
+  const uint64_t writes_before = writes;
+  start = SteadyClock::now();
+  auto online = (*db)->Snapshot();
+  const double secs = Since(start);
+  const int64_t pause = max_pause_us.load();
+  const uint64_t during = writes - writes_before;
+  stop = true;
+  writer.join();
+  if (!online.ok()) return {Row("snapshot_write_online", 0, 0, online.status().ToString())};
+  rows.push_back(Row("snapshot_write_online", online->edges, secs,
+                     "longest writer pause " + std::to_string(pause) + " us; " + std::to_string(during) +
+                         " writes went on during it"));
+  (*db)->Close().IgnoreError();
+  return rows;
+}
+
+WorkloadResult DurabilityWorkloads::RecoveryWal() {
+  const uint64_t n = std::min<uint64_t>(std::max<uint64_t>(flags_.wal_ops, 2'000'000), data_.edges.size());
+  const std::string dir = Dir("recovery_wal");
+  {
+    auto db = Db::Open(dir, BenchDbOptions(DurabilityMode::kNone));
+    if (!db.ok()) return Row("recovery_wal", 0, 0, db.status().ToString());
+    for (uint64_t i = 0; i < n; ++i) {
+      const BenchEdge& e = data_.edges[i];
+      (*db)->FollowAt(e.follower, e.followee, e.ts).status().IgnoreError();
+    }
+  }
+  const auto start = SteadyClock::now();
+  auto db = Db::Open(dir, BenchDbOptions(DurabilityMode::kNone));
+  if (!db.ok()) return Row("recovery_wal", 0, 0, db.status().ToString());
+  return Row("recovery_wal", (*db)->recovery().replayed_records, Since(start), "records replayed");
+}
+
+WorkloadResult DurabilityWorkloads::Import() {
+  std::string path = flags_.dataset;
+  uint64_t offset = flags_.id_offset;
+  if (path.empty()) {
+    // The generated graph as a plain edge list, written before the clock starts.
+    path = flags_.root + "/generated-edges.txt";
+    std::ofstream f(path);
+    for (const BenchEdge& e : data_.edges) f << e.follower << ' ' << e.followee << ' ' << e.ts << '\n';
+    offset = 0;
+  }
+  const std::string dir = Dir("import");
+  std::filesystem::create_directories(dir);
+  const auto start = SteadyClock::now();
+  GraphOptions o;
+  o.rate_limit.enabled = false;
+  Graph graph(o);
+  auto stats = LoadEdgeList(path, graph, {.id_offset = offset});
+  if (!stats.ok()) return Row("import", 0, 0, stats.status().ToString());
+  auto info = WriteGraphSnapshot(Env::Posix(), dir, graph, 0);
+  if (!info.ok()) return Row("import", 0, 0, info.status().ToString());
+  return Row("import", stats->edges_read, Since(start),
+             "edge list -> snapshot, " + std::to_string(info->edges) + " edges kept");
+}
+
+}  // namespace relgraph::bench

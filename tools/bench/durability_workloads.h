@@ -1,0 +1,47 @@
+// Durability workloads of relgraph-bench (issue 3): follows through the WAL in each mode,
+// group commit with many writers, snapshot write (offline and online, with the longest writer
+// pause), recovery from a snapshot and from the WAL alone, and import. Each workload works in
+// its own directory under `root`, which the caller removes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/graph.h"
+#include "tools/bench/workload_generator.h"
+#include "tools/bench/workloads.h"
+
+namespace relgraph::bench {
+
+struct DurabilityFlags {
+  std::string root;         // scratch directory
+  uint64_t wal_ops = 1'000'000;
+  uint32_t writers = 256;   // wal_always_concurrent
+  std::string dataset;      // when set, import reads this file instead of a generated one
+  uint64_t id_offset = 0;
+};
+
+class DurabilityWorkloads {
+ public:
+  // `graph` is the loaded benchmark graph (snapshot workloads write it); may be null when no
+  // snapshot workload runs.
+  DurabilityWorkloads(const GeneratedGraph& data, const Graph* graph, DurabilityFlags flags);
+
+  static const std::vector<std::string>& Names();
+  static bool NeedsGraph(const std::string& name);
+  std::vector<WorkloadResult> Run(const std::string& name);  // some workloads report two rows
+
+ private:
+  WorkloadResult Follows(const std::string& name);           // wal_off / wal_none / wal_everysec / wal_always
+  WorkloadResult AlwaysConcurrent();
+  std::vector<WorkloadResult> Snapshots();                   // snapshot_write_offline, recovery_snapshot, snapshot_write_online
+  WorkloadResult RecoveryWal();
+  WorkloadResult Import();
+  std::string Dir(const std::string& name) const;
+
+  const GeneratedGraph& data_;
+  const Graph* graph_;
+  DurabilityFlags flags_;
+};
+
+}  // namespace relgraph::bench
