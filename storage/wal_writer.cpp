@@ -128,6 +128,7 @@ Status WalWriter::FlushLocked(std::unique_lock<std::mutex>& lock, bool sync, boo
   flushing_ = true;
   std::string batch;
   batch.swap(buffer_);
+  buffer_.swap(spare_);  // keeps appending into the other buffer's capacity
   const uint64_t batch_first = buffer_first_lsn_;
   const uint64_t batch_last = next_lsn_ - 1;
   buffer_first_lsn_ = next_lsn_;
@@ -146,6 +147,8 @@ Status WalWriter::FlushLocked(std::unique_lock<std::mutex>& lock, bool sync, boo
 
   lock.lock();
   flushing_ = false;
+  batch.clear();
+  spare_.swap(batch);
   if (s.ok()) {
     written_lsn_ = batch_last;
     if (need_sync || roll) {

@@ -83,6 +83,7 @@ class WalWriter {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::string buffer_;
+  std::string spare_;  // the other buffer: flushes alternate the two, so capacity is reused
   uint64_t next_lsn_;         // LSN of the next Append
   uint64_t buffer_first_lsn_; // LSN of the first record in buffer_
   uint64_t written_lsn_;      // newest LSN in the file
