@@ -21,6 +21,17 @@ void FanList::Insert(const EdgeEntry& e, const FanContext& ctx) {
   size_ = chunks()->size();
 }
 
+void FanList::BuildFromSorted(const EdgeEntry* entries, uint32_t n, const FanContext& ctx) {
+  if (n <= ctx.chunk_entries) {
+    EntryArray a;
+    a.AppendRun(entries, n, ctx.slab);
+    PutSmall(a);
+    return;
+  }
+  ptr_ = reinterpret_cast<uintptr_t>(FanChunks::FromSorted(entries, n, ctx)) | 1;
+  size_ = n;
+}
+
 bool FanList::Erase(const EntryKey& k, const FanContext& ctx) {
   if (!chunked()) {
     EntryArray a = TakeSmall();
@@ -81,6 +92,17 @@ size_t FanList::MemoryBytes() const { return chunked() ? chunks()->MemoryBytes()
 FanChunks::FanChunks(EntryArray first, const EntryOrder& order) {
   chunks_.push_back(first);
   RebuildIndex(order);
+}
+
+FanChunks* FanChunks::FromSorted(const EdgeEntry* entries, uint32_t n, const FanContext& ctx) {
+  auto* c = new FanChunks();
+  for (uint32_t at = 0; at < n; at += ctx.chunk_entries) {
+    EntryArray chunk;
+    chunk.AppendRun(entries + at, std::min(ctx.chunk_entries, n - at), ctx.slab);
+    c->chunks_.push_back(chunk);
+  }
+  c->RebuildIndex(ctx.order);
+  return c;
 }
 
 size_t FanChunks::Locate(const EntryKey& k) const {

@@ -40,6 +40,9 @@ class FanList {
 
   // Inserts `e`. REQUIRES: no entry with the same key.
   void Insert(const EdgeEntry& e, const FanContext& ctx);
+  // Fills an empty list with `n` entries already in key order (bulk loads).
+  // REQUIRES: size() == 0; entries strictly increasing by key.
+  void BuildFromSorted(const EdgeEntry* entries, uint32_t n, const FanContext& ctx);
   // Erases the entry with key `k`; false when there is none.
   bool Erase(const EntryKey& k, const FanContext& ctx);
   // The entry with key `k`, or nullptr. The pointer is valid until the next mutation.
@@ -89,6 +92,8 @@ class FanChunks {
  public:
   // Takes a full short list as the first chunk.
   explicit FanChunks(EntryArray first, const EntryOrder& order);
+  // Full chunks of chunk_entries (the last one partial) from entries in key order.
+  static FanChunks* FromSorted(const EdgeEntry* entries, uint32_t n, const FanContext& ctx);
 
   uint32_t size() const { return total_; }
   void Insert(const EdgeEntry& e, const FanContext& ctx);
@@ -117,6 +122,8 @@ class FanChunks {
   void FenwickAdd(size_t c, int delta);
   size_t Prefix(size_t c) const;             // entries in chunks [0, c)
   size_t ChunkOfRank(size_t rank, size_t* offset) const;
+
+  FanChunks() = default;
 
   std::vector<EntryArray> chunks_;
   std::vector<EntryKey> first_;      // key of each chunk's first entry

@@ -101,6 +101,16 @@ void FollowingList::Insert(const EdgeEntry& e, const EntryOrder& order, SlabAllo
   ts_hi()[pos] = e.ts_hi_flags;
 }
 
+void FollowingList::AppendRun(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab) {
+  const uint32_t old_size = size_;
+  Resize(size_ + n, slab);
+  for (uint32_t i = 0; i < n; ++i) {
+    peers()[old_size + i] = entries[i].peer;
+    ts_lo()[old_size + i] = entries[i].ts_lo;
+    ts_hi()[old_size + i] = entries[i].ts_hi_flags;
+  }
+}
+
 void FollowingList::EraseAt(size_t pos, SlabAllocator& slab) {
   const size_t tail = size_ - pos - 1;
   std::memmove(peers() + pos, peers() + pos + 1, 4 * tail);

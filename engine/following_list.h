@@ -45,6 +45,8 @@ class FollowingList {
   // Inserts at its place in key order. REQUIRES: peer absent.
   void Insert(const EdgeEntry& e, const EntryOrder& order, SlabAllocator& slab);
   void EraseAt(size_t pos, SlabAllocator& slab);
+  // Appends `n` entries that sort after every present one, in order (bulk loads).
+  void AppendRun(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab);
   void Clear(SlabAllocator& slab);
   // Copies up to `limit` entries with rank < end into `out`, newest first; returns the count.
   uint32_t CopyDescending(size_t end, uint32_t limit, EdgeEntry* out) const;

@@ -131,6 +131,8 @@ class Graph {
   const GraphOptions& options() const { return options_; }
 
  private:
+  friend class GraphBuilder;  // bulk loads fill the structures directly
+
 #pragma pack(push, 4)
   struct UserRecord {
     FollowingList following;

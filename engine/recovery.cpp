@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "engine/graph_builder.h"
 #include "engine/wal_records.h"
 #include "storage/file_names.h"
 #include "storage/snapshot_file.h"
@@ -19,13 +20,10 @@ Status LoadNewestSnapshot(Env* env, const std::string& dir, const GraphOptions& 
   if (!lsns.ok()) return lsns.status();
   for (auto it = lsns->rbegin(); it != lsns->rend(); ++it) {
     const std::string path = JoinPath(dir, SnapshotName(*it));
-    // Load into scratch state: a snapshot that fails halfway must leave nothing behind.
-    auto scratch = std::make_unique<Graph>(options);
+    // Build into scratch state: a snapshot that fails halfway must leave nothing behind.
+    GraphBuilder builder(options);
     auto read = ReadSnapshot(env, path, [&](uint64_t follower, std::span<const SnapshotEdge> edges) {
-      for (const SnapshotEdge& e : edges) {
-        RELGRAPH_RETURN_IF_ERROR(scratch->ApplyFollow(follower, e.followee, e.ts_ms));
-      }
-      return Status::OK();
+      return builder.AddFollowing(follower, edges);
     });
     std::string why;
     if (!read.ok()) {
@@ -38,7 +36,7 @@ Status LoadNewestSnapshot(Env* env, const std::string& dir, const GraphOptions& 
       std::fprintf(stderr, "relgraph: skipping snapshot %s: %s\n", path.c_str(), why.c_str());
       continue;
     }
-    *graph = std::move(scratch);
+    *graph = builder.Finish();
     info->snapshot_lsn = *it;
     info->snapshot_file = path;
     info->snapshot_edges = read->edges;
