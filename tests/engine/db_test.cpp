@@ -317,6 +317,39 @@ TEST_CASE("db: retention keeps the newest snapshots and the WAL the oldest kept 
   CHECK((*db)->Read([](const Graph& g) { return Edges(g); }) == final_edges);
 }
 
+TEST_CASE("db: a snapshot that fails midway leaves no snapshot; writes go on or are refused cleanly") {
+  for (int which = 0; which < 3; ++which) {
+    CAPTURE(which);
+    TestDir dir;
+    FaultInjectionEnv env(Env::Posix());
+    Driver d(20 + which);
+    auto db = Db::Open(dir.path(), d.Options(&env, DurabilityMode::kAlways));
+    REQUIRE(db.ok());
+    for (int i = 0; i < 200; ++i) REQUIRE(d.Step(**db).ok());
+    if (which == 0) env.FailNthWrite(1);  // the snapshot header
+    if (which == 1) env.FailNthSync(1);   // the WAL flush before the snapshot is finished
+    if (which == 2) env.SetDiskSpace(200);  // the first block does not fit
+    auto snap = (*db)->Snapshot();
+    CHECK_FALSE(snap.ok());
+    CHECK(ListNumberedFiles(&env, dir.path(), FileType::kSnapshot)->empty());
+    CHECK(ListNumberedFiles(&env, dir.path(), FileType::kSnapshotTemp)->empty());
+    env.SetDiskSpace(0);
+    // Writes continue where the WAL is healthy, and are refused where the failure hit it.
+    for (int i = 0; i < 20; ++i) {
+      const Status st = d.Step(**db);
+      CHECK((st.ok() || st.code() == Code::kUnavailable));
+    }
+    env.SimulateCrash();
+    db->reset();
+    env.Revive();
+    auto reopened = Db::Open(dir.path(), d.Options(&env, DurabilityMode::kAlways));
+    REQUIRE_MESSAGE(reopened.ok(), reopened.status().ToString());
+    CHECK((*reopened)->recovery().last_lsn >= d.acked);
+    d.logged.resize((*reopened)->recovery().last_lsn);
+    CHECK((*reopened)->Read([](const Graph& g) { return Edges(g); }) == Replay(d.logged, d.logged.size()));
+  }
+}
+
 TEST_CASE("db: power cuts with snapshots in between never lose an acknowledged write") {
   TestDir dir;
   FaultInjectionEnv env(Env::Posix());
