@@ -271,6 +271,21 @@ Status Graph::ApplyFollow(UserId a, UserId b, TimestampMs ts) {
 
 Status Graph::ApplyUnfollow(UserId a, UserId b) { return Unfollow(a, b).status(); }
 
+Status Graph::ApplyBatch(std::span<const ReplayOp> ops) {
+  constexpr size_t kSlots = 32, kRecords = 16, kLists = 8;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (i + kSlots < ops.size()) PrefetchForImport({ops[i + kSlots].a, ops[i + kSlots].b, 0}, 0);
+    if (i + kRecords < ops.size()) PrefetchForImport({ops[i + kRecords].a, ops[i + kRecords].b, 0}, 1);
+    if (i + kLists < ops.size()) PrefetchForImport({ops[i + kLists].a, ops[i + kLists].b, 0}, 2);
+    const ReplayOp& op = ops[i];
+    Status s = op.kind == ReplayOp::kFollow     ? ApplyFollow(op.a, op.b, op.ts)
+               : op.kind == ReplayOp::kUnfollow ? ApplyUnfollow(op.a, op.b)
+                                                : ApplyRemoveUser(op.a);
+    if (!s.ok()) return Status(s.code(), s.message(), static_cast<int64_t>(i));
+  }
+  return Status::OK();
+}
+
 Status Graph::ApplyRemoveUser(UserId a) { return RemoveUser(a).status(); }
 
 // ---- whole-graph access -----------------------------------------------------------------------

@@ -89,6 +89,14 @@ class Graph {
   Status ApplyFollow(UserId a, UserId b, TimestampMs ts);
   Status ApplyUnfollow(UserId a, UserId b);    // ensures a -> b does not exist
   Status ApplyRemoveUser(UserId a);            // ensures a has no edges
+  // Applies ops in order, as the three calls above, prefetching ahead so the cache misses of
+  // consecutive ops overlap (WAL replay). On error, Status::detail() is the failing op's index.
+  struct ReplayOp {
+    enum Kind : uint8_t { kFollow, kUnfollow, kRemoveUser } kind;
+    UserId a = 0, b = 0;
+    TimestampMs ts = 0;
+  };
+  Status ApplyBatch(std::span<const ReplayOp> ops);
 
   // ---- queries --------------------------------------------------------------------------------
   Result<Relation> GetRelation(UserId a, UserId b) const;  // relation(a, a) is kNone

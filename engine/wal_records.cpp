@@ -84,6 +84,17 @@ Status ApplyWalRecord(Graph& graph, uint8_t type, std::string_view payload) {
   return Status::Corruption("unreachable");
 }
 
+Result<Graph::ReplayOp> DecodeWalRecord(uint8_t type, std::string_view payload) {
+  auto d = Decode(type, payload);
+  if (!d.ok()) return d.status();
+  switch (d->type) {
+    case WalRecordType::kFollow: return Graph::ReplayOp{Graph::ReplayOp::kFollow, d->a, d->b, d->ts};
+    case WalRecordType::kUnfollow: return Graph::ReplayOp{Graph::ReplayOp::kUnfollow, d->a, d->b, 0};
+    case WalRecordType::kRemoveUser: return Graph::ReplayOp{Graph::ReplayOp::kRemoveUser, d->a, 0, 0};
+  }
+  return Status::Corruption("unreachable");
+}
+
 std::string DescribeWalRecord(uint8_t type, std::string_view payload) {
   auto d = Decode(type, payload);
   if (!d.ok()) return "bad record: " + d.status().message();

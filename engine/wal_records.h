@@ -31,6 +31,9 @@ WalPayload EncodeRemoveUserRecord(UserId user);
 // unknown type or a payload of the wrong size.
 Status ApplyWalRecord(Graph& graph, uint8_t type, std::string_view payload);
 
+// Decodes a record into a replay op (kCorruption as ApplyWalRecord).
+Result<Graph::ReplayOp> DecodeWalRecord(uint8_t type, std::string_view payload);
+
 // "follow 42 -> 7 at 1700000000000", for wal-dump; never fails (says what is wrong instead).
 std::string DescribeWalRecord(uint8_t type, std::string_view payload);
 

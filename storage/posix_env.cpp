@@ -99,10 +99,18 @@ class PosixEnv final : public Env {
   Result<std::string> ReadFile(const std::string& path) override {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return PosixError("open", path, errno);
-    std::string out;
-    char buf[1 << 16];
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      const int err = errno;
+      ::close(fd);
+      return PosixError("fstat", path, err);
+    }
+    // Read straight into a buffer of the file's size; keep going past it if the file grew.
+    std::string out(static_cast<size_t>(st.st_size), '\0');
+    size_t got = 0;
     for (;;) {
-      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (got == out.size()) out.resize(out.size() + (1 << 16));
+      const ssize_t n = ::read(fd, out.data() + got, out.size() - got);
       if (n < 0) {
         if (errno == EINTR) continue;
         const int err = errno;
@@ -110,9 +118,10 @@ class PosixEnv final : public Env {
         return PosixError("read", path, err);
       }
       if (n == 0) break;
-      out.append(buf, static_cast<size_t>(n));
+      got += static_cast<size_t>(n);
     }
     ::close(fd);
+    out.resize(got);
     return out;
   }
 
