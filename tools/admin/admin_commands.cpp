@@ -9,6 +9,7 @@
 
 #include "engine/db.h"
 #include "engine/edge_list.h"
+#include "engine/edge_list_import.h"
 #include "engine/graph_snapshot.h"
 #include "engine/recovery.h"
 #include "engine/wal_records.h"
@@ -146,39 +147,35 @@ int Import(Context& c) {
   if (c.args.positional.size() != 2) return c.Usage("import takes EDGELIST DATADIR");
   const std::string& edges = c.args.positional[0];
   const std::string& dir = c.args.positional[1];
-  GraphOptions o;
-  o.rate_limit.enabled = false;
-  EdgeListLoadOptions lo;
+  EdgeListImportOptions io;
   for (const auto& [k, v] : c.args.flags) {
     if (k == "--no-cap") {
-      o.max_following = kMaxFollowingLimit;
+      io.max_following = kMaxFollowingLimit;
     } else if (k == "--max-following" || k == "--id-offset") {
       char* end = nullptr;
       const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
       if (v.empty() || *end != '\0') return c.Usage(k + " needs a whole number");
-      if (k == "--id-offset") lo.id_offset = n;
-      else o.max_following = static_cast<uint32_t>(std::min<unsigned long long>(n, kMaxFollowingLimit));
+      if (k == "--id-offset") io.id_offset = n;
+      else io.max_following = static_cast<uint32_t>(std::min<unsigned long long>(n, kMaxFollowingLimit));
     } else {
       return c.Usage("unknown flag " + k);
     }
   }
-  if (Status s = ValidateGraphOptions(o); !s.ok()) return c.Fail(s);
+  if (io.max_following < 1) return c.Usage("--max-following must be at least 1");
   if (DirHasData(c.env, dir)) return c.Fail(Status::InvalidArgument(dir + " already holds relgraph data; import needs a new directory"));
   if (Status s = c.env->CreateDir(dir); !s.ok()) return c.Fail(s);
   auto lock = LockDir(c.env, dir);
   if (!lock.ok()) return c.Fail(lock.status());
   const auto start = std::chrono::steady_clock::now();
-  Graph graph(o);
-  auto stats = LoadEdgeList(edges, graph, lo);
-  if (!stats.ok()) return c.Fail(stats.status());
-  auto info = WriteGraphSnapshot(c.env, dir, graph, 0);
-  if (!info.ok()) return c.Fail(info.status());
+  auto imported = ImportEdgeListToSnapshot(c.env, edges, dir, io);
+  if (!imported.ok()) return c.Fail(imported.status());
+  const EdgeListLoadStats& stats = imported->stats;
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  c.out << "imported " << stats->added << " edges among " << graph.user_count() << " users from "
-        << edges << " in " << secs << " s (" << static_cast<uint64_t>(stats->edges_read / secs)
-        << " edges/s)\n  skipped: " << stats->self_loops << " self-loops, " << stats->over_cap
-        << " over the cap, " << stats->duplicates << " duplicates\n  wrote ";
-  PrintSnapshotInfo(c.out, JoinPath(dir, SnapshotName(0)), *info);
+  c.out << "imported " << stats.added << " edges among " << imported->users << " users from "
+        << edges << " in " << secs << " s (" << static_cast<uint64_t>(stats.edges_read / secs)
+        << " edges/s)\n  skipped: " << stats.self_loops << " self-loops, " << stats.over_cap
+        << " over the cap, " << stats.duplicates << " duplicates\n  wrote ";
+  PrintSnapshotInfo(c.out, JoinPath(dir, SnapshotName(0)), imported->snapshot);
   return 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include "engine/db.h"
 #include "engine/edge_list.h"
+#include "engine/edge_list_import.h"
 #include "engine/graph_snapshot.h"
 
 namespace relgraph::bench {
@@ -189,15 +190,11 @@ WorkloadResult DurabilityWorkloads::Import() {
   const std::string dir = Dir("import");
   std::filesystem::create_directories(dir);
   const auto start = SteadyClock::now();
-  GraphOptions o;
-  o.rate_limit.enabled = false;
-  Graph graph(o);
-  auto stats = LoadEdgeList(path, graph, {.id_offset = offset});
-  if (!stats.ok()) return Row("import", 0, 0, stats.status().ToString());
-  auto info = WriteGraphSnapshot(Env::Posix(), dir, graph, 0);
-  if (!info.ok()) return Row("import", 0, 0, info.status().ToString());
-  return Row("import", stats->edges_read, Since(start),
-             "edge list -> snapshot, " + std::to_string(info->edges) + " edges kept");
+  auto imported = ImportEdgeListToSnapshot(Env::Posix(), path, dir, {.id_offset = offset});
+  if (!imported.ok()) return Row("import", 0, 0, imported.status().ToString());
+  return Row("import", imported->stats.edges_read, Since(start),
+             "edge list -> snapshot (relgraph-admin import), " + std::to_string(imported->snapshot.edges) +
+                 " edges kept");
 }
 
 }  // namespace relgraph::bench

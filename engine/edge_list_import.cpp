@@ -1,0 +1,117 @@
+#include "engine/edge_list_import.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "engine/clock.h"
+
+namespace relgraph {
+namespace {
+
+struct Row {
+  uint64_t follower;
+  uint64_t followee;
+  int64_t ts;
+};
+
+// Stable LSD radix sort by a 64-bit key, 16 bits per pass; passes whose digit is the same for
+// every element are skipped.
+template <typename T, typename Key>
+void RadixSort(std::vector<T>& v, Key key) {
+  std::vector<T> tmp(v.size());
+  std::vector<uint32_t> count(1 << 16);
+  for (int shift = 0; shift < 64; shift += 16) {
+    std::fill(count.begin(), count.end(), 0);
+    for (const T& x : v) ++count[(key(x) >> shift) & 0xffff];
+    if (std::any_of(count.begin(), count.end(), [&](uint32_t c) { return c == v.size(); })) continue;
+    uint32_t sum = 0;
+    for (uint32_t& c : count) {
+      const uint32_t n = c;
+      c = sum;
+      sum += n;
+    }
+    for (const T& x : v) tmp[count[(key(x) >> shift) & 0xffff]++] = x;
+    v.swap(tmp);
+  }
+}
+
+}  // namespace
+
+Result<EdgeListImportResult> ImportEdgeListToSnapshot(Env* env, const std::string& edge_list,
+                                                      const std::string& dir,
+                                                      const EdgeListImportOptions& options) {
+  EdgeListImportResult result;
+  EdgeListLoadStats& stats = result.stats;
+
+  // ---- parse ------------------------------------------------------------------------------------
+  auto reader = EdgeListReader::Open(edge_list);
+  if (!reader.ok()) return reader.status();
+  const TimestampMs now = SystemClock::Default()->NowMs();
+  std::vector<Row> rows;
+  EdgeRecord e;
+  while ((*reader)->Next(&e)) {
+    ++stats.edges_read;
+    if (e.follower == e.followee) {
+      ++stats.self_loops;
+      continue;
+    }
+    const UserId a = e.follower + options.id_offset, b = e.followee + options.id_offset;
+    if (a == 0 || b == 0) {
+      return Status(Code::kInvalidUserId, edge_list + ":" + std::to_string(e.line) +
+                                              ": user id 0 is invalid; load 0-based files with an id offset of 1");
+    }
+    rows.push_back({a, b, e.ts.value_or(now)});
+  }
+  if (!(*reader)->status().ok()) return (*reader)->status();
+
+  // ---- group by follower (stable: file order kept within a follower) ---------------------------
+  RadixSort(rows, [](const Row& r) { return r.follower; });
+
+  // ---- per follower: duplicates, cap, list order; stream into the snapshot ----------------------
+  auto writer = SnapshotWriter::Create(env, dir, 0, now);
+  if (!writer.ok()) return writer.status();
+  std::vector<UserId> users;  // every id of a kept edge, counted once sorted
+  std::vector<SnapshotEdge> kept;
+  std::vector<std::pair<UserId, uint32_t>> seen;  // (followee, position in kept or UINT32_MAX)
+  for (size_t begin = 0; begin < rows.size();) {
+    size_t end = begin;
+    while (end < rows.size() && rows[end].follower == rows[begin].follower) ++end;
+    kept.clear();
+    seen.clear();
+    for (size_t i = begin; i < end; ++i) seen.push_back({rows[i].followee, 0});
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end(), [](auto& x, auto& y) { return x.first == y.first; }),
+               seen.end());
+    for (auto& s : seen) s.second = 0;  // 0 = not met yet, 1 = kept, 2 = over the cap
+    for (size_t i = begin; i < end; ++i) {
+      auto it = std::lower_bound(seen.begin(), seen.end(), std::pair<UserId, uint32_t>{rows[i].followee, 0});
+      if (it->second == 1) {
+        ++stats.duplicates;
+      } else if (it->second == 2 || kept.size() >= options.max_following) {
+        it->second = 2;
+        ++stats.over_cap;
+      } else {
+        it->second = 1;
+        kept.push_back({rows[i].followee, rows[i].ts});
+      }
+    }
+    std::sort(kept.begin(), kept.end(), [](const SnapshotEdge& x, const SnapshotEdge& y) {
+      return x.ts_ms != y.ts_ms ? x.ts_ms < y.ts_ms : x.followee < y.followee;
+    });
+    if (!kept.empty()) {
+      users.push_back(rows[begin].follower);
+      for (const SnapshotEdge& k : kept) users.push_back(k.followee);
+      RELGRAPH_RETURN_IF_ERROR((*writer)->Add(rows[begin].follower, kept));
+    }
+    stats.added += kept.size();
+    begin = end;
+  }
+  auto info = (*writer)->Finish();
+  if (!info.ok()) return info.status();
+  result.snapshot = *info;
+  RadixSort(users, [](UserId u) { return u; });
+  result.users = static_cast<uint64_t>(std::unique(users.begin(), users.end()) - users.begin());
+  return result;
+}
+
+}  // namespace relgraph
