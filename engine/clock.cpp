@@ -16,10 +16,14 @@ SystemClock* SystemClock::Default() {
 
 const char* RelationName(Relation r) {
   switch (r) {
-    case Relation::kNone: return "none";
-    case Relation::kFollowing: return "following";
-    case Relation::kFollowedBy: return "followed_by";
-    case Relation::kMutual: return "mutual";
+    case Relation::kNone:
+      return "none";
+    case Relation::kFollowing:
+      return "following";
+    case Relation::kFollowedBy:
+      return "followed_by";
+    case Relation::kMutual:
+      return "mutual";
   }
   return "unknown";
 }

@@ -19,7 +19,9 @@ Db::Db(std::string dir, const DbOptions& options)
       env_(options.env != nullptr ? options.env : Env::Posix()),
       graph_(std::make_unique<Graph>(options.graph)) {}
 
-Db::~Db() { Close().IgnoreError(); }
+Db::~Db() {
+  Close().IgnoreError();
+}
 
 Result<std::unique_ptr<Db>> Db::Open(const std::string& dir, const DbOptions& options) {
   RELGRAPH_RETURN_IF_ERROR(ValidateGraphOptions(options.graph));
@@ -42,8 +44,10 @@ Status Db::Recover() {
   if (!graph.ok()) return graph.status();
   graph_ = std::move(*graph);
   if (recovery_.torn_bytes > 0) {
-    std::fprintf(stderr, "relgraph: recovery cut a torn tail of %llu bytes off %s (the writer died mid-append)\n",
-                 static_cast<unsigned long long>(recovery_.torn_bytes), recovery_.torn_file.c_str());
+    std::fprintf(
+        stderr,
+        "relgraph: recovery cut a torn tail of %llu bytes off %s (the writer died mid-append)\n",
+        static_cast<unsigned long long>(recovery_.torn_bytes), recovery_.torn_file.c_str());
   }
   WalWriterOptions wo;
   wo.mode = options_.durability;
@@ -113,14 +117,18 @@ Status Db::Close() {
   return wal_->Close();
 }
 
-uint64_t Db::last_lsn() const { return wal_ ? wal_->last_lsn() : 0; }
+uint64_t Db::last_lsn() const {
+  return wal_ ? wal_->last_lsn() : 0;
+}
 
 Result<uint64_t> Db::Log(WalRecordType type, std::string_view payload) {
   if (!wal_) return uint64_t{0};
   return wal_->Append(static_cast<uint8_t>(type), payload);
 }
 
-Status Db::Commit(uint64_t lsn) { return lsn == 0 ? Status::OK() : wal_->Commit(lsn); }
+Status Db::Commit(uint64_t lsn) {
+  return lsn == 0 ? Status::OK() : wal_->Commit(lsn);
+}
 
 // Every mutation: refuse early once the WAL has failed, so memory never runs ahead of a WAL
 // that can no longer catch up; decide + apply + append under the lock; commit outside it.

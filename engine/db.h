@@ -39,10 +39,9 @@ struct DbOptions {
   DurabilityMode durability = DurabilityMode::kEverySec;
   Env* env = nullptr;  // nullptr: the POSIX filesystem
   uint64_t wal_segment_bytes = uint64_t{64} << 20;
-  uint32_t keep_snapshots = 2;     // >= 1; WAL is kept back to the oldest kept snapshot
+  uint32_t keep_snapshots = 2;           // >= 1; WAL is kept back to the oldest kept snapshot
   uint32_t snapshot_slice_users = 4096;  // users copied per shared-lock hold while snapshotting
 };
-
 
 class Db {
  public:

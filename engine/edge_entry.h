@@ -4,7 +4,8 @@
 // Layout (little-endian, 2-byte aligned):
 //   peer          u32  internal id of the other user
 //   ts_lo         u32  follow time, bits 0..31 (ms since the epoch)
-//   ts_hi_flags   u16  bits 0..9: follow time bits 32..41; bit 15: kMutual (the reverse edge exists)
+//   ts_hi_flags   u16  bits 0..9: follow time bits 32..41; bit 15: kMutual (the reverse edge
+//   exists)
 //
 // Order: every run is sorted ascending by key (ts, external id of peer); lists are read from
 // the back to be newest first. Ties on ts compare external ids, which costs a lookup in the id
@@ -40,11 +41,15 @@ inline EdgeEntry MakeEntry(InternalId peer, TimestampMs ts, bool mutual) {
   return e;
 }
 inline TimestampMs EntryTs(const EdgeEntry& e) {
-  return static_cast<TimestampMs>((static_cast<uint64_t>(e.ts_hi_flags & kTsHiMask) << 32) | e.ts_lo);
+  return static_cast<TimestampMs>((static_cast<uint64_t>(e.ts_hi_flags & kTsHiMask) << 32) |
+                                  e.ts_lo);
 }
-inline bool EntryMutual(const EdgeEntry& e) { return (e.ts_hi_flags & kMutualFlag) != 0; }
+inline bool EntryMutual(const EdgeEntry& e) {
+  return (e.ts_hi_flags & kMutualFlag) != 0;
+}
 inline void SetEntryMutual(EdgeEntry& e, bool mutual) {
-  e.ts_hi_flags = static_cast<uint16_t>((e.ts_hi_flags & ~kMutualFlag) | (mutual ? kMutualFlag : 0));
+  e.ts_hi_flags =
+      static_cast<uint16_t>((e.ts_hi_flags & ~kMutualFlag) | (mutual ? kMutualFlag : 0));
 }
 
 // A position in a list's order: follow time, then external user id.
@@ -74,7 +79,10 @@ class EntryOrder {
     size_t lo = 0, hi = n;
     while (lo < hi) {
       const size_t mid = (lo + hi) / 2;
-      if (Less(a[mid], k)) lo = mid + 1; else hi = mid;
+      if (Less(a[mid], k))
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     return lo;
   }

@@ -34,7 +34,9 @@ Result<std::unique_ptr<EdgeListReader>> EdgeListReader::Open(const std::string& 
 EdgeListReader::EdgeListReader(void* file, std::string path)
     : file_(file), path_(std::move(path)), buffer_(new char[kBufferBytes]) {}
 
-EdgeListReader::~EdgeListReader() { gzclose(static_cast<gzFile>(file_)); }
+EdgeListReader::~EdgeListReader() {
+  gzclose(static_cast<gzFile>(file_));
+}
 
 bool EdgeListReader::Refill() {
   // Keep the unparsed tail (a partial line) at the front, then fill the rest.
@@ -104,8 +106,8 @@ bool EdgeListReader::ParseLine(const char* p, const char* end, EdgeRecord* out) 
   }
   out->follower = fields[0];
   out->followee = fields[1];
-  out->ts = count == 3 ? std::optional<TimestampMs>(static_cast<TimestampMs>(fields[2]))
-                       : std::nullopt;
+  out->ts =
+      count == 3 ? std::optional<TimestampMs>(static_cast<TimestampMs>(fields[2])) : std::nullopt;
   out->line = line_;
   return true;
 }
@@ -125,7 +127,8 @@ Result<EdgeListLoadStats> LoadEdgeList(const std::string& path, Graph& graph,
     auto r = graph.Import(batch);
     if (!r.ok()) {
       const uint64_t line = lines[static_cast<size_t>(r.status().detail())];
-      return Status(r.status().code(), path + ":" + std::to_string(line) + ": " + r.status().message());
+      return Status(r.status().code(),
+                    path + ":" + std::to_string(line) + ": " + r.status().message());
     }
     stats.added += r->added;
     stats.duplicates += r->duplicates;

@@ -59,11 +59,11 @@ struct EdgeListLoadOptions {
 };
 
 struct EdgeListLoadStats {
-  uint64_t edges_read = 0;   // edge lines in the file
-  uint64_t added = 0;        // edges created
-  uint64_t duplicates = 0;   // the edge existed already
+  uint64_t edges_read = 0;  // edge lines in the file
+  uint64_t added = 0;       // edges created
+  uint64_t duplicates = 0;  // the edge existed already
   uint64_t self_loops = 0;
-  uint64_t over_cap = 0;     // the follower already followed the maximum
+  uint64_t over_cap = 0;  // the follower already followed the maximum
   uint64_t skipped() const { return duplicates + self_loops + over_cap; }
 };
 

@@ -23,7 +23,8 @@ void RadixSort(std::vector<T>& v, Key key) {
   for (int shift = 0; shift < 64; shift += 16) {
     std::fill(count.begin(), count.end(), 0);
     for (const T& x : v) ++count[(key(x) >> shift) & 0xffff];
-    if (std::any_of(count.begin(), count.end(), [&](uint32_t c) { return c == v.size(); })) continue;
+    if (std::any_of(count.begin(), count.end(), [&](uint32_t c) { return c == v.size(); }))
+      continue;
     uint32_t sum = 0;
     for (uint32_t& c : count) {
       const uint32_t n = c;
@@ -57,8 +58,9 @@ Result<EdgeListImportResult> ImportEdgeListToSnapshot(Env* env, const std::strin
     }
     const UserId a = e.follower + options.id_offset, b = e.followee + options.id_offset;
     if (a == 0 || b == 0) {
-      return Status(Code::kInvalidUserId, edge_list + ":" + std::to_string(e.line) +
-                                              ": user id 0 is invalid; load 0-based files with an id offset of 1");
+      return Status(Code::kInvalidUserId,
+                    edge_list + ":" + std::to_string(e.line) +
+                        ": user id 0 is invalid; load 0-based files with an id offset of 1");
     }
     rows.push_back({a, b, e.ts.value_or(now)});
   }
@@ -80,11 +82,13 @@ Result<EdgeListImportResult> ImportEdgeListToSnapshot(Env* env, const std::strin
     seen.clear();
     for (size_t i = begin; i < end; ++i) seen.push_back({rows[i].followee, 0});
     std::sort(seen.begin(), seen.end());
-    seen.erase(std::unique(seen.begin(), seen.end(), [](auto& x, auto& y) { return x.first == y.first; }),
-               seen.end());
+    seen.erase(
+        std::unique(seen.begin(), seen.end(), [](auto& x, auto& y) { return x.first == y.first; }),
+        seen.end());
     for (auto& s : seen) s.second = 0;  // 0 = not met yet, 1 = kept, 2 = over the cap
     for (size_t i = begin; i < end; ++i) {
-      auto it = std::lower_bound(seen.begin(), seen.end(), std::pair<UserId, uint32_t>{rows[i].followee, 0});
+      auto it = std::lower_bound(seen.begin(), seen.end(),
+                                 std::pair<UserId, uint32_t>{rows[i].followee, 0});
       if (it->second == 1) {
         ++stats.duplicates;
       } else if (it->second == 2 || kept.size() >= options.max_following) {

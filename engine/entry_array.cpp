@@ -12,7 +12,8 @@ void EntryArray::Resize(uint32_t new_size, SlabAllocator& slab) {
     EdgeEntry* block = new_size == 0 ? nullptr : slab.Allocate(new_size);
     if (data_ != nullptr) {
       if (block != nullptr) {
-        std::memcpy(static_cast<void*>(block), data_, std::min(size_, new_size) * sizeof(EdgeEntry));
+        std::memcpy(static_cast<void*>(block), data_,
+                    std::min(size_, new_size) * sizeof(EdgeEntry));
       }
       slab.Free(data_, size_);
     }
@@ -31,12 +32,14 @@ void EntryArray::Insert(const EdgeEntry& e, const EntryOrder& order, SlabAllocat
 void EntryArray::InsertAt(size_t pos, const EdgeEntry& e, SlabAllocator& slab) {
   const uint32_t old_size = size_;
   Resize(size_ + 1, slab);
-  std::memmove(static_cast<void*>(data_ + pos + 1), data_ + pos, (old_size - pos) * sizeof(EdgeEntry));
+  std::memmove(static_cast<void*>(data_ + pos + 1), data_ + pos,
+               (old_size - pos) * sizeof(EdgeEntry));
   data_[pos] = e;
 }
 
 void EntryArray::EraseAt(size_t pos, SlabAllocator& slab) {
-  std::memmove(static_cast<void*>(data_ + pos), data_ + pos + 1, (size_ - pos - 1) * sizeof(EdgeEntry));
+  std::memmove(static_cast<void*>(data_ + pos), data_ + pos + 1,
+               (size_ - pos - 1) * sizeof(EdgeEntry));
   Resize(size_ - 1, slab);
 }
 
@@ -46,7 +49,9 @@ void EntryArray::AppendRun(const EdgeEntry* src, uint32_t n, SlabAllocator& slab
   std::memcpy(static_cast<void*>(data_ + old_size), src, n * sizeof(EdgeEntry));
 }
 
-void EntryArray::Clear(SlabAllocator& slab) { Resize(0, slab); }
+void EntryArray::Clear(SlabAllocator& slab) {
+  Resize(0, slab);
+}
 
 uint32_t EntryArray::CopyDescending(size_t end, uint32_t limit, EdgeEntry* out) const {
   const uint32_t n = static_cast<uint32_t>(std::min<size_t>(end, limit));

@@ -45,7 +45,10 @@ class EntryArray {
   uint32_t CopyDescending(size_t end, uint32_t limit, EdgeEntry* out) const;
 
   // Adopts a block holding `size` entries (capacity CapacityFor(size)); releases ownership.
-  void Adopt(EdgeEntry* block, uint32_t size) { data_ = block; size_ = size; }
+  void Adopt(EdgeEntry* block, uint32_t size) {
+    data_ = block;
+    size_ = size;
+  }
   EdgeEntry* Release() {
     EdgeEntry* b = data_;
     data_ = nullptr;

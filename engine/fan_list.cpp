@@ -85,7 +85,9 @@ void FanList::Clear(SlabAllocator& slab) {
   PutSmall(a);
 }
 
-size_t FanList::MemoryBytes() const { return chunked() ? chunks()->MemoryBytes() : 0; }
+size_t FanList::MemoryBytes() const {
+  return chunked() ? chunks()->MemoryBytes() : 0;
+}
 
 // ---- FanChunks ------------------------------------------------------------------------------
 
@@ -115,8 +117,8 @@ void FanChunks::Insert(const EdgeEntry& e, const FanContext& ctx) {
   const EntryKey k = ctx.order.KeyOf(e);
   size_t c = Locate(k);
   if (chunks_[c].size() >= ctx.chunk_entries) {
-    const bool newest = c + 1 == chunks_.size() &&
-                        ctx.order.Less(chunks_[c][chunks_[c].size() - 1], k);
+    const bool newest =
+        c + 1 == chunks_.size() && ctx.order.Less(chunks_[c][chunks_[c].size() - 1], k);
     if (newest) {
       // Appending past the newest entry: start a fresh chunk and leave this one full.
       EntryArray fresh;

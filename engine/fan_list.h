@@ -120,14 +120,14 @@ class FanChunks {
   void RemoveChunk(size_t c, SlabAllocator& slab);
   void RebuildIndex(const EntryOrder& order);
   void FenwickAdd(size_t c, int delta);
-  size_t Prefix(size_t c) const;             // entries in chunks [0, c)
+  size_t Prefix(size_t c) const;  // entries in chunks [0, c)
   size_t ChunkOfRank(size_t rank, size_t* offset) const;
 
   FanChunks() = default;
 
   std::vector<EntryArray> chunks_;
-  std::vector<EntryKey> first_;      // key of each chunk's first entry
-  std::vector<uint32_t> fenwick_;    // 1-based Fenwick tree over chunk sizes
+  std::vector<EntryKey> first_;    // key of each chunk's first entry
+  std::vector<uint32_t> fenwick_;  // 1-based Fenwick tree over chunk sizes
   uint32_t total_ = 0;
 };
 

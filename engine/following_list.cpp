@@ -17,7 +17,8 @@ __attribute__((target("avx2"))) size_t FindPeerAvx2(const uint32_t* p, size_t n,
   for (; i + 16 <= n; i += 16) {
     const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 8));
-    const __m256i eq = _mm256_or_si256(_mm256_cmpeq_epi32(a, needle), _mm256_cmpeq_epi32(b, needle));
+    const __m256i eq =
+        _mm256_or_si256(_mm256_cmpeq_epi32(a, needle), _mm256_cmpeq_epi32(b, needle));
     if (!_mm256_testz_si256(eq, eq)) break;
   }
   for (; i < n; ++i) {
@@ -58,7 +59,10 @@ size_t FollowingList::Rank(const EntryKey& k, const EntryOrder& order) const {
     const size_t mid = (lo + hi) / 2;
     const TimestampMs ts = TsAt(mid);
     const bool less = ts != k.ts ? ts < k.ts : order.External(PeerAt(mid)) < k.user;
-    if (less) lo = mid + 1; else hi = mid;
+    if (less)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -88,7 +92,8 @@ void FollowingList::Insert(const EdgeEntry& e, const EntryOrder& order, SlabAllo
   size_t pos = size_;
   if (size_ > 0) {
     const TimestampMs last = TsAt(size_ - 1);
-    const bool after_last = last != key.ts ? last < key.ts : order.External(PeerAt(size_ - 1)) < key.user;
+    const bool after_last =
+        last != key.ts ? last < key.ts : order.External(PeerAt(size_ - 1)) < key.user;
     if (!after_last) pos = Rank(key, order);
   }
   const size_t tail = size_ - pos;
@@ -119,7 +124,9 @@ void FollowingList::EraseAt(size_t pos, SlabAllocator& slab) {
   Resize(size_ - 1, slab);
 }
 
-void FollowingList::Clear(SlabAllocator& slab) { Resize(0, slab); }
+void FollowingList::Clear(SlabAllocator& slab) {
+  Resize(0, slab);
+}
 
 uint32_t FollowingList::CopyDescending(size_t end, uint32_t limit, EdgeEntry* out) const {
   const uint32_t n = static_cast<uint32_t>(std::min<size_t>(end, limit));

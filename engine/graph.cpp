@@ -130,7 +130,8 @@ Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool
                                         bool rate_limited) {
   RELGRAPH_RETURN_IF_ERROR(CheckUser(a));
   RELGRAPH_RETURN_IF_ERROR(CheckUser(b));
-  if (a == b) return Status(Code::kSelfFollow, "user " + std::to_string(a) + " cannot follow itself");
+  if (a == b)
+    return Status(Code::kSelfFollow, "user " + std::to_string(a) + " cannot follow itself");
   if (!engine_time && (ts < 0 || ts > kMaxTimestampMs)) {
     return Status::InvalidArgument("timestamp " + std::to_string(ts) + " is outside [0, " +
                                    std::to_string(kMaxTimestampMs) + "] ms");
@@ -144,7 +145,8 @@ Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool
     if (bi != kNoInternalId) {
       const size_t i = following.FindPeer(bi);
       if (i < following.size()) {
-        return FollowOutcome{false, following.MutualAt(i) ? Relation::kMutual : Relation::kFollowing,
+        return FollowOutcome{false,
+                             following.MutualAt(i) ? Relation::kMutual : Relation::kFollowing,
                              following.TsAt(i)};
       }
     }
@@ -256,8 +258,10 @@ Result<uint64_t> Graph::RemoveUser(UserId a) {
 Status Graph::ApplyFollow(UserId a, UserId b, TimestampMs ts) {
   RELGRAPH_RETURN_IF_ERROR(CheckUser(a));
   RELGRAPH_RETURN_IF_ERROR(CheckUser(b));
-  if (a == b) return Status(Code::kSelfFollow, "replayed follow of user " + std::to_string(a) + " by itself");
-  if (ts < 0 || ts > kMaxTimestampMs) return Status::InvalidArgument("replayed timestamp out of range");
+  if (a == b)
+    return Status(Code::kSelfFollow, "replayed follow of user " + std::to_string(a) + " by itself");
+  if (ts < 0 || ts > kMaxTimestampMs)
+    return Status::InvalidArgument("replayed timestamp out of range");
   const InternalId ai = Intern(a);
   const InternalId bi = Intern(b);
   const size_t i = users_[ai].following.FindPeer(bi);
@@ -269,13 +273,16 @@ Status Graph::ApplyFollow(UserId a, UserId b, TimestampMs ts) {
   return Status::OK();
 }
 
-Status Graph::ApplyUnfollow(UserId a, UserId b) { return Unfollow(a, b).status(); }
+Status Graph::ApplyUnfollow(UserId a, UserId b) {
+  return Unfollow(a, b).status();
+}
 
 Status Graph::ApplyBatch(std::span<const ReplayOp> ops) {
   constexpr size_t kSlots = 32, kRecords = 16, kLists = 8;
   for (size_t i = 0; i < ops.size(); ++i) {
     if (i + kSlots < ops.size()) PrefetchForImport({ops[i + kSlots].a, ops[i + kSlots].b, 0}, 0);
-    if (i + kRecords < ops.size()) PrefetchForImport({ops[i + kRecords].a, ops[i + kRecords].b, 0}, 1);
+    if (i + kRecords < ops.size())
+      PrefetchForImport({ops[i + kRecords].a, ops[i + kRecords].b, 0}, 1);
     if (i + kLists < ops.size()) PrefetchForImport({ops[i + kLists].a, ops[i + kLists].b, 0}, 2);
     const ReplayOp& op = ops[i];
     Status s = op.kind == ReplayOp::kFollow     ? ApplyFollow(op.a, op.b, op.ts)
@@ -286,7 +293,9 @@ Status Graph::ApplyBatch(std::span<const ReplayOp> ops) {
   return Status::OK();
 }
 
-Status Graph::ApplyRemoveUser(UserId a) { return RemoveUser(a).status(); }
+Status Graph::ApplyRemoveUser(UserId a) {
+  return RemoveUser(a).status();
+}
 
 // ---- whole-graph access -----------------------------------------------------------------------
 
@@ -297,7 +306,8 @@ void Graph::CopyFollowing(size_t begin, size_t end, FollowingSlice* out) const {
     if (f.empty()) continue;
     out->followers.push_back(ids_.External(static_cast<InternalId>(a)));
     out->counts.push_back(f.size());
-    for (uint32_t i = 0; i < f.size(); ++i) out->edges.push_back({ids_.External(f.PeerAt(i)), f.TsAt(i)});
+    for (uint32_t i = 0; i < f.size(); ++i)
+      out->edges.push_back({ids_.External(f.PeerAt(i)), f.TsAt(i)});
   }
 }
 

@@ -25,9 +25,9 @@
 
 #include "engine/chunked_array.h"
 #include "engine/edge_entry.h"
+#include "engine/entry_array.h"
 #include "engine/fan_list.h"
 #include "engine/following_list.h"
-#include "engine/entry_array.h"
 #include "engine/huge_pages.h"
 #include "engine/id_map.h"
 #include "engine/rate_limiter.h"
@@ -42,11 +42,11 @@ namespace relgraph {
 Status ValidateGraphOptions(const GraphOptions& options);
 
 struct MemoryUsage {
-  size_t id_map = 0;       // external ids and the hash index
+  size_t id_map = 0;  // external ids and the hash index
   size_t user_records = 0;
-  size_t edge_blocks = 0;  // slab memory of following and fan arrays, free blocks included
+  size_t edge_blocks = 0;       // slab memory of following and fan arrays, free blocks included
   size_t edge_blocks_live = 0;  // of which handed out to lists (part of edge_blocks)
-  size_t fan_index = 0;    // chunk directories of long fan lists
+  size_t fan_index = 0;         // chunk directories of long fan lists
   size_t rate_limiter = 0;
   size_t total() const { return id_map + user_records + edge_blocks + fan_index + rate_limiter; }
 };
@@ -87,8 +87,8 @@ class Graph {
   // writer could have logged (id 0, self-follow, time out of range).
   // Ensures a -> b exists with time ts (replacing a different time).
   Status ApplyFollow(UserId a, UserId b, TimestampMs ts);
-  Status ApplyUnfollow(UserId a, UserId b);    // ensures a -> b does not exist
-  Status ApplyRemoveUser(UserId a);            // ensures a has no edges
+  Status ApplyUnfollow(UserId a, UserId b);  // ensures a -> b does not exist
+  Status ApplyRemoveUser(UserId a);          // ensures a has no edges
   // Applies ops in order, as the three calls above, prefetching ahead so the cache misses of
   // consecutive ops overlap (WAL replay). On error, Status::detail() is the failing op's index.
   struct ReplayOp {
@@ -123,8 +123,8 @@ class Graph {
   // graph in such slices). Users with no following are skipped.
   struct FollowingSlice {
     std::vector<UserId> followers;
-    std::vector<uint32_t> counts;      // edges of each follower, in order
-    std::vector<SnapshotEdge> edges;   // oldest first within each follower
+    std::vector<uint32_t> counts;     // edges of each follower, in order
+    std::vector<SnapshotEdge> edges;  // oldest first within each follower
   };
   void CopyFollowing(size_t begin, size_t end, FollowingSlice* out) const;
   // Calls fn(follower, followee, ts) for every edge, grouped by follower.
@@ -160,8 +160,12 @@ class Graph {
   // Starts fetching the records, then the following lists, of `ids` (kNoInternalId skipped).
   void PrefetchUsers(const InternalId* ids, size_t n) const;
   Relation ViewerRelation(InternalId viewer, InternalId other) const;
-  EntryOrder order() const { return EntryOrder(ids_); }
-  FanContext fan_context() { return FanContext{slab_, order(), options_.fan_chunk_entries}; }
+  EntryOrder order() const {
+    return EntryOrder(ids_);
+  }
+  FanContext fan_context() {
+    return FanContext{slab_, order(), options_.fan_chunk_entries};
+  }
   template <typename List>
   Page BuildPage(const List& list, const PageRequest& request, InternalId viewer) const;
   InternalId FindViewer(const PageRequest& request) const;  // and prefetches its list

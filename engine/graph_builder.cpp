@@ -5,7 +5,8 @@
 
 namespace relgraph {
 
-GraphBuilder::GraphBuilder(const GraphOptions& options) : graph_(std::make_unique<Graph>(options)) {}
+GraphBuilder::GraphBuilder(const GraphOptions& options)
+    : graph_(std::make_unique<Graph>(options)) {}
 
 uint32_t& GraphBuilder::Mark(InternalId x) {
   if (x >= mark_.size()) mark_.resize(std::max<size_t>(x + 1, mark_.size() * 2), 0);
@@ -22,20 +23,24 @@ Status GraphBuilder::AddFollowing(UserId follower, std::span<const SnapshotEdge>
     // A new list: mark its followees under a fresh generation (a list split across calls
     // keeps its marks). Followers arrive once each, in one run of calls.
     if (!list.empty()) {
-      return Status::Corruption("snapshot lists user " + std::to_string(follower) + " in two places");
+      return Status::Corruption("snapshot lists user " + std::to_string(follower) +
+                                " in two places");
     }
     ++generation_;
     marked_follower_ = a;
   }
   EntryKey prev{-1, 0};
-  if (!list.empty()) prev = {list.TsAt(list.size() - 1), g.ids_.External(list.PeerAt(list.size() - 1))};
+  if (!list.empty())
+    prev = {list.TsAt(list.size() - 1), g.ids_.External(list.PeerAt(list.size() - 1))};
   scratch_.clear();
   for (const SnapshotEdge& e : edges) {
     if (e.followee == 0) return Status(Code::kInvalidUserId, "snapshot names user id 0");
     if (e.followee == follower) {
-      return Status(Code::kSelfFollow, "snapshot has user " + std::to_string(follower) + " following itself");
+      return Status(Code::kSelfFollow,
+                    "snapshot has user " + std::to_string(follower) + " following itself");
     }
-    if (e.ts_ms < 0 || e.ts_ms > kMaxTimestampMs) return Status::InvalidArgument("snapshot time out of range");
+    if (e.ts_ms < 0 || e.ts_ms > kMaxTimestampMs)
+      return Status::InvalidArgument("snapshot time out of range");
     const EntryKey key{e.ts_ms, e.followee};
     if (!(prev < key)) {
       return Status::Corruption("snapshot list of user " + std::to_string(follower) +
@@ -45,8 +50,8 @@ Status GraphBuilder::AddFollowing(UserId follower, std::span<const SnapshotEdge>
     const InternalId b = g.Intern(e.followee);
     uint32_t& m = Mark(b);
     if (m == generation_) {
-      return Status::Corruption("snapshot lists followee " + std::to_string(e.followee) + " twice for user " +
-                                std::to_string(follower));
+      return Status::Corruption("snapshot lists followee " + std::to_string(e.followee) +
+                                " twice for user " + std::to_string(follower));
     }
     m = generation_;
     edges_.push_back({a, b, e.ts_ms, static_cast<uint32_t>(list.size() + scratch_.size())});
@@ -77,7 +82,8 @@ std::unique_ptr<Graph> GraphBuilder::Finish() {
   edges_.clear();
   edges_.shrink_to_fit();
 
-  // ---- per followee: order, mutual bits, fan list ------------------------------------------------
+  // ---- per followee: order, mutual bits, fan list
+  // ------------------------------------------------
   const FanContext ctx = g.fan_context();
   std::vector<EdgeEntry> run;
   for (size_t b = 0; b < users; ++b) {

@@ -11,7 +11,9 @@
 namespace relgraph {
 namespace {
 
-size_t RoundUp(size_t bytes) { return (bytes + kHugePageBytes - 1) & ~(kHugePageBytes - 1); }
+size_t RoundUp(size_t bytes) {
+  return (bytes + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+}
 
 }  // namespace
 
@@ -26,7 +28,8 @@ void* AllocateLarge(size_t bytes) {
   const uintptr_t aligned = (start + kHugePageBytes - 1) & ~(uintptr_t{kHugePageBytes} - 1);
   if (aligned > start) munmap(raw, aligned - start);
   const uintptr_t end = start + mapped;
-  if (end > aligned + rounded) munmap(reinterpret_cast<void*>(aligned + rounded), end - aligned - rounded);
+  if (end > aligned + rounded)
+    munmap(reinterpret_cast<void*>(aligned + rounded), end - aligned - rounded);
   void* p = reinterpret_cast<void*>(aligned);
   madvise(p, rounded, MADV_HUGEPAGE);  // advisory: fine if the kernel says no
   return p;

@@ -7,7 +7,9 @@ constexpr size_t kInitialSlots = 16;
 
 }  // namespace
 
-IdMap::IdMap() { Rehash(kInitialSlots); }
+IdMap::IdMap() {
+  Rehash(kInitialSlots);
+}
 
 InternalId IdMap::Intern(UserId user) {
   const InternalId found = Find(user);
@@ -28,7 +30,8 @@ void IdMap::Place(UserId user, InternalId id) {
 void IdMap::Rehash(size_t slot_count) {
   slots_.assign(slot_count, Slot{0, 0});
   mask_ = slot_count - 1;
-  for (size_t id = 0; id < external_.size(); ++id) Place(external_[id], static_cast<InternalId>(id));
+  for (size_t id = 0; id < external_.size(); ++id)
+    Place(external_[id], static_cast<InternalId>(id));
 }
 
 void IdMap::Reserve(size_t users) {

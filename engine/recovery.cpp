@@ -22,9 +22,10 @@ Status LoadNewestSnapshot(Env* env, const std::string& dir, const GraphOptions& 
     const std::string path = JoinPath(dir, SnapshotName(*it));
     // Build into scratch state: a snapshot that fails halfway must leave nothing behind.
     GraphBuilder builder(options);
-    auto read = ReadSnapshot(env, path, [&](uint64_t follower, std::span<const SnapshotEdge> edges) {
-      return builder.AddFollowing(follower, edges);
-    });
+    auto read =
+        ReadSnapshot(env, path, [&](uint64_t follower, std::span<const SnapshotEdge> edges) {
+          return builder.AddFollowing(follower, edges);
+        });
     std::string why;
     if (!read.ok()) {
       why = read.status().message();
@@ -68,7 +69,8 @@ Result<std::unique_ptr<Graph>> RecoverGraph(Env* env, const std::string& dir,
   auto apply = [&]() -> Status {
     Status s = graph->ApplyBatch(batch);
     if (!s.ok()) {
-      return Status(s.code(), "replaying LSN " + std::to_string(batch_lsn[static_cast<size_t>(s.detail())]) +
+      return Status(s.code(), "replaying LSN " +
+                                  std::to_string(batch_lsn[static_cast<size_t>(s.detail())]) +
                                   ": " + s.message());
     }
     batch.clear();
@@ -87,12 +89,14 @@ Result<std::unique_ptr<Graph>> RecoverGraph(Env* env, const std::string& dir,
   if (wal->segments > 0 && wal->first_lsn > snapshot_lsn + 1) {
     return Status::Corruption(
         "the WAL in " + dir + " starts at LSN " + std::to_string(wal->first_lsn) + " but " +
-        (info->snapshot_file.empty() ? std::string("no snapshot covers the LSNs before it")
-                                     : "the snapshot loaded ends at LSN " + std::to_string(snapshot_lsn)));
+        (info->snapshot_file.empty()
+             ? std::string("no snapshot covers the LSNs before it")
+             : "the snapshot loaded ends at LSN " + std::to_string(snapshot_lsn)));
   }
   if (wal->segments > 0 && wal->last_lsn < snapshot_lsn) {
-    return Status::Corruption("the WAL in " + dir + " ends at LSN " + std::to_string(wal->last_lsn) +
-                              ", before the snapshot's LSN " + std::to_string(snapshot_lsn));
+    return Status::Corruption("the WAL in " + dir + " ends at LSN " +
+                              std::to_string(wal->last_lsn) + ", before the snapshot's LSN " +
+                              std::to_string(snapshot_lsn));
   }
   info->replayed_records = wal->records;
   info->last_lsn = std::max(wal->last_lsn, snapshot_lsn);

@@ -15,14 +15,14 @@
 namespace relgraph {
 
 struct RecoveryInfo {
-  uint64_t snapshot_lsn = 0;                   // LSN of the snapshot loaded
-  std::string snapshot_file;                   // empty: none was loaded
+  uint64_t snapshot_lsn = 0;  // LSN of the snapshot loaded
+  std::string snapshot_file;  // empty: none was loaded
   uint64_t snapshot_edges = 0;
   std::vector<std::string> skipped_snapshots;  // "file: why", newest first
   uint64_t replayed_records = 0;
-  uint64_t last_lsn = 0;                       // the newest LSN recovered
-  uint64_t last_segment_no = 0;                // 0: no WAL segment
-  uint64_t torn_bytes = 0;                     // torn tail of the newest segment
+  uint64_t last_lsn = 0;         // the newest LSN recovered
+  uint64_t last_segment_no = 0;  // 0: no WAL segment
+  uint64_t torn_bytes = 0;       // torn tail of the newest segment
   std::string torn_file;
   double seconds = 0;
 };

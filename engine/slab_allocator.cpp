@@ -9,14 +9,16 @@ namespace relgraph {
 namespace {
 
 // Capacities in entries; about x1.25-1.5 per step. The last one bounds slab-allocated blocks.
-constexpr std::array<uint32_t, 26> kClassCapacity = {
-    1,   2,   3,   4,   5,   6,   8,    10,   12,   16,   20,   24,   32,
-    40,  48,  64,  80,  96,  128, 160,  192,  256,  384,  512,  768,  1024};
+constexpr std::array<uint32_t, 26> kClassCapacity = {1,   2,   3,   4,   5,   6,   8,   10,  12,
+                                                     16,  20,  24,  32,  40,  48,  64,  80,  96,
+                                                     128, 160, 192, 256, 384, 512, 768, 1024};
 constexpr size_t kSlabBytes = kHugePageBytes;
 constexpr uint32_t kLargestClass = kClassCapacity.back();
 
 // Blocks are multiples of 4 bytes so that a FollowingList's u32 arrays are aligned.
-constexpr size_t BlockBytes(uint32_t capacity) { return (size_t{capacity} * sizeof(EdgeEntry) + 3) & ~size_t{3}; }
+constexpr size_t BlockBytes(uint32_t capacity) {
+  return (size_t{capacity} * sizeof(EdgeEntry) + 3) & ~size_t{3};
+}
 
 // class index of every size up to the largest class: one load instead of a search.
 constexpr std::array<uint8_t, kLargestClass + 1> MakeClassTable() {
@@ -36,7 +38,9 @@ SlabAllocator::~SlabAllocator() {
   for (char* slab : slabs_) FreeLarge(slab, kSlabBytes);
 }
 
-int SlabAllocator::ClassIndex(uint32_t n) { return n <= kLargestClass ? kClassOf[n] : -1; }
+int SlabAllocator::ClassIndex(uint32_t n) {
+  return n <= kLargestClass ? kClassOf[n] : -1;
+}
 
 uint32_t SlabAllocator::CapacityFor(uint32_t n) {
   const int c = ClassIndex(n);

@@ -46,9 +46,9 @@ class SlabAllocator {
  private:
   static int ClassIndex(uint32_t n);  // -1 for large blocks
 
-  std::vector<char*> free_;     // per class: first free block; each holds the next one's address
-  std::vector<char*> slabs_;    // 2 MiB each, freed in the destructor
-  char* bump_ = nullptr;        // next unused byte of the newest slab
+  std::vector<char*> free_;   // per class: first free block; each holds the next one's address
+  std::vector<char*> slabs_;  // 2 MiB each, freed in the destructor
+  char* bump_ = nullptr;      // next unused byte of the newest slab
   char* bump_end_ = nullptr;
   size_t reserved_bytes_ = 0;
   size_t live_bytes_ = 0;

@@ -10,8 +10,8 @@ namespace relgraph {
 
 class Clock;
 
-using UserId = uint64_t;       // 0 is invalid
-using TimestampMs = int64_t;   // milliseconds since the Unix epoch
+using UserId = uint64_t;      // 0 is invalid
+using TimestampMs = int64_t;  // milliseconds since the Unix epoch
 
 // Timestamps are stored in 42 bits: [0, kMaxTimestampMs] covers 1970 to the year 2109.
 inline constexpr TimestampMs kMaxTimestampMs = (TimestampMs{1} << 42) - 1;
@@ -37,10 +37,10 @@ inline constexpr uint32_t kMaxPageLimit = 1000;
 inline constexpr uint32_t kMaxBatchSize = 1000;
 
 struct PageRequest {
-  uint32_t limit = 20;             // 1..kMaxPageLimit
-  uint32_t offset = 0;             // used only when `after` is empty
-  std::optional<Cursor> after;     // search-after cursor; stable under concurrent changes
-  std::optional<UserId> viewer;    // when set, each entry carries viewer's relation to it
+  uint32_t limit = 20;           // 1..kMaxPageLimit
+  uint32_t offset = 0;           // used only when `after` is empty
+  std::optional<Cursor> after;   // search-after cursor; stable under concurrent changes
+  std::optional<UserId> viewer;  // when set, each entry carries viewer's relation to it
 };
 
 struct ListEntry {
@@ -64,7 +64,7 @@ struct Counts {
 };
 
 struct FollowOutcome {
-  bool created = false;        // false: a already followed b; nothing changed
+  bool created = false;                 // false: a already followed b; nothing changed
   Relation relation = Relation::kNone;  // relation(a, b) after the call
   TimestampMs followed_at = 0;  // the edge's follow time (the original one when not created)
 };
@@ -103,7 +103,7 @@ struct RateLimitOptions {
 struct GraphOptions {
   uint32_t max_following = 1000;  // 1..kMaxFollowingLimit
   RateLimitOptions rate_limit;
-  Clock* clock = nullptr;         // not owned; nullptr = the system clock
+  Clock* clock = nullptr;  // not owned; nullptr = the system clock
   // Fan lists longer than this are stored as a chunked list (tuning and test knob, >= 4).
   uint32_t fan_chunk_entries = 256;
 };

@@ -88,9 +88,12 @@ Result<Graph::ReplayOp> DecodeWalRecord(uint8_t type, std::string_view payload) 
   auto d = Decode(type, payload);
   if (!d.ok()) return d.status();
   switch (d->type) {
-    case WalRecordType::kFollow: return Graph::ReplayOp{Graph::ReplayOp::kFollow, d->a, d->b, d->ts};
-    case WalRecordType::kUnfollow: return Graph::ReplayOp{Graph::ReplayOp::kUnfollow, d->a, d->b, 0};
-    case WalRecordType::kRemoveUser: return Graph::ReplayOp{Graph::ReplayOp::kRemoveUser, d->a, 0, 0};
+    case WalRecordType::kFollow:
+      return Graph::ReplayOp{Graph::ReplayOp::kFollow, d->a, d->b, d->ts};
+    case WalRecordType::kUnfollow:
+      return Graph::ReplayOp{Graph::ReplayOp::kUnfollow, d->a, d->b, 0};
+    case WalRecordType::kRemoveUser:
+      return Graph::ReplayOp{Graph::ReplayOp::kRemoveUser, d->a, 0, 0};
   }
   return Status::Corruption("unreachable");
 }
@@ -100,7 +103,8 @@ std::string DescribeWalRecord(uint8_t type, std::string_view payload) {
   if (!d.ok()) return "bad record: " + d.status().message();
   switch (d->type) {
     case WalRecordType::kFollow:
-      return "follow " + std::to_string(d->a) + " -> " + std::to_string(d->b) + " at " + std::to_string(d->ts);
+      return "follow " + std::to_string(d->a) + " -> " + std::to_string(d->b) + " at " +
+             std::to_string(d->ts);
     case WalRecordType::kUnfollow:
       return "unfollow " + std::to_string(d->a) + " -> " + std::to_string(d->b);
     case WalRecordType::kRemoveUser:

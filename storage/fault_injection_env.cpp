@@ -65,7 +65,8 @@ Status FaultInjectionEnv::Sync(WritableFile* file, const std::string& path) {
   std::lock_guard l(mu_);
   if (crashed_) return Status::IOError("simulated crash: the process is gone");
   ++syncs_;
-  if (sync_countdown_ > 0 && --sync_countdown_ == 0) return Status::IOError("injected fsync failure");
+  if (sync_countdown_ > 0 && --sync_countdown_ == 0)
+    return Status::IOError("injected fsync failure");
   RELGRAPH_RETURN_IF_ERROR(file->Sync());
   synced_size_[path] = file->Size();
   return Status::OK();
@@ -128,7 +129,8 @@ Status FaultInjectionEnv::Truncate(const std::string& path, uint64_t size) {
   RELGRAPH_RETURN_IF_ERROR(Alive());
   RELGRAPH_RETURN_IF_ERROR(base_->Truncate(path, size));
   std::lock_guard l(mu_);
-  if (auto it = synced_size_.find(path); it != synced_size_.end()) it->second = std::min(it->second, size);
+  if (auto it = synced_size_.find(path); it != synced_size_.end())
+    it->second = std::min(it->second, size);
   return Status::OK();
 }
 

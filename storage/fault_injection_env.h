@@ -36,12 +36,15 @@ class FaultInjectionEnv final : public Env {
   int writes() const;
   int syncs() const;
 
-  Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& path, bool truncate) override;
+  Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& path,
+                                                     bool truncate) override;
   Result<std::string> ReadFile(const std::string& path) override { return base_->ReadFile(path); }
   Result<std::string> ReadFilePrefix(const std::string& path, size_t n) override {
     return base_->ReadFilePrefix(path, n);
   }
-  Result<std::vector<std::string>> ListDir(const std::string& dir) override { return base_->ListDir(dir); }
+  Result<std::vector<std::string>> ListDir(const std::string& dir) override {
+    return base_->ListDir(dir);
+  }
   Status CreateDir(const std::string& dir) override { return base_->CreateDir(dir); }
   Status RemoveFile(const std::string& path) override;
   Status Rename(const std::string& from, const std::string& to) override;
@@ -67,8 +70,8 @@ class FaultInjectionEnv final : public Env {
   int writes_ = 0, syncs_ = 0;
   uint64_t space_left_ = 0;  // 0 = unlimited
   bool crashed_ = false;
-  std::map<std::string, uint64_t> synced_size_;           // per file ever opened for writing
-  std::set<std::string> unsynced_creations_;              // undone by a crash
+  std::map<std::string, uint64_t> synced_size_;  // per file ever opened for writing
+  std::set<std::string> unsynced_creations_;     // undone by a crash
   std::vector<std::pair<std::string, std::string>> unsynced_renames_;  // (from, to)
 };
 

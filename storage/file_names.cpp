@@ -30,9 +30,15 @@ bool ParseNumbered(std::string_view name, std::string_view prefix, std::string_v
 
 }  // namespace
 
-std::string WalSegmentName(uint64_t segment_no) { return Numbered("wal-", segment_no, ".log"); }
-std::string SnapshotName(uint64_t lsn) { return Numbered("snapshot-", lsn, ".rgs"); }
-std::string SnapshotTempName(uint64_t lsn) { return Numbered("snapshot-", lsn, ".rgs.tmp"); }
+std::string WalSegmentName(uint64_t segment_no) {
+  return Numbered("wal-", segment_no, ".log");
+}
+std::string SnapshotName(uint64_t lsn) {
+  return Numbered("snapshot-", lsn, ".rgs");
+}
+std::string SnapshotTempName(uint64_t lsn) {
+  return Numbered("snapshot-", lsn, ".rgs.tmp");
+}
 
 bool ParseFileName(std::string_view name, FileType* type, uint64_t* number) {
   if (ParseNumbered(name, "wal-", ".log", number)) {

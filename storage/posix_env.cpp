@@ -74,7 +74,8 @@ class PosixEnv final : public Env {
       const int err = errno;
       ::close(fd);
       if (err == EWOULDBLOCK) {
-        return Status(Code::kUnavailable, path + " is locked: the data directory is in use by another process");
+        return Status(Code::kUnavailable,
+                      path + " is locked: the data directory is in use by another process");
       }
       return PosixError("flock", path, err);
     }
@@ -167,7 +168,8 @@ class PosixEnv final : public Env {
     return Status::OK();
   }
   Status Rename(const std::string& from, const std::string& to) override {
-    if (::rename(from.c_str(), to.c_str()) != 0) return PosixError("rename to " + to + " of", from, errno);
+    if (::rename(from.c_str(), to.c_str()) != 0)
+      return PosixError("rename to " + to + " of", from, errno);
     return Status::OK();
   }
   Status SyncDir(const std::string& dir) override {
@@ -180,7 +182,8 @@ class PosixEnv final : public Env {
     return Status::OK();
   }
   Status Truncate(const std::string& path, uint64_t size) override {
-    if (::truncate(path.c_str(), static_cast<off_t>(size)) != 0) return PosixError("truncate", path, errno);
+    if (::truncate(path.c_str(), static_cast<off_t>(size)) != 0)
+      return PosixError("truncate", path, errno);
     return Status::OK();
   }
   Result<uint64_t> FileSize(const std::string& path) override {

@@ -33,7 +33,10 @@ uint64_t BlockSum(const char* lengths, const char* data, size_t n) {
 }  // namespace
 
 SnapshotWriter::SnapshotWriter(Env* env, std::string dir, std::string temp, std::string final_path)
-    : env_(env), dir_(std::move(dir)), temp_path_(std::move(temp)), final_path_(std::move(final_path)) {}
+    : env_(env),
+      dir_(std::move(dir)),
+      temp_path_(std::move(temp)),
+      final_path_(std::move(final_path)) {}
 
 SnapshotWriter::~SnapshotWriter() {
   if (finished_) return;
@@ -43,8 +46,8 @@ SnapshotWriter::~SnapshotWriter() {
 
 Result<std::unique_ptr<SnapshotWriter>> SnapshotWriter::Create(Env* env, const std::string& dir,
                                                                uint64_t lsn, int64_t created_ms) {
-  std::unique_ptr<SnapshotWriter> w(new SnapshotWriter(env, dir, JoinPath(dir, SnapshotTempName(lsn)),
-                                                       JoinPath(dir, SnapshotName(lsn))));
+  std::unique_ptr<SnapshotWriter> w(new SnapshotWriter(
+      env, dir, JoinPath(dir, SnapshotTempName(lsn)), JoinPath(dir, SnapshotName(lsn))));
   auto f = env->OpenWritable(w->temp_path_, /*truncate=*/true);
   if (!f.ok()) return f.status();
   w->file_ = std::move(*f);
@@ -61,7 +64,8 @@ Result<std::unique_ptr<SnapshotWriter>> SnapshotWriter::Create(Env* env, const s
 
 Status SnapshotWriter::Add(uint64_t follower, std::span<const SnapshotEdge> edges) {
   while (!edges.empty()) {
-    if (raw_.size() + kEntryHeaderBytes + kEdgeBytes > kTargetBlockRaw) RELGRAPH_RETURN_IF_ERROR(FlushBlock());
+    if (raw_.size() + kEntryHeaderBytes + kEdgeBytes > kTargetBlockRaw)
+      RELGRAPH_RETURN_IF_ERROR(FlushBlock());
     const size_t room = (kTargetBlockRaw - raw_.size() - kEntryHeaderBytes) / kEdgeBytes;
     const size_t n = std::min(room, edges.size());
     PutFixed64(&raw_, follower);
@@ -88,7 +92,8 @@ Status SnapshotWriter::FlushBlock() {
   std::string head;
   PutFixed32(&head, static_cast<uint32_t>(raw_.size()));
   PutFixed32(&head, static_cast<uint32_t>(stored));
-  PutFixed64(&head, BlockSum(head.data(), block.data() + kBlockHeaderBytes, static_cast<size_t>(stored)));
+  PutFixed64(&head,
+             BlockSum(head.data(), block.data() + kBlockHeaderBytes, static_cast<size_t>(stored)));
   std::memcpy(block.data(), head.data(), kBlockHeaderBytes);
   info_.raw_bytes += raw_.size();
   ++info_.blocks;
@@ -120,21 +125,26 @@ Result<SnapshotInfo> ReadSnapshot(
   if (!data.ok()) return data.status();
   const std::string& bytes = *data;
   auto bad = [&](size_t offset, const std::string& what) {
-    return Status::Corruption("snapshot " + path + " at offset " + std::to_string(offset) + ": " + what);
+    return Status::Corruption("snapshot " + path + " at offset " + std::to_string(offset) + ": " +
+                              what);
   };
   SnapshotInfo info;
   info.file_bytes = bytes.size();
   if (bytes.size() < kHeaderBytes + kFooterBytes) return bad(0, "file too short");
-  if (std::memcmp(bytes.data(), kHeaderMagic, 8) != 0) return bad(0, "not a relgraph snapshot (magic)");
+  if (std::memcmp(bytes.data(), kHeaderMagic, 8) != 0)
+    return bad(0, "not a relgraph snapshot (magic)");
   if (DecodeFixed32(bytes.data() + 8) != kVersion) return bad(8, "unsupported version");
-  if (DecodeFixed64(bytes.data() + 28) != XXH3_64bits(bytes.data(), 28)) return bad(0, "header checksum mismatch");
+  if (DecodeFixed64(bytes.data() + 28) != XXH3_64bits(bytes.data(), 28))
+    return bad(0, "header checksum mismatch");
   info.lsn = DecodeFixed64(bytes.data() + 12);
   info.created_ms = static_cast<int64_t>(DecodeFixed64(bytes.data() + 20));
 
   const size_t footer_at = bytes.size() - kFooterBytes;
   const char* footer = bytes.data() + footer_at;
-  if (std::memcmp(footer, kFooterMagic, 8) != 0) return bad(footer_at, "footer missing (file cut short?)");
-  if (DecodeFixed64(footer + 32) != XXH3_64bits(footer, 32)) return bad(footer_at, "footer checksum mismatch");
+  if (std::memcmp(footer, kFooterMagic, 8) != 0)
+    return bad(footer_at, "footer missing (file cut short?)");
+  if (DecodeFixed64(footer + 32) != XXH3_64bits(footer, 32))
+    return bad(footer_at, "footer checksum mismatch");
   const uint64_t want_blocks = DecodeFixed64(footer + 8);
   const uint64_t want_entries = DecodeFixed64(footer + 16);
   const uint64_t want_edges = DecodeFixed64(footer + 24);
@@ -156,7 +166,8 @@ Result<SnapshotInfo> ReadSnapshot(
     raw.resize(raw_len);
     const int got = LZ4_decompress_safe(bytes.data() + pos + kBlockHeaderBytes, raw.data(),
                                         static_cast<int>(stored_len), static_cast<int>(raw_len));
-    if (got != static_cast<int>(raw_len)) return bad(pos, "block does not decompress to its length");
+    if (got != static_cast<int>(raw_len))
+      return bad(pos, "block does not decompress to its length");
     // Entries.
     size_t r = 0;
     while (r < raw.size()) {
@@ -167,7 +178,8 @@ Result<SnapshotInfo> ReadSnapshot(
       if ((raw.size() - r) / kEdgeBytes < count) return bad(pos, "entry longer than its block");
       edges.resize(count);
       for (uint32_t i = 0; i < count; ++i, r += kEdgeBytes) {
-        edges[i] = {DecodeFixed64(raw.data() + r), static_cast<int64_t>(DecodeFixed64(raw.data() + r + 8))};
+        edges[i] = {DecodeFixed64(raw.data() + r),
+                    static_cast<int64_t>(DecodeFixed64(raw.data() + r + 8))};
       }
       ++info.entries;
       info.edges += count;
@@ -180,7 +192,8 @@ Result<SnapshotInfo> ReadSnapshot(
   if (info.blocks != want_blocks || info.entries != want_entries || info.edges != want_edges) {
     return bad(footer_at, "footer counts (" + std::to_string(want_blocks) + " blocks, " +
                               std::to_string(want_edges) + " edges) differ from the file's (" +
-                              std::to_string(info.blocks) + ", " + std::to_string(info.edges) + ")");
+                              std::to_string(info.blocks) + ", " + std::to_string(info.edges) +
+                              ")");
   }
   return info;
 }

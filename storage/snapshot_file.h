@@ -5,7 +5,8 @@
 //   block  := raw_len:u32 stored_len:u32 sum:u64 data:u8[stored_len]    (data = LZ4(raw))
 //             sum = XXH3_64bits(raw_len .. data), raw_len <= 4 MiB
 //   raw    := (follower:u64 count:u32 (followee:u64 ts_ms:i64){count})*
-//   footer := magic:u8[8]="RGSNEND\1" blocks:u64 entries:u64 edges:u64 footer_sum:u64         (40 B)
+//   footer := magic:u8[8]="RGSNEND\1" blocks:u64 entries:u64 edges:u64 footer_sum:u64         (40
+//   B)
 //
 // SnapshotWriter writes `snapshot-<lsn>.rgs.tmp`, and Finish() fsyncs, renames it to
 // `snapshot-<lsn>.rgs` and fsyncs the directory, so a finished name is always a complete file.

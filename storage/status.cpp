@@ -4,17 +4,28 @@ namespace relgraph {
 
 std::string_view CodeName(Code code) {
   switch (code) {
-    case Code::kOk: return "ok";
-    case Code::kInvalidArgument: return "invalid_argument";
-    case Code::kInvalidUserId: return "invalid_user_id";
-    case Code::kSelfFollow: return "self_follow";
-    case Code::kFollowLimit: return "follow_limit";
-    case Code::kRateLimited: return "rate_limited";
-    case Code::kNotFound: return "not_found";
-    case Code::kCorruption: return "corruption";
-    case Code::kIOError: return "io_error";
-    case Code::kUnavailable: return "unavailable";
-    case Code::kInternal: return "internal";
+    case Code::kOk:
+      return "ok";
+    case Code::kInvalidArgument:
+      return "invalid_argument";
+    case Code::kInvalidUserId:
+      return "invalid_user_id";
+    case Code::kSelfFollow:
+      return "self_follow";
+    case Code::kFollowLimit:
+      return "follow_limit";
+    case Code::kRateLimited:
+      return "rate_limited";
+    case Code::kNotFound:
+      return "not_found";
+    case Code::kCorruption:
+      return "corruption";
+    case Code::kIOError:
+      return "io_error";
+    case Code::kUnavailable:
+      return "unavailable";
+    case Code::kInternal:
+      return "internal";
   }
   return "unknown";
 }

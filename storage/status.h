@@ -20,15 +20,15 @@ namespace relgraph {
 
 enum class Code : uint16_t {
   kOk = 0,
-  kInvalidArgument = 1,   // malformed or out-of-range input (limit, timestamp, batch size)
-  kInvalidUserId = 2,     // user id 0
-  kSelfFollow = 3,        // follow(a, a)
-  kFollowLimit = 4,       // the follower already follows the maximum number of users
-  kRateLimited = 5,       // no token left; retry_after_ms() says when one will be
+  kInvalidArgument = 1,  // malformed or out-of-range input (limit, timestamp, batch size)
+  kInvalidUserId = 2,    // user id 0
+  kSelfFollow = 3,       // follow(a, a)
+  kFollowLimit = 4,      // the follower already follows the maximum number of users
+  kRateLimited = 5,      // no token left; retry_after_ms() says when one will be
   kNotFound = 6,
-  kCorruption = 7,        // stored bytes fail a checksum or a format rule
+  kCorruption = 7,  // stored bytes fail a checksum or a format rule
   kIOError = 8,
-  kUnavailable = 9,       // the component refuses work (e.g. after a failed write)
+  kUnavailable = 9,  // the component refuses work (e.g. after a failed write)
   kInternal = 10,
 };
 
@@ -71,7 +71,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {}  // NOLINT; REQUIRES: !status.ok()
 
   bool ok() const { return std::holds_alternative<T>(v_); }
@@ -94,8 +94,8 @@ class [[nodiscard]] Result {
 }  // namespace relgraph
 
 // Returns early with the status of an expression that yields a Status.
-#define RELGRAPH_RETURN_IF_ERROR(expr)          \
-  do {                                          \
-    ::relgraph::Status relgraph_status_ = (expr); \
+#define RELGRAPH_RETURN_IF_ERROR(expr)                   \
+  do {                                                   \
+    ::relgraph::Status relgraph_status_ = (expr);        \
     if (!relgraph_status_.ok()) return relgraph_status_; \
   } while (0)

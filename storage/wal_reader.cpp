@@ -26,12 +26,14 @@ Result<std::vector<uint64_t>> ListWalSegments(Env* env, const std::string& dir) 
   return ListNumberedFiles(env, dir, FileType::kWalSegment);
 }
 
-Result<WalSegmentHeader> ReadWalSegmentHeader(Env* env, const std::string& dir, uint64_t segment_no) {
+Result<WalSegmentHeader> ReadWalSegmentHeader(Env* env, const std::string& dir,
+                                              uint64_t segment_no) {
   const std::string path = JoinPath(dir, WalSegmentName(segment_no));
   auto bytes = env->ReadFilePrefix(path, kWalHeaderBytes);
   if (!bytes.ok()) return bytes.status();
   WalSegmentHeader h;
-  if (!DecodeWalHeader(*bytes, &h)) return Status::Corruption(path + ": bad or short segment header");
+  if (!DecodeWalHeader(*bytes, &h))
+    return Status::Corruption(path + ": bad or short segment header");
   return h;
 }
 
@@ -51,7 +53,9 @@ Result<WalScanResult> ScanWal(Env* env, const std::string& dir, const WalScanOpt
 
     // ---- header
     if (bytes.size() < kWalHeaderBytes) {
-      if (!newest) return Damage(path, 0, expected_lsn, "segment shorter than its header", dir, options.damage, no);
+      if (!newest)
+        return Damage(path, 0, expected_lsn, "segment shorter than its header", dir, options.damage,
+                      no);
       // Created but never completed: the writer died at once. Drop the file.
       result.torn_bytes = bytes.size();
       result.torn_file = path;
@@ -60,14 +64,17 @@ Result<WalScanResult> ScanWal(Env* env, const std::string& dir, const WalScanOpt
     }
     WalSegmentHeader header;
     if (!DecodeWalHeader(bytes, &header)) {
-      return Damage(path, 0, expected_lsn, "bad segment header (magic, version or checksum)", dir, options.damage, no);
+      return Damage(path, 0, expected_lsn, "bad segment header (magic, version or checksum)", dir,
+                    options.damage, no);
     }
     if (header.segment_no != no) {
-      return Damage(path, 0, expected_lsn, "header names segment " + std::to_string(header.segment_no), dir, options.damage, no);
+      return Damage(path, 0, expected_lsn,
+                    "header names segment " + std::to_string(header.segment_no), dir,
+                    options.damage, no);
     }
     if (s > 0 && no != (*segments)[s - 1] + 1) {
-      return Damage(path, 0, expected_lsn,
-                    "segment " + std::to_string(no - 1) + " is missing", dir, options.damage, no);
+      return Damage(path, 0, expected_lsn, "segment " + std::to_string(no - 1) + " is missing", dir,
+                    options.damage, no);
     }
     if (expected_lsn == 0) {
       expected_lsn = header.first_lsn;
@@ -75,7 +82,8 @@ Result<WalScanResult> ScanWal(Env* env, const std::string& dir, const WalScanOpt
     } else if (header.first_lsn != expected_lsn) {
       return Damage(path, 0, expected_lsn,
                     "segment starts at LSN " + std::to_string(header.first_lsn) + ", expected " +
-                        std::to_string(expected_lsn), dir, options.damage, no);
+                        std::to_string(expected_lsn),
+                    dir, options.damage, no);
     }
     ++result.segments;
     result.last_segment_no = no;
@@ -89,21 +97,26 @@ Result<WalScanResult> ScanWal(Env* env, const std::string& dir, const WalScanOpt
       const bool torn = left < kWalRecordHeaderBytes ||
                         (len <= kMaxRecordPayload && left < kWalRecordHeaderBytes + len);
       if (torn) {
-        if (!newest) return Damage(path, pos, expected_lsn, "record cut off inside an older segment", dir, options.damage, no);
+        if (!newest)
+          return Damage(path, pos, expected_lsn, "record cut off inside an older segment", dir,
+                        options.damage, no);
         result.torn_bytes = left;
         result.torn_file = path;
         if (options.truncate_torn_tail) RELGRAPH_RETURN_IF_ERROR(env->Truncate(path, pos));
         break;
       }
       if (len > kMaxRecordPayload) {
-        return Damage(path, pos, expected_lsn, "record length " + std::to_string(len) + " over the limit", dir, options.damage, no);
+        return Damage(path, pos, expected_lsn,
+                      "record length " + std::to_string(len) + " over the limit", dir,
+                      options.damage, no);
       }
       if (DecodeFixed64(p) != XXH3_64bits(p + 8, 13 + len)) {
         return Damage(path, pos, expected_lsn, "record checksum mismatch", dir, options.damage, no);
       }
       const uint64_t lsn = DecodeFixed64(p + 12);
       if (lsn != expected_lsn) {
-        return Damage(path, pos, expected_lsn, "record has LSN " + std::to_string(lsn), dir, options.damage, no);
+        return Damage(path, pos, expected_lsn, "record has LSN " + std::to_string(lsn), dir,
+                      options.damage, no);
       }
       if (lsn >= options.from_lsn) {
         const WalRecordView rec{lsn, static_cast<uint8_t>(p[20]), std::string_view(p + 21, len)};

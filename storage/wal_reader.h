@@ -47,16 +47,17 @@ struct WalScanResult {
   uint64_t last_lsn = 0;         // LSN of the last good record (first_lsn - 1 when none)
   uint64_t last_segment_no = 0;  // 0: no segment
   uint64_t segments = 0;
-  uint64_t records = 0;          // records delivered to the callback
-  uint64_t torn_bytes = 0;       // bytes of a torn tail (dropped when truncate_torn_tail)
-  std::string torn_file;         // the segment that had it
+  uint64_t records = 0;     // records delivered to the callback
+  uint64_t torn_bytes = 0;  // bytes of a torn tail (dropped when truncate_torn_tail)
+  std::string torn_file;    // the segment that had it
 };
 
 // The segment numbers in `dir`, ascending.
 Result<std::vector<uint64_t>> ListWalSegments(Env* env, const std::string& dir);
 
 // The header of segment `segment_no` in `dir` (kCorruption when it is not a valid header).
-Result<WalSegmentHeader> ReadWalSegmentHeader(Env* env, const std::string& dir, uint64_t segment_no);
+Result<WalSegmentHeader> ReadWalSegmentHeader(Env* env, const std::string& dir,
+                                              uint64_t segment_no);
 
 // Scans the WAL in `dir`, calling fn for each record with lsn >= options.from_lsn; a non-OK
 // status from fn stops the scan and is returned.

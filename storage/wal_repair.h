@@ -15,13 +15,13 @@ namespace relgraph {
 
 struct WalRepairReport {
   bool changed = false;
-  std::string backup_dir;          // where the original files were copied
-  uint64_t kept_last_lsn = 0;      // the WAL now ends at this LSN
+  std::string backup_dir;      // where the original files were copied
+  uint64_t kept_last_lsn = 0;  // the WAL now ends at this LSN
   uint64_t dropped_bytes = 0;
   std::vector<std::string> removed_segments;
-  std::string truncated_segment;   // cut at `truncated_at`
+  std::string truncated_segment;  // cut at `truncated_at`
   uint64_t truncated_at = 0;
-  std::string damage;              // what was wrong, as the reader reported it
+  std::string damage;  // what was wrong, as the reader reported it
 };
 
 Result<WalRepairReport> RepairWal(Env* env, const std::string& dir, const std::string& backup_dir);

@@ -14,9 +14,12 @@ constexpr size_t kBackpressureFactor = 64;
 
 const char* DurabilityModeName(DurabilityMode mode) {
   switch (mode) {
-    case DurabilityMode::kAlways: return "always";
-    case DurabilityMode::kEverySec: return "everysec";
-    case DurabilityMode::kNone: return "none";
+    case DurabilityMode::kAlways:
+      return "always";
+    case DurabilityMode::kEverySec:
+      return "everysec";
+    case DurabilityMode::kNone:
+      return "none";
   }
   return "unknown";
 }
@@ -45,11 +48,14 @@ Result<std::unique_ptr<WalWriter>> WalWriter::Open(Env* env, const std::string& 
   if (next_lsn == 0) return Status::InvalidArgument("LSNs start at 1");
   std::unique_ptr<WalWriter> w(new WalWriter(env, dir, options, next_lsn));
   RELGRAPH_RETURN_IF_ERROR(w->OpenSegment(segment_no, next_lsn));
-  if (options.mode != DurabilityMode::kAlways) w->syncer_ = std::thread([p = w.get()] { p->SyncLoop(); });
+  if (options.mode != DurabilityMode::kAlways)
+    w->syncer_ = std::thread([p = w.get()] { p->SyncLoop(); });
   return w;
 }
 
-WalWriter::~WalWriter() { Close().IgnoreError(); }
+WalWriter::~WalWriter() {
+  Close().IgnoreError();
+}
 
 Status WalWriter::OpenSegment(uint64_t segment_no, uint64_t first_lsn) {
   const std::string path = JoinPath(dir_, WalSegmentName(segment_no));
@@ -73,7 +79,8 @@ Result<uint64_t> WalWriter::Append(uint8_t type, std::string_view payload) {
                                    " bytes is over the 1 MiB limit");
   }
   std::unique_lock lock(mu_);
-  if (!failed_.ok()) return Status(Code::kUnavailable, "WAL failed earlier, writes refused: " + failed_.message());
+  if (!failed_.ok())
+    return Status(Code::kUnavailable, "WAL failed earlier, writes refused: " + failed_.message());
   if (closed_) return Status(Code::kUnavailable, "WAL is closed");
   const uint64_t lsn = next_lsn_++;
   EncodeWalRecord(lsn, type, payload, &buffer_);
@@ -175,10 +182,11 @@ void WalWriter::SyncLoop() {
       return stop_ || (!flushing_ && buffer_.size() >= options_.buffer_bytes);
     });
     if (stop_ || !failed_.ok()) continue;
-    const bool sync_due = options_.mode == DurabilityMode::kEverySec &&
-                          std::chrono::steady_clock::now() >= next_sync;
+    const bool sync_due =
+        options_.mode == DurabilityMode::kEverySec && std::chrono::steady_clock::now() >= next_sync;
     if (sync_due) {
-      if (synced_lsn_ < next_lsn_ - 1) FlushLocked(lock, /*sync=*/true, /*roll=*/false).IgnoreError();
+      if (synced_lsn_ < next_lsn_ - 1)
+        FlushLocked(lock, /*sync=*/true, /*roll=*/false).IgnoreError();
       next_sync = std::chrono::steady_clock::now() + options_.sync_interval;
     } else if (buffer_.size() >= options_.buffer_bytes) {
       FlushLocked(lock, /*sync=*/false, /*roll=*/false).IgnoreError();

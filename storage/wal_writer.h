@@ -9,8 +9,8 @@
 // queue up behind it and are covered by the next leader's single fsync (group commit). In
 // `none` and `everysec` a background thread writes the buffer when it fills (Append only wakes
 // it; it writes inline only when the buffer reaches 64x its size, as backpressure), and in
-// `everysec` also fsyncs once a second. The first failed write or fsync is sticky: every later Append
-// and Commit fails with kUnavailable naming the original error.
+// `everysec` also fsyncs once a second. The first failed write or fsync is sticky: every later
+// Append and Commit fails with kUnavailable naming the original error.
 //
 // Thread-safety: all methods are thread-safe.
 #pragma once
@@ -36,7 +36,7 @@ Result<DurabilityMode> ParseDurabilityMode(std::string_view name);
 struct WalWriterOptions {
   DurabilityMode mode = DurabilityMode::kEverySec;
   uint64_t segment_bytes = uint64_t{64} << 20;  // start a new segment past this size
-  size_t buffer_bytes = size_t{1} << 20;       // none/everysec: written in the background past this
+  size_t buffer_bytes = size_t{1} << 20;  // none/everysec: written in the background past this
   std::chrono::milliseconds sync_interval{1000};  // everysec
 };
 
@@ -83,12 +83,12 @@ class WalWriter {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::string buffer_;
-  std::string spare_;  // the other buffer: flushes alternate the two, so capacity is reused
-  uint64_t next_lsn_;         // LSN of the next Append
-  uint64_t buffer_first_lsn_; // LSN of the first record in buffer_
-  uint64_t written_lsn_;      // newest LSN in the file
-  uint64_t synced_lsn_;       // newest LSN fsynced
-  bool flushing_ = false;     // a leader is writing
+  std::string spare_;          // the other buffer: flushes alternate the two, so capacity is reused
+  uint64_t next_lsn_;          // LSN of the next Append
+  uint64_t buffer_first_lsn_;  // LSN of the first record in buffer_
+  uint64_t written_lsn_;       // newest LSN in the file
+  uint64_t synced_lsn_;        // newest LSN fsynced
+  bool flushing_ = false;      // a leader is writing
   bool closed_ = false;
   bool stop_ = false;
   Status failed_;

@@ -116,7 +116,8 @@ void Collect(int fd, std::vector<Ack>* acks, std::string* partial, int timeout_m
   }
 }
 
-TEST_CASE("crash: SIGKILL at random moments (also mid-snapshot) never loses an acknowledged write") {
+TEST_CASE(
+    "crash: SIGKILL at random moments (also mid-snapshot) never loses an acknowledged write") {
   const char* env_cycles = std::getenv("RELGRAPH_CRASH_CYCLES");
   const int cycles = env_cycles ? std::atoi(env_cycles) : 50;
   testing::TestDir dir;
@@ -165,13 +166,15 @@ TEST_CASE("crash: SIGKILL at random moments (also mid-snapshot) never loses an a
       if (auto it = acked.find(r.lsn); it != acked.end()) {
         const Ack& want = it->second;
         if (want.type != r.type || want.a != a || want.b != b || want.ts != ts) {
-          return Status::Corruption("acknowledged write at LSN " + std::to_string(r.lsn) + " differs");
+          return Status::Corruption("acknowledged write at LSN " + std::to_string(r.lsn) +
+                                    " differs");
         }
       }
       if (r.type == static_cast<uint8_t>(WalRecordType::kFollow)) model[{a, b}] = ts;
       if (r.type == static_cast<uint8_t>(WalRecordType::kUnfollow)) model.erase({a, b});
       if (r.type == static_cast<uint8_t>(WalRecordType::kRemoveUser)) {
-        std::erase_if(model, [&](const auto& kv) { return kv.first.first == a || kv.first.second == a; });
+        std::erase_if(model,
+                      [&](const auto& kv) { return kv.first.first == a || kv.first.second == a; });
       }
       return Status::OK();
     });

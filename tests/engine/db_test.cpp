@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <random>
 #include <thread>
-#include <map>
 #include <tuple>
 #include <vector>
 
@@ -41,7 +41,9 @@ std::vector<Edge> Replay(const std::vector<Op>& ops, size_t n) {
     const Op& op = ops[i];
     if (op.kind == 0) e[{op.a, op.b}] = op.ts;
     if (op.kind == 1) e.erase({op.a, op.b});
-    if (op.kind == 2) std::erase_if(e, [&](const auto& kv) { return kv.first.first == op.a || kv.first.second == op.a; });
+    if (op.kind == 2)
+      std::erase_if(
+          e, [&](const auto& kv) { return kv.first.first == op.a || kv.first.second == op.a; });
   }
   std::vector<Edge> v;
   for (const auto& [k, ts] : e) v.emplace_back(k.first, k.second, ts);
@@ -92,7 +94,8 @@ struct Driver {
 };
 
 TEST_CASE("db: state survives close and reopen in every durability mode") {
-  for (DurabilityMode mode : {DurabilityMode::kAlways, DurabilityMode::kEverySec, DurabilityMode::kNone}) {
+  for (DurabilityMode mode :
+       {DurabilityMode::kAlways, DurabilityMode::kEverySec, DurabilityMode::kNone}) {
     TestDir dir;
     Driver d(1);
     std::vector<Edge> before;
@@ -125,9 +128,9 @@ TEST_CASE("db: after a crash in `always` mode every acknowledged write is there 
     auto db = Db::Open(dir.path(), d.Options(&env, DurabilityMode::kAlways));
     REQUIRE_MESSAGE(db.ok(), db.status().ToString());
     const uint64_t recovered = (*db)->recovery().last_lsn;
-    REQUIRE(recovered >= d.acked);              // nothing acknowledged is lost
+    REQUIRE(recovered >= d.acked);  // nothing acknowledged is lost
     REQUIRE(recovered <= d.logged.size());
-    d.logged.resize(recovered);                 // the state is exactly "ops up to recovered"
+    d.logged.resize(recovered);  // the state is exactly "ops up to recovered"
     d.acked = recovered;
     REQUIRE((*db)->Read([](const Graph& g) { return Edges(g); }) == Replay(d.logged, recovered));
     const int steps = 1 + rng() % 80;
@@ -244,9 +247,12 @@ TEST_CASE("db: an online snapshot taken while writers run, plus replay, gives th
         while (!stop) {
           const UserId a = 1 + rng() % 200, b = 1 + rng() % 200;
           const int dice = rng() % 10;
-          if (dice < 6) (*db)->FollowAt(a, b, static_cast<TimestampMs>(rng() % 1000)).status().IgnoreError();
-          else if (dice < 9) (*db)->Unfollow(a, b).status().IgnoreError();
-          else (*db)->RemoveUser(a).status().IgnoreError();
+          if (dice < 6)
+            (*db)->FollowAt(a, b, static_cast<TimestampMs>(rng() % 1000)).status().IgnoreError();
+          else if (dice < 9)
+            (*db)->Unfollow(a, b).status().IgnoreError();
+          else
+            (*db)->RemoveUser(a).status().IgnoreError();
         }
       });
     }
@@ -317,7 +323,8 @@ TEST_CASE("db: retention keeps the newest snapshots and the WAL the oldest kept 
   CHECK((*db)->Read([](const Graph& g) { return Edges(g); }) == final_edges);
 }
 
-TEST_CASE("db: a snapshot that fails midway leaves no snapshot; writes go on or are refused cleanly") {
+TEST_CASE(
+    "db: a snapshot that fails midway leaves no snapshot; writes go on or are refused cleanly") {
   for (int which = 0; which < 3; ++which) {
     CAPTURE(which);
     TestDir dir;
@@ -326,8 +333,8 @@ TEST_CASE("db: a snapshot that fails midway leaves no snapshot; writes go on or 
     auto db = Db::Open(dir.path(), d.Options(&env, DurabilityMode::kAlways));
     REQUIRE(db.ok());
     for (int i = 0; i < 200; ++i) REQUIRE(d.Step(**db).ok());
-    if (which == 0) env.FailNthWrite(1);  // the snapshot header
-    if (which == 1) env.FailNthSync(1);   // the WAL flush before the snapshot is finished
+    if (which == 0) env.FailNthWrite(1);    // the snapshot header
+    if (which == 1) env.FailNthSync(1);     // the WAL flush before the snapshot is finished
     if (which == 2) env.SetDiskSpace(200);  // the first block does not fit
     auto snap = (*db)->Snapshot();
     CHECK_FALSE(snap.ok());
@@ -346,7 +353,8 @@ TEST_CASE("db: a snapshot that fails midway leaves no snapshot; writes go on or 
     REQUIRE_MESSAGE(reopened.ok(), reopened.status().ToString());
     CHECK((*reopened)->recovery().last_lsn >= d.acked);
     d.logged.resize((*reopened)->recovery().last_lsn);
-    CHECK((*reopened)->Read([](const Graph& g) { return Edges(g); }) == Replay(d.logged, d.logged.size()));
+    CHECK((*reopened)->Read([](const Graph& g) { return Edges(g); }) ==
+          Replay(d.logged, d.logged.size()));
   }
 }
 

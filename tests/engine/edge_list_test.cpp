@@ -17,7 +17,8 @@ namespace {
 namespace fs = std::filesystem;
 
 struct TempDir {
-  TempDir() : path(fs::temp_directory_path() / ("relgraph_edge_list_" + std::to_string(::getpid()))) {
+  TempDir()
+      : path(fs::temp_directory_path() / ("relgraph_edge_list_" + std::to_string(::getpid()))) {
     fs::create_directories(path);
   }
   ~TempDir() { fs::remove_all(path); }

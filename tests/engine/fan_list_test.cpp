@@ -34,8 +34,8 @@ void RunAgainstSet(uint32_t chunk_entries, uint64_t seed, int steps, uint32_t ke
     const InternalId peer = static_cast<InternalId>(rng() % key_space);
     if (!is_present[peer] && (grow ? rng() % 4 != 0 : rng() % 4 == 0)) {
       // Mostly appends at the newest end, sometimes an old time (imports), often ties.
-      const TimestampMs ts = rng() % 5 == 0 ? static_cast<TimestampMs>(rng() % (clock + 1))
-                                            : (clock += rng() % 2);
+      const TimestampMs ts =
+          rng() % 5 == 0 ? static_cast<TimestampMs>(rng() % (clock + 1)) : (clock += rng() % 2);
       list.Insert(MakeEntry(peer, ts, false), ctx);
       ref.insert({ts, external[peer]});
       is_present[peer] = true;
@@ -78,7 +78,9 @@ TEST_CASE("fan_list: tiny chunks (4) split, merge and flatten correctly") {
   for (uint64_t seed = 1; seed <= 6; ++seed) RunAgainstSet(4, seed, 12'000, 400);
 }
 
-TEST_CASE("fan_list: odd chunk size (7) with many ties") { RunAgainstSet(7, 9, 20'000, 3000); }
+TEST_CASE("fan_list: odd chunk size (7) with many ties") {
+  RunAgainstSet(7, 9, 20'000, 3000);
+}
 
 TEST_CASE("fan_list: default chunk size with a celebrity-sized list") {
   RunAgainstSet(256, 5, 60'000, 40'000);

@@ -34,8 +34,10 @@ TEST_CASE("graph_builder: a graph rebuilt from its following lists answers every
     for (int i = 0; i < 20'000; ++i) {
       clock.Advance(static_cast<TimestampMs>(rng() % 3));  // ties on time are common
       const UserId a = 1 + rng() % 150, b = rng() % 4 == 0 ? 1 + rng() % 5 : 1 + rng() % 150;
-      if (rng() % 5 == 0) original.Unfollow(a, b).status().IgnoreError();
-      else original.Follow(a, b).status().IgnoreError();
+      if (rng() % 5 == 0)
+        original.Unfollow(a, b).status().IgnoreError();
+      else
+        original.Follow(a, b).status().IgnoreError();
     }
     Graph::FollowingSlice slice;
     original.CopyFollowing(0, original.user_count(), &slice);
@@ -44,8 +46,12 @@ TEST_CASE("graph_builder: a graph rebuilt from its following lists answers every
     for (size_t i = 0; i < slice.followers.size(); ++i) {
       // Split lists across calls, as snapshot blocks do.
       const uint32_t n = slice.counts[i], half = n / 2;
-      REQUIRE(builder.AddFollowing(slice.followers[i], std::span(slice.edges.data() + at, half)).ok());
-      REQUIRE(builder.AddFollowing(slice.followers[i], std::span(slice.edges.data() + at + half, n - half)).ok());
+      REQUIRE(
+          builder.AddFollowing(slice.followers[i], std::span(slice.edges.data() + at, half)).ok());
+      REQUIRE(
+          builder
+              .AddFollowing(slice.followers[i], std::span(slice.edges.data() + at + half, n - half))
+              .ok());
       at += n;
     }
     std::unique_ptr<Graph> built = builder.Finish();
@@ -54,7 +60,8 @@ TEST_CASE("graph_builder: a graph rebuilt from its following lists answers every
     for (UserId u = 1; u <= 150; ++u) {
       CAPTURE(u);
       REQUIRE(*built->GetCounts(u) == *original.GetCounts(u));
-      for (int which = 0; which < 3; ++which) REQUIRE(All(*built, u, which) == All(original, u, which));
+      for (int which = 0; which < 3; ++which)
+        REQUIRE(All(*built, u, which) == All(original, u, which));
     }
   }
 }

@@ -1,7 +1,8 @@
-// Randomized differential test: random follow / follow_at / import / unfollow / remove_user operations,
-// with an injected clock and rate limiter, applied to the Graph and to the ReferenceModel; after
-// every batch every query type is compared: counts, relations (single and batch), full cursor
-// walks and offset pages of all three lists with a random viewer, and known followers.
+// Randomized differential test: random follow / follow_at / import / unfollow / remove_user
+// operations, with an injected clock and rate limiter, applied to the Graph and to the
+// ReferenceModel; after every batch every query type is compared: counts, relations (single and
+// batch), full cursor walks and offset pages of all three lists with a random viewer, and known
+// followers.
 //
 // Sizes: RELGRAPH_DIFF_OPS (default 1,000,000) operations spread over the seeds.
 #include <doctest.h>
@@ -137,9 +138,12 @@ struct Harness {
 
   Result<Page> Query(List kind, UserId a, const PageRequest& req) {
     switch (kind) {
-      case List::kFollowing: return graph->Following(a, req);
-      case List::kFans: return graph->Fans(a, req);
-      case List::kFriends: return graph->Friends(a, req);
+      case List::kFollowing:
+        return graph->Following(a, req);
+      case List::kFans:
+        return graph->Fans(a, req);
+      case List::kFriends:
+        return graph->Friends(a, req);
     }
     return Status::InvalidArgument("unreachable");
   }

@@ -79,7 +79,7 @@ TEST_CASE("follow: the cap is enforced with its own error, and unfollow makes ro
   for (UserId b = 2; b <= 4; ++b) f.MustFollow(1, b);
   auto r = f.graph->Follow(1, 5);
   CHECK(r.status().code() == Code::kFollowLimit);
-  CHECK(f.graph->user_count() == 4);  // user 5 was not created
+  CHECK(f.graph->user_count() == 4);               // user 5 was not created
   CHECK(f.graph->Follow(1, 4)->created == false);  // an existing edge is not refused
   CHECK(*f.graph->Unfollow(1, 2));
   CHECK(f.MustFollow(1, 5).created);
@@ -159,7 +159,7 @@ TEST_CASE("relation: all four states, self, unknown users and the batch form") {
 TEST_CASE("lists: newest first, ties broken by larger user id first") {
   Fixture f;
   f.MustFollow(1, 5);
-  f.MustFollow(1, 9);   // same millisecond as 5
+  f.MustFollow(1, 9);  // same millisecond as 5
   f.clock.Advance(1);
   f.MustFollow(1, 3);
   CHECK(f.Users(f.graph->Following(1, f.Req())) == std::vector<UserId>{3, 9, 5});

@@ -14,8 +14,9 @@ TEST_CASE("id_map: interning is dense, stable and agrees with a hash map through
   std::mt19937_64 rng(7);
   for (int i = 0; i < 200'000; ++i) {
     // Mix of fresh random ids, repeats, and sequential ids that collide in low bits.
-    const UserId u = i % 3 == 0 ? (rng() | 1) : i % 3 == 1 ? UserId(i) * 4096 + 1
-                                                            : UserId(1 + rng() % 5000);
+    const UserId u = i % 3 == 0   ? (rng() | 1)
+                     : i % 3 == 1 ? UserId(i) * 4096 + 1
+                                  : UserId(1 + rng() % 5000);
     const InternalId id = map.Intern(u);
     auto [it, inserted] = ref.try_emplace(u, static_cast<InternalId>(ref.size()));
     REQUIRE(id == it->second);

@@ -28,8 +28,8 @@ class ReferenceModel {
 
   // clock_now: what the injected clock says; ts: the caller's time (FollowAt) or nullopt.
   // rate_limited = false is Graph::Import: no token is spent.
-  FollowExpectation Follow(UserId a, UserId b, TimestampMs clock_now,
-                           std::optional<TimestampMs> ts, bool rate_limited = true) {
+  FollowExpectation Follow(UserId a, UserId b, TimestampMs clock_now, std::optional<TimestampMs> ts,
+                           bool rate_limited = true) {
     FollowExpectation r;
     if (a == 0 || b == 0) return {Code::kInvalidUserId};
     if (a == b) return {Code::kSelfFollow};
@@ -39,8 +39,8 @@ class ReferenceModel {
       return r;
     }
     if (out_[a].size() >= options_.max_following) return {Code::kFollowLimit};
-    const TimestampMs now = std::max(std::clamp<TimestampMs>(clock_now, 0, kMaxTimestampMs),
-                                     last_engine_ts_);
+    const TimestampMs now =
+        std::max(std::clamp<TimestampMs>(clock_now, 0, kMaxTimestampMs), last_engine_ts_);
     if (options_.rate_limit.enabled && rate_limited) {
       const int64_t wait = SpendToken(a, now);
       if (wait > 0) return {Code::kRateLimited, {}, wait};
@@ -76,8 +76,10 @@ class ReferenceModel {
   Relation Rel(UserId a, UserId b) const {
     if (a == b) return Relation::kNone;
     const bool ab = Follows(a, b), ba = Follows(b, a);
-    return ab && ba ? Relation::kMutual : ab ? Relation::kFollowing
-                                             : ba ? Relation::kFollowedBy : Relation::kNone;
+    return ab && ba ? Relation::kMutual
+           : ab     ? Relation::kFollowing
+           : ba     ? Relation::kFollowedBy
+                    : Relation::kNone;
   }
 
   enum class List { kFollowing, kFans, kFriends };
@@ -86,7 +88,8 @@ class ReferenceModel {
   std::vector<ListEntry> FullList(List kind, UserId a, std::optional<UserId> viewer) const {
     std::vector<ListEntry> v;
     auto add = [&](UserId u, TimestampMs ts) {
-      v.push_back({u, ts, viewer ? Rel(*viewer, u) : Relation::kNone, Rel(a, u) == Relation::kMutual});
+      v.push_back(
+          {u, ts, viewer ? Rel(*viewer, u) : Relation::kNone, Rel(a, u) == Relation::kMutual});
     };
     if (kind == List::kFollowing) {
       for (auto [b, ts] : Get(out_, a)) add(b, ts);

@@ -32,7 +32,8 @@ TEST_CASE("slab: blocks never overlap and freed blocks are reused") {
     if (!live.empty() && rng() % 3 == 0) {
       const size_t k = rng() % live.size();
       // Every entry still holds the stamp written at allocation: nothing overlapped it.
-      for (uint32_t j = 0; j < live[k].n; ++j) REQUIRE(uint32_t{live[k].block[j].peer} == live[k].stamp);
+      for (uint32_t j = 0; j < live[k].n; ++j)
+        REQUIRE(uint32_t{live[k].block[j].peer} == live[k].stamp);
       slab.Free(live[k].block, live[k].n);
       live.erase(live.begin() + static_cast<ptrdiff_t>(k));
       continue;

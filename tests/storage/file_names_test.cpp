@@ -20,8 +20,9 @@ TEST_CASE("file_names: format and parse round-trip; other names are not ours") {
   }
   CHECK(WalSegmentName(7) == "wal-00000000000000000007.log");
   CHECK(WalSegmentName(9) < WalSegmentName(10));  // lexical order is numeric order
-  for (const char* junk : {"wal-7.log", "wal-0000000000000000000x.log", "snapshot-00000000000000000001.rgs.bak",
-                           "README", "wal-00000000000000000001.log~", ""}) {
+  for (const char* junk :
+       {"wal-7.log", "wal-0000000000000000000x.log", "snapshot-00000000000000000001.rgs.bak",
+        "README", "wal-00000000000000000001.log~", ""}) {
     CHECK_FALSE(ParseFileName(junk, &t, &n));
   }
 }

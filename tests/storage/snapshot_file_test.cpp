@@ -21,7 +21,8 @@ Lists RandomLists(uint64_t seed, int followers, int celebrity_edges) {
   for (int f = 0; f < followers; ++f) {
     auto& l = lists[rng() | 1];
     const int n = f == 0 ? celebrity_edges : static_cast<int>(rng() % 40);
-    for (int i = 0; i < n; ++i) l.push_back({rng() | 1, static_cast<int64_t>(rng() % (int64_t{1} << 42))});
+    for (int i = 0; i < n; ++i)
+      l.push_back({rng() | 1, static_cast<int64_t>(rng() % (int64_t{1} << 42))});
   }
   return lists;
 }

@@ -65,15 +65,19 @@ Result<WalScanResult> Scan(Env* env, const std::string& dir, std::vector<Rec>* o
 bool Same(const std::vector<Rec>& a, const std::vector<Rec>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].lsn != b[i].lsn || a[i].type != b[i].type || a[i].payload != b[i].payload) return false;
+    if (a[i].lsn != b[i].lsn || a[i].type != b[i].type || a[i].payload != b[i].payload)
+      return false;
   }
   return true;
 }
 
-std::string Segment(const std::string& dir, uint64_t no) { return JoinPath(dir, WalSegmentName(no)); }
+std::string Segment(const std::string& dir, uint64_t no) {
+  return JoinPath(dir, WalSegmentName(no));
+}
 
 TEST_CASE("wal: records round-trip across many segments in every mode") {
-  for (DurabilityMode mode : {DurabilityMode::kAlways, DurabilityMode::kEverySec, DurabilityMode::kNone}) {
+  for (DurabilityMode mode :
+       {DurabilityMode::kAlways, DurabilityMode::kEverySec, DurabilityMode::kNone}) {
     TestDir dir;
     const auto written = WriteRecords(Env::Posix(), dir.path(), mode, 500, 1);
     std::vector<Rec> read;
@@ -124,7 +128,8 @@ TEST_CASE("wal: a record cut off at the end of the newest segment is a clean end
   read.clear();
   r = Scan(env, dir.path(), &read);
   CHECK(r->torn_bytes == 0);
-  const auto more = WriteRecords(env, dir.path(), DurabilityMode::kAlways, 5, 3, r->last_segment_no + 1, r->last_lsn + 1);
+  const auto more = WriteRecords(env, dir.path(), DurabilityMode::kAlways, 5, 3,
+                                 r->last_segment_no + 1, r->last_lsn + 1);
   read.clear();
   REQUIRE(Scan(env, dir.path(), &read).ok());
   CHECK(read.size() == written.size() - 1 + 5);
@@ -242,8 +247,10 @@ TEST_CASE("wal: a failed write or fsync is reported and every later write is ref
   }
 }
 
-TEST_CASE("wal: after a crash, `always` keeps every committed record; others keep what was synced") {
-  for (DurabilityMode mode : {DurabilityMode::kAlways, DurabilityMode::kEverySec, DurabilityMode::kNone}) {
+TEST_CASE(
+    "wal: after a crash, `always` keeps every committed record; others keep what was synced") {
+  for (DurabilityMode mode :
+       {DurabilityMode::kAlways, DurabilityMode::kEverySec, DurabilityMode::kNone}) {
     TestDir dir;
     FaultInjectionEnv env(Env::Posix());
     auto w = WalWriter::Open(&env, dir.path(), Opts(mode, 1 << 20), 1, 1);

@@ -35,7 +35,8 @@ std::string WriteEdgeList(const std::string& dir) {
   std::ofstream f(path);
   f << "# test graph\n";
   std::mt19937 rng(1);
-  for (int i = 0; i < 3000; ++i) f << 1 + rng() % 300 << "\t" << 1 + rng() % 300 << "\t" << 1'600'000'000'000 + i << "\n";
+  for (int i = 0; i < 3000; ++i)
+    f << 1 + rng() % 300 << "\t" << 1 + rng() % 300 << "\t" << 1'600'000'000'000 + i << "\n";
   return path;
 }
 
@@ -85,7 +86,8 @@ TEST_CASE("admin: import, verify, export round-trip the edge list; import refuse
   Graph g(o);
   REQUIRE(LoadEdgeList(edges, g).ok());
   std::ostringstream want;
-  g.ForEachEdge([&](UserId a, UserId b, TimestampMs ts) { want << a << " " << b << " " << ts << "\n"; });
+  g.ForEachEdge(
+      [&](UserId a, UserId b, TimestampMs ts) { want << a << " " << b << " " << ts << "\n"; });
   CHECK(Lines(r.out) == Lines(want.str()));
   // And a Db opened on the imported directory sees them and writes on top.
   auto db = Db::Open(data, Opts());
@@ -99,7 +101,8 @@ TEST_CASE("admin: snapshot, restore, inspect and wal-dump on a live-written dire
   {
     auto db = Db::Open(data, Opts());
     REQUIRE(db.ok());
-    for (UserId u = 2; u < 60; ++u) REQUIRE((*db)->FollowAt(1, u, 1000 + static_cast<TimestampMs>(u)).ok());
+    for (UserId u = 2; u < 60; ++u)
+      REQUIRE((*db)->FollowAt(1, u, 1000 + static_cast<TimestampMs>(u)).ok());
     REQUIRE((*db)->Unfollow(1, 2).ok());
     // While the Db holds the directory, admin refuses it.
     Ran locked = Admin({"inspect", data});
@@ -125,13 +128,15 @@ TEST_CASE("admin: snapshot, restore, inspect and wal-dump on a live-written dire
   CHECK(Lines(Admin({"export", copy}).out) == Lines(Admin({"export", data}).out));
 }
 
-TEST_CASE("admin: verify names damage; repair keeps a backup and truncates at the last good record") {
+TEST_CASE(
+    "admin: verify names damage; repair keeps a backup and truncates at the last good record") {
   TestDir dir;
   const std::string data = JoinPath(dir.path(), "data");
   {
     auto db = Db::Open(data, Opts());
     REQUIRE(db.ok());
-    for (UserId u = 2; u < 400; ++u) REQUIRE((*db)->FollowAt(1 + u % 7, u, static_cast<TimestampMs>(u)).ok());
+    for (UserId u = 2; u < 400; ++u)
+      REQUIRE((*db)->FollowAt(1 + u % 7, u, static_cast<TimestampMs>(u)).ok());
   }
   auto segments = *ListWalSegments(Env::Posix(), data);
   REQUIRE(segments.size() > 3);
@@ -162,7 +167,8 @@ TEST_CASE("admin: verify names damage; repair keeps a backup and truncates at th
   REQUIRE(names.ok());
   for (const std::string& name : *names) {
     if (name.rfind("repair-backup-", 0) == 0) {
-      found = *Env::Posix()->ReadFile(JoinPath(JoinPath(data, name), WalSegmentName(segments[1]))) == bytes;
+      found = *Env::Posix()->ReadFile(
+                  JoinPath(JoinPath(data, name), WalSegmentName(segments[1]))) == bytes;
     }
   }
   CHECK(found);

@@ -83,8 +83,10 @@ struct Context {
 bool IsSnapshotFile(Env* env, const std::string& path) {
   FileType t;
   uint64_t n;
-  const std::string name = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
-  return ParseFileName(name, &t, &n) && t == FileType::kSnapshot && !env->Exists(JoinPath(path, "LOCK"));
+  const std::string name =
+      path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  return ParseFileName(name, &t, &n) && t == FileType::kSnapshot &&
+         !env->Exists(JoinPath(path, "LOCK"));
 }
 
 Result<std::unique_ptr<FileLock>> LockDir(Env* env, const std::string& dir) {
@@ -105,12 +107,14 @@ bool DirHasData(Env* env, const std::string& dir) {
 }
 
 // Loads a snapshot file into a graph with every check; the graph is returned on success.
-Result<std::unique_ptr<Graph>> LoadSnapshotFile(Env* env, const std::string& path, SnapshotInfo* info) {
+Result<std::unique_ptr<Graph>> LoadSnapshotFile(Env* env, const std::string& path,
+                                                SnapshotInfo* info) {
   GraphOptions o;
   o.rate_limit.enabled = false;
   auto graph = std::make_unique<Graph>(o);
   auto read = ReadSnapshot(env, path, [&](uint64_t f, std::span<const SnapshotEdge> edges) {
-    for (const SnapshotEdge& e : edges) RELGRAPH_RETURN_IF_ERROR(graph->ApplyFollow(f, e.followee, e.ts_ms));
+    for (const SnapshotEdge& e : edges)
+      RELGRAPH_RETURN_IF_ERROR(graph->ApplyFollow(f, e.followee, e.ts_ms));
     return Status::OK();
   });
   if (!read.ok()) return read.status();
@@ -155,14 +159,19 @@ int Import(Context& c) {
       char* end = nullptr;
       const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
       if (v.empty() || *end != '\0') return c.Usage(k + " needs a whole number");
-      if (k == "--id-offset") io.id_offset = n;
-      else io.max_following = static_cast<uint32_t>(std::min<unsigned long long>(n, kMaxFollowingLimit));
+      if (k == "--id-offset")
+        io.id_offset = n;
+      else
+        io.max_following =
+            static_cast<uint32_t>(std::min<unsigned long long>(n, kMaxFollowingLimit));
     } else {
       return c.Usage("unknown flag " + k);
     }
   }
   if (io.max_following < 1) return c.Usage("--max-following must be at least 1");
-  if (DirHasData(c.env, dir)) return c.Fail(Status::InvalidArgument(dir + " already holds relgraph data; import needs a new directory"));
+  if (DirHasData(c.env, dir))
+    return c.Fail(Status::InvalidArgument(
+        dir + " already holds relgraph data; import needs a new directory"));
   if (Status s = c.env->CreateDir(dir); !s.ok()) return c.Fail(s);
   auto lock = LockDir(c.env, dir);
   if (!lock.ok()) return c.Fail(lock.status());
@@ -170,7 +179,8 @@ int Import(Context& c) {
   auto imported = ImportEdgeListToSnapshot(c.env, edges, dir, io);
   if (!imported.ok()) return c.Fail(imported.status());
   const EdgeListLoadStats& stats = imported->stats;
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   c.out << "imported " << stats.added << " edges among " << imported->users << " users from "
         << edges << " in " << secs << " s (" << static_cast<uint64_t>(stats.edges_read / secs)
         << " edges/s)\n  skipped: " << stats.self_loops << " self-loops, " << stats.over_cap
@@ -186,8 +196,8 @@ int Verify(Context& c) {
     SnapshotInfo info;
     auto g = LoadSnapshotFile(c.env, target, &info);
     if (!g.ok()) return c.Fail(g.status());
-    c.out << "ok: " << target << ": " << info.blocks << " blocks and their checksums, " << info.edges
-          << " edges, graph invariants hold\n";
+    c.out << "ok: " << target << ": " << info.blocks << " blocks and their checksums, "
+          << info.edges << " edges, graph invariants hold\n";
     return 0;
   }
   auto lock = LockDir(c.env, target);
@@ -211,11 +221,13 @@ int Verify(Context& c) {
   if (!graph.ok()) return c.Fail(graph.status());
   if (Status s = (*graph)->CheckInvariants(); !s.ok()) return c.Fail(s);
   c.out << "ok: WAL checksums through LSN " << ri.last_lsn;
-  if (ri.torn_bytes > 0) c.out << " (a torn tail of " << ri.torn_bytes << " bytes will be cut at the next open)";
-  c.out << "\nok: recovered state: " << (*graph)->user_count() << " users, " << (*graph)->edge_count()
-        << " edges, graph invariants hold\n";
+  if (ri.torn_bytes > 0)
+    c.out << " (a torn tail of " << ri.torn_bytes << " bytes will be cut at the next open)";
+  c.out << "\nok: recovered state: " << (*graph)->user_count() << " users, "
+        << (*graph)->edge_count() << " edges, graph invariants hold\n";
   if (bad > 0) {
-    return c.Fail(Status::Corruption(std::to_string(bad) + " snapshot(s) failed their checks (recovery skips them)"));
+    return c.Fail(Status::Corruption(std::to_string(bad) +
+                                     " snapshot(s) failed their checks (recovery skips them)"));
   }
   return 0;
 }
@@ -237,8 +249,10 @@ int Inspect(Context& c) {
   for (uint64_t lsn : *snapshots) {
     const std::string path = JoinPath(target, SnapshotName(lsn));
     auto info = ReadSnapshot(c.env, path, nullptr);
-    if (info.ok()) PrintSnapshotInfo(c.out, path, *info);
-    else c.out << path << "\n  DAMAGED: " << info.status().message() << "\n";
+    if (info.ok())
+      PrintSnapshotInfo(c.out, path, *info);
+    else
+      c.out << path << "\n  DAMAGED: " << info.status().message() << "\n";
   }
   auto segments = ListWalSegments(c.env, target);
   if (!segments.ok()) return c.Fail(segments.status());
@@ -250,11 +264,14 @@ int Inspect(Context& c) {
     auto header = ReadWalSegmentHeader(c.env, target, no);
     wal_bytes += size.ok() ? *size : 0;
     c.out << "  " << WalSegmentName(no) << "  " << (size.ok() ? *size : 0) << " bytes, first LSN "
-          << (header.ok() ? std::to_string(header->first_lsn) : "? (" + header.status().message() + ")") << "\n";
+          << (header.ok() ? std::to_string(header->first_lsn)
+                          : "? (" + header.status().message() + ")")
+          << "\n";
   }
   auto scan = ScanWal(c.env, target, {}, [](const WalRecordView&) { return Status::OK(); });
   if (scan.ok()) {
-    c.out << "WAL: LSN " << scan->first_lsn << " to " << scan->last_lsn << ", " << wal_bytes << " bytes";
+    c.out << "WAL: LSN " << scan->first_lsn << " to " << scan->last_lsn << ", " << wal_bytes
+          << " bytes";
     if (scan->torn_bytes) c.out << ", torn tail of " << scan->torn_bytes << " bytes";
     c.out << "\n";
   } else {
@@ -287,7 +304,8 @@ int Export(Context& c) {
 int Snapshot(Context& c) {
   if (c.args.positional.size() != 1) return c.Usage("snapshot takes DATADIR");
   const std::string& dir = c.args.positional[0];
-  if (!c.env->Exists(dir)) return c.Fail(Status::NotFound("data directory " + dir + " does not exist"));
+  if (!c.env->Exists(dir))
+    return c.Fail(Status::NotFound("data directory " + dir + " does not exist"));
   DbOptions o;
   o.graph = RecoveryGraphOptions();
   auto db = Db::Open(dir, o);
@@ -307,7 +325,9 @@ int Restore(Context& c) {
   SnapshotInfo info;
   auto g = LoadSnapshotFile(c.env, snap, &info);
   if (!g.ok()) return c.Fail(g.status());
-  if (DirHasData(c.env, dir)) return c.Fail(Status::InvalidArgument(dir + " already holds relgraph data; restore needs a new directory"));
+  if (DirHasData(c.env, dir))
+    return c.Fail(Status::InvalidArgument(
+        dir + " already holds relgraph data; restore needs a new directory"));
   if (Status s = c.env->CreateDir(dir); !s.ok()) return c.Fail(s);
   auto lock = LockDir(c.env, dir);
   if (!lock.ok()) return c.Fail(lock.status());
@@ -337,7 +357,8 @@ int WalDump(Context& c) {
   });
   if (!scan.ok()) return c.Fail(scan.status());
   c.out << "# " << scan->records << " records in " << scan->segments << " segments";
-  if (scan->torn_bytes) c.out << ", torn tail of " << scan->torn_bytes << " bytes in " << scan->torn_file;
+  if (scan->torn_bytes)
+    c.out << ", torn tail of " << scan->torn_bytes << " bytes in " << scan->torn_file;
   c.out << "\n";
   return 0;
 }
@@ -348,7 +369,8 @@ int Repair(Context& c) {
   auto lock = LockDir(c.env, dir);
   if (!lock.ok()) return c.Fail(lock.status());
   const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::system_clock::now().time_since_epoch()).count();
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
   auto report = RepairWal(c.env, dir, JoinPath(dir, "repair-backup-" + std::to_string(now)));
   if (!report.ok()) return c.Fail(report.status());
   if (!report->changed) {
@@ -358,7 +380,8 @@ int Repair(Context& c) {
   c.out << "repaired " << dir << ": " << report->damage << "\n  the WAL now ends at LSN "
         << report->kept_last_lsn << "; dropped " << report->dropped_bytes << " bytes\n";
   if (!report->truncated_segment.empty()) {
-    c.out << "  truncated " << report->truncated_segment << " at offset " << report->truncated_at << "\n";
+    c.out << "  truncated " << report->truncated_segment << " at offset " << report->truncated_at
+          << "\n";
   }
   for (const std::string& s : report->removed_segments) c.out << "  removed " << s << "\n";
   c.out << "  originals kept in " << report->backup_dir << "\n";
@@ -374,7 +397,7 @@ int Run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
     return args.help ? 0 : 2;
   }
   static const std::map<std::string, std::function<int(Context&)>> commands = {
-      {"import", Import},   {"verify", Verify},   {"inspect", Inspect}, {"export", Export},
+      {"import", Import},     {"verify", Verify},   {"inspect", Inspect},  {"export", Export},
       {"snapshot", Snapshot}, {"restore", Restore}, {"wal-dump", WalDump}, {"repair", Repair}};
   auto it = commands.find(args.command);
   if (it == commands.end()) {
@@ -386,7 +409,8 @@ int Run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
     return 0;
   }
   if (args.command != "import" && !args.flags.empty()) {
-    err << "relgraph-admin " << args.command << ": unknown flag " << args.flags.begin()->first << "\n";
+    err << "relgraph-admin " << args.command << ": unknown flag " << args.flags.begin()->first
+        << "\n";
     return 2;
   }
   Context c{args, out, err};

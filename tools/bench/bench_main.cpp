@@ -75,13 +75,15 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
     const std::string value = eq == std::string::npos ? "" : arg.substr(eq + 1);
     uint64_t n = 0;
     auto number = [&](uint64_t* out) -> Status {
-      if (!ParseUint(value, &n)) return Status::InvalidArgument(key + " needs a whole number, got '" + value + "'");
+      if (!ParseUint(value, &n))
+        return Status::InvalidArgument(key + " needs a whole number, got '" + value + "'");
       *out = n;
       return Status::OK();
     };
     if (key == "--target") {
       if (value != "embedded") {
-        return Status::InvalidArgument("--target=" + value + " is not available; use --target=embedded");
+        return Status::InvalidArgument("--target=" + value +
+                                       " is not available; use --target=embedded");
       }
       f->target = value;
     } else if (key == "--edges") {
@@ -96,7 +98,8 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
     } else if (key == "--max-following") {
       uint64_t cap = 0;
       RELGRAPH_RETURN_IF_ERROR(number(&cap));
-      if (cap < 1 || cap > kMaxFollowingLimit) return Status::InvalidArgument("--max-following out of range");
+      if (cap < 1 || cap > kMaxFollowingLimit)
+        return Status::InvalidArgument("--max-following out of range");
       f->max_following = static_cast<uint32_t>(cap);
     } else if (key == "--ops") {
       RELGRAPH_RETURN_IF_ERROR(number(&f->ops));
@@ -106,12 +109,14 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
       if (f->wal_ops < 1) return Status::InvalidArgument("--wal-ops must be at least 1");
     } else if (key == "--writers") {
       RELGRAPH_RETURN_IF_ERROR(number(&f->writers));
-      if (f->writers < 1 || f->writers > 4096) return Status::InvalidArgument("--writers must be in [1, 4096]");
+      if (f->writers < 1 || f->writers > 4096)
+        return Status::InvalidArgument("--writers must be in [1, 4096]");
     } else if (key == "--data-dir") {
       if (value.empty()) return Status::InvalidArgument("--data-dir needs a directory");
       f->data_dir = value;
     } else if (key == "--format") {
-      if (value != "text" && value != "csv") return Status::InvalidArgument("--format is text or csv");
+      if (value != "text" && value != "csv")
+        return Status::InvalidArgument("--format is text or csv");
       f->csv = value == "csv";
     } else if (key == "--workloads") {
       std::set<std::string> known(Workloads::Names().begin(), Workloads::Names().end());
@@ -149,7 +154,8 @@ int Main(int argc, char** argv) {
   bool needs_graph = false;
   for (const std::string& w : wanted) {
     const auto& g = Workloads::Names();
-    needs_graph |= std::find(g.begin(), g.end(), w) != g.end() || DurabilityWorkloads::NeedsGraph(w);
+    needs_graph |=
+        std::find(g.begin(), g.end(), w) != g.end() || DurabilityWorkloads::NeedsGraph(w);
   }
 
   GeneratedGraph data;
@@ -190,8 +196,8 @@ int Main(int argc, char** argv) {
       std::ostringstream b;
       b << "ids " << u.id_map / (1 << 20) << " MiB, users " << u.user_records / (1 << 20)
         << " MiB, edges " << u.edge_blocks / (1 << 20) << " MiB reserved / "
-        << u.edge_blocks_live / (1 << 20) << " MiB in lists, fan index "
-        << u.fan_index / (1 << 20) << " MiB";
+        << u.edge_blocks_live / (1 << 20) << " MiB in lists, fan index " << u.fan_index / (1 << 20)
+        << " MiB";
       m.breakdown = b.str();
       if (!flags.csv) PrintMemory(std::cout, false, m);  // csv: the memory row comes last
       memory = m;
@@ -202,7 +208,8 @@ int Main(int argc, char** argv) {
 
   // Durability workloads, in a scratch directory.
   bool any_durability = false;
-  for (const std::string& name : DurabilityWorkloads::Names()) any_durability |= wanted.count(name) > 0;
+  for (const std::string& name : DurabilityWorkloads::Names())
+    any_durability |= wanted.count(name) > 0;
   if (any_durability) {
     DurabilityFlags df;
     df.wal_ops = flags.wal_ops;
@@ -236,4 +243,6 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace relgraph::bench
 
-int main(int argc, char** argv) { return relgraph::bench::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return relgraph::bench::Main(argc, argv);
+}

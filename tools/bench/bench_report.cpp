@@ -16,7 +16,8 @@ void PrintHeader(std::ostream& out, bool csv, const std::string& description) {
   out << "relgraph-bench, target embedded, " << description << "\n";
   out << std::left << std::setw(22) << "workload" << std::right << std::setw(12) << "ops"
       << std::setw(10) << "seconds" << std::setw(14) << "ops/s" << std::setw(10) << "p50 us"
-      << std::setw(10) << "p99 us" << "\n";
+      << std::setw(10) << "p99 us"
+      << "\n";
 }
 
 void PrintWorkload(std::ostream& out, bool csv, const WorkloadResult& r) {
@@ -46,17 +47,19 @@ void PrintMemory(std::ostream& out, bool csv, const MemoryRow& m) {
   char line[256];
   if (csv) {
     std::snprintf(line, sizeof line, "memory,%llu,%llu,%llu,%.2f\n",
-                  static_cast<unsigned long long>(m.users), static_cast<unsigned long long>(m.edges),
+                  static_cast<unsigned long long>(m.users),
+                  static_cast<unsigned long long>(m.edges),
                   static_cast<unsigned long long>(m.rss_bytes), m.bytes_per_edge());
     out << line;
     return;
   }
-  std::snprintf(line, sizeof line,
-                "memory: %llu users, %llu edges, %.1f MiB resident added by the graph = %.2f bytes/edge"
-                " (engine accounts %.2f bytes/edge: %s)\n",
-                static_cast<unsigned long long>(m.users), static_cast<unsigned long long>(m.edges),
-                static_cast<double>(m.rss_bytes) / (1 << 20), m.bytes_per_edge(),
-                m.edges ? static_cast<double>(m.engine_bytes) / m.edges : 0.0, m.breakdown.c_str());
+  std::snprintf(
+      line, sizeof line,
+      "memory: %llu users, %llu edges, %.1f MiB resident added by the graph = %.2f bytes/edge"
+      " (engine accounts %.2f bytes/edge: %s)\n",
+      static_cast<unsigned long long>(m.users), static_cast<unsigned long long>(m.edges),
+      static_cast<double>(m.rss_bytes) / (1 << 20), m.bytes_per_edge(),
+      m.edges ? static_cast<double>(m.engine_bytes) / m.edges : 0.0, m.breakdown.c_str());
   out << line;
 }
 

@@ -1,5 +1,6 @@
 // Output of relgraph-bench: a readable table (text) or CSV with one row per workload,
-// `workload,ops,seconds,ops_per_sec,p50_us,p99_us`, then `memory,users,edges,rss_bytes,bytes_per_edge`.
+// `workload,ops,seconds,ops_per_sec,p50_us,p99_us`, then
+// `memory,users,edges,rss_bytes,bytes_per_edge`.
 #pragma once
 
 #include <cstdint>

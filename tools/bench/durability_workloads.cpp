@@ -44,12 +44,14 @@ DurabilityWorkloads::DurabilityWorkloads(const GeneratedGraph& data, const Graph
 
 const std::vector<std::string>& DurabilityWorkloads::Names() {
   static const std::vector<std::string> names = {
-      "wal_off", "wal_none", "wal_everysec", "wal_always", "wal_always_concurrent",
+      "wal_off",  "wal_none",     "wal_everysec", "wal_always", "wal_always_concurrent",
       "snapshot", "recovery_wal", "import"};
   return names;
 }
 
-bool DurabilityWorkloads::NeedsGraph(const std::string& name) { return name == "snapshot"; }
+bool DurabilityWorkloads::NeedsGraph(const std::string& name) {
+  return name == "snapshot";
+}
 
 std::string DurabilityWorkloads::Dir(const std::string& name) const {
   const std::string d = flags_.root + "/" + name;
@@ -135,7 +137,8 @@ std::vector<WorkloadResult> DurabilityWorkloads::Snapshots() {
       const auto t0 = SteadyClock::now();
       (*db)->Unfollow(e.follower, e.followee).status().IgnoreError();
       (*db)->FollowAt(e.follower, e.followee, e.ts).status().IgnoreError();
-      const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t0).count();
+      const int64_t us =
+          std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t0).count();
       int64_t prev = max_pause_us.load();
       while (us > prev && !max_pause_us.compare_exchange_weak(prev, us)) {
       }
@@ -154,14 +157,15 @@ std::vector<WorkloadResult> DurabilityWorkloads::Snapshots() {
   writer.join();
   if (!online.ok()) return {Row("snapshot_write_online", 0, 0, online.status().ToString())};
   rows.push_back(Row("snapshot_write_online", online->edges, secs,
-                     "longest writer pause " + std::to_string(pause) + " us; " + std::to_string(during) +
-                         " writes went on during it"));
+                     "longest writer pause " + std::to_string(pause) + " us; " +
+                         std::to_string(during) + " writes went on during it"));
   (*db)->Close().IgnoreError();
   return rows;
 }
 
 WorkloadResult DurabilityWorkloads::RecoveryWal() {
-  const uint64_t n = std::min<uint64_t>(std::max<uint64_t>(flags_.wal_ops, 2'000'000), data_.edges.size());
+  const uint64_t n =
+      std::min<uint64_t>(std::max<uint64_t>(flags_.wal_ops, 2'000'000), data_.edges.size());
   const std::string dir = Dir("recovery_wal");
   {
     auto db = Db::Open(dir, BenchDbOptions(DurabilityMode::kNone));
@@ -184,7 +188,8 @@ WorkloadResult DurabilityWorkloads::Import() {
     // The generated graph as a plain edge list, written before the clock starts.
     path = flags_.root + "/generated-edges.txt";
     std::ofstream f(path);
-    for (const BenchEdge& e : data_.edges) f << e.follower << ' ' << e.followee << ' ' << e.ts << '\n';
+    for (const BenchEdge& e : data_.edges)
+      f << e.follower << ' ' << e.followee << ' ' << e.ts << '\n';
     offset = 0;
   }
   const std::string dir = Dir("import");
@@ -193,8 +198,8 @@ WorkloadResult DurabilityWorkloads::Import() {
   auto imported = ImportEdgeListToSnapshot(Env::Posix(), path, dir, {.id_offset = offset});
   if (!imported.ok()) return Row("import", 0, 0, imported.status().ToString());
   return Row("import", imported->stats.edges_read, Since(start),
-             "edge list -> snapshot (relgraph-admin import), " + std::to_string(imported->snapshot.edges) +
-                 " edges kept");
+             "edge list -> snapshot (relgraph-admin import), " +
+                 std::to_string(imported->snapshot.edges) + " edges kept");
 }
 
 }  // namespace relgraph::bench

@@ -14,10 +14,10 @@
 namespace relgraph::bench {
 
 struct DurabilityFlags {
-  std::string root;         // scratch directory
+  std::string root;  // scratch directory
   uint64_t wal_ops = 1'000'000;
-  uint32_t writers = 256;   // wal_always_concurrent
-  std::string dataset;      // when set, import reads this file instead of a generated one
+  uint32_t writers = 256;  // wal_always_concurrent
+  std::string dataset;     // when set, import reads this file instead of a generated one
   uint64_t id_offset = 0;
 };
 
@@ -32,9 +32,11 @@ class DurabilityWorkloads {
   std::vector<WorkloadResult> Run(const std::string& name);  // some workloads report two rows
 
  private:
-  WorkloadResult Follows(const std::string& name);           // wal_off / wal_none / wal_everysec / wal_always
+  WorkloadResult Follows(
+      const std::string& name);  // wal_off / wal_none / wal_everysec / wal_always
   WorkloadResult AlwaysConcurrent();
-  std::vector<WorkloadResult> Snapshots();                   // snapshot_write_offline, recovery_snapshot, snapshot_write_online
+  std::vector<WorkloadResult>
+  Snapshots();  // snapshot_write_offline, recovery_snapshot, snapshot_write_online
   WorkloadResult RecoveryWal();
   WorkloadResult Import();
   std::string Dir(const std::string& name) const;

@@ -30,7 +30,8 @@ uint64_t ScatterId(uint64_t i) {
 // Walker's alias method: O(n) build, O(1) draw from a discrete distribution.
 class AliasTable {
  public:
-  explicit AliasTable(const std::vector<double>& weights) : prob_(weights.size()), alias_(weights.size()) {
+  explicit AliasTable(const std::vector<double>& weights)
+      : prob_(weights.size()), alias_(weights.size()) {
     const size_t n = weights.size();
     const double sum = std::accumulate(weights.begin(), weights.end(), 0.0);
     std::vector<double> scaled(n);
@@ -74,7 +75,8 @@ GeneratedGraph GenerateGraph(uint64_t edges, uint64_t seed, uint32_t max_followi
   std::vector<uint32_t> order(users);
   std::iota(order.begin(), order.end(), 0);
   std::shuffle(order.begin(), order.end(), rng);
-  const uint64_t both = users * 26 / 100, follow_only = users * 14 / 100, fan_only = users * 9 / 100;
+  const uint64_t both = users * 26 / 100, follow_only = users * 14 / 100,
+                 fan_only = users * 9 / 100;
   std::vector<uint32_t> followers(order.begin(), order.begin() + both + follow_only);
   std::vector<uint32_t> targets(order.begin(), order.begin() + both);
   targets.insert(targets.end(), order.begin() + both + follow_only,
@@ -90,17 +92,25 @@ GeneratedGraph GenerateGraph(uint64_t edges, uint64_t seed, uint32_t max_followi
   for (int pass = 0; pass < 4; ++pass) {
     uint64_t sum = 0;
     for (size_t i = 0; i < raw.size(); ++i) {
-      degree[i] = static_cast<uint32_t>(std::clamp<double>(std::round(raw[i] * scale), 1, max_following));
+      degree[i] =
+          static_cast<uint32_t>(std::clamp<double>(std::round(raw[i] * scale), 1, max_following));
       sum += degree[i];
     }
     scale *= static_cast<double>(edges) / static_cast<double>(sum);
   }
-  int64_t excess = static_cast<int64_t>(std::accumulate(degree.begin(), degree.end(), uint64_t{0})) -
-                   static_cast<int64_t>(edges);
+  int64_t excess =
+      static_cast<int64_t>(std::accumulate(degree.begin(), degree.end(), uint64_t{0})) -
+      static_cast<int64_t>(edges);
   for (size_t guard = 0; excess != 0 && guard < 100 * followers.size(); ++guard) {
     uint32_t& d = degree[rng() % degree.size()];
-    if (excess > 0 && d > 1) { --d; --excess; }
-    if (excess < 0 && d < max_following) { ++d; ++excess; }
+    if (excess > 0 && d > 1) {
+      --d;
+      --excess;
+    }
+    if (excess < 0 && d < max_following) {
+      ++d;
+      ++excess;
+    }
   }
 
   // Followees: one guaranteed fan per target, then Zipf(0.9) draws without repeats.
@@ -119,7 +129,8 @@ GeneratedGraph GenerateGraph(uint64_t edges, uint64_t seed, uint32_t max_followi
     }
   }
   std::vector<double> zipf(targets.size());
-  for (size_t r = 0; r < zipf.size(); ++r) zipf[r] = 1.0 / std::pow(static_cast<double>(r + 1), 0.9);
+  for (size_t r = 0; r < zipf.size(); ++r)
+    zipf[r] = 1.0 / std::pow(static_cast<double>(r + 1), 0.9);
   AliasTable by_rank(zipf);
   for (size_t f = 0; f < followers.size(); ++f) {
     std::vector<uint32_t>& l = lists[f];
@@ -138,12 +149,14 @@ GeneratedGraph GenerateGraph(uint64_t edges, uint64_t seed, uint32_t max_followi
     for (uint32_t t : lists[f]) g.edges.push_back({ScatterId(followers[f]), ScatterId(t), 0});
   }
   std::shuffle(g.edges.begin(), g.edges.end(), rng);
-  const TimestampMs step = std::max<TimestampMs>(1, kSpanMs / static_cast<TimestampMs>(g.edges.size() + 1));
-  for (size_t i = 0; i < g.edges.size(); ++i) g.edges[i].ts = kEpochStart + static_cast<TimestampMs>(i) * step;
+  const TimestampMs step =
+      std::max<TimestampMs>(1, kSpanMs / static_cast<TimestampMs>(g.edges.size() + 1));
+  for (size_t i = 0; i < g.edges.size(); ++i)
+    g.edges[i].ts = kEpochStart + static_cast<TimestampMs>(i) * step;
 
   std::ostringstream d;
-  d << "generated: " << g.edges.size() << " edges over " << users << " users (seed " << seed
-    << ", " << followers.size() << " followers, " << targets.size() << " with fans, zipf 0.9)";
+  d << "generated: " << g.edges.size() << " edges over " << users << " users (seed " << seed << ", "
+    << followers.size() << " followers, " << targets.size() << " with fans, zipf 0.9)";
   g.description = d.str();
   return g;
 }
@@ -161,18 +174,21 @@ Result<GeneratedGraph> LoadDatasetEdges(const std::string& path, uint64_t id_off
     }
     const UserId a = e.follower + id_offset, b = e.followee + id_offset;
     if (a == 0 || b == 0) {
-      return Status(Code::kInvalidUserId, path + ":" + std::to_string(e.line) +
-                                              ": user id 0 is invalid; pass --id-offset=1 for a 0-based file");
+      return Status(Code::kInvalidUserId,
+                    path + ":" + std::to_string(e.line) +
+                        ": user id 0 is invalid; pass --id-offset=1 for a 0-based file");
     }
     g.edges.push_back({a, b, e.ts.value_or(-1)});
   }
   if (!(*reader)->status().ok()) return (*reader)->status();
-  const TimestampMs step = std::max<TimestampMs>(1, kSpanMs / static_cast<TimestampMs>(g.edges.size() + 1));
+  const TimestampMs step =
+      std::max<TimestampMs>(1, kSpanMs / static_cast<TimestampMs>(g.edges.size() + 1));
   for (size_t i = 0; i < g.edges.size(); ++i) {
     if (g.edges[i].ts < 0) g.edges[i].ts = kEpochStart + static_cast<TimestampMs>(i) * step;
   }
   std::ostringstream d;
-  d << "dataset: " << path << " (" << g.edges.size() << " edges, " << self_loops << " self-loops dropped)";
+  d << "dataset: " << path << " (" << g.edges.size() << " edges, " << self_loops
+    << " self-loops dropped)";
   g.description = d.str();
   return g;
 }

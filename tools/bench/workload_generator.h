@@ -24,9 +24,9 @@ struct BenchEdge {
 };
 
 struct GeneratedGraph {
-  std::vector<BenchEdge> edges;   // arrival order
-  uint64_t users = 0;             // user ids drawn (some may end up isolated)
-  std::string description;        // one line for the report
+  std::vector<BenchEdge> edges;  // arrival order
+  uint64_t users = 0;            // user ids drawn (some may end up isolated)
+  std::string description;       // one line for the report
 };
 
 GeneratedGraph GenerateGraph(uint64_t edges, uint64_t seed, uint32_t max_following);

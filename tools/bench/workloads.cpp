@@ -48,8 +48,8 @@ Workloads::Workloads(Graph& graph, const GeneratedGraph& data, uint64_t seed, ui
 
 const std::vector<std::string>& Workloads::Names() {
   static const std::vector<std::string> names = {
-      "load", "relation", "relations_batch", "following_page", "fans_page_deep",
-      "friends_page", "counts", "known_followers", "churn"};
+      "load",         "relation", "relations_batch", "following_page", "fans_page_deep",
+      "friends_page", "counts",   "known_followers", "churn"};
   return names;
 }
 
@@ -66,8 +66,12 @@ WorkloadResult Workloads::Run(const std::string& name) {
   return KnownFollowers();
 }
 
-UserId Workloads::RandomFollower() { return followers_[rng_() % followers_.size()]; }
-UserId Workloads::RandomFollowee() { return data_.edges[rng_() % data_.edges.size()].followee; }
+UserId Workloads::RandomFollower() {
+  return followers_[rng_() % followers_.size()];
+}
+UserId Workloads::RandomFollowee() {
+  return data_.edges[rng_() % data_.edges.size()].followee;
+}
 
 void Workloads::PrepareSamples() {
   prepared_ = true;
@@ -101,11 +105,14 @@ WorkloadResult Workloads::Load() {
   }
   ImportStats total;
   const uint64_t batches = (edges.size() + kBatch - 1) / kBatch;
-  WorkloadResult r = Measure("load", batches, [&](uint64_t b) {
-    const size_t begin = b * kBatch;
-    const size_t n = std::min(kBatch, edges.size() - begin);
-    total += *graph_.Import(std::span<const ImportEdge>(&edges[begin], n));
-  }, /*sample_every=*/1);
+  WorkloadResult r = Measure(
+      "load", batches,
+      [&](uint64_t b) {
+        const size_t begin = b * kBatch;
+        const size_t n = std::min(kBatch, edges.size() - begin);
+        total += *graph_.Import(std::span<const ImportEdge>(&edges[begin], n));
+      },
+      /*sample_every=*/1);
   r.ops = edges.size();
   r.p50_us /= kBatch;
   r.p99_us /= kBatch;
@@ -196,7 +203,8 @@ WorkloadResult Workloads::FansPageDeep() {
 }
 
 WorkloadResult Workloads::FriendsPage() {
-  if (with_friends_.empty()) return WorkloadResult{"friends_page", 0, 0, 0, 0, "no user has friends"};
+  if (with_friends_.empty())
+    return WorkloadResult{"friends_page", 0, 0, 0, 0, "no user has friends"};
   std::vector<UserId> users(ops_);
   for (UserId& u : users) u = with_friends_[rng_() % with_friends_.size()];
   PageRequest req;
@@ -209,9 +217,8 @@ WorkloadResult Workloads::FriendsPage() {
 WorkloadResult Workloads::CountsOp() {
   std::vector<UserId> users(ops_);
   for (UserId& u : users) u = rng_() % 2 ? RandomFollower() : RandomFollowee();
-  return Measure("counts", users.size(), [&](uint64_t i) {
-    g_sink = g_sink + graph_.GetCounts(users[i])->fans;
-  });
+  return Measure("counts", users.size(),
+                 [&](uint64_t i) { g_sink = g_sink + graph_.GetCounts(users[i])->fans; });
 }
 
 WorkloadResult Workloads::KnownFollowers() {
