@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "storage/env.h"
@@ -66,6 +68,37 @@ class PosixFileLock final : public FileLock {
 };
 
 class PosixEnv final : public Env {
+ private:
+  // Reads up to `limit` bytes of `path` straight into a buffer sized from fstat (and keeps
+  // going past that size if the file grew meanwhile).
+  static Result<std::string> Read(const std::string& path, size_t limit) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return PosixError("open", path, errno);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      const int err = errno;
+      ::close(fd);
+      return PosixError("fstat", path, err);
+    }
+    std::string out(std::min(static_cast<size_t>(st.st_size), limit), '\0');
+    size_t got = 0;
+    while (got < limit) {
+      if (got == out.size()) out.resize(std::min(limit, out.size() + (1 << 16)));
+      const ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        const int err = errno;
+        ::close(fd);
+        return PosixError("read", path, err);
+      }
+      if (n == 0) break;
+      got += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    out.resize(got);
+    return out;
+  }
+
  public:
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -97,54 +130,10 @@ class PosixEnv final : public Env {
         new PosixWritableFile(fd, path, static_cast<uint64_t>(st.st_size)));
   }
 
-  Result<std::string> ReadFile(const std::string& path) override {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return PosixError("open", path, errno);
-    struct stat st;
-    if (::fstat(fd, &st) != 0) {
-      const int err = errno;
-      ::close(fd);
-      return PosixError("fstat", path, err);
-    }
-    // Read straight into a buffer of the file's size; keep going past it if the file grew.
-    std::string out(static_cast<size_t>(st.st_size), '\0');
-    size_t got = 0;
-    for (;;) {
-      if (got == out.size()) out.resize(out.size() + (1 << 16));
-      const ssize_t n = ::read(fd, out.data() + got, out.size() - got);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        const int err = errno;
-        ::close(fd);
-        return PosixError("read", path, err);
-      }
-      if (n == 0) break;
-      got += static_cast<size_t>(n);
-    }
-    ::close(fd);
-    out.resize(got);
-    return out;
-  }
+  Result<std::string> ReadFile(const std::string& path) override { return Read(path, SIZE_MAX); }
 
   Result<std::string> ReadFilePrefix(const std::string& path, size_t n) override {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return PosixError("open", path, errno);
-    std::string out(n, '\0');
-    size_t got = 0;
-    while (got < n) {
-      const ssize_t r = ::read(fd, out.data() + got, n - got);
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        const int err = errno;
-        ::close(fd);
-        return PosixError("read", path, err);
-      }
-      if (r == 0) break;
-      got += static_cast<size_t>(r);
-    }
-    ::close(fd);
-    out.resize(got);
-    return out;
+    return Read(path, n);
   }
 
   Result<std::vector<std::string>> ListDir(const std::string& dir) override {

@@ -106,6 +106,17 @@ bool DirHasData(Env* env, const std::string& dir) {
   return false;
 }
 
+// Creates `dir` (which must hold no relgraph data) and locks it for a command that fills it.
+Result<std::unique_ptr<FileLock>> ClaimNewDataDir(Env* env, const std::string& dir,
+                                                  const std::string& command) {
+  if (DirHasData(env, dir)) {
+    return Status::InvalidArgument(dir + " already holds relgraph data; " + command +
+                                   " needs a new directory");
+  }
+  RELGRAPH_RETURN_IF_ERROR(env->CreateDir(dir));
+  return LockDir(env, dir);
+}
+
 // Loads a snapshot file into a graph with every check; the graph is returned on success.
 Result<std::unique_ptr<Graph>> LoadSnapshotFile(Env* env, const std::string& path,
                                                 SnapshotInfo* info) {
@@ -169,11 +180,7 @@ int Import(Context& c) {
     }
   }
   if (io.max_following < 1) return c.Usage("--max-following must be at least 1");
-  if (DirHasData(c.env, dir))
-    return c.Fail(Status::InvalidArgument(
-        dir + " already holds relgraph data; import needs a new directory"));
-  if (Status s = c.env->CreateDir(dir); !s.ok()) return c.Fail(s);
-  auto lock = LockDir(c.env, dir);
+  auto lock = ClaimNewDataDir(c.env, dir, "import");
   if (!lock.ok()) return c.Fail(lock.status());
   const auto start = std::chrono::steady_clock::now();
   auto imported = ImportEdgeListToSnapshot(c.env, edges, dir, io);
@@ -325,11 +332,7 @@ int Restore(Context& c) {
   SnapshotInfo info;
   auto g = LoadSnapshotFile(c.env, snap, &info);
   if (!g.ok()) return c.Fail(g.status());
-  if (DirHasData(c.env, dir))
-    return c.Fail(Status::InvalidArgument(
-        dir + " already holds relgraph data; restore needs a new directory"));
-  if (Status s = c.env->CreateDir(dir); !s.ok()) return c.Fail(s);
-  auto lock = LockDir(c.env, dir);
+  auto lock = ClaimNewDataDir(c.env, dir, "restore");
   if (!lock.ok()) return c.Fail(lock.status());
   // Copy through a temp name, then rename: the same atomicity as a snapshot written in place.
   auto data = c.env->ReadFile(snap);
