@@ -48,11 +48,6 @@ class ChunkedArray {
   }
   size_t MemoryBytes() const { return chunks_.size() * kHugePageBytes; }
 
-  template <typename Fn>
-  void ForEach(Fn&& fn) const {
-    for (size_t i = 0; i < size_; ++i) fn(i, (*this)[i]);
-  }
-
  private:
   std::vector<T*> chunks_;
   size_t size_ = 0;

@@ -70,20 +70,6 @@ WalPayload EncodeRemoveUserRecord(UserId user) {
   return p;
 }
 
-Status ApplyWalRecord(Graph& graph, uint8_t type, std::string_view payload) {
-  auto d = Decode(type, payload);
-  if (!d.ok()) return d.status();
-  switch (d->type) {
-    case WalRecordType::kFollow:
-      return graph.ApplyFollow(d->a, d->b, d->ts);
-    case WalRecordType::kUnfollow:
-      return graph.ApplyUnfollow(d->a, d->b);
-    case WalRecordType::kRemoveUser:
-      return graph.ApplyRemoveUser(d->a);
-  }
-  return Status::Corruption("unreachable");
-}
-
 Result<Graph::ReplayOp> DecodeWalRecord(uint8_t type, std::string_view payload) {
   auto d = Decode(type, payload);
   if (!d.ok()) return d.status();

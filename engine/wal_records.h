@@ -2,7 +2,7 @@
 //   1 follow       follower:u64 followee:u64 ts_ms:i64
 //   2 unfollow     follower:u64 followee:u64
 //   3 remove_user  user:u64
-// Thread-safety: pure functions, except ApplyWalRecord, which mutates the graph it is given.
+// Thread-safety: pure functions.
 #pragma once
 
 #include <cstdint>
@@ -27,11 +27,8 @@ WalPayload EncodeFollowRecord(UserId follower, UserId followee, TimestampMs ts);
 WalPayload EncodeUnfollowRecord(UserId follower, UserId followee);
 WalPayload EncodeRemoveUserRecord(UserId user);
 
-// Decodes a record and applies it with Graph's idempotent Apply* calls. kCorruption for an
-// unknown type or a payload of the wrong size.
-Status ApplyWalRecord(Graph& graph, uint8_t type, std::string_view payload);
-
-// Decodes a record into a replay op (kCorruption as ApplyWalRecord).
+// Decodes a record into a replay op for Graph::ApplyBatch. kCorruption for an unknown type or
+// a payload of the wrong size.
 Result<Graph::ReplayOp> DecodeWalRecord(uint8_t type, std::string_view payload);
 
 // "follow 42 -> 7 at 1700000000000", for wal-dump; never fails (says what is wrong instead).

@@ -87,7 +87,7 @@ Result<uint64_t> WalWriter::Append(uint8_t type, std::string_view payload) {
   if (options_.mode != DurabilityMode::kAlways && buffer_.size() >= options_.buffer_bytes) {
     if (buffer_.size() >= kBackpressureFactor * options_.buffer_bytes) {
       // The disk is not keeping up: write inline so the buffer cannot grow without bound.
-      RELGRAPH_RETURN_IF_ERROR(FlushLocked(lock, /*sync=*/false, /*roll=*/false));
+      RELGRAPH_RETURN_IF_ERROR(FlushLocked(lock, /*sync=*/false));
     } else {
       cv_.notify_all();  // the background thread writes it
     }
@@ -109,7 +109,7 @@ Status WalWriter::Commit(uint64_t lsn) {
       if (!failed_.ok()) return Status(Code::kUnavailable, "WAL failed: " + failed_.message());
       if (!flushing_) {
         // Lead: one write + fsync covers everyone who appended before it.
-        RELGRAPH_RETURN_IF_ERROR(FlushLocked(relock, /*sync=*/true, /*roll=*/false));
+        RELGRAPH_RETURN_IF_ERROR(FlushLocked(relock, /*sync=*/true));
         continue;
       }
     }
@@ -119,16 +119,10 @@ Status WalWriter::Commit(uint64_t lsn) {
 
 Status WalWriter::Flush(bool sync) {
   std::unique_lock lock(mu_);
-  return FlushLocked(lock, sync, /*roll=*/false);
+  return FlushLocked(lock, sync);
 }
 
-Result<uint64_t> WalWriter::RollSegment() {
-  std::unique_lock lock(mu_);
-  RELGRAPH_RETURN_IF_ERROR(FlushLocked(lock, /*sync=*/true, /*roll=*/true));
-  return segment_no_;
-}
-
-Status WalWriter::FlushLocked(std::unique_lock<std::mutex>& lock, bool sync, bool roll) {
+Status WalWriter::FlushLocked(std::unique_lock<std::mutex>& lock, bool sync) {
   while (flushing_) cv_.wait(lock);
   if (!failed_.ok()) return Status(Code::kUnavailable, "WAL failed: " + failed_.message());
   if (file_ == nullptr) return Status(Code::kUnavailable, "WAL is closed");
@@ -149,8 +143,7 @@ Status WalWriter::FlushLocked(std::unique_lock<std::mutex>& lock, bool sync, boo
     if (s.ok()) s = OpenSegment(segment_no_ + 1, batch_first);
   }
   if (s.ok() && !batch.empty()) s = file_->Append(batch);
-  if (s.ok() && (need_sync || roll)) s = file_->Sync();
-  if (s.ok() && roll) s = OpenSegment(segment_no_ + 1, batch_last + 1);
+  if (s.ok() && need_sync) s = file_->Sync();
 
   lock.lock();
   flushing_ = false;
@@ -158,7 +151,7 @@ Status WalWriter::FlushLocked(std::unique_lock<std::mutex>& lock, bool sync, boo
   spare_.swap(batch);
   if (s.ok()) {
     written_lsn_ = batch_last;
-    if (need_sync || roll) {
+    if (need_sync) {
       synced_lsn_ = batch_last;
       synced_atomic_.store(batch_last, std::memory_order_release);
     }
@@ -185,11 +178,10 @@ void WalWriter::SyncLoop() {
     const bool sync_due =
         options_.mode == DurabilityMode::kEverySec && std::chrono::steady_clock::now() >= next_sync;
     if (sync_due) {
-      if (synced_lsn_ < next_lsn_ - 1)
-        FlushLocked(lock, /*sync=*/true, /*roll=*/false).IgnoreError();
+      if (synced_lsn_ < next_lsn_ - 1) FlushLocked(lock, /*sync=*/true).IgnoreError();
       next_sync = std::chrono::steady_clock::now() + options_.sync_interval;
     } else if (buffer_.size() >= options_.buffer_bytes) {
-      FlushLocked(lock, /*sync=*/false, /*roll=*/false).IgnoreError();
+      FlushLocked(lock, /*sync=*/false).IgnoreError();
     } else if (options_.mode == DurabilityMode::kNone) {
       next_sync = std::chrono::steady_clock::now() + options_.sync_interval;
     }
@@ -205,7 +197,7 @@ Status WalWriter::Close() {
   }
   if (syncer_.joinable()) syncer_.join();
   std::unique_lock lock(mu_);
-  Status s = failed_.ok() ? FlushLocked(lock, /*sync=*/true, /*roll=*/false) : failed_;
+  Status s = failed_.ok() ? FlushLocked(lock, /*sync=*/true) : failed_;
   closed_ = true;
   while (flushing_) cv_.wait(lock);
   if (file_) {

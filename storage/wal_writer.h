@@ -56,9 +56,6 @@ class WalWriter {
   Status Commit(uint64_t lsn);
   // Writes everything appended so far, and fsyncs it with sync = true.
   Status Flush(bool sync);
-  // Flushes and fsyncs the current segment, then continues in a new one (so that older
-  // segments can be deleted once a snapshot covers them). Returns the new segment's number.
-  Result<uint64_t> RollSegment();
   // Flushes with fsync, stops the background thread, closes the file. Idempotent.
   Status Close();
 
@@ -71,7 +68,7 @@ class WalWriter {
   Status OpenSegment(uint64_t segment_no, uint64_t first_lsn);  // only the flush leader
   // REQUIRES: lock held. Becomes the flush leader (waiting for a running one), writes the
   // buffer, optionally fsyncs. Returns with the lock held.
-  Status FlushLocked(std::unique_lock<std::mutex>& lock, bool sync, bool roll);
+  Status FlushLocked(std::unique_lock<std::mutex>& lock, bool sync);
   void SyncLoop();
 
   Env* const env_;
