@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <string>
 
+#include <xxhash.h>
+
 #include "engine/clock.h"
 
 namespace relgraph {
@@ -309,6 +311,15 @@ void Graph::CopyFollowing(size_t begin, size_t end, FollowingSlice* out) const {
     for (uint32_t i = 0; i < f.size(); ++i)
       out->edges.push_back({ids_.External(f.PeerAt(i)), f.TsAt(i)});
   }
+}
+
+uint64_t Graph::Digest() const {
+  uint64_t sum = 0;
+  ForEachEdge([&](UserId a, UserId b, TimestampMs ts) {
+    const uint64_t edge[3] = {a, b, static_cast<uint64_t>(ts)};
+    sum += XXH3_64bits(edge, sizeof edge);
+  });
+  return sum;
 }
 
 void Graph::ForEachEdge(const std::function<void(UserId, UserId, TimestampMs)>& fn) const {

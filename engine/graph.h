@@ -127,6 +127,10 @@ class Graph {
     std::vector<SnapshotEdge> edges;  // oldest first within each follower
   };
   void CopyFollowing(size_t begin, size_t end, FollowingSlice* out) const;
+  // A 64-bit digest of the edge set (follower, followee, time): equal graphs have equal
+  // digests whatever their history or internal layout. Order-independent (a sum of per-edge
+  // xxh3 hashes), O(edges).
+  uint64_t Digest() const;
   // Calls fn(follower, followee, ts) for every edge, grouped by follower.
   void ForEachEdge(const std::function<void(UserId, UserId, TimestampMs)>& fn) const;
   MemoryUsage Memory() const;

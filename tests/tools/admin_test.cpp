@@ -128,6 +128,55 @@ TEST_CASE("admin: snapshot, restore, inspect and wal-dump on a live-written dire
   CHECK(Lines(Admin({"export", copy}).out) == Lines(Admin({"export", data}).out));
 }
 
+std::string DigestLine(const std::string& out) {
+  const size_t at = out.rfind("digest ");
+  return at == std::string::npos ? "" : out.substr(at, 23);
+}
+
+TEST_CASE("admin: digest round-trip: random graph, snapshot, restore, equal digest") {
+  TestDir dir;
+  const std::string data = JoinPath(dir.path(), "data");
+  std::mt19937_64 rng(99);
+  uint64_t digest_before = 0;
+  {
+    auto db = Db::Open(data, Opts());
+    REQUIRE(db.ok());
+    for (int i = 0; i < 3000; ++i) {
+      const UserId a = 1 + rng() % 200, b = 1 + rng() % 200;
+      if (rng() % 4 == 0) {
+        (*db)->Unfollow(a, b).status().IgnoreError();
+      } else {
+        (*db)->FollowAt(a, b, static_cast<TimestampMs>(rng() % 5000)).status().IgnoreError();
+      }
+    }
+    digest_before = (*db)->Read([](const Graph& g) { return g.Digest(); });
+  }
+  REQUIRE(Admin({"snapshot", data}).code == 0);
+  const auto snaps = ListNumberedFiles(Env::Posix(), data, FileType::kSnapshot);
+  REQUIRE(snaps.ok());
+  REQUIRE_FALSE(snaps->empty());
+  const std::string snap = JoinPath(data, SnapshotName(snaps->back()));
+  const std::string copy = JoinPath(dir.path(), "restored");
+  REQUIRE(Admin({"restore", snap, copy}).code == 0);
+  char want[24];
+  std::snprintf(want, sizeof want, "digest %016llx",
+                static_cast<unsigned long long>(digest_before));
+  const Ran original = Admin({"verify", data});
+  const Ran restored = Admin({"verify", copy});
+  REQUIRE(original.code == 0);
+  REQUIRE(restored.code == 0);
+  CHECK(DigestLine(original.out) == want);
+  CHECK(DigestLine(restored.out) == want);
+  CHECK(DigestLine(Admin({"verify", snap}).out) == want);
+  // A change shows in the digest.
+  {
+    auto db = Db::Open(copy, Opts());
+    REQUIRE(db.ok());
+    REQUIRE((*db)->FollowAt(5000, 5001, 1).ok());
+  }
+  CHECK(DigestLine(Admin({"verify", copy}).out) != want);
+}
+
 TEST_CASE(
     "admin: verify names damage; repair keeps a backup and truncates at the last good record") {
   TestDir dir;

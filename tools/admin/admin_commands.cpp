@@ -134,6 +134,12 @@ Result<std::unique_ptr<Graph>> LoadSnapshotFile(Env* env, const std::string& pat
   return graph;
 }
 
+std::string Hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
 std::string IsoTime(int64_t ms) {
   const std::time_t t = static_cast<std::time_t>(ms / 1000);
   char buf[64];
@@ -204,7 +210,8 @@ int Verify(Context& c) {
     auto g = LoadSnapshotFile(c.env, target, &info);
     if (!g.ok()) return c.Fail(g.status());
     c.out << "ok: " << target << ": " << info.blocks << " blocks and their checksums, "
-          << info.edges << " edges, graph invariants hold\n";
+          << info.edges << " edges, graph invariants hold\n"
+          << "digest " << Hex((*g)->Digest()) << "\n";
     return 0;
   }
   auto lock = LockDir(c.env, target);
@@ -231,7 +238,8 @@ int Verify(Context& c) {
   if (ri.torn_bytes > 0)
     c.out << " (a torn tail of " << ri.torn_bytes << " bytes will be cut at the next open)";
   c.out << "\nok: recovered state: " << (*graph)->user_count() << " users, "
-        << (*graph)->edge_count() << " edges, graph invariants hold\n";
+        << (*graph)->edge_count() << " edges, graph invariants hold\n"
+        << "digest " << Hex((*graph)->Digest()) << "\n";
   if (bad > 0) {
     return c.Fail(Status::Corruption(std::to_string(bad) +
                                      " snapshot(s) failed their checks (recovery skips them)"));
