@@ -54,7 +54,7 @@ Status GraphBuilder::AddFollowing(UserId follower, std::span<const SnapshotEdge>
                                 " twice for user " + std::to_string(follower));
     }
     m = generation_;
-    edges_.push_back({a, b, e.ts_ms, static_cast<uint32_t>(list.size() + scratch_.size())});
+    edges_.push_back({a, b, static_cast<uint32_t>(list.size() + scratch_.size())});
     scratch_.push_back(MakeEntry(b, e.ts_ms, false));
   }
   g.users_[a].following.AppendRun(scratch_.data(), static_cast<uint32_t>(scratch_.size()), g.slab_);
@@ -77,7 +77,11 @@ std::unique_ptr<Graph> GraphBuilder::Finish() {
   std::vector<Fan> fans(edges_.size());
   {
     std::vector<uint32_t> fill(start.begin(), start.end() - 1);
-    for (const PendingEdge& e : edges_) fans[fill[e.followee]++] = {e.follower, e.index, e.ts};
+    // edges_ is grouped by follower, so these reads of the time walk each list in order.
+    for (const PendingEdge& e : edges_) {
+      fans[fill[e.followee]++] = {e.follower, e.index,
+                                  g.users_[e.follower].following.TsAt(e.index)};
+    }
   }
   edges_.clear();
   edges_.shrink_to_fit();

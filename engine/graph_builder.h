@@ -27,15 +27,16 @@ class GraphBuilder {
   // kCorruption otherwise (a snapshot that passed its checksums but breaks the format's rules),
   // kInvalidUserId / kSelfFollow / kInvalidArgument for ids or times no writer could produce.
   Status AddFollowing(UserId follower, std::span<const SnapshotEdge> edges);
+  // Sizes buffers for about `edges` edges (a hint; any number may follow).
+  void Reserve(uint64_t edges) { edges_.reserve(edges); }
   // Builds fan lists, kMutual bits and counters. The builder is spent afterwards.
   std::unique_ptr<Graph> Finish();
 
  private:
-  struct PendingEdge {
+  struct PendingEdge {  // 12 bytes; the time is read back from the follower's list
     InternalId follower;
     InternalId followee;
-    TimestampMs ts;
-    uint32_t index;  // position in the follower's list (to set its kMutual bit without a search)
+    uint32_t index;  // position in the follower's list
   };
   // mark_[x] == m for the users x of the list being checked, one generation m per list:
   // O(1) duplicate and mutual checks instead of scans.

@@ -22,10 +22,12 @@ Status LoadNewestSnapshot(Env* env, const std::string& dir, const GraphOptions& 
     const std::string path = JoinPath(dir, SnapshotName(*it));
     // Build into scratch state: a snapshot that fails halfway must leave nothing behind.
     GraphBuilder builder(options);
-    auto read =
-        ReadSnapshot(env, path, [&](uint64_t follower, std::span<const SnapshotEdge> edges) {
+    auto read = ReadSnapshot(
+        env, path,
+        [&](uint64_t follower, std::span<const SnapshotEdge> edges) {
           return builder.AddFollowing(follower, edges);
-        });
+        },
+        [&](const SnapshotInfo& counts) { builder.Reserve(counts.edges); });
     std::string why;
     if (!read.ok()) {
       why = read.status().message();

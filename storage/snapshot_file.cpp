@@ -120,7 +120,8 @@ Result<SnapshotInfo> SnapshotWriter::Finish() {
 
 Result<SnapshotInfo> ReadSnapshot(
     Env* env, const std::string& path,
-    const std::function<Status(uint64_t, std::span<const SnapshotEdge>)>& fn) {
+    const std::function<Status(uint64_t, std::span<const SnapshotEdge>)>& fn,
+    const std::function<void(const SnapshotInfo&)>& on_counts) {
   auto data = env->ReadFile(path);
   if (!data.ok()) return data.status();
   const std::string& bytes = *data;
@@ -148,6 +149,13 @@ Result<SnapshotInfo> ReadSnapshot(
   const uint64_t want_blocks = DecodeFixed64(footer + 8);
   const uint64_t want_entries = DecodeFixed64(footer + 16);
   const uint64_t want_edges = DecodeFixed64(footer + 24);
+  if (on_counts) {
+    SnapshotInfo counts = info;
+    counts.blocks = want_blocks;
+    counts.entries = want_entries;
+    counts.edges = want_edges;
+    on_counts(counts);
+  }
 
   std::string raw;
   std::vector<SnapshotEdge> edges;

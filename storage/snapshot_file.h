@@ -68,9 +68,12 @@ class SnapshotWriter {
   bool finished_ = false;
 };
 
-// Reads and verifies `path`; calls fn(follower, edges) for each entry when fn is set.
+// Reads and verifies `path`; calls fn(follower, edges) for each entry when fn is set. When
+// on_counts is set, it is called first with the footer's counts (blocks, entries, edges), so a
+// loader can size its buffers.
 Result<SnapshotInfo> ReadSnapshot(
     Env* env, const std::string& path,
-    const std::function<Status(uint64_t follower, std::span<const SnapshotEdge> edges)>& fn);
+    const std::function<Status(uint64_t follower, std::span<const SnapshotEdge> edges)>& fn,
+    const std::function<void(const SnapshotInfo& counts)>& on_counts = nullptr);
 
 }  // namespace relgraph
