@@ -20,35 +20,44 @@ Status LoadNewestSnapshot(Env* env, const std::string& dir, const GraphOptions& 
   if (!lsns.ok()) return lsns.status();
   for (auto it = lsns->rbegin(); it != lsns->rend(); ++it) {
     const std::string path = JoinPath(dir, SnapshotName(*it));
-    // Build into scratch state: a snapshot that fails halfway must leave nothing behind.
-    GraphBuilder builder(options);
-    auto read = ReadSnapshot(
-        env, path,
-        [&](uint64_t follower, std::span<const SnapshotEdge> edges) {
-          return builder.AddFollowing(follower, edges);
-        },
-        [&](const SnapshotInfo& counts) { builder.Reserve(counts.edges); });
+    // Built into scratch state: a snapshot that fails halfway leaves nothing behind.
+    SnapshotInfo read;
+    auto loaded = LoadSnapshotGraph(env, path, options, &read);
     std::string why;
-    if (!read.ok()) {
-      why = read.status().message();
-    } else if (read->lsn != *it) {
-      why = "its header says LSN " + std::to_string(read->lsn);
+    if (!loaded.ok()) {
+      why = loaded.status().message();
+    } else if (read.lsn != *it) {
+      why = "its header says LSN " + std::to_string(read.lsn);
     }
     if (!why.empty()) {
       info->skipped_snapshots.push_back(path + ": " + why);
       std::fprintf(stderr, "relgraph: skipping snapshot %s: %s\n", path.c_str(), why.c_str());
       continue;
     }
-    *graph = builder.Finish();
+    *graph = std::move(*loaded);
     info->snapshot_lsn = *it;
     info->snapshot_file = path;
-    info->snapshot_edges = read->edges;
+    info->snapshot_edges = read.edges;
     return Status::OK();
   }
   return Status::OK();
 }
 
 }  // namespace
+
+Result<std::unique_ptr<Graph>> LoadSnapshotGraph(Env* env, const std::string& path,
+                                                 const GraphOptions& options, SnapshotInfo* info) {
+  GraphBuilder builder(options);
+  auto read = ReadSnapshot(
+      env, path,
+      [&](uint64_t follower, std::span<const SnapshotEdge> edges) {
+        return builder.AddFollowing(follower, edges);
+      },
+      [&](const SnapshotInfo& counts) { builder.Reserve(counts.edges); });
+  if (!read.ok()) return read.status();
+  *info = *read;
+  return builder.Finish();
+}
 
 Result<std::unique_ptr<Graph>> RecoverGraph(Env* env, const std::string& dir,
                                             const GraphOptions& options, bool repair_torn_tail,

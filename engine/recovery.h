@@ -11,6 +11,7 @@
 
 #include "engine/graph.h"
 #include "storage/env.h"
+#include "storage/snapshot_file.h"
 
 namespace relgraph {
 
@@ -26,6 +27,11 @@ struct RecoveryInfo {
   std::string torn_file;
   double seconds = 0;
 };
+
+// Loads one snapshot file into a new graph with every check (checksums, counts, list order),
+// through GraphBuilder; recovery and relgraph-admin use this one loader. Sets *info on success.
+Result<std::unique_ptr<Graph>> LoadSnapshotGraph(Env* env, const std::string& path,
+                                                 const GraphOptions& options, SnapshotInfo* info);
 
 // Rebuilds the graph of `dir`. With repair_torn_tail the newest segment's torn tail is cut off
 // (otherwise nothing in `dir` is modified). Errors: the WAL reader's kCorruption (file, offset,

@@ -117,20 +117,14 @@ Result<std::unique_ptr<FileLock>> ClaimNewDataDir(Env* env, const std::string& d
   return LockDir(env, dir);
 }
 
-// Loads a snapshot file into a graph with every check; the graph is returned on success.
+// Loads a snapshot file with the engine's own loader, then audits the graph's invariants.
 Result<std::unique_ptr<Graph>> LoadSnapshotFile(Env* env, const std::string& path,
                                                 SnapshotInfo* info) {
   GraphOptions o;
   o.rate_limit.enabled = false;
-  auto graph = std::make_unique<Graph>(o);
-  auto read = ReadSnapshot(env, path, [&](uint64_t f, std::span<const SnapshotEdge> edges) {
-    for (const SnapshotEdge& e : edges)
-      RELGRAPH_RETURN_IF_ERROR(graph->ApplyFollow(f, e.followee, e.ts_ms));
-    return Status::OK();
-  });
-  if (!read.ok()) return read.status();
-  *info = *read;
-  RELGRAPH_RETURN_IF_ERROR(graph->CheckInvariants());
+  auto graph = LoadSnapshotGraph(env, path, o, info);
+  if (!graph.ok()) return graph.status();
+  RELGRAPH_RETURN_IF_ERROR((*graph)->CheckInvariants());
   return graph;
 }
 
