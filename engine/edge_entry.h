@@ -96,6 +96,14 @@ class EntryOrder {
   const IdMap* ids_;
 };
 
+// Copies up to `limit` entries with rank < end of the sorted run `a` into `out`, newest first;
+// returns the count.
+inline uint32_t CopyRunDescending(const EdgeEntry* a, size_t end, uint32_t limit, EdgeEntry* out) {
+  const uint32_t n = static_cast<uint32_t>(end < limit ? end : limit);
+  for (uint32_t i = 0; i < n; ++i) out[i] = a[end - 1 - i];
+  return n;
+}
+
 // Index of the entry whose peer is `peer` in [a, a+n), or n. Linear: used on following lists,
 // which are bounded by the follow cap and usually short.
 inline size_t FindPeer(const EdgeEntry* a, size_t n, InternalId peer) {

@@ -112,6 +112,18 @@ bool EdgeListReader::ParseLine(const char* p, const char* end, EdgeRecord* out) 
   return true;
 }
 
+Status OffsetEdgeIds(const std::string& path, const EdgeRecord& e, uint64_t id_offset, UserId* a,
+                     UserId* b) {
+  *a = e.follower + id_offset;
+  *b = e.followee + id_offset;
+  if (e.follower != e.followee && (*a == 0 || *b == 0)) {
+    return Status(Code::kInvalidUserId,
+                  path + ":" + std::to_string(e.line) +
+                      ": user id 0 is invalid; load 0-based files with an id offset of 1");
+  }
+  return Status::OK();
+}
+
 Result<EdgeListLoadStats> LoadEdgeList(const std::string& path, Graph& graph,
                                        const EdgeListLoadOptions& options) {
   auto reader = EdgeListReader::Open(path);
@@ -141,13 +153,10 @@ Result<EdgeListLoadStats> LoadEdgeList(const std::string& path, Graph& graph,
   EdgeRecord edge;
   while ((*reader)->Next(&edge)) {
     ++stats.edges_read;
-    const UserId a = edge.follower + options.id_offset;
-    const UserId b = edge.followee + options.id_offset;
-    if (edge.follower != edge.followee && (a == 0 || b == 0)) {
-      RELGRAPH_RETURN_IF_ERROR(flush());
-      return Status(Code::kInvalidUserId,
-                    path + ":" + std::to_string(edge.line) +
-                        ": user id 0 is invalid; load 0-based files with an id offset of 1");
+    UserId a, b;
+    if (Status bad = OffsetEdgeIds(path, edge, options.id_offset, &a, &b); !bad.ok()) {
+      RELGRAPH_RETURN_IF_ERROR(flush());  // the edges before it stay
+      return bad;
     }
     batch.push_back({a, b, edge.ts.value_or(now)});
     lines.push_back(edge.line);

@@ -52,6 +52,12 @@ class EdgeListReader {
   Status status_;
 };
 
+// Shifts the ids of `e` by `id_offset` into *a and *b. kInvalidUserId naming the file and line
+// when a shifted id is 0 (a 0-based file loaded without an offset). A self-loop is not checked:
+// every loader skips it as a self-loop.
+Status OffsetEdgeIds(const std::string& path, const EdgeRecord& e, uint64_t id_offset, UserId* a,
+                     UserId* b);
+
 struct EdgeListLoadOptions {
   // Added to every id in the file. SNAP files are often 0-based, and 0 is not a valid user id:
   // load them with id_offset = 1.

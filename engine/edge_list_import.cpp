@@ -56,12 +56,8 @@ Result<EdgeListImportResult> ImportEdgeListToSnapshot(Env* env, const std::strin
       ++stats.self_loops;
       continue;
     }
-    const UserId a = e.follower + options.id_offset, b = e.followee + options.id_offset;
-    if (a == 0 || b == 0) {
-      return Status(Code::kInvalidUserId,
-                    edge_list + ":" + std::to_string(e.line) +
-                        ": user id 0 is invalid; load 0-based files with an id offset of 1");
-    }
+    UserId a, b;
+    RELGRAPH_RETURN_IF_ERROR(OffsetEdgeIds(edge_list, e, options.id_offset, &a, &b));
     rows.push_back({a, b, e.ts.value_or(now)});
   }
   if (!(*reader)->status().ok()) return (*reader)->status();

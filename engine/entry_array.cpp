@@ -54,9 +54,7 @@ void EntryArray::Clear(SlabAllocator& slab) {
 }
 
 uint32_t EntryArray::CopyDescending(size_t end, uint32_t limit, EdgeEntry* out) const {
-  const uint32_t n = static_cast<uint32_t>(std::min<size_t>(end, limit));
-  for (uint32_t i = 0; i < n; ++i) out[i] = data_[end - 1 - i];
-  return n;
+  return CopyRunDescending(data_, end, limit, out);
 }
 
 }  // namespace relgraph

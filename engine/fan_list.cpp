@@ -66,10 +66,7 @@ size_t FanList::Rank(const EntryKey& k, const EntryOrder& order) const {
 
 uint32_t FanList::CopyDescending(size_t end, uint32_t limit, EdgeEntry* out) const {
   if (chunked()) return chunks()->CopyDescending(end, limit, out);
-  const uint32_t n = static_cast<uint32_t>(std::min<size_t>(end, limit));
-  const EdgeEntry* a = small_data();
-  for (uint32_t i = 0; i < n; ++i) out[i] = a[end - 1 - i];
-  return n;
+  return CopyRunDescending(small_data(), end, limit, out);
 }
 
 void FanList::Clear(SlabAllocator& slab) {

@@ -15,14 +15,12 @@
 #include "engine/clock.h"
 
 namespace relgraph {
-namespace {
 
-Status CheckUser(UserId u) {
-  if (u == 0) return Status(Code::kInvalidUserId, "user id 0 is invalid (ids start at 1)");
+Status Graph::CheckUserId(UserId u, const char* role) {
+  if (u == 0)
+    return Status(Code::kInvalidUserId, std::string(role) + " id 0 is invalid (ids start at 1)");
   return Status::OK();
 }
-
-}  // namespace
 
 Status ValidateGraphOptions(const GraphOptions& o) {
   if (o.max_following < 1 || o.max_following > kMaxFollowingLimit) {
@@ -130,8 +128,8 @@ void Graph::PrefetchForImport(const ImportEdge& e, int stage) const {
 
 Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool engine_time,
                                         bool rate_limited) {
-  RELGRAPH_RETURN_IF_ERROR(CheckUser(a));
-  RELGRAPH_RETURN_IF_ERROR(CheckUser(b));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(b, "user"));
   if (a == b)
     return Status(Code::kSelfFollow, "user " + std::to_string(a) + " cannot follow itself");
   if (!engine_time && (ts < 0 || ts > kMaxTimestampMs)) {
@@ -202,8 +200,8 @@ bool Graph::Link(InternalId a, InternalId b, TimestampMs ts) {
 // ---- unfollow and remove_user -----------------------------------------------------------------
 
 Result<bool> Graph::Unfollow(UserId a, UserId b) {
-  RELGRAPH_RETURN_IF_ERROR(CheckUser(a));
-  RELGRAPH_RETURN_IF_ERROR(CheckUser(b));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(b, "user"));
   const InternalId ai = ids_.Find(a);
   const InternalId bi = ids_.Find(b);
   if (ai == kNoInternalId || bi == kNoInternalId) return false;
@@ -233,7 +231,7 @@ void Graph::Unlink(InternalId a, size_t following_index) {
 }
 
 Result<uint64_t> Graph::RemoveUser(UserId a) {
-  RELGRAPH_RETURN_IF_ERROR(CheckUser(a));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
   const InternalId ai = ids_.Find(a);
   limiter_.Forget(a);
   if (ai == kNoInternalId) return uint64_t{0};
@@ -258,8 +256,8 @@ Result<uint64_t> Graph::RemoveUser(UserId a) {
 // ---- replay -----------------------------------------------------------------------------------
 
 Status Graph::ApplyFollow(UserId a, UserId b, TimestampMs ts) {
-  RELGRAPH_RETURN_IF_ERROR(CheckUser(a));
-  RELGRAPH_RETURN_IF_ERROR(CheckUser(b));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(b, "user"));
   if (a == b)
     return Status(Code::kSelfFollow, "replayed follow of user " + std::to_string(a) + " by itself");
   if (ts < 0 || ts > kMaxTimestampMs)

@@ -154,6 +154,9 @@ class Graph {
 #pragma pack(pop)
   static_assert(sizeof(UserRecord) == 28);
 
+  // kInvalidUserId for id 0, naming the argument's role ("user", "viewer", ...).
+  static Status CheckUserId(UserId u, const char* role);
+  static Status CheckPageRequest(UserId a, const PageRequest& request);  // ids and limit
   Result<FollowOutcome> FollowImpl(UserId a, UserId b, TimestampMs ts, bool engine_time,
                                    bool rate_limited);
   void PrefetchForImport(const ImportEdge& e, int stage) const;

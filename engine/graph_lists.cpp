@@ -11,24 +11,16 @@
 #include "engine/graph.h"
 
 namespace relgraph {
-namespace {
 
-Status CheckUser(UserId u, const char* what) {
-  if (u == 0) return Status(Code::kInvalidUserId, std::string(what) + " id 0 is invalid");
-  return Status::OK();
-}
-
-Status CheckPageRequest(UserId a, const PageRequest& r) {
-  RELGRAPH_RETURN_IF_ERROR(CheckUser(a, "user"));
+Status Graph::CheckPageRequest(UserId a, const PageRequest& r) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
   if (r.limit < 1 || r.limit > kMaxPageLimit) {
     return Status::InvalidArgument("page limit must be in [1, " + std::to_string(kMaxPageLimit) +
                                    "], got " + std::to_string(r.limit));
   }
-  if (r.viewer) RELGRAPH_RETURN_IF_ERROR(CheckUser(*r.viewer, "viewer"));
+  if (r.viewer) RELGRAPH_RETURN_IF_ERROR(CheckUserId(*r.viewer, "viewer"));
   return Status::OK();
 }
-
-}  // namespace
 
 // ---- relations --------------------------------------------------------------------------------
 
@@ -59,8 +51,8 @@ TimestampMs Graph::FollowTimeOf(InternalId a, InternalId b) const {
 }
 
 Result<Relation> Graph::GetRelation(UserId a, UserId b) const {
-  RELGRAPH_RETURN_IF_ERROR(CheckUser(a, "user"));
-  RELGRAPH_RETURN_IF_ERROR(CheckUser(b, "other user"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(b, "other user"));
   const InternalId ai = ids_.Find(a);
   const InternalId bi = ids_.Find(b);
   if (ai == kNoInternalId || bi == kNoInternalId) return Relation::kNone;
@@ -68,7 +60,7 @@ Result<Relation> Graph::GetRelation(UserId a, UserId b) const {
 }
 
 Result<std::vector<Relation>> Graph::GetRelations(UserId a, std::span<const UserId> others) const {
-  RELGRAPH_RETURN_IF_ERROR(CheckUser(a, "user"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
   if (others.empty() || others.size() > kMaxBatchSize) {
     return Status::InvalidArgument("a relations batch holds 1 to " + std::to_string(kMaxBatchSize) +
                                    " ids, got " + std::to_string(others.size()));
@@ -197,7 +189,7 @@ Result<Page> Graph::Friends(UserId a, const PageRequest& request) const {
 // ---- counts and known followers ---------------------------------------------------------------
 
 Result<Counts> Graph::GetCounts(UserId a) const {
-  RELGRAPH_RETURN_IF_ERROR(CheckUser(a, "user"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
   const InternalId ai = ids_.Find(a);
   if (ai == kNoInternalId) return Counts{};
   const UserRecord& u = users_[ai];
@@ -206,8 +198,8 @@ Result<Counts> Graph::GetCounts(UserId a) const {
 
 Result<KnownFollowers> Graph::GetKnownFollowers(UserId viewer, UserId target,
                                                 uint32_t limit) const {
-  RELGRAPH_RETURN_IF_ERROR(CheckUser(viewer, "viewer"));
-  RELGRAPH_RETURN_IF_ERROR(CheckUser(target, "target"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(viewer, "viewer"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(target, "target"));
   if (limit > kMaxPageLimit) {
     return Status::InvalidArgument("limit must be in [0, " + std::to_string(kMaxPageLimit) +
                                    "], got " + std::to_string(limit));

@@ -19,6 +19,17 @@ Status PosixError(const std::string& what, const std::string& path, int err) {
   return Status::IOError(what + " " + path + ": " + std::strerror(err));
 }
 
+// The size of the open file `fd`; on failure the descriptor is closed.
+Result<uint64_t> SizeOrClose(int fd, const std::string& path) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return PosixError("fstat", path, err);
+  }
+  return static_cast<uint64_t>(st.st_size);
+}
+
 class PosixWritableFile final : public WritableFile {
  public:
   PosixWritableFile(int fd, std::string path, uint64_t size)
@@ -74,13 +85,9 @@ class PosixEnv final : public Env {
   static Result<std::string> Read(const std::string& path, size_t limit) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return PosixError("open", path, errno);
-    struct stat st;
-    if (::fstat(fd, &st) != 0) {
-      const int err = errno;
-      ::close(fd);
-      return PosixError("fstat", path, err);
-    }
-    std::string out(std::min(static_cast<size_t>(st.st_size), limit), '\0');
+    auto size = SizeOrClose(fd, path);
+    if (!size.ok()) return size.status();
+    std::string out(std::min(static_cast<size_t>(*size), limit), '\0');
     size_t got = 0;
     while (got < limit) {
       if (got == out.size()) out.resize(std::min(limit, out.size() + (1 << 16)));
@@ -120,14 +127,9 @@ class PosixEnv final : public Env {
     const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : O_APPEND);
     const int fd = ::open(path.c_str(), flags, 0644);
     if (fd < 0) return PosixError("open", path, errno);
-    struct stat st;
-    if (::fstat(fd, &st) != 0) {
-      const int err = errno;
-      ::close(fd);
-      return PosixError("fstat", path, err);
-    }
-    return std::unique_ptr<WritableFile>(
-        new PosixWritableFile(fd, path, static_cast<uint64_t>(st.st_size)));
+    auto size = SizeOrClose(fd, path);
+    if (!size.ok()) return size.status();
+    return std::unique_ptr<WritableFile>(new PosixWritableFile(fd, path, *size));
   }
 
   Result<std::string> ReadFile(const std::string& path) override { return Read(path, SIZE_MAX); }

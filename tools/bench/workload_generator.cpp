@@ -172,12 +172,8 @@ Result<GeneratedGraph> LoadDatasetEdges(const std::string& path, uint64_t id_off
       ++self_loops;
       continue;
     }
-    const UserId a = e.follower + id_offset, b = e.followee + id_offset;
-    if (a == 0 || b == 0) {
-      return Status(Code::kInvalidUserId,
-                    path + ":" + std::to_string(e.line) +
-                        ": user id 0 is invalid; pass --id-offset=1 for a 0-based file");
-    }
+    UserId a, b;
+    RELGRAPH_RETURN_IF_ERROR(OffsetEdgeIds(path, e, id_offset, &a, &b));
     g.edges.push_back({a, b, e.ts.value_or(-1)});
   }
   if (!(*reader)->status().ok()) return (*reader)->status();
