@@ -63,6 +63,7 @@ Result<SnapshotInfo> Db::Snapshot() {
   std::lock_guard one_at_a_time(snapshot_mu_);
   uint64_t lsn;
   {
+    if (closed_) return Status(Code::kUnavailable, "the database is closed");
     // Appends happen under the exclusive lock after their change is applied, so while we hold
     // it shared every record up to last_lsn() is in memory.
     std::shared_lock lock(mu_);
@@ -85,6 +86,10 @@ Result<SnapshotInfo> Db::Snapshot() {
   auto info = (*writer)->Finish();
   if (!info.ok()) return info.status();
   RELGRAPH_RETURN_IF_ERROR(ApplyRetention());
+  {
+    std::lock_guard lock(last_snapshot_mu_);
+    last_snapshot_ = *info;
+  }
   return info;
 }
 
@@ -112,13 +117,19 @@ Status Db::ApplyRetention() {
 }
 
 Status Db::Close() {
+  std::lock_guard no_snapshot_running(snapshot_mu_);
   std::unique_lock lock(mu_);
+  closed_ = true;
   if (!wal_) return Status::OK();
   return wal_->Close();
 }
 
 uint64_t Db::last_lsn() const {
   return wal_ ? wal_->last_lsn() : 0;
+}
+
+uint64_t Db::durable_lsn() const {
+  return wal_ ? wal_->durable_lsn() : 0;
 }
 
 Result<uint64_t> Db::Log(WalRecordType type, std::string_view payload) {
@@ -134,7 +145,8 @@ Status Db::Commit(uint64_t lsn) {
 // that can no longer catch up; decide + apply + append under the lock; commit outside it.
 // `record` maps the outcome to the WAL record to write, or nullopt when nothing changed.
 template <typename T, typename Apply, typename Record>
-Result<T> Db::Mutate(Apply&& apply, Record&& record) {
+Result<T> Db::Mutate(Apply&& apply, Record&& record, uint64_t* commit_lsn) {
+  if (commit_lsn != nullptr) *commit_lsn = 0;
   uint64_t lsn = 0;
   Result<T> r = Status(Code::kInternal, "unset");
   {
@@ -151,6 +163,10 @@ Result<T> Db::Mutate(Apply&& apply, Record&& record) {
     auto l = Log(rec->first, rec->second.view());
     if (!l.ok()) return l.status();
     lsn = *l;
+  }
+  if (commit_lsn != nullptr && options_.durability == DurabilityMode::kAlways) {
+    *commit_lsn = lsn;  // the caller waits (WaitDurable) before acknowledging
+    return r;
   }
   RELGRAPH_RETURN_IF_ERROR(Commit(lsn));
   return r;
@@ -170,27 +186,40 @@ auto FollowRecord(UserId a, UserId b) {
 
 }  // namespace
 
-Result<FollowOutcome> Db::Follow(UserId a, UserId b) {
-  return Mutate<FollowOutcome>([&](Graph& g) { return g.Follow(a, b); }, FollowRecord(a, b));
+Result<FollowOutcome> Db::Follow(UserId a, UserId b, uint64_t* commit_lsn) {
+  return Mutate<FollowOutcome>([&](Graph& g) { return g.Follow(a, b); }, FollowRecord(a, b),
+                               commit_lsn);
 }
 
-Result<FollowOutcome> Db::FollowAt(UserId a, UserId b, TimestampMs ts) {
-  return Mutate<FollowOutcome>([&](Graph& g) { return g.FollowAt(a, b, ts); }, FollowRecord(a, b));
+Result<FollowOutcome> Db::FollowAt(UserId a, UserId b, TimestampMs ts, uint64_t* commit_lsn) {
+  return Mutate<FollowOutcome>([&](Graph& g) { return g.FollowAt(a, b, ts); }, FollowRecord(a, b),
+                               commit_lsn);
 }
 
-Result<bool> Db::Unfollow(UserId a, UserId b) {
+Result<bool> Db::Unfollow(UserId a, UserId b, uint64_t* commit_lsn) {
   return Mutate<bool>([&](Graph& g) { return g.Unfollow(a, b); },
                       [&](bool removed) -> MaybeRecord {
                         if (!removed) return std::nullopt;
                         return {{WalRecordType::kUnfollow, EncodeUnfollowRecord(a, b)}};
-                      });
+                      },
+                      commit_lsn);
 }
 
-Result<uint64_t> Db::RemoveUser(UserId a) {
+Result<uint64_t> Db::RemoveUser(UserId a, uint64_t* commit_lsn) {
   return Mutate<uint64_t>([&](Graph& g) { return g.RemoveUser(a); },
                           [&](uint64_t) -> MaybeRecord {
                             return {{WalRecordType::kRemoveUser, EncodeRemoveUserRecord(a)}};
-                          });
+                          },
+                          commit_lsn);
+}
+
+Status Db::WaitDurable(uint64_t lsn) {
+  return Commit(lsn);
+}
+
+std::optional<SnapshotInfo> Db::last_snapshot() const {
+  std::lock_guard lock(last_snapshot_mu_);
+  return last_snapshot_;
 }
 
 }  // namespace relgraph

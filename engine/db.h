@@ -21,6 +21,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -54,10 +55,17 @@ class Db {
 
   // Graph's mutations, logged and made durable as the durability mode promises before they
   // return. Same errors as Graph, plus kUnavailable when the WAL has failed or is closed.
-  Result<FollowOutcome> Follow(UserId a, UserId b);
-  Result<FollowOutcome> FollowAt(UserId a, UserId b, TimestampMs ts);
-  Result<bool> Unfollow(UserId a, UserId b);
-  Result<uint64_t> RemoveUser(UserId a);
+  // With `commit_lsn` set, a mutation under `always` does not wait for its fsync: it returns
+  // at once and *commit_lsn is the LSN to pass to WaitDurable before the outcome may be
+  // acknowledged (0: nothing to wait for, which is always the case in the other modes).
+  Result<FollowOutcome> Follow(UserId a, UserId b, uint64_t* commit_lsn = nullptr);
+  Result<FollowOutcome> FollowAt(UserId a, UserId b, TimestampMs ts,
+                                 uint64_t* commit_lsn = nullptr);
+  Result<bool> Unfollow(UserId a, UserId b, uint64_t* commit_lsn = nullptr);
+  Result<uint64_t> RemoveUser(UserId a, uint64_t* commit_lsn = nullptr);
+  // Blocks until the WAL is fsynced through `lsn` (one fsync serves every waiter); kUnavailable
+  // once the WAL has failed.
+  Status WaitDurable(uint64_t lsn);
 
   // Runs fn(const Graph&) under the shared lock: every query goes through here.
   template <typename Fn>
@@ -71,7 +79,11 @@ class Db {
   // runs at a time (a second caller waits). kInvalidArgument for an in-memory Db.
   Result<SnapshotInfo> Snapshot();
 
-  uint64_t last_lsn() const;  // the newest LSN logged (0 in memory)
+  uint64_t last_lsn() const;     // the newest LSN logged (0 in memory)
+  uint64_t durable_lsn() const;  // the newest LSN fsynced (0 in memory)
+  // The snapshot this process wrote last, if any.
+  std::optional<SnapshotInfo> last_snapshot() const;
+  DurabilityMode durability() const { return options_.durability; }
   const RecoveryInfo& recovery() const { return recovery_; }
   const std::string& dir() const { return dir_; }
 
@@ -83,7 +95,7 @@ class Db {
   Result<uint64_t> Log(WalRecordType type, std::string_view payload);
   Status Commit(uint64_t lsn);
   template <typename T, typename Apply, typename Record>
-  Result<T> Mutate(Apply&& apply, Record&& record);
+  Result<T> Mutate(Apply&& apply, Record&& record, uint64_t* commit_lsn);
 
   const std::string dir_;
   const DbOptions options_;
@@ -91,6 +103,9 @@ class Db {
   std::unique_ptr<FileLock> lock_;  // the data directory is ours while we live
   mutable std::shared_mutex mu_;
   std::mutex snapshot_mu_;  // one snapshot at a time
+  mutable std::mutex last_snapshot_mu_;
+  std::optional<SnapshotInfo> last_snapshot_;
+  bool closed_ = false;  // guarded by mu_ (written with snapshot_mu_ held too)
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<WalWriter> wal_;
   RecoveryInfo recovery_;

@@ -26,6 +26,16 @@ std::string_view CodeName(Code code) {
       return "unavailable";
     case Code::kInternal:
       return "internal";
+    case Code::kUnauthenticated:
+      return "unauthenticated";
+    case Code::kResourceExhausted:
+      return "resource_exhausted";
+    case Code::kProtocolError:
+      return "protocol_error";
+    case Code::kUnsupported:
+      return "unsupported";
+    case Code::kTimeout:
+      return "timeout";
   }
   return "unknown";
 }

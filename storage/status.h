@@ -30,7 +30,13 @@ enum class Code : uint16_t {
   kIOError = 8,
   kUnavailable = 9,  // the component refuses work (e.g. after a failed write)
   kInternal = 10,
+  kUnauthenticated = 11,    // the server wants a valid token before anything but HELLO
+  kResourceExhausted = 12,  // a server limit (connections, unsent replies, idle time) was hit
+  kProtocolError = 13,      // bytes that break the wire protocol (framing, body layout)
+  kUnsupported = 14,        // unknown opcode or protocol version
+  kTimeout = 15,            // a client-side deadline passed
 };
+inline constexpr uint16_t kMaxCode = 15;
 
 // Stable lower-case name of a code, e.g. "follow_limit". Never empty.
 std::string_view CodeName(Code code);

@@ -19,10 +19,10 @@ TEST_CASE("status: ok by default, errors carry code, message and detail") {
 
 TEST_CASE("status: every code has a distinct name") {
   std::set<std::string_view> names;
-  for (int c = 0; c <= static_cast<int>(Code::kInternal); ++c) {
+  for (int c = 0; c <= kMaxCode; ++c) {
     names.insert(CodeName(static_cast<Code>(c)));
   }
-  CHECK(names.size() == static_cast<size_t>(Code::kInternal) + 1);
+  CHECK(names.size() == size_t{kMaxCode} + 1);
   CHECK(names.count("unknown") == 0);
 }
 

@@ -1,0 +1,224 @@
+#include "engine/command_service.h"
+
+#include <string>
+
+#include "engine/graph.h"
+#include "net/protocol.h"
+
+namespace relgraph {
+namespace {
+
+using net::Opcode;
+
+static_assert(static_cast<uint8_t>(net::RelationCode::kMutual) ==
+              static_cast<uint8_t>(relgraph::Relation::kMutual));
+static_assert(static_cast<uint8_t>(net::RelationCode::kFollowedBy) ==
+              static_cast<uint8_t>(relgraph::Relation::kFollowedBy));
+
+net::RelationCode ToWire(relgraph::Relation r) {
+  return static_cast<net::RelationCode>(static_cast<uint8_t>(r));
+}
+
+PageRequest ToPageRequest(const net::PageQuery& q) {
+  PageRequest r;
+  r.limit = q.limit;
+  r.offset = q.offset;
+  if (q.after) r.after = Cursor{q.after->ts, q.after->user};
+  r.viewer = q.viewer;
+  return r;
+}
+
+net::PageReply ToWire(const Page& page) {
+  net::PageReply r;
+  r.entries.reserve(page.entries.size());
+  for (const ListEntry& e : page.entries) {
+    r.entries.push_back({e.user, e.ts, ToWire(e.viewer_relation), e.mutual});
+  }
+  if (page.next) r.next = net::WireCursor{page.next->ts, page.next->user};
+  return r;
+}
+
+using Handler = net::ExecuteResult (*)(CommandService&, std::string_view, std::string*,
+                                       const net::ServerStats&);
+
+// Decode the request, run the handler, encode the reply: the same three steps for every row.
+template <typename Req, auto Method>
+net::ExecuteResult Run(CommandService& service, std::string_view body, std::string* out,
+                       const net::ServerStats& stats) {
+  Req request;
+  const std::string what =
+      std::string(net::OpcodeName(static_cast<uint8_t>(Req::kOpcode))) + " request";
+  if (Status s = net::WireDecode(body, &request, what); !s.ok()) return {s, 0};
+  CommandService::Context context;
+  context.stats = &stats;
+  auto reply = (service.*Method)(request, context);
+  if (!reply.ok()) return {reply.status(), 0};
+  net::WirePut(out, *reply);
+  return {Status::OK(), context.ticket};
+}
+
+struct Row {
+  net::CommandSpec spec;
+  Handler run;
+};
+
+template <typename Req, auto Method>
+constexpr Row MakeRow(const char* name, uint32_t flags) {
+  return Row{{static_cast<uint8_t>(Req::kOpcode), name, flags}, &Run<Req, Method>};
+}
+
+// The command table: every command the engine serves (ping and hello are the server's own).
+constexpr Row kCommands[] = {
+    MakeRow<net::InfoRequest, &CommandService::Info>("info", net::kCommandReads),
+    MakeRow<net::SnapshotRequest, &CommandService::Snapshot>("snapshot", net::kCommandBackground),
+    MakeRow<net::FollowRequest, &CommandService::Follow>("follow", net::kCommandWrites),
+    MakeRow<net::UnfollowRequest, &CommandService::Unfollow>("unfollow", net::kCommandWrites),
+    MakeRow<net::RelationRequest, &CommandService::Relation>("relation", net::kCommandReads),
+    MakeRow<net::RelationsRequest, &CommandService::Relations>("relations", net::kCommandReads),
+    MakeRow<net::FollowingRequest, &CommandService::Following>("following", net::kCommandReads),
+    MakeRow<net::FansRequest, &CommandService::Fans>("fans", net::kCommandReads),
+    MakeRow<net::FriendsRequest, &CommandService::Friends>("friends", net::kCommandReads),
+    MakeRow<net::CountsRequest, &CommandService::Counts>("counts", net::kCommandReads),
+    MakeRow<net::KnownFollowersRequest, &CommandService::KnownFollowers>("known_followers",
+                                                                         net::kCommandReads),
+    MakeRow<net::RemoveUserRequest, &CommandService::RemoveUser>("remove_user",
+                                                                 net::kCommandWrites),
+};
+
+const Row* RowFor(uint8_t opcode) {
+  static const auto index = [] {
+    std::array<const Row*, 256> by_opcode{};
+    for (const Row& row : kCommands) by_opcode[row.spec.opcode] = &row;
+    return by_opcode;
+  }();
+  return index[opcode];
+}
+
+}  // namespace
+
+CommandService::CommandService(Db* db) : db_(db) {}
+
+const net::CommandSpec* CommandService::Find(uint8_t opcode) const {
+  const Row* row = RowFor(opcode);
+  return row == nullptr ? nullptr : &row->spec;
+}
+
+net::ExecuteResult CommandService::Execute(const net::CommandSpec& spec, std::string_view body,
+                                           std::string* reply, const net::ServerStats& stats) {
+  ops_.fetch_add(1, std::memory_order_relaxed);
+  return RowFor(spec.opcode)->run(*this, body, reply, stats);
+}
+
+uint64_t CommandService::OpsPerSecond() {
+  // The rate over the last whole window of at least one second, refreshed lazily.
+  std::lock_guard lock(rate_mu_);
+  const auto now = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(now - window_start_).count();
+  if (seconds >= 1.0) {
+    const uint64_t ops = ops_.load(std::memory_order_relaxed);
+    last_rate_ = static_cast<uint64_t>(static_cast<double>(ops - window_ops_) / seconds);
+    window_ops_ = ops;
+    window_start_ = now;
+  }
+  return last_rate_;
+}
+
+Result<net::InfoReply> CommandService::Info(const net::InfoRequest&, Context& c) {
+  net::InfoReply r;
+  auto add = [&r](const char* name, uint64_t value) { r.fields.push_back({name, value}); };
+  db_->Read([&](const Graph& g) {
+    add("users", g.user_count());
+    add("edges", g.edge_count());
+    add("memory_bytes", g.Memory().total());
+    return 0;
+  });
+  add("ops_total", ops_.load(std::memory_order_relaxed));
+  add("ops_per_sec", OpsPerSecond());
+  add("connections", c.stats->connections);
+  add("connections_total", c.stats->connections_total);
+  add("requests_total", c.stats->requests_total);
+  add("uptime_ms", c.stats->uptime_ms);
+  add("last_lsn", db_->last_lsn());
+  add("durable_lsn", db_->durable_lsn());
+  add("durability", static_cast<uint64_t>(db_->durability()));
+  const auto snapshot = db_->last_snapshot();
+  add("last_snapshot_lsn", snapshot ? snapshot->lsn : db_->recovery().snapshot_lsn);
+  add("last_snapshot_ms", snapshot ? static_cast<uint64_t>(snapshot->created_ms) : 0);
+  add("recovered_records", db_->recovery().replayed_records);
+  return r;
+}
+
+Result<net::SnapshotReply> CommandService::Snapshot(const net::SnapshotRequest&, Context&) {
+  auto info = db_->Snapshot();
+  if (!info.ok()) return info.status();
+  return net::SnapshotReply{info->lsn, info->edges, info->file_bytes, info->created_ms};
+}
+
+Result<net::FollowReply> CommandService::Follow(const net::FollowRequest& q, Context& c) {
+  auto r = q.ts ? db_->FollowAt(q.follower, q.followee, *q.ts, &c.ticket)
+                : db_->Follow(q.follower, q.followee, &c.ticket);
+  if (!r.ok()) return r.status();
+  return net::FollowReply{r->created, ToWire(r->relation), r->followed_at};
+}
+
+Result<net::UnfollowReply> CommandService::Unfollow(const net::UnfollowRequest& q, Context& c) {
+  auto r = db_->Unfollow(q.follower, q.followee, &c.ticket);
+  if (!r.ok()) return r.status();
+  return net::UnfollowReply{*r};
+}
+
+Result<net::RelationReply> CommandService::Relation(const net::RelationRequest& q, Context&) {
+  auto r = db_->Read([&](const Graph& g) { return g.GetRelation(q.a, q.b); });
+  if (!r.ok()) return r.status();
+  return net::RelationReply{ToWire(*r)};
+}
+
+Result<net::RelationsReply> CommandService::Relations(const net::RelationsRequest& q, Context&) {
+  auto r = db_->Read([&](const Graph& g) { return g.GetRelations(q.a, q.others); });
+  if (!r.ok()) return r.status();
+  net::RelationsReply reply;
+  reply.relations.reserve(r->size());
+  for (relgraph::Relation rel : *r) reply.relations.push_back(ToWire(rel));
+  return reply;
+}
+
+Result<net::PageReply> CommandService::Following(const net::FollowingRequest& q, Context&) {
+  auto r = db_->Read([&](const Graph& g) { return g.Following(q.user, ToPageRequest(q)); });
+  if (!r.ok()) return r.status();
+  return ToWire(*r);
+}
+
+Result<net::PageReply> CommandService::Fans(const net::FansRequest& q, Context&) {
+  auto r = db_->Read([&](const Graph& g) { return g.Fans(q.user, ToPageRequest(q)); });
+  if (!r.ok()) return r.status();
+  return ToWire(*r);
+}
+
+Result<net::PageReply> CommandService::Friends(const net::FriendsRequest& q, Context&) {
+  auto r = db_->Read([&](const Graph& g) { return g.Friends(q.user, ToPageRequest(q)); });
+  if (!r.ok()) return r.status();
+  return ToWire(*r);
+}
+
+Result<net::CountsReply> CommandService::Counts(const net::CountsRequest& q, Context&) {
+  auto r = db_->Read([&](const Graph& g) { return g.GetCounts(q.user); });
+  if (!r.ok()) return r.status();
+  return net::CountsReply{r->following, r->fans, r->friends};
+}
+
+Result<net::KnownFollowersReply> CommandService::KnownFollowers(const net::KnownFollowersRequest& q,
+                                                                Context&) {
+  auto r =
+      db_->Read([&](const Graph& g) { return g.GetKnownFollowers(q.viewer, q.target, q.limit); });
+  if (!r.ok()) return r.status();
+  return net::KnownFollowersReply{r->total, r->users};
+}
+
+Result<net::RemoveUserReply> CommandService::RemoveUser(const net::RemoveUserRequest& q,
+                                                        Context& c) {
+  auto r = db_->RemoveUser(q.user, &c.ticket);
+  if (!r.ok()) return r.status();
+  return net::RemoveUserReply{*r};
+}
+
+}  // namespace relgraph

@@ -1,0 +1,65 @@
+// The one narrow interface between the network layer and whatever executes commands.
+//
+// The server (net/server.h) owns sockets, framing, the handshake, limits and reply order; it
+// knows nothing of graphs. A Service (the engine's command table, engine/command_service.h)
+// knows nothing of sockets: it turns one request body into one reply body.
+//
+// Thread-safety: a Service must be safe to call from several threads at once (io threads and
+// the server's background thread).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "storage/status.h"
+
+namespace relgraph::net {
+
+// How the server must run a command.
+enum CommandFlags : uint32_t {
+  kCommandReads = 0,
+  kCommandWrites = 1u << 0,      // changes state; may return a durability ticket
+  kCommandBackground = 1u << 1,  // slow: run off the io threads (replies still keep order)
+};
+
+struct CommandSpec {
+  uint8_t opcode = 0;
+  const char* name = "";
+  uint32_t flags = 0;
+};
+
+// What the server itself knows, for the INFO reply.
+struct ServerStats {
+  uint64_t connections = 0;        // open now
+  uint64_t connections_total = 0;  // accepted since start
+  uint64_t requests_total = 0;     // frames executed since start
+  uint64_t uptime_ms = 0;
+};
+
+struct ExecuteResult {
+  Status status;        // not OK: the server replies with this error instead of the body
+  uint64_t ticket = 0;  // non-zero: hold the reply until WaitDurable(ticket) succeeded
+};
+
+class Service {
+ public:
+  virtual ~Service() = default;
+
+  // The command with this opcode, or nullptr when the service has none.
+  virtual const CommandSpec* Find(uint8_t opcode) const = 0;
+
+  // Runs one command: decodes `body`, executes, appends the reply body to *reply. On error the
+  // server discards whatever was appended. REQUIRES: spec came from Find.
+  virtual ExecuteResult Execute(const CommandSpec& spec, std::string_view body, std::string* reply,
+                                const ServerStats& stats) = 0;
+
+  // Blocks until every ticket up to `ticket` is durable; an error means those writes may be
+  // lost and must not be acknowledged. Called from the server's durability thread.
+  virtual Status WaitDurable(uint64_t ticket) = 0;
+
+  // Called once when the server has stopped serving: flush what must be flushed.
+  virtual Status OnShutdown() = 0;
+};
+
+}  // namespace relgraph::net

@@ -1,0 +1,25 @@
+// relgraph-cli's commands: words in, one request through net::Client, readable text or JSON out.
+//
+// Thread-safety: pure functions over a caller-owned Client.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "net/client.h"
+#include "storage/status.h"
+
+namespace relgraph::cli {
+
+// Runs one command (`words[0]` is its name, e.g. "follow", "fans") and returns what to print.
+// Errors: kInvalidArgument for bad usage (the message shows the usage line), or the server's.
+Result<std::string> RunCommand(net::Client& client, const std::vector<std::string>& words,
+                               bool json);
+
+// Every command with its arguments, one per line.
+std::string CommandUsage();
+
+// The error text for a failed command: "error: CODE: message" or {"error":...} in JSON.
+std::string FormatError(const Status& status, bool json);
+
+}  // namespace relgraph::cli

@@ -1,0 +1,207 @@
+#include "tools/relgraphd/daemon_config.h"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include "net/client.h"
+
+namespace relgraph {
+namespace {
+
+Status Bad(const std::string& key, const std::string& value, const std::string& why) {
+  return Status::InvalidArgument("--" + key + "=" + value + ": " + why);
+}
+
+template <typename T>
+Status ParseNumber(const std::string& key, const std::string& value, T min, T max, T* out) {
+  T v{};
+  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || ptr != value.data() + value.size() || v < min || v > max) {
+    return Bad(key, value,
+               "expected a number in " + std::to_string(min) + ".." + std::to_string(max));
+  }
+  *out = v;
+  return Status::OK();
+}
+
+// Milliseconds in [min, one day].
+Status ParseMs(const std::string& key, const std::string& value, uint64_t min,
+               std::chrono::milliseconds* out) {
+  uint64_t n = 0;
+  RELGRAPH_RETURN_IF_ERROR(ParseNumber<uint64_t>(key, value, min, 86400000, &n));
+  *out = std::chrono::milliseconds(n);
+  return Status::OK();
+}
+
+Status ReadTokenFile(const std::string& path, std::string* token) {
+  std::ifstream in(path);
+  if (!in) return Status::IOError("cannot read the token file " + path);
+  std::getline(in, *token);
+  while (!token->empty() && (token->back() == '\r' || token->back() == ' ')) token->pop_back();
+  if (token->empty()) return Status::InvalidArgument("the token file " + path + " is empty");
+  return Status::OK();
+}
+
+Status Apply(const std::string& key, const std::string& value, DaemonConfig* c) {
+  uint64_t n = 0;
+  if (key == "listen") return net::ParseHostPort(value, &c->server.host, &c->server.port);
+  if (key == "data-dir") {
+    if (value.empty()) return Bad(key, value, "must not be empty");
+    c->data_dir = value;
+    return Status::OK();
+  }
+  if (key == "fsync") {
+    auto mode = ParseDurabilityMode(value);
+    if (!mode.ok()) return Bad(key, value, "expected always, everysec or none");
+    c->db.durability = *mode;
+    return Status::OK();
+  }
+  if (key == "auth-token") {
+    c->server.auth_token = value;
+    return Status::OK();
+  }
+  if (key == "auth-token-file") return ReadTokenFile(value, &c->server.auth_token);
+  if (key == "io-threads") return ParseNumber<uint32_t>(key, value, 1, 64, &c->server.io_threads);
+  if (key == "max-connections") {
+    return ParseNumber<uint32_t>(key, value, 1, 1000000, &c->server.max_connections);
+  }
+  if (key == "max-frame") {
+    return ParseNumber<uint32_t>(key, value, 4096, 64u << 20, &c->server.max_frame);
+  }
+  if (key == "max-unsent") {
+    RELGRAPH_RETURN_IF_ERROR(ParseNumber<uint64_t>(key, value, 65536, uint64_t{1} << 32, &n));
+    c->server.max_unsent_bytes = n;
+    return Status::OK();
+  }
+  if (key == "idle-timeout-ms") return ParseMs(key, value, 100, &c->server.idle_timeout);
+  if (key == "send-timeout-ms") return ParseMs(key, value, 100, &c->server.send_timeout);
+  if (key == "shutdown-grace-ms") return ParseMs(key, value, 0, &c->server.shutdown_grace);
+  if (key == "snapshot-interval-s") {
+    return ParseNumber<uint32_t>(key, value, 0, 86400 * 365, &c->snapshot_interval_s);
+  }
+  if (key == "keep-snapshots") {
+    return ParseNumber<uint32_t>(key, value, 1, 1000, &c->db.keep_snapshots);
+  }
+  if (key == "max-following") {
+    return ParseNumber<uint32_t>(key, value, 1, kMaxFollowingLimit, &c->db.graph.max_following);
+  }
+  if (key == "rate-limit") {
+    if (value == "off") {
+      c->db.graph.rate_limit.enabled = false;
+      return Status::OK();
+    }
+    const size_t slash = value.find('/');
+    uint32_t capacity = 0, refill = 0;
+    if (slash == std::string::npos ||
+        !ParseNumber<uint32_t>(key, value.substr(0, slash), 1, 1000000, &capacity).ok() ||
+        !ParseNumber<uint32_t>(key, value.substr(slash + 1), 1, 1000000, &refill).ok()) {
+      return Bad(key, value, "expected off or CAPACITY/REFILL_PER_SECOND, e.g. 100/1");
+    }
+    c->db.graph.rate_limit = {true, double(capacity), double(refill)};
+    return Status::OK();
+  }
+  if (key == "log-level") {
+    if (value == "error")
+      c->log_level = LogLevel::kError;
+    else if (value == "info")
+      c->log_level = LogLevel::kInfo;
+    else if (value == "debug")
+      c->log_level = LogLevel::kDebug;
+    else
+      return Bad(key, value, "expected error, info or debug");
+    return Status::OK();
+  }
+  return Status::InvalidArgument("unknown option --" + key + " (see --help)");
+}
+
+// "--key=value" or "--flag" -> key, value.
+Status SplitArg(const std::string& arg, std::string* key, std::string* value) {
+  if (arg.rfind("--", 0) != 0) {
+    return Status::InvalidArgument("unexpected argument '" + arg + "' (options are --key=value)");
+  }
+  const size_t eq = arg.find('=');
+  *key = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+  *value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+  return Status::OK();
+}
+
+Status ApplyConfigFile(const std::string& path, DaemonConfig* c) {
+  std::ifstream in(path);
+  if (!in) return Status::IOError("cannot read the config file " + path);
+  std::string line;
+  for (int lineno = 1; std::getline(in, line); ++lineno) {
+    auto trim = [](std::string s) {
+      const size_t b = s.find_first_not_of(" \t\r");
+      const size_t e = s.find_last_not_of(" \t\r");
+      return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+    };
+    line = trim(line);
+    if (line.empty() || line[0] == '#') continue;
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos) {
+      return Status::InvalidArgument(path + ":" + std::to_string(lineno) +
+                                     ": expected key = value");
+    }
+    Status s = Apply(trim(line.substr(0, eq)), trim(line.substr(eq + 1)), c);
+    if (!s.ok()) return Status(s.code(), path + ":" + std::to_string(lineno) + ": " + s.message());
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<DaemonConfig> ParseDaemonConfig(const std::vector<std::string>& args) {
+  DaemonConfig c;
+  c.server.port = net::kDefaultPort;
+  c.server.handle_signals = true;
+  std::string key, value;
+  for (const std::string& arg : args) {  // the config file first: flags override it
+    RELGRAPH_RETURN_IF_ERROR(SplitArg(arg, &key, &value));
+    if (key == "config") RELGRAPH_RETURN_IF_ERROR(ApplyConfigFile(value, &c));
+  }
+  for (const std::string& arg : args) {
+    RELGRAPH_RETURN_IF_ERROR(SplitArg(arg, &key, &value));
+    if (key == "config") continue;
+    if (key == "help") {
+      c.help = true;
+      continue;
+    }
+    RELGRAPH_RETURN_IF_ERROR(Apply(key, value, &c));
+  }
+  return c;
+}
+
+std::string DaemonUsage() {
+  return R"(relgraphd: the relgraph server (protocol: docs/protocol.md)
+
+usage: relgraphd [--key=value ...]      every key may also be set in a --config file
+                                        as "key = value" lines ('#' starts a comment)
+
+  --listen=HOST:PORT          address to listen on                  [127.0.0.1:7707]
+  --data-dir=DIR              snapshots, WAL and LOCK live here       [./data]
+  --fsync=MODE                always: a write is acknowledged after its fsync;
+                              everysec: fsync once a second (lose <= ~1 s on a crash);
+                              none: leave it to the OS                [everysec]
+  --auth-token=TOKEN          clients must send it in HELLO           [none]
+  --auth-token-file=PATH      the same, read from the first line of a file
+  --io-threads=N              threads serving connections (1..64)   [1]
+  --max-connections=N         more are refused with resource_exhausted [10000]
+  --max-frame=BYTES           larger frames close the connection    [1048576]
+  --max-unsent=BYTES          per connection: stop reading requests while this
+                              many reply bytes are unsent           [4194304]
+  --send-timeout-ms=MS        a client that reads nothing this long is cut [30000]
+  --idle-timeout-ms=MS        a connection without requests this long is closed
+                              with a notice                         [300000]
+  --shutdown-grace-ms=MS      on SIGINT/SIGTERM, time to finish replies [10000]
+  --snapshot-interval-s=S     write a snapshot this often, 0 = never [3600]
+  --keep-snapshots=N          snapshots kept (WAL kept back to the oldest) [2]
+  --max-following=N           most users one user may follow        [1000]
+  --rate-limit=C/R|off        follows: bucket of C tokens, R per second [100/1]
+  --log-level=LEVEL           error, info or debug                  [info]
+  --config=FILE               read keys from FILE first
+  --help                      this text
+)";
+}
+
+}  // namespace relgraph

@@ -1,0 +1,34 @@
+// relgraphd's configuration: defaults, `--key=value` flags and the same keys in a config file.
+//
+// Thread-safety: plain data and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/db.h"
+#include "net/server_core.h"
+#include "storage/status.h"
+
+namespace relgraph {
+
+enum class LogLevel { kError = 0, kInfo = 1, kDebug = 2 };
+
+struct DaemonConfig {
+  net::ServerOptions server;  // listen address, limits, auth token
+  std::string data_dir = "./data";
+  DbOptions db;
+  uint32_t snapshot_interval_s = 3600;  // 0: only on request
+  LogLevel log_level = LogLevel::kInfo;
+  bool help = false;
+};
+
+// Applies the arguments (argv without the program name) over the defaults. A `--config=FILE`
+// is read first wherever it appears, so flags override the file. Errors name the bad key/value.
+Result<DaemonConfig> ParseDaemonConfig(const std::vector<std::string>& args);
+
+// The --help text: every key with its default and meaning.
+std::string DaemonUsage();
+
+}  // namespace relgraph
