@@ -151,6 +151,7 @@ Result<T> Db::Mutate(Apply&& apply, Record&& record, uint64_t* commit_lsn) {
   Result<T> r = Status(Code::kInternal, "unset");
   {
     std::unique_lock lock(mu_);
+    if (closed_) return Status(Code::kUnavailable, "the database is closed");
     if (wal_) {
       if (Status h = wal_->health(); !h.ok()) {
         return Status(Code::kUnavailable, "writes refused after a WAL failure: " + h.message());
