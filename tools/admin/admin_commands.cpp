@@ -13,6 +13,7 @@
 #include "engine/graph_snapshot.h"
 #include "engine/recovery.h"
 #include "engine/wal_records.h"
+#include "net/client.h"
 #include "storage/file_names.h"
 #include "storage/snapshot_file.h"
 #include "storage/wal_reader.h"
@@ -23,7 +24,8 @@ namespace {
 
 constexpr const char* kUsage = R"(usage: relgraph-admin COMMAND [ARGS] [--help]
 
-Offline operations on a relgraph data directory (DATADIR) or snapshot file (SNAPSHOT).
+Operations on a relgraph data directory (DATADIR) or snapshot file (SNAPSHOT); all offline
+but `snapshot --server`, which asks a running relgraphd.
 
   import EDGELIST DATADIR   load a SNAP edge list (plain or .gz) straight into a snapshot
                             of a new data directory
@@ -32,6 +34,8 @@ Offline operations on a relgraph data directory (DATADIR) or snapshot file (SNAP
   inspect DATADIR|SNAPSHOT  header, counts, LSN range, sizes
   export DATADIR            the edge list `follower followee ts_ms` on standard output
   snapshot DATADIR          recover the directory and write a snapshot of it
+  snapshot --server=HOST:PORT [--token=T]
+                            ask a running relgraphd for an online snapshot
   restore SNAPSHOT DATADIR  verify SNAPSHOT and install it as a new data directory
   wal-dump DATADIR          every WAL record, one per line
   repair DATADIR            keep a backup, truncate the WAL at the last good record,
@@ -310,7 +314,26 @@ int Export(Context& c) {
   return c.out.good() ? 0 : c.Fail(Status::IOError("writing to standard output failed"));
 }
 
+// A running server snapshots its own data directory (which it holds locked).
+int ServerSnapshot(Context& c) {
+  if (!c.args.positional.empty()) return c.Usage("snapshot --server takes no DATADIR");
+  net::ClientOptions o;
+  o.io_timeout = std::chrono::hours(1);  // a snapshot of a large graph takes a while
+  if (auto t = c.args.flags.find("--token"); t != c.args.flags.end()) o.token = t->second;
+  if (Status s = net::ParseHostPort(c.args.flags.at("--server"), &o.host, &o.port); !s.ok()) {
+    return c.Usage(s.message());
+  }
+  auto client = net::Client::Connect(o);
+  if (!client.ok()) return c.Fail(client.status());
+  auto info = (*client)->Snapshot();
+  if (!info.ok()) return c.Fail(info.status());
+  c.out << "server wrote snapshot at lsn " << info->lsn << ": " << info->edges << " edges, "
+        << info->file_bytes << " bytes\n";
+  return 0;
+}
+
 int Snapshot(Context& c) {
+  if (c.args.flags.count("--server")) return ServerSnapshot(c);
   if (c.args.positional.size() != 1) return c.Usage("snapshot takes DATADIR");
   const std::string& dir = c.args.positional[0];
   if (!c.env->Exists(dir))
@@ -413,10 +436,13 @@ int Run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
     out << kUsage;
     return 0;
   }
-  if (args.command != "import" && !args.flags.empty()) {
-    err << "relgraph-admin " << args.command << ": unknown flag " << args.flags.begin()->first
-        << "\n";
-    return 2;
+  for (const auto& [flag, value] : args.flags) {
+    const bool known = args.command == "import" ||
+                       (args.command == "snapshot" && (flag == "--server" || flag == "--token"));
+    if (!known) {
+      err << "relgraph-admin " << args.command << ": unknown flag " << flag << "\n";
+      return 2;
+    }
   }
   Context c{args, out, err};
   return it->second(c);

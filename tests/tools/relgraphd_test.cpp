@@ -1,0 +1,131 @@
+// The relgraphd binary as an operator runs it: flags, then SIGTERM in the middle of a write
+// load under fsync=always, which must lose no acknowledged write.
+#include <doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "engine/db.h"
+#include "net/client.h"
+#include "tests/storage/test_dir.h"
+
+namespace relgraph {
+namespace {
+
+// Starts relgraphd with `args`, stderr to `log`; returns the pid.
+pid_t Spawn(const std::vector<std::string>& args, const std::string& log) {
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    std::vector<char*> argv;
+    std::string path = RELGRAPHD_PATH;
+    argv.push_back(path.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    freopen(log.c_str(), "w", stderr);
+    freopen("/dev/null", "w", stdout);
+    ::execv(path.c_str(), argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int WaitExit(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The port from relgraphd's "listening on HOST:PORT" log line, waiting up to 10 s.
+uint16_t WaitForPort(const std::string& log) {
+  const std::regex re("listening on [0-9.]+:([0-9]+)");
+  for (int i = 0; i < 500; ++i) {
+    std::ifstream in(log);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::smatch m;
+    const std::string s = text.str();
+    if (std::regex_search(s, m, re)) return static_cast<uint16_t>(std::stoi(m[1]));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  FAIL("relgraphd did not start listening");
+  return 0;
+}
+
+TEST_CASE("relgraphd: --help exits 0, a bad flag exits 2 naming it") {
+  testing::TestDir dir;
+  const std::string log = dir.path() + "/log";
+  CHECK(WaitExit(Spawn({"--help"}, log)) == 0);
+  CHECK(WaitExit(Spawn({"--fsync=sometimes"}, log)) == 2);
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("--fsync=sometimes") != std::string::npos);
+}
+
+TEST_CASE("relgraphd: SIGTERM during a write load loses no acknowledged write (fsync=always)") {
+  testing::TestDir dir;
+  const std::string data = dir.path() + "/data";
+  const std::string log = dir.path() + "/log";
+  const pid_t pid = Spawn({"--listen=127.0.0.1:0", "--data-dir=" + data, "--fsync=always",
+                           "--rate-limit=off", "--snapshot-interval-s=0"},
+                          log);
+  net::ClientOptions options;
+  options.port = WaitForPort(log);
+
+  std::mutex mu;
+  std::set<std::pair<uint64_t, uint64_t>> acked;
+  std::atomic<uint64_t> total{0};
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 6; ++t) {
+    writers.emplace_back([&, t] {
+      auto client = net::Client::Connect(options);
+      if (!client.ok()) return;
+      for (uint64_t round = 0;; ++round) {
+        std::vector<std::pair<uint64_t, uint64_t>> batch;
+        for (uint64_t k = 0; k < 16; ++k) {
+          const uint64_t a = uint64_t(t + 1) * 1'000'000 + round * 16 + k;
+          batch.emplace_back(a, a % 997 + 1);
+          (*client)->Queue(net::FollowRequest{a, a % 997 + 1, std::nullopt});
+        }
+        auto replies = (*client)->Flush();
+        if (!replies.ok()) return;  // the server is going away
+        std::lock_guard lock(mu);
+        for (size_t i = 0; i < batch.size(); ++i) {
+          if ((*replies)[i].status.ok()) acked.insert(batch[i]);
+        }
+        total += batch.size();
+      }
+    });
+  }
+  while (total.load() < 3000) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ::kill(pid, SIGTERM);
+  for (auto& w : writers) w.join();
+  CHECK(WaitExit(pid) == 0);
+
+  DbOptions o;
+  o.graph.rate_limit.enabled = false;
+  auto db = Db::Open(data, o);
+  REQUIRE(db.ok());
+  size_t missing = 0;
+  (*db)->Read([&](const Graph& g) {
+    for (const auto& [a, b] : acked) {
+      auto r = g.GetRelation(a, b);
+      if (!r.ok() || (*r != Relation::kFollowing && *r != Relation::kMutual)) ++missing;
+    }
+    return 0;
+  });
+  MESSAGE(acked.size() << " writes acknowledged before the shutdown");
+  CHECK(acked.size() >= 3000);
+  CHECK(missing == 0);
+}
+
+}  // namespace
+}  // namespace relgraph
