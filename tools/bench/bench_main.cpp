@@ -13,6 +13,7 @@
 
 #include "tools/bench/bench_report.h"
 #include "tools/bench/durability_workloads.h"
+#include "tools/bench/server_workloads.h"
 #include "tools/bench/workload_generator.h"
 #include "tools/bench/workloads.h"
 
@@ -23,8 +24,8 @@ constexpr const char* kUsage = R"(usage: relgraph-bench [flags]
 
 Loads a follow graph into relgraph and measures workloads, one row each.
 
-  --target=embedded      where to run: embedded (in-process engine; the server target comes later)
-                         (the durability workloads run a Db on local disk)
+  --target=embedded      where to run: embedded (the in-process engine; the durability
+                         workloads run a Db on local disk) or server (over TCP, see below)
   --edges=N              edges to generate (default 10000000)
   --seed=S               generator and sampling seed (default 1)
   --dataset=PATH         load a SNAP edge list (plain or .gz) instead of generating
@@ -43,6 +44,16 @@ Loads a follow graph into relgraph and measures workloads, one row each.
   --format=text|csv      output format (default text)
   --help                 this text
 
+With --target=server (start relgraphd with --rate-limit=off, or `load` is throttled):
+  --server=HOST:PORT     the server (default 127.0.0.1:7707)
+  --token=TOKEN          its auth token, if it has one
+  --connections=N        client connections of the pipelined rows (default 4)
+  --pipeline=D           requests per round trip of the pipelined rows (default 64)
+  --latency-ops=N        requests of each *_unpipelined row (default 50000)
+  workloads: load ping relation following_page fans_page counts, each pipelined, and
+             ping_unpipelined relation_unpipelined following_page_unpipelined
+             fans_page_unpipelined counts_unpipelined (one connection, p50/p99 latency)
+
 The graph is always loaded; `load` only decides whether its row is printed.
 )";
 
@@ -59,6 +70,7 @@ struct Flags {
   uint64_t wal_ops = 1'000'000;
   uint64_t writers = 256;
   std::string data_dir;
+  ServerFlags server;
 };
 
 bool ParseUint(const std::string& s, uint64_t* out) {
@@ -81,11 +93,24 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
       return Status::OK();
     };
     if (key == "--target") {
-      if (value != "embedded") {
-        return Status::InvalidArgument("--target=" + value +
-                                       " is not available; use --target=embedded");
+      if (value != "embedded" && value != "server") {
+        return Status::InvalidArgument("--target is embedded or server, not " + value);
       }
       f->target = value;
+    } else if (key == "--server") {
+      RELGRAPH_RETURN_IF_ERROR(
+          net::ParseHostPort(value, &f->server.client.host, &f->server.client.port));
+    } else if (key == "--token") {
+      f->server.client.token = value;
+    } else if (key == "--connections" || key == "--pipeline") {
+      uint64_t v = 0;
+      RELGRAPH_RETURN_IF_ERROR(number(&v));
+      if (v < 1 || v > 4096) return Status::InvalidArgument(key + " must be in [1, 4096]");
+      (key == "--connections" ? f->server.connections : f->server.pipeline) =
+          static_cast<uint32_t>(v);
+    } else if (key == "--latency-ops") {
+      RELGRAPH_RETURN_IF_ERROR(number(&f->server.latency_ops));
+      if (f->server.latency_ops < 1) return Status::InvalidArgument("--latency-ops must be >= 1");
     } else if (key == "--edges") {
       RELGRAPH_RETURN_IF_ERROR(number(&f->edges));
       if (f->edges < 100) return Status::InvalidArgument("--edges must be at least 100");
@@ -121,6 +146,7 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
     } else if (key == "--workloads") {
       std::set<std::string> known(Workloads::Names().begin(), Workloads::Names().end());
       known.insert(DurabilityWorkloads::Names().begin(), DurabilityWorkloads::Names().end());
+      known.insert(ServerWorkloads::Names().begin(), ServerWorkloads::Names().end());
       std::stringstream ss(value);
       std::string w;
       while (std::getline(ss, w, ',')) {
@@ -132,6 +158,40 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
     }
   }
   return Status::OK();
+}
+
+// Generates (or loads) the graph here, then runs the server workloads against a relgraphd.
+int RunServerTarget(const Flags& flags) {
+  GeneratedGraph data;
+  if (!flags.dataset.empty()) {
+    auto loaded = LoadDatasetEdges(flags.dataset, flags.id_offset);
+    if (!loaded.ok()) {
+      std::cerr << "relgraph-bench: " << loaded.status().message() << "\n";
+      return 1;
+    }
+    data = std::move(*loaded);
+  } else {
+    data = GenerateGraph(flags.edges, flags.seed, flags.max_following);
+  }
+  std::set<std::string> wanted(flags.workloads.begin(), flags.workloads.end());
+  if (wanted.empty())
+    wanted.insert(ServerWorkloads::Names().begin(), ServerWorkloads::Names().end());
+  PrintHeader(std::cout, flags.csv,
+              "target server, " + data.description + "; server " + flags.server.client.host + ":" +
+                  std::to_string(flags.server.client.port) + ", " +
+                  std::to_string(flags.server.connections) + " connections, pipeline " +
+                  std::to_string(flags.server.pipeline));
+  ServerWorkloads workloads(data, flags.server, flags.seed);
+  for (const std::string& name : ServerWorkloads::Names()) {
+    if (!wanted.count(name)) continue;
+    auto r = workloads.Run(name);
+    if (!r.ok()) {
+      std::cerr << "relgraph-bench: " << name << ": " << r.status().ToString() << "\n";
+      return 1;
+    }
+    PrintWorkload(std::cout, flags.csv, *r);
+  }
+  return 0;
 }
 
 int Main(int argc, char** argv) {
@@ -146,6 +206,8 @@ int Main(int argc, char** argv) {
     std::cerr << "relgraph-bench: " << s.message() << "\n(see --help)\n";
     return 2;
   }
+  flags.server.ops = flags.ops;
+  if (flags.target == "server") return RunServerTarget(flags);
   std::set<std::string> wanted(flags.workloads.begin(), flags.workloads.end());
   if (wanted.empty()) {
     wanted.insert(Workloads::Names().begin(), Workloads::Names().end());
@@ -179,7 +241,7 @@ int Main(int argc, char** argv) {
   Graph graph(options);
   Workloads workloads(graph, data, flags.seed, flags.ops);
 
-  PrintHeader(std::cout, flags.csv, data.description);
+  PrintHeader(std::cout, flags.csv, "target embedded, " + data.description);
   MemoryRow memory;
   for (const std::string& name : Workloads::Names()) {
     if (!needs_graph) break;

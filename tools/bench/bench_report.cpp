@@ -13,7 +13,7 @@ void PrintHeader(std::ostream& out, bool csv, const std::string& description) {
     out << "workload,ops,seconds,ops_per_sec,p50_us,p99_us\n";
     return;
   }
-  out << "relgraph-bench, target embedded, " << description << "\n";
+  out << "relgraph-bench, " << description << "\n";
   out << std::left << std::setw(22) << "workload" << std::right << std::setw(12) << "ops"
       << std::setw(10) << "seconds" << std::setw(14) << "ops/s" << std::setw(10) << "p50 us"
       << std::setw(10) << "p99 us"

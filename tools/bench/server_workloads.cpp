@@ -1,0 +1,158 @@
+#include "tools/bench/server_workloads.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+
+namespace relgraph::bench {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// A cheap, stateless pseudo-random pick: request i of a workload always asks the same thing.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+double Percentile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  const size_t k = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+}  // namespace
+
+ServerWorkloads::ServerWorkloads(const GeneratedGraph& data, const ServerFlags& flags,
+                                 uint64_t seed)
+    : data_(data), flags_(flags), seed_(seed) {
+  std::unordered_set<UserId> from, to;
+  for (const BenchEdge& e : data.edges) {
+    from.insert(e.follower);
+    to.insert(e.followee);
+  }
+  followers_.assign(from.begin(), from.end());
+  followees_.assign(to.begin(), to.end());
+  std::sort(followers_.begin(), followers_.end());
+  std::sort(followees_.begin(), followees_.end());
+}
+
+const std::vector<std::string>& ServerWorkloads::Names() {
+  static const std::vector<std::string> names = {"load",
+                                                 "ping",
+                                                 "relation",
+                                                 "following_page",
+                                                 "fans_page",
+                                                 "counts",
+                                                 "ping_unpipelined",
+                                                 "relation_unpipelined",
+                                                 "following_page_unpipelined",
+                                                 "fans_page_unpipelined",
+                                                 "counts_unpipelined"};
+  return names;
+}
+
+void ServerWorkloads::QueueRequest(net::Client& c, const std::string& name, uint64_t i) const {
+  const uint64_t r = Mix(seed_ * 1'000'003 + i);
+  const UserId follower = followers_[r % followers_.size()];
+  const UserId followee = followees_[(r >> 20) % followees_.size()];
+  if (name == "load") {
+    const BenchEdge& e = data_.edges[i];
+    c.Queue(net::FollowRequest{e.follower, e.followee, e.ts});
+  } else if (name == "ping") {
+    c.Queue(net::PingRequest{});
+  } else if (name == "relation") {
+    // Half the checks ask about an existing edge, half about a random pair.
+    const BenchEdge& e = data_.edges[r % data_.edges.size()];
+    c.Queue(r & 1 ? net::RelationRequest{e.follower, e.followee}
+                  : net::RelationRequest{follower, followee});
+  } else if (name == "following_page") {
+    net::FollowingRequest q;
+    q.user = follower;
+    q.limit = 20;
+    q.viewer = followers_[(r >> 40) % followers_.size()];
+    c.Queue(q);
+  } else if (name == "fans_page") {
+    net::FansRequest q;
+    q.user = followee;
+    q.limit = 20;
+    q.viewer = followers_[(r >> 40) % followers_.size()];
+    c.Queue(q);
+  } else {
+    c.Queue(net::CountsRequest{follower});
+  }
+}
+
+Result<WorkloadResult> ServerWorkloads::Pipelined(const std::string& name, uint64_t ops) {
+  std::atomic<uint64_t> next{0}, errors{0};
+  std::atomic<bool> failed{false};
+  Status first_failure;
+  std::mutex mu;
+  const auto start = SteadyClock::now();
+  std::vector<std::thread> threads;
+  for (uint32_t t = 0; t < flags_.connections; ++t) {
+    threads.emplace_back([&] {
+      auto client = net::Client::Connect(flags_.client);
+      Status s = client.status();
+      while (s.ok()) {
+        const uint64_t begin = next.fetch_add(flags_.pipeline);
+        if (begin >= ops) break;
+        const uint64_t end = std::min<uint64_t>(ops, begin + flags_.pipeline);
+        for (uint64_t i = begin; i < end; ++i) QueueRequest(**client, name, i);
+        auto replies = (*client)->Flush();
+        s = replies.status();
+        if (!s.ok()) break;
+        for (const net::RawReply& reply : *replies) errors += reply.status.ok() ? 0 : 1;
+      }
+      if (!s.ok() && !failed.exchange(true)) {
+        std::lock_guard lock(mu);
+        first_failure = s;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  if (failed) return first_failure;
+  WorkloadResult r;
+  r.name = name;
+  r.ops = ops;
+  r.seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  if (errors > 0) r.note = std::to_string(errors.load()) + " error replies";
+  return r;
+}
+
+Result<WorkloadResult> ServerWorkloads::Unpipelined(const std::string& name, uint64_t ops) {
+  const std::string base = name.substr(0, name.size() - std::string("_unpipelined").size());
+  auto client = net::Client::Connect(flags_.client);
+  if (!client.ok()) return client.status();
+  std::vector<double> micros;
+  micros.reserve(ops);
+  const auto start = SteadyClock::now();
+  for (uint64_t i = 0; i < ops; ++i) {
+    QueueRequest(**client, base, i);
+    const auto t0 = SteadyClock::now();
+    auto replies = (*client)->Flush();
+    micros.push_back(std::chrono::duration<double, std::micro>(SteadyClock::now() - t0).count());
+    if (!replies.ok()) return replies.status();
+  }
+  WorkloadResult r;
+  r.name = name;
+  r.ops = ops;
+  r.seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  r.p50_us = Percentile(micros, 0.50);
+  r.p99_us = Percentile(micros, 0.99);
+  return r;
+}
+
+Result<WorkloadResult> ServerWorkloads::Run(const std::string& name) {
+  if (name == "load") return Pipelined(name, data_.edges.size());
+  if (name.ends_with("_unpipelined")) return Unpipelined(name, flags_.latency_ops);
+  return Pipelined(name, flags_.ops);
+}
+
+}  // namespace relgraph::bench

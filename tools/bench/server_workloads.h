@@ -1,0 +1,48 @@
+// The benchmark's server target: the same workloads over TCP through net::Client.
+//
+// Pipelined rows (`load`, `ping`, `relation`, `following_page`, `fans_page`, `counts`) run
+// `connections` client threads, each keeping `pipeline` requests per round trip, and report
+// throughput. `*_unpipelined` rows run one connection, one request per round trip, and report
+// p50/p99 latency: the figure to compare with `ping_unpipelined`.
+//
+// Thread-safety: one ServerWorkloads per thread; it starts its own client threads.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "net/client.h"
+#include "tools/bench/workload_generator.h"
+#include "tools/bench/workloads.h"
+
+namespace relgraph::bench {
+
+struct ServerFlags {
+  net::ClientOptions client;
+  uint32_t connections = 4;
+  uint32_t pipeline = 64;
+  uint64_t ops = 2'000'000;       // per pipelined query workload
+  uint64_t latency_ops = 50'000;  // per unpipelined workload
+};
+
+class ServerWorkloads {
+ public:
+  ServerWorkloads(const GeneratedGraph& data, const ServerFlags& flags, uint64_t seed);
+  // In run order; `load` comes first and the others read what it loaded.
+  static const std::vector<std::string>& Names();
+  Result<WorkloadResult> Run(const std::string& name);
+
+ private:
+  // Builds request i of workload `name` into the client's queue.
+  void QueueRequest(net::Client& c, const std::string& name, uint64_t i) const;
+  Result<WorkloadResult> Pipelined(const std::string& name, uint64_t ops);
+  Result<WorkloadResult> Unpipelined(const std::string& name, uint64_t ops);
+
+  const GeneratedGraph& data_;
+  const ServerFlags flags_;
+  const uint64_t seed_;
+  std::vector<UserId> followers_;  // users with a following list, for page and relation picks
+  std::vector<UserId> followees_;
+};
+
+}  // namespace relgraph::bench
