@@ -167,7 +167,8 @@ void Connection::HandleFrame(const Frame& frame) {
   if (spec->flags & kCommandBackground) return RunBackground(*spec, frame);
 
   const size_t start = BeginFrame(&sink, frame.request_id, frame.opcode, 0);
-  const ExecuteResult r = core_.service->Execute(*spec, frame.body, &sink, core_.Stats());
+  const ServerStats stats = (spec->flags & kCommandServerStats) ? core_.Stats() : ServerStats{};
+  const ExecuteResult r = core_.service->Execute(*spec, frame.body, &sink, stats);
   if (!r.status.ok()) {
     sink.resize(start);
     AppendErrorFrame(&sink, frame.request_id, frame.opcode, r.status);
