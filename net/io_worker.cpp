@@ -49,20 +49,22 @@ void IoWorker::BeginShutdown() {
     if (shutting_down_) return;
     shutting_down_ = true;
     shutdown_deadline_ = std::chrono::steady_clock::now() + core_.options.shutdown_grace;
-    // Copy: BeginShutdown may close a connection, which erases it from the map.
-    std::vector<std::shared_ptr<Connection>> all;
-    for (auto& [ptr, c] : connections_) all.push_back(c);
-    for (auto& c : all) c->BeginShutdown();
+    for (auto& c : Connections()) c->BeginShutdown();
     MaybeStop();
   });
 }
 
 void IoWorker::NotifyDurability() {
   Post([this] {
-    std::vector<std::shared_ptr<Connection>> all;
-    for (auto& [ptr, c] : connections_) all.push_back(c);
-    for (auto& c : all) c->OnDurabilityChange();
+    for (auto& c : Connections()) c->OnDurabilityChange();
   });
+}
+
+std::vector<std::shared_ptr<Connection>> IoWorker::Connections() const {
+  std::vector<std::shared_ptr<Connection>> all;
+  all.reserve(connections_.size());
+  for (const auto& [ptr, c] : connections_) all.push_back(c);
+  return all;
 }
 
 void IoWorker::MaybeStop() {
@@ -80,8 +82,7 @@ void IoWorker::ScheduleSweep() {
   sweep_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;
     const auto now = std::chrono::steady_clock::now();
-    std::vector<std::shared_ptr<Connection>> all;
-    for (auto& [ptr, c] : connections_) all.push_back(c);
+    const auto all = Connections();
     const bool cut = shutting_down_ && now > shutdown_deadline_;
     for (auto& c : all) {
       if (cut) {

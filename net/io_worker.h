@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 #include "net/asio.h"
 
 #include "net/connection.h"
@@ -40,6 +41,9 @@ class IoWorker {
  private:
   void ScheduleSweep();
   void MaybeStop();
+  // A copy of the connection list: iterate it, since a connection may close (and leave the
+  // map) in the call made on it.
+  std::vector<std::shared_ptr<Connection>> Connections() const;
 
   ServerCore& core_;
   boost::asio::io_context io_;

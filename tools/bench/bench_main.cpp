@@ -160,19 +160,20 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
   return Status::OK();
 }
 
+// The graph every workload uses: --dataset when given, else generated.
+Result<GeneratedGraph> LoadOrGenerate(const Flags& flags) {
+  if (!flags.dataset.empty()) return LoadDatasetEdges(flags.dataset, flags.id_offset);
+  return GenerateGraph(flags.edges, flags.seed, flags.max_following);
+}
+
 // Generates (or loads) the graph here, then runs the server workloads against a relgraphd.
 int RunServerTarget(const Flags& flags) {
-  GeneratedGraph data;
-  if (!flags.dataset.empty()) {
-    auto loaded = LoadDatasetEdges(flags.dataset, flags.id_offset);
-    if (!loaded.ok()) {
-      std::cerr << "relgraph-bench: " << loaded.status().message() << "\n";
-      return 1;
-    }
-    data = std::move(*loaded);
-  } else {
-    data = GenerateGraph(flags.edges, flags.seed, flags.max_following);
+  auto loaded = LoadOrGenerate(flags);
+  if (!loaded.ok()) {
+    std::cerr << "relgraph-bench: " << loaded.status().message() << "\n";
+    return 1;
   }
+  const GeneratedGraph data = std::move(*loaded);
   std::set<std::string> wanted(flags.workloads.begin(), flags.workloads.end());
   if (wanted.empty())
     wanted.insert(ServerWorkloads::Names().begin(), ServerWorkloads::Names().end());
@@ -220,17 +221,12 @@ int Main(int argc, char** argv) {
         std::find(g.begin(), g.end(), w) != g.end() || DurabilityWorkloads::NeedsGraph(w);
   }
 
-  GeneratedGraph data;
-  if (!flags.dataset.empty()) {
-    auto loaded = LoadDatasetEdges(flags.dataset, flags.id_offset);
-    if (!loaded.ok()) {
-      std::cerr << "relgraph-bench: " << loaded.status().message() << "\n";
-      return 1;
-    }
-    data = std::move(*loaded);
-  } else {
-    data = GenerateGraph(flags.edges, flags.seed, flags.max_following);
+  auto loaded = LoadOrGenerate(flags);
+  if (!loaded.ok()) {
+    std::cerr << "relgraph-bench: " << loaded.status().message() << "\n";
+    return 1;
   }
+  const GeneratedGraph data = std::move(*loaded);
 
   GraphOptions options;
   options.max_following = flags.max_following;

@@ -20,13 +20,6 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-double Percentile(std::vector<double>& v, double p) {
-  if (v.empty()) return 0;
-  const size_t k = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
-  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(k), v.end());
-  return v[k];
-}
-
 }  // namespace
 
 ServerWorkloads::ServerWorkloads(const GeneratedGraph& data, const ServerFlags& flags,

@@ -8,13 +8,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double Percentile(std::vector<double>& v, double p) {
-  if (v.empty()) return 0;
-  const size_t k = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
-  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(k), v.end());
-  return v[k];
-}
-
 // Runs op(i) for i in [0, n): total wall time, plus every sample_every-th op timed on its own.
 template <typename Op>
 WorkloadResult Measure(const std::string& name, uint64_t n, Op&& op, uint64_t sample_every = 16) {
@@ -227,6 +220,13 @@ WorkloadResult Workloads::KnownFollowers() {
   return Measure("known_followers", pairs.size(), [&](uint64_t i) {
     g_sink = g_sink + graph_.GetKnownFollowers(pairs[i].first, pairs[i].second, 3)->total;
   });
+}
+
+double Percentile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  const size_t k = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(k), v.end());
+  return v[k];
 }
 
 }  // namespace relgraph::bench

@@ -23,6 +23,9 @@ struct WorkloadResult {
   double ops_per_sec() const { return seconds > 0 ? static_cast<double>(ops) / seconds : 0; }
 };
 
+// The p-quantile (0..1) of v, reordering v; 0 for an empty v.
+double Percentile(std::vector<double>& v, double p);
+
 class Workloads {
  public:
   Workloads(Graph& graph, const GeneratedGraph& data, uint64_t seed, uint64_t ops);

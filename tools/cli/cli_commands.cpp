@@ -51,22 +51,21 @@ Status Usage(const std::string& line) {
   return Status::InvalidArgument("usage: " + line);
 }
 
-Result<uint64_t> ParseU64(const std::string& s, const char* what) {
-  uint64_t v = 0;
+// A whole decimal integer of type T; `what` names the argument in the error.
+template <typename T>
+Result<T> ParseInt(const std::string& s, const char* what) {
+  T v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || ptr != s.data() + s.size()) {
     return Status::InvalidArgument(std::string(what) + " '" + s + "' is not a number");
   }
   return v;
 }
-
+Result<uint64_t> ParseU64(const std::string& s, const char* what) {
+  return ParseInt<uint64_t>(s, what);
+}
 Result<int64_t> ParseI64(const std::string& s, const char* what) {
-  int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size()) {
-    return Status::InvalidArgument(std::string(what) + " '" + s + "' is not a number");
-  }
-  return v;
+  return ParseInt<int64_t>(s, what);
 }
 
 std::string Rel(RelationCode r) {
