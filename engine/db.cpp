@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "engine/clock.h"
+#include "engine/feed_snapshot.h"
 #include "engine/graph_snapshot.h"
 #include "storage/file_names.h"
 #include "storage/wal_reader.h"
@@ -17,7 +18,8 @@ Db::Db(std::string dir, const DbOptions& options)
     : dir_(std::move(dir)),
       options_(options),
       env_(options.env != nullptr ? options.env : Env::Posix()),
-      graph_(std::make_unique<Graph>(options.graph)) {}
+      graph_(std::make_unique<Graph>(options.graph)),
+      feed_(std::make_unique<Feed>(options.feed, options.graph.clock)) {}
 
 Db::~Db() {
   Close().IgnoreError();
@@ -25,9 +27,78 @@ Db::~Db() {
 
 Result<std::unique_ptr<Db>> Db::Open(const std::string& dir, const DbOptions& options) {
   RELGRAPH_RETURN_IF_ERROR(ValidateGraphOptions(options.graph));
+  RELGRAPH_RETURN_IF_ERROR(ValidateFeedOptions(options.feed));
   std::unique_ptr<Db> db(new Db(dir, options));
   if (!dir.empty()) RELGRAPH_RETURN_IF_ERROR(db->Recover());
+  if (options.background_fanout) db->StartFanout();
   return db;
+}
+
+// ---- background fan-out -----------------------------------------------------------------------
+
+void Db::StartFanout() {
+  fanout_thread_ = std::thread([this] { FanoutLoop(); });
+}
+
+void Db::StopFanout() {
+  {
+    std::lock_guard lock(fanout_wake_mu_);
+    fanout_stop_ = true;
+  }
+  fanout_wake_.notify_all();
+  if (fanout_thread_.joinable()) fanout_thread_.join();
+}
+
+void Db::WakeFanout() {
+  {
+    std::lock_guard lock(fanout_wake_mu_);
+    fanout_signal_ = true;
+  }
+  fanout_wake_.notify_one();
+}
+
+bool Db::RunFanoutBatch() {
+  std::vector<double> delays;
+  bool more;
+  {
+    std::shared_lock lock(mu_);
+    std::lock_guard feed_lock(feed_mu_);
+    feed_->RunFanout(*graph_);
+    more = feed_->fanout_pending();
+    delays = feed_->TakeFanoutDelays();
+  }
+  if (!delays.empty()) {
+    std::lock_guard lock(delays_mu_);
+    // Keep a bounded window of recent delays for reports.
+    if (fanout_delays_.size() > (1u << 20)) fanout_delays_.clear();
+    fanout_delays_.insert(fanout_delays_.end(), delays.begin(), delays.end());
+  }
+  return more;
+}
+
+void Db::FanoutLoop() {
+  std::unique_lock lock(fanout_wake_mu_);
+  for (;;) {
+    fanout_wake_.wait(lock, [&] { return fanout_stop_ || fanout_signal_; });
+    if (fanout_stop_) return;
+    fanout_signal_ = false;
+    lock.unlock();
+    while (RunFanoutBatch()) {
+    }
+    lock.lock();
+  }
+}
+
+void Db::DrainFanout() {
+  while (RunFanoutBatch()) {
+  }
+}
+
+std::vector<double> Db::TakeFanoutDelays() {
+  std::lock_guard lock(delays_mu_);
+  std::vector<double> out;
+  out.swap(fanout_delays_);
+  return out;
 }
 
 Status Db::Recover() {
@@ -40,9 +111,11 @@ Status Db::Recover() {
   for (uint64_t n : *temps) {
     RELGRAPH_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(dir_, SnapshotTempName(n))));  // unfinished
   }
-  auto graph = RecoverGraph(env_, dir_, options_.graph, /*repair_torn_tail=*/true, &recovery_);
-  if (!graph.ok()) return graph.status();
-  graph_ = std::move(*graph);
+  auto state = RecoverState(env_, dir_, options_.graph, options_.feed, /*repair_torn_tail=*/true,
+                            &recovery_);
+  if (!state.ok()) return state.status();
+  graph_ = std::move(state->graph);
+  feed_ = std::move(state->feed);
   if (recovery_.torn_bytes > 0) {
     std::fprintf(
         stderr,
@@ -79,6 +152,16 @@ Result<SnapshotInfo> Db::Snapshot() {
       graph_->CopyFollowing(begin, begin + options_.snapshot_slice_users, &slice);
     }
     RELGRAPH_RETURN_IF_ERROR(AddSliceToSnapshot(slice, writer->get()));
+  }
+  for (size_t begin = 0;; begin += options_.snapshot_slice_users) {
+    std::vector<Feed::UserState> users;
+    {
+      std::shared_lock lock(mu_);
+      if (begin >= graph_->user_count()) break;
+      std::lock_guard feed_lock(feed_mu_);
+      feed_->CopyUsers(*graph_, begin, begin + options_.snapshot_slice_users, &users);
+    }
+    RELGRAPH_RETURN_IF_ERROR(AddFeedUsersToSnapshot(users, writer->get()));
   }
   // The WAL must reach the snapshot's LSN on disk before the snapshot exists, or a crash could
   // leave a snapshot newer than the end of the WAL that recovery continues from.
@@ -117,6 +200,7 @@ Status Db::ApplyRetention() {
 }
 
 Status Db::Close() {
+  StopFanout();
   std::lock_guard no_snapshot_running(snapshot_mu_);
   std::unique_lock lock(mu_);
   closed_ = true;
@@ -151,6 +235,7 @@ Result<T> Db::Mutate(Apply&& apply, Record&& record, uint64_t* commit_lsn) {
   Result<T> r = Status(Code::kInternal, "unset");
   {
     std::unique_lock lock(mu_);
+    std::lock_guard feed_lock(feed_mu_);
     if (closed_) return Status(Code::kUnavailable, "the database is closed");
     if (wal_) {
       if (Status h = wal_->health(); !h.ok()) {
@@ -177,6 +262,13 @@ namespace {
 
 using MaybeRecord = std::optional<std::pair<WalRecordType, WalPayload>>;
 
+// Tells the feed about an edge the graph just created.
+Result<FollowOutcome> NotifyFollow(Graph& g, Feed& feed, UserId a, UserId b,
+                                   Result<FollowOutcome> r) {
+  if (r.ok() && r->created) feed.OnFollow(g, g.FindUser(a), g.FindUser(b));
+  return r;
+}
+
 // A follow is logged only when it created the edge, with the time it was given.
 auto FollowRecord(UserId a, UserId b) {
   return [a, b](const FollowOutcome& o) -> MaybeRecord {
@@ -188,34 +280,125 @@ auto FollowRecord(UserId a, UserId b) {
 }  // namespace
 
 Result<FollowOutcome> Db::Follow(UserId a, UserId b, uint64_t* commit_lsn) {
-  return Mutate<FollowOutcome>([&](Graph& g) { return g.Follow(a, b); }, FollowRecord(a, b),
-                               commit_lsn);
+  return Mutate<FollowOutcome>(
+      [&](Graph& g) { return NotifyFollow(g, *feed_, a, b, g.Follow(a, b)); }, FollowRecord(a, b),
+      commit_lsn);
 }
 
 Result<FollowOutcome> Db::FollowAt(UserId a, UserId b, TimestampMs ts, uint64_t* commit_lsn) {
-  return Mutate<FollowOutcome>([&](Graph& g) { return g.FollowAt(a, b, ts); }, FollowRecord(a, b),
-                               commit_lsn);
+  return Mutate<FollowOutcome>(
+      [&](Graph& g) { return NotifyFollow(g, *feed_, a, b, g.FollowAt(a, b, ts)); },
+      FollowRecord(a, b), commit_lsn);
 }
 
 Result<bool> Db::Unfollow(UserId a, UserId b, uint64_t* commit_lsn) {
-  return Mutate<bool>([&](Graph& g) { return g.Unfollow(a, b); },
-                      [&](bool removed) -> MaybeRecord {
-                        if (!removed) return std::nullopt;
-                        return {{WalRecordType::kUnfollow, EncodeUnfollowRecord(a, b)}};
-                      },
-                      commit_lsn);
+  return Mutate<bool>(
+      [&](Graph& g) -> Result<bool> {
+        auto r = g.Unfollow(a, b);
+        if (r.ok() && *r) feed_->OnUnfollow(g, g.FindUser(a), g.FindUser(b));
+        return r;
+      },
+      [&](bool removed) -> MaybeRecord {
+        if (!removed) return std::nullopt;
+        return {{WalRecordType::kUnfollow, EncodeUnfollowRecord(a, b)}};
+      },
+      commit_lsn);
 }
 
 Result<uint64_t> Db::RemoveUser(UserId a, uint64_t* commit_lsn) {
-  return Mutate<uint64_t>([&](Graph& g) { return g.RemoveUser(a); },
-                          [&](uint64_t) -> MaybeRecord {
-                            return {{WalRecordType::kRemoveUser, EncodeRemoveUserRecord(a)}};
-                          },
-                          commit_lsn);
+  return Mutate<uint64_t>(
+      [&](Graph& g) {
+        const std::vector<InternalId> followees = feed_->BeforeRemoveUser(g, a);
+        auto r = g.RemoveUser(a);
+        feed_->AfterRemoveUser(g, followees);
+        return r;
+      },
+      [&](uint64_t) -> MaybeRecord {
+        return {{WalRecordType::kRemoveUser, EncodeRemoveUserRecord(a)}};
+      },
+      commit_lsn);
 }
 
 Status Db::WaitDurable(uint64_t lsn) {
   return Commit(lsn);
+}
+
+// ---- feed -------------------------------------------------------------------------------------
+
+Result<PublishOutcome> Db::Publish(UserId author, PostId post, uint32_t kind,
+                                   std::optional<TimestampMs> ts, uint64_t* commit_lsn) {
+  auto r = Mutate<PublishOutcome>(
+      [&](Graph& g) { return feed_->Publish(g, author, post, kind, ts); },
+      [&](const PublishOutcome& o) -> MaybeRecord {
+        if (!o.retained) return std::nullopt;
+        return {{WalRecordType::kPublish,
+                 EncodePublishRecord(author, post, o.ts, static_cast<uint8_t>(kind), o.evicted)}};
+      },
+      commit_lsn);
+  if (r.ok() && r->retained) WakeFanout();
+  return r;
+}
+
+Status Db::DeletePost(UserId author, PostId post, uint64_t* commit_lsn) {
+  auto r = Mutate<bool>(
+      [&](Graph& g) -> Result<bool> {
+        RELGRAPH_RETURN_IF_ERROR(feed_->DeletePost(g, author, post));
+        return true;
+      },
+      [&](bool) -> MaybeRecord {
+        return {{WalRecordType::kDeletePost, EncodePairRecord(author, post)}};
+      },
+      commit_lsn);
+  if (!r.ok()) return r.status();
+  WakeFanout();
+  return Status::OK();
+}
+
+namespace {
+
+// A mute/unmute or hide/unhide is logged only when it changed the set.
+auto PairRecord(WalRecordType type, uint64_t a, uint64_t b) {
+  return [=](bool changed) -> MaybeRecord {
+    if (!changed) return std::nullopt;
+    return {{type, EncodePairRecord(a, b)}};
+  };
+}
+
+}  // namespace
+
+Result<bool> Db::Mute(UserId user, UserId other, bool on, uint64_t* commit_lsn) {
+  return Mutate<bool>([&](Graph& g) { return feed_->Mute(g, user, other, on); },
+                      PairRecord(on ? WalRecordType::kMute : WalRecordType::kUnmute, user, other),
+                      commit_lsn);
+}
+
+Result<bool> Db::Hide(UserId author, UserId from, bool on, uint64_t* commit_lsn) {
+  return Mutate<bool>([&](Graph& g) { return feed_->Hide(g, author, from, on); },
+                      PairRecord(on ? WalRecordType::kHide : WalRecordType::kUnhide, author, from),
+                      commit_lsn);
+}
+
+Result<FeedPage> Db::Timeline(UserId user, const FeedPageRequest& request) {
+  std::shared_lock lock(mu_);
+  std::lock_guard feed_lock(feed_mu_);
+  return feed_->Timeline(*graph_, user, request);
+}
+
+Result<FeedPage> Db::UserPosts(UserId author, const FeedPageRequest& request) const {
+  return ReadFeed([&](const Graph& g, const Feed& f) { return f.UserPosts(g, author, request); });
+}
+
+std::vector<UserId> Db::Mutes(UserId user) const {
+  return ReadFeed([&](const Graph& g, const Feed& f) { return f.MutesOf(g, user); });
+}
+
+std::vector<UserId> Db::Hides(UserId author) const {
+  return ReadFeed([&](const Graph& g, const Feed& f) { return f.HidesOf(g, author); });
+}
+
+FeedStats Db::feed_stats() const {
+  std::lock_guard feed_lock(feed_mu_);
+  return feed_->Stats();
 }
 
 std::optional<SnapshotInfo> Db::last_snapshot() const {

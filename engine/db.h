@@ -16,16 +16,24 @@
 // Snapshots (docs/snapshot-format.md) are taken online: users are copied in slices, each
 // under the lock held shared, so writers wait for one slice at most and readers never.
 //
+// The feed (engine/feed.h) lives beside the graph under its own mutex, taken after the graph's
+// lock: timeline reads hold the graph shared and the feed exclusively, so they never block
+// graph reads. A background thread runs the feed's fan-out in bounded batches, each under the
+// graph lock shared and the feed mutex; DrainFanout() runs it to the end in the caller.
+//
 // Thread-safety: all methods are thread-safe.
 #pragma once
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "engine/feed.h"
 #include "engine/graph.h"
 #include "engine/recovery.h"
 #include "engine/wal_records.h"
@@ -42,6 +50,9 @@ struct DbOptions {
   uint64_t wal_segment_bytes = uint64_t{64} << 20;
   uint32_t keep_snapshots = 2;           // >= 1; WAL is kept back to the oldest kept snapshot
   uint32_t snapshot_slice_users = 4096;  // users copied per shared-lock hold while snapshotting
+  FeedOptions feed;
+  // false: fan-out runs only in DrainFanout() (deterministic tests).
+  bool background_fanout = true;
 };
 
 class Db {
@@ -66,6 +77,30 @@ class Db {
   // Blocks until the WAL is fsynced through `lsn` (one fsync serves every waiter); kUnavailable
   // once the WAL has failed.
   Status WaitDurable(uint64_t lsn);
+
+  // Feed's mutations (engine/feed.h), logged like the graph's.
+  Result<PublishOutcome> Publish(UserId author, PostId post, uint32_t kind,
+                                 std::optional<TimestampMs> ts, uint64_t* commit_lsn = nullptr);
+  Status DeletePost(UserId author, PostId post, uint64_t* commit_lsn = nullptr);
+  Result<bool> Mute(UserId user, UserId other, bool on, uint64_t* commit_lsn = nullptr);
+  Result<bool> Hide(UserId author, UserId from, bool on, uint64_t* commit_lsn = nullptr);
+  // Feed reads.
+  Result<FeedPage> Timeline(UserId user, const FeedPageRequest& request);
+  Result<FeedPage> UserPosts(UserId author, const FeedPageRequest& request) const;
+  std::vector<UserId> Mutes(UserId user) const;
+  std::vector<UserId> Hides(UserId author) const;
+  // Runs queued fan-out in the calling thread until the queue is empty.
+  void DrainFanout();
+  FeedStats feed_stats() const;
+  // Fan-out delays (ms) of tasks finished since the last call.
+  std::vector<double> TakeFanoutDelays();
+  // Runs fn(const Graph&, const Feed&) under both locks (digests, checks).
+  template <typename Fn>
+  auto ReadFeed(Fn&& fn) const {
+    std::shared_lock lock(mu_);
+    std::lock_guard feed_lock(feed_mu_);
+    return fn(*graph_, *feed_);
+  }
 
   // Runs fn(const Graph&) under the shared lock: every query goes through here.
   template <typename Fn>
@@ -96,6 +131,11 @@ class Db {
   Status Commit(uint64_t lsn);
   template <typename T, typename Apply, typename Record>
   Result<T> Mutate(Apply&& apply, Record&& record, uint64_t* commit_lsn);
+  void StartFanout();
+  void StopFanout();
+  void FanoutLoop();
+  void WakeFanout();
+  bool RunFanoutBatch();  // one batch; true while work remains
 
   const std::string dir_;
   const DbOptions options_;
@@ -107,6 +147,14 @@ class Db {
   std::optional<SnapshotInfo> last_snapshot_;
   bool closed_ = false;  // guarded by mu_ (written with snapshot_mu_ held too)
   std::unique_ptr<Graph> graph_;
+  mutable std::mutex feed_mu_;  // after mu_; guards feed_
+  std::unique_ptr<Feed> feed_;
+  std::mutex fanout_wake_mu_;
+  std::condition_variable fanout_wake_;
+  bool fanout_signal_ = false, fanout_stop_ = false;  // guarded by fanout_wake_mu_
+  std::thread fanout_thread_;
+  std::mutex delays_mu_;
+  std::vector<double> fanout_delays_;  // guarded by delays_mu_
   std::unique_ptr<WalWriter> wal_;
   RecoveryInfo recovery_;
 };

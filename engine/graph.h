@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -141,6 +142,23 @@ class Graph {
   // Pre-sizes the id map and user table (bulk loads).
   void Reserve(size_t users);
   const GraphOptions& options() const { return options_; }
+
+  // ---- internal ids, for the feed engine (engine/feed.h) ------------------------------------
+  // Internal ids are dense, stable for the life of the Graph and never reused.
+  InternalId FindUser(UserId u) const { return ids_.Find(u); }  // kNoInternalId when unknown
+  InternalId InternUser(UserId u) { return Intern(u); }         // REQUIRES: u != 0
+  UserId ExternalOf(InternalId i) const { return ids_.External(i); }
+  const FollowingList& FollowingOf(InternalId i) const { return users_[i].following; }
+  uint32_t FanCountOf(InternalId i) const { return users_[i].fans.size(); }
+  bool FollowsInternal(InternalId a, InternalId b) const {
+    return users_[a].following.FindPeer(b) < users_[a].following.size();
+  }
+  // Copies up to `limit` fans of `a`, newest first, strictly older than `before` (all when
+  // empty) into out; returns the count. Walking by the last fan's key visits every fan present
+  // throughout the walk exactly once.
+  uint32_t FansBefore(InternalId a, const std::optional<EntryKey>& before, uint32_t limit,
+                      EdgeEntry* out) const;
+  EntryKey KeyOf(const EdgeEntry& e) const { return order().KeyOf(e); }
 
  private:
   friend class GraphBuilder;  // bulk loads fill the structures directly

@@ -238,4 +238,11 @@ Result<KnownFollowers> Graph::GetKnownFollowers(UserId viewer, UserId target,
   return out;
 }
 
+uint32_t Graph::FansBefore(InternalId a, const std::optional<EntryKey>& before, uint32_t limit,
+                           EdgeEntry* out) const {
+  const FanList& fans = users_[a].fans;
+  const size_t end = before ? fans.Rank(*before, order()) : fans.size();
+  return fans.CopyDescending(end, limit, out);
+}
+
 }  // namespace relgraph

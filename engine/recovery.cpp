@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "engine/feed_snapshot.h"
 #include "engine/graph_builder.h"
 #include "engine/wal_records.h"
 #include "storage/file_names.h"
@@ -13,16 +14,17 @@
 namespace relgraph {
 namespace {
 
-// Loads the newest valid snapshot into *graph (left alone when none is valid).
+// Loads the newest valid snapshot into *state (left alone when none is valid).
 Status LoadNewestSnapshot(Env* env, const std::string& dir, const GraphOptions& options,
-                          std::unique_ptr<Graph>* graph, RecoveryInfo* info) {
+                          const FeedOptions& feed_options, RecoveredState* state,
+                          RecoveryInfo* info) {
   auto lsns = ListNumberedFiles(env, dir, FileType::kSnapshot);
   if (!lsns.ok()) return lsns.status();
   for (auto it = lsns->rbegin(); it != lsns->rend(); ++it) {
     const std::string path = JoinPath(dir, SnapshotName(*it));
     // Built into scratch state: a snapshot that fails halfway leaves nothing behind.
     SnapshotInfo read;
-    auto loaded = LoadSnapshotGraph(env, path, options, &read);
+    auto loaded = LoadSnapshotState(env, path, options, feed_options, &read);
     std::string why;
     if (!loaded.ok()) {
       why = loaded.status().message();
@@ -34,7 +36,7 @@ Status LoadNewestSnapshot(Env* env, const std::string& dir, const GraphOptions& 
       std::fprintf(stderr, "relgraph: skipping snapshot %s: %s\n", path.c_str(), why.c_str());
       continue;
     }
-    *graph = std::move(*loaded);
+    *state = std::move(*loaded);
     info->snapshot_lsn = *it;
     info->snapshot_file = path;
     info->snapshot_edges = read.edges;
@@ -43,29 +45,82 @@ Status LoadNewestSnapshot(Env* env, const std::string& dir, const GraphOptions& 
   return Status::OK();
 }
 
+Status ApplyFeedOp(const WalOp& op, Graph& g, Feed& feed) {
+  switch (op.type) {
+    case WalRecordType::kRemoveUser:
+      feed.BeforeRemoveUser(g, op.a);
+      return Status::OK();
+    case WalRecordType::kPublish:
+      return feed.ApplyPublish(g, op.a, op.b, op.ts, op.kind, op.evicted);
+    case WalRecordType::kDeletePost:
+      return feed.ApplyDeletePost(g, op.a, op.b);
+    case WalRecordType::kMute:
+    case WalRecordType::kUnmute:
+      return feed.ApplyMute(g, op.a, op.b, op.type == WalRecordType::kMute);
+    case WalRecordType::kHide:
+    case WalRecordType::kUnhide:
+      return feed.ApplyHide(g, op.a, op.b, op.type == WalRecordType::kHide);
+    default:
+      return Status(Code::kInternal, "not a feed record");
+  }
+}
+
 }  // namespace
 
-Result<std::unique_ptr<Graph>> LoadSnapshotGraph(Env* env, const std::string& path,
-                                                 const GraphOptions& options, SnapshotInfo* info) {
+Result<RecoveredState> LoadSnapshotState(Env* env, const std::string& path,
+                                         const GraphOptions& options,
+                                         const FeedOptions& feed_options, SnapshotInfo* info) {
   GraphBuilder builder(options);
+  RecoveredState state;
+  state.feed = std::make_unique<Feed>(feed_options, options.clock);
+  // Feed blocks follow every edge block: the graph is complete when the first one arrives.
+  auto finish_graph = [&]() -> Status {
+    if (state.graph) return Status::OK();
+    state.graph = builder.Finish();
+    return Status::OK();
+  };
   auto read = ReadSnapshot(
       env, path,
       [&](uint64_t follower, std::span<const SnapshotEdge> edges) {
         return builder.AddFollowing(follower, edges);
       },
-      [&](const SnapshotInfo& counts) { builder.Reserve(counts.edges); });
+      [&](const SnapshotInfo& counts) { builder.Reserve(counts.edges); },
+      [&](std::string_view block) -> Status {
+        RELGRAPH_RETURN_IF_ERROR(finish_graph());
+        return ApplyFeedBlock(block, *state.graph, *state.feed);
+      });
   if (!read.ok()) return read.status();
+  RELGRAPH_RETURN_IF_ERROR(finish_graph());
   *info = *read;
-  return builder.Finish();
+  return state;
+}
+
+Result<std::unique_ptr<Graph>> LoadSnapshotGraph(Env* env, const std::string& path,
+                                                 const GraphOptions& options, SnapshotInfo* info) {
+  auto state = LoadSnapshotState(env, path, options, FeedOptions{}, info);
+  if (!state.ok()) return state.status();
+  return std::move(state->graph);
 }
 
 Result<std::unique_ptr<Graph>> RecoverGraph(Env* env, const std::string& dir,
                                             const GraphOptions& options, bool repair_torn_tail,
                                             RecoveryInfo* info) {
+  auto state = RecoverState(env, dir, options, FeedOptions{}, repair_torn_tail, info);
+  if (!state.ok()) return state.status();
+  return std::move(state->graph);
+}
+
+Result<RecoveredState> RecoverState(Env* env, const std::string& dir, const GraphOptions& options,
+                                    const FeedOptions& feed_options, bool repair_torn_tail,
+                                    RecoveryInfo* info) {
   const auto start = std::chrono::steady_clock::now();
   *info = RecoveryInfo{};
-  auto graph = std::make_unique<Graph>(options);
-  RELGRAPH_RETURN_IF_ERROR(LoadNewestSnapshot(env, dir, options, &graph, info));
+  RecoveredState state;
+  state.graph = std::make_unique<Graph>(options);
+  state.feed = std::make_unique<Feed>(feed_options, options.clock);
+  RELGRAPH_RETURN_IF_ERROR(LoadNewestSnapshot(env, dir, options, feed_options, &state, info));
+  Graph* const graph = state.graph.get();
+  Feed* const feed = state.feed.get();
   const uint64_t snapshot_lsn = info->snapshot_lsn;
 
   WalScanOptions scan;
@@ -74,8 +129,11 @@ Result<std::unique_ptr<Graph>> RecoverGraph(Env* env, const std::string& dir,
   // Records are decoded as they are read and applied in batches, so that ApplyBatch can
   // overlap the cache misses of consecutive records.
   constexpr size_t kBatch = 4096;
+  // Feed records go to a second batch applied right after the graph's: the two states are
+  // independent (a remove_user record goes to both), and each keeps its own order.
   std::vector<Graph::ReplayOp> batch;
   std::vector<uint64_t> batch_lsn;
+  std::vector<std::pair<WalOp, uint64_t>> feed_batch;
   batch.reserve(kBatch);
   auto apply = [&]() -> Status {
     Status s = graph->ApplyBatch(batch);
@@ -86,14 +144,24 @@ Result<std::unique_ptr<Graph>> RecoverGraph(Env* env, const std::string& dir,
     }
     batch.clear();
     batch_lsn.clear();
+    for (const auto& [op, lsn] : feed_batch) {
+      Status fs = ApplyFeedOp(op, *graph, *feed);
+      if (!fs.ok()) {
+        return Status(fs.code(), "replaying LSN " + std::to_string(lsn) + ": " + fs.message());
+      }
+    }
+    feed_batch.clear();
     return Status::OK();
   };
   auto wal = ScanWal(env, dir, scan, [&](const WalRecordView& r) -> Status {
     auto op = DecodeWalRecord(r.type, r.payload);
     if (!op.ok()) return op.status();
-    batch.push_back(*op);
-    batch_lsn.push_back(r.lsn);
-    return batch.size() == kBatch ? apply() : Status::OK();
+    if (op->is_graph_op()) {
+      batch.push_back(op->graph_op());
+      batch_lsn.push_back(r.lsn);
+    }
+    if (op->is_feed_op()) feed_batch.emplace_back(*op, r.lsn);
+    return batch.size() + feed_batch.size() >= kBatch ? apply() : Status::OK();
   });
   if (!wal.ok()) return wal.status();
   RELGRAPH_RETURN_IF_ERROR(apply());
@@ -114,8 +182,9 @@ Result<std::unique_ptr<Graph>> RecoverGraph(Env* env, const std::string& dir,
   info->last_segment_no = wal->last_segment_no;
   info->torn_bytes = wal->torn_bytes;
   info->torn_file = wal->torn_file;
+  feed->RecomputeCelebrities(*graph);
   info->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return graph;
+  return state;
 }
 
 }  // namespace relgraph

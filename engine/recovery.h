@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/feed.h"
 #include "engine/graph.h"
 #include "storage/env.h"
 #include "storage/snapshot_file.h"
@@ -28,14 +29,30 @@ struct RecoveryInfo {
   double seconds = 0;
 };
 
-// Loads one snapshot file into a new graph with every check (checksums, counts, list order),
-// through GraphBuilder; recovery and relgraph-admin use this one loader. Sets *info on success.
+// The durable state: the follow graph and the feed over it.
+struct RecoveredState {
+  std::unique_ptr<Graph> graph;
+  std::unique_ptr<Feed> feed;
+};
+
+// Loads one snapshot file into a new graph and feed with every check (checksums, counts, list
+// order), through GraphBuilder; recovery and relgraph-admin use this one loader. Sets *info on
+// success.
+Result<RecoveredState> LoadSnapshotState(Env* env, const std::string& path,
+                                         const GraphOptions& options,
+                                         const FeedOptions& feed_options, SnapshotInfo* info);
+// The graph alone (the feed blocks are still verified).
 Result<std::unique_ptr<Graph>> LoadSnapshotGraph(Env* env, const std::string& path,
                                                  const GraphOptions& options, SnapshotInfo* info);
 
-// Rebuilds the graph of `dir`. With repair_torn_tail the newest segment's torn tail is cut off
-// (otherwise nothing in `dir` is modified). Errors: the WAL reader's kCorruption (file, offset,
-// repair command), or a WAL that does not reach back to the snapshot loaded (or to LSN 1).
+// Rebuilds the graph and feed of `dir`. With repair_torn_tail the newest segment's torn tail is
+// cut off (otherwise nothing in `dir` is modified). Errors: the WAL reader's kCorruption (file,
+// offset, repair command), or a WAL that does not reach back to the snapshot loaded (or to
+// LSN 1).
+Result<RecoveredState> RecoverState(Env* env, const std::string& dir, const GraphOptions& options,
+                                    const FeedOptions& feed_options, bool repair_torn_tail,
+                                    RecoveryInfo* info);
+// The graph alone.
 Result<std::unique_ptr<Graph>> RecoverGraph(Env* env, const std::string& dir,
                                             const GraphOptions& options, bool repair_torn_tail,
                                             RecoveryInfo* info);

@@ -5,48 +5,30 @@
 namespace relgraph {
 namespace {
 
-struct Decoded {
-  WalRecordType type;
-  uint64_t a = 0, b = 0;
-  int64_t ts = 0;
-};
-
-Result<Decoded> Decode(uint8_t type, std::string_view payload) {
-  Decoded d{static_cast<WalRecordType>(type)};
-  Decoder in(payload);
-  bool ok = false;
-  size_t want = 0;
-  switch (d.type) {
+size_t PayloadSize(WalRecordType t) {
+  switch (t) {
     case WalRecordType::kFollow:
-      want = 24;
-      ok = in.U64(&d.a) && in.U64(&d.b) && in.I64(&d.ts);
-      break;
-    case WalRecordType::kUnfollow:
-      want = 16;
-      ok = in.U64(&d.a) && in.U64(&d.b);
-      break;
+      return 24;
     case WalRecordType::kRemoveUser:
-      want = 8;
-      ok = in.U64(&d.a);
-      break;
-    default:
-      return Status::Corruption("unknown WAL record type " + std::to_string(type));
+      return 8;
+    case WalRecordType::kPublish:
+      return 33;
+    case WalRecordType::kUnfollow:
+    case WalRecordType::kDeletePost:
+    case WalRecordType::kMute:
+    case WalRecordType::kUnmute:
+    case WalRecordType::kHide:
+    case WalRecordType::kUnhide:
+      return 16;
   }
-  if (!ok || in.remaining() != 0) {
-    return Status::Corruption("WAL record of type " + std::to_string(type) + " has " +
-                              std::to_string(payload.size()) + " payload bytes, expected " +
-                              std::to_string(want));
-  }
-  return d;
+  return 0;
 }
 
-}  // namespace
-
-namespace {
 void Put64(WalPayload* p, uint64_t v) {
   EncodeFixed64(p->bytes + p->size, v);
   p->size += 8;
 }
+
 }  // namespace
 
 WalPayload EncodeFollowRecord(UserId follower, UserId followee, TimestampMs ts) {
@@ -58,10 +40,7 @@ WalPayload EncodeFollowRecord(UserId follower, UserId followee, TimestampMs ts) 
 }
 
 WalPayload EncodeUnfollowRecord(UserId follower, UserId followee) {
-  WalPayload p;
-  Put64(&p, follower);
-  Put64(&p, followee);
-  return p;
+  return EncodePairRecord(follower, followee);
 }
 
 WalPayload EncodeRemoveUserRecord(UserId user) {
@@ -70,31 +49,81 @@ WalPayload EncodeRemoveUserRecord(UserId user) {
   return p;
 }
 
-Result<Graph::ReplayOp> DecodeWalRecord(uint8_t type, std::string_view payload) {
-  auto d = Decode(type, payload);
-  if (!d.ok()) return d.status();
-  switch (d->type) {
+WalPayload EncodePublishRecord(UserId author, PostId post, TimestampMs ts, uint8_t kind,
+                               PostId evicted) {
+  WalPayload p;
+  Put64(&p, author);
+  Put64(&p, post);
+  Put64(&p, static_cast<uint64_t>(ts));
+  p.bytes[p.size++] = static_cast<char>(kind);
+  Put64(&p, evicted);
+  return p;
+}
+
+WalPayload EncodePairRecord(uint64_t a, uint64_t b) {
+  WalPayload p;
+  Put64(&p, a);
+  Put64(&p, b);
+  return p;
+}
+
+Graph::ReplayOp WalOp::graph_op() const {
+  switch (type) {
     case WalRecordType::kFollow:
-      return Graph::ReplayOp{Graph::ReplayOp::kFollow, d->a, d->b, d->ts};
+      return {Graph::ReplayOp::kFollow, a, b, ts};
     case WalRecordType::kUnfollow:
-      return Graph::ReplayOp{Graph::ReplayOp::kUnfollow, d->a, d->b, 0};
-    case WalRecordType::kRemoveUser:
-      return Graph::ReplayOp{Graph::ReplayOp::kRemoveUser, d->a, 0, 0};
+      return {Graph::ReplayOp::kUnfollow, a, b, 0};
+    default:
+      return {Graph::ReplayOp::kRemoveUser, a, 0, 0};
   }
-  return Status::Corruption("unreachable");
+}
+
+Result<WalOp> DecodeWalRecord(uint8_t type, std::string_view payload) {
+  if (type < 1 || type > 9)
+    return Status::Corruption("unknown WAL record type " + std::to_string(type));
+  WalOp op{static_cast<WalRecordType>(type)};
+  const size_t want = PayloadSize(op.type);
+  if (payload.size() != want) {
+    return Status::Corruption("WAL record of type " + std::to_string(type) + " has " +
+                              std::to_string(payload.size()) + " payload bytes, expected " +
+                              std::to_string(want));
+  }
+  Decoder in(payload);
+  in.U64(&op.a);
+  if (want >= 16) in.U64(&op.b);
+  if (op.type == WalRecordType::kFollow || op.type == WalRecordType::kPublish) in.I64(&op.ts);
+  if (op.type == WalRecordType::kPublish) {
+    op.kind = static_cast<uint8_t>(payload[24]);
+    op.evicted = DecodeFixed64(payload.data() + 25);
+  }
+  return op;
 }
 
 std::string DescribeWalRecord(uint8_t type, std::string_view payload) {
-  auto d = Decode(type, payload);
+  auto d = DecodeWalRecord(type, payload);
   if (!d.ok()) return "bad record: " + d.status().message();
+  const std::string a = std::to_string(d->a), b = std::to_string(d->b);
   switch (d->type) {
     case WalRecordType::kFollow:
-      return "follow " + std::to_string(d->a) + " -> " + std::to_string(d->b) + " at " +
-             std::to_string(d->ts);
+      return "follow " + a + " -> " + b + " at " + std::to_string(d->ts);
     case WalRecordType::kUnfollow:
-      return "unfollow " + std::to_string(d->a) + " -> " + std::to_string(d->b);
+      return "unfollow " + a + " -> " + b;
     case WalRecordType::kRemoveUser:
-      return "remove_user " + std::to_string(d->a);
+      return "remove_user " + a;
+    case WalRecordType::kPublish:
+      return "publish " + a + " post " + b + " kind " + std::to_string(d->kind) + " at " +
+             std::to_string(d->ts) +
+             (d->evicted != 0 ? " evicting " + std::to_string(d->evicted) : std::string());
+    case WalRecordType::kDeletePost:
+      return "delete_post " + a + " post " + b;
+    case WalRecordType::kMute:
+      return "mute " + a + " mutes " + b;
+    case WalRecordType::kUnmute:
+      return "unmute " + a + " unmutes " + b;
+    case WalRecordType::kHide:
+      return "hide " + a + " hides from " + b;
+    case WalRecordType::kUnhide:
+      return "unhide " + a + " unhides from " + b;
   }
   return "unreachable";
 }

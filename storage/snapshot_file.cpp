@@ -14,9 +14,12 @@ namespace relgraph {
 namespace {
 
 constexpr char kHeaderMagic[8] = {'R', 'G', 'S', 'N', 'A', 'P', '\0', '\1'};
-constexpr char kFooterMagic[8] = {'R', 'G', 'S', 'N', 'E', 'N', 'D', '\1'};
-constexpr uint32_t kVersion = 1;
-constexpr size_t kHeaderBytes = 36, kBlockHeaderBytes = 16, kFooterBytes = 40;
+constexpr char kFooterMagicV1[8] = {'R', 'G', 'S', 'N', 'E', 'N', 'D', '\1'};
+constexpr char kFooterMagic[8] = {'R', 'G', 'S', 'N', 'E', 'N', 'D', '\2'};
+constexpr uint32_t kVersion = 2;
+constexpr size_t kHeaderBytes = 36, kBlockHeaderBytes = 16;
+constexpr size_t kFooterBytesV1 = 40, kFooterBytes = 48;
+constexpr size_t kMaxFeedRecord = 1u << 20;
 constexpr size_t kEntryHeaderBytes = 12, kEdgeBytes = 16;
 constexpr size_t kTargetBlockRaw = 1u << 20;
 
@@ -62,7 +65,19 @@ Result<std::unique_ptr<SnapshotWriter>> SnapshotWriter::Create(Env* env, const s
   return w;
 }
 
+Status SnapshotWriter::AddFeedRecord(std::string_view record) {
+  if (record.size() > kMaxFeedRecord) return Status::InvalidArgument("feed record over 1 MiB");
+  if (!in_feed_) {
+    RELGRAPH_RETURN_IF_ERROR(FlushBlock());
+    in_feed_ = true;
+  }
+  if (raw_.size() + record.size() > kTargetBlockRaw) RELGRAPH_RETURN_IF_ERROR(FlushBlock());
+  raw_.append(record);
+  return Status::OK();
+}
+
 Status SnapshotWriter::Add(uint64_t follower, std::span<const SnapshotEdge> edges) {
+  if (in_feed_) return Status(Code::kInternal, "snapshot edges added after feed records");
   while (!edges.empty()) {
     if (raw_.size() + kEntryHeaderBytes + kEdgeBytes > kTargetBlockRaw)
       RELGRAPH_RETURN_IF_ERROR(FlushBlock());
@@ -97,6 +112,7 @@ Status SnapshotWriter::FlushBlock() {
   std::memcpy(block.data(), head.data(), kBlockHeaderBytes);
   info_.raw_bytes += raw_.size();
   ++info_.blocks;
+  if (in_feed_) ++info_.feed_blocks;
   raw_.clear();
   return file_->Append(block);
 }
@@ -107,6 +123,7 @@ Result<SnapshotInfo> SnapshotWriter::Finish() {
   PutFixed64(&footer, info_.blocks);
   PutFixed64(&footer, info_.entries);
   PutFixed64(&footer, info_.edges);
+  PutFixed64(&footer, info_.feed_blocks);
   PutFixed64(&footer, XXH3_64bits(footer.data(), footer.size()));
   RELGRAPH_RETURN_IF_ERROR(file_->Append(footer));
   RELGRAPH_RETURN_IF_ERROR(file_->Sync());
@@ -121,7 +138,8 @@ Result<SnapshotInfo> SnapshotWriter::Finish() {
 Result<SnapshotInfo> ReadSnapshot(
     Env* env, const std::string& path,
     const std::function<Status(uint64_t, std::span<const SnapshotEdge>)>& fn,
-    const std::function<void(const SnapshotInfo&)>& on_counts) {
+    const std::function<void(const SnapshotInfo&)>& on_counts,
+    const std::function<Status(std::string_view)>& feed_fn) {
   auto data = env->ReadFile(path);
   if (!data.ok()) return data.status();
   const std::string& bytes = *data;
@@ -131,24 +149,30 @@ Result<SnapshotInfo> ReadSnapshot(
   };
   SnapshotInfo info;
   info.file_bytes = bytes.size();
-  if (bytes.size() < kHeaderBytes + kFooterBytes) return bad(0, "file too short");
+  if (bytes.size() < kHeaderBytes + kFooterBytesV1) return bad(0, "file too short");
   if (std::memcmp(bytes.data(), kHeaderMagic, 8) != 0)
     return bad(0, "not a relgraph snapshot (magic)");
-  if (DecodeFixed32(bytes.data() + 8) != kVersion) return bad(8, "unsupported version");
+  info.version = DecodeFixed32(bytes.data() + 8);
+  if (info.version != 1 && info.version != kVersion) return bad(8, "unsupported version");
+  const size_t footer_bytes = info.version == 1 ? kFooterBytesV1 : kFooterBytes;
+  if (bytes.size() < kHeaderBytes + footer_bytes) return bad(0, "file too short");
   if (DecodeFixed64(bytes.data() + 28) != XXH3_64bits(bytes.data(), 28))
     return bad(0, "header checksum mismatch");
   info.lsn = DecodeFixed64(bytes.data() + 12);
   info.created_ms = static_cast<int64_t>(DecodeFixed64(bytes.data() + 20));
 
-  const size_t footer_at = bytes.size() - kFooterBytes;
+  const size_t footer_at = bytes.size() - footer_bytes;
   const char* footer = bytes.data() + footer_at;
-  if (std::memcmp(footer, kFooterMagic, 8) != 0)
+  if (std::memcmp(footer, info.version == 1 ? kFooterMagicV1 : kFooterMagic, 8) != 0)
     return bad(footer_at, "footer missing (file cut short?)");
-  if (DecodeFixed64(footer + 32) != XXH3_64bits(footer, 32))
+  if (DecodeFixed64(footer + footer_bytes - 8) != XXH3_64bits(footer, footer_bytes - 8))
     return bad(footer_at, "footer checksum mismatch");
   const uint64_t want_blocks = DecodeFixed64(footer + 8);
   const uint64_t want_entries = DecodeFixed64(footer + 16);
   const uint64_t want_edges = DecodeFixed64(footer + 24);
+  const uint64_t want_feed_blocks = info.version == 1 ? 0 : DecodeFixed64(footer + 32);
+  if (want_feed_blocks > want_blocks) return bad(footer_at, "more feed blocks than blocks");
+  const uint64_t edge_blocks = want_blocks - want_feed_blocks;
   if (on_counts) {
     SnapshotInfo counts = info;
     counts.blocks = want_blocks;
@@ -176,6 +200,14 @@ Result<SnapshotInfo> ReadSnapshot(
                                         static_cast<int>(stored_len), static_cast<int>(raw_len));
     if (got != static_cast<int>(raw_len))
       return bad(pos, "block does not decompress to its length");
+    if (info.blocks >= edge_blocks) {  // a feed block: the engine parses it
+      if (feed_fn) RELGRAPH_RETURN_IF_ERROR(feed_fn(raw));
+      info.raw_bytes += raw_len;
+      ++info.blocks;
+      ++info.feed_blocks;
+      pos += kBlockHeaderBytes + stored_len;
+      continue;
+    }
     // Entries.
     size_t r = 0;
     while (r < raw.size()) {
@@ -197,7 +229,8 @@ Result<SnapshotInfo> ReadSnapshot(
     ++info.blocks;
     pos += kBlockHeaderBytes + stored_len;
   }
-  if (info.blocks != want_blocks || info.entries != want_entries || info.edges != want_edges) {
+  if (info.blocks != want_blocks || info.entries != want_entries || info.edges != want_edges ||
+      info.feed_blocks != want_feed_blocks) {
     return bad(footer_at, "footer counts (" + std::to_string(want_blocks) + " blocks, " +
                               std::to_string(want_edges) + " edges) differ from the file's (" +
                               std::to_string(info.blocks) + ", " + std::to_string(info.edges) +

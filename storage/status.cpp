@@ -36,6 +36,10 @@ std::string_view CodeName(Code code) {
       return "unsupported";
     case Code::kTimeout:
       return "timeout";
+    case Code::kAlreadyExists:
+      return "already_exists";
+    case Code::kLimitExceeded:
+      return "limit_exceeded";
   }
   return "unknown";
 }

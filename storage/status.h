@@ -35,8 +35,10 @@ enum class Code : uint16_t {
   kProtocolError = 13,      // bytes that break the wire protocol (framing, body layout)
   kUnsupported = 14,        // unknown opcode or protocol version
   kTimeout = 15,            // a client-side deadline passed
+  kAlreadyExists = 16,      // a unique id is taken (publishing a post id the engine holds)
+  kLimitExceeded = 17,      // a per-user list is full (mutes, hides)
 };
-inline constexpr uint16_t kMaxCode = 15;
+inline constexpr uint16_t kMaxCode = 17;
 
 // Stable lower-case name of a code, e.g. "follow_limit". Never empty.
 std::string_view CodeName(Code code);

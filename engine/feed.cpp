@@ -1,0 +1,473 @@
+// Feed writes, graph hooks, inbox maintenance and the background fan-out.
+#include <algorithm>
+#include <string>
+
+#include "engine/feed_internal.h"
+
+namespace relgraph {
+
+namespace {
+
+constexpr size_t kMaxPendingPerInbox = 64;  // past this, dropping the inbox is cheaper
+
+Status CheckUser(UserId u, const char* role) {
+  if (u == 0) return Status(Code::kInvalidUserId, std::string(role) + " id must be nonzero");
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ValidateFeedOptions(const FeedOptions& o) {
+  if (o.posts_per_author < 1 || o.posts_per_author > 100'000)
+    return Status::InvalidArgument("posts_per_author must be in 1..100000");
+  if (o.timeline_length < 1 || o.timeline_length > 100'000)
+    return Status::InvalidArgument("timeline_length must be in 1..100000");
+  if (o.celebrity_fans < 1) return Status::InvalidArgument("celebrity_fans must be >= 1");
+  if (o.active_reader_ms < 1) return Status::InvalidArgument("active_reader_ms must be >= 1");
+  if (o.fanout_batch < 1) return Status::InvalidArgument("fanout_batch must be >= 1");
+  return Status::OK();
+}
+
+Feed::Feed(const FeedOptions& options, Clock* clock)
+    : options_(options), clock_(clock != nullptr ? clock : SystemClock::Default()) {}
+
+Feed::~Feed() = default;
+
+Feed::FeedUser& Feed::GetOrCreate(InternalId u) {
+  if (u >= users_.size()) users_.resize(size_t{u} + 1);
+  if (!users_[u]) users_[u] = std::make_unique<FeedUser>();
+  return *users_[u];
+}
+
+void Feed::SetCelebrity(InternalId u, bool on) {
+  if (u / 64 >= celebrity_bits_.size()) celebrity_bits_.resize(u / 64 + 1, 0);
+  const uint64_t bit = uint64_t{1} << (u % 64);
+  if (on) {
+    celebrity_bits_[u / 64] |= bit;
+    ++celebrities_;
+  } else {
+    celebrity_bits_[u / 64] &= ~bit;
+    --celebrities_;
+  }
+  ++celebrity_epoch_;
+}
+
+bool Feed::Muted(const FeedUser* reader, InternalId author) const {
+  return reader != nullptr && !reader->mutes.empty() && SortedContains(reader->mutes, author);
+}
+
+bool Feed::HiddenFrom(InternalId author, InternalId reader) const {
+  const FeedUser* a = Find(author);
+  return a != nullptr && !a->hides.empty() && SortedContains(a->hides, reader);
+}
+
+uint16_t Feed::TagOf(InternalId author) {
+  return static_cast<uint16_t>((author * 0x9E3779B1u) >> 16);
+}
+
+// ---- posts ------------------------------------------------------------------------------------
+
+Result<PublishOutcome> Feed::Publish(Graph& g, UserId author, PostId post, uint32_t kind,
+                                     std::optional<TimestampMs> ts) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(author, "author"));
+  if (post == 0) return Status::InvalidArgument("post id must be nonzero");
+  if (kind > kMaxPostKind)
+    return Status::InvalidArgument("kind " + std::to_string(kind) + " is out of range 0..63");
+  if (ts && (*ts < 0 || *ts > kMaxTimestampMs))
+    return Status::InvalidArgument("timestamp " + std::to_string(*ts) + " is out of range");
+  if (index_.Find(post) != kNoInternalId)
+    return Status(Code::kAlreadyExists, "post " + std::to_string(post) + " already exists");
+  if (retracting_.count(post) != 0) {
+    return Status(Code::kAlreadyExists, "post " + std::to_string(post) +
+                                            " was just removed and is still leaving timelines");
+  }
+  PublishOutcome out;
+  out.ts = ts ? *ts : Now();
+  const InternalId a = g.InternUser(author);
+  FeedUser& fu = GetOrCreate(a);
+  const PostEntry e = PostEntry::Make(post, out.ts, static_cast<uint8_t>(kind), TagOf(a));
+  const uint32_t k = options_.posts_per_author;
+  if (fu.posts.size() >= k && PostEntry::Less(e, fu.posts.oldest())) {
+    out.retained = false;  // older than every one of the newest K: it would leave at once
+    return out;
+  }
+  const size_t before = fu.posts.MemoryBytes();
+  fu.posts.Insert(e, k);
+  index_.Insert(post, a);
+  if (fu.posts.size() > k) {
+    const PostEntry old = fu.posts.oldest();
+    fu.posts.PopOldest();
+    index_.Erase(old.id);
+    out.evicted = old.id;
+    // With K >= R a trimmed post is never in an inbox once fan-out has run (docs/feed.md).
+    if (!IsCelebrity(a) && k < options_.timeline_length) Retract(a, old);
+  }
+  ring_bytes_ += fu.posts.MemoryBytes() - before;
+  if (!IsCelebrity(a)) EnqueueFanout(a, e, /*retract=*/false);
+  return out;
+}
+
+Status Feed::DeletePost(Graph& g, UserId author, PostId post) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(author, "author"));
+  const InternalId a = g.FindUser(author);
+  if (post == 0 || a == kNoInternalId || index_.Find(post) != a) {
+    return Status::NotFound("user " + std::to_string(author) + " has no post " +
+                            std::to_string(post));
+  }
+  FeedUser& fu = *users_[a];
+  const uint32_t i = fu.posts.FindId(post);
+  const PostEntry e = fu.posts[i];
+  fu.posts.EraseAt(i);
+  index_.Erase(post);
+  if (!IsCelebrity(a)) Retract(a, e);
+  return Status::OK();
+}
+
+void Feed::Retract(InternalId author, const PostEntry& e) {
+  retracting_[e.id] = e.key();
+  EnqueueFanout(author, e, /*retract=*/true);
+}
+
+void Feed::EnqueueFanout(InternalId author, const PostEntry& e, bool retract) {
+  tasks_.push_back(Task{author, e, retract, std::nullopt, std::chrono::steady_clock::now()});
+}
+
+void Feed::ForgetPosts(InternalId author) {
+  FeedUser* fu = Find(author);
+  if (fu == nullptr) return;
+  for (uint32_t i = 0; i < fu->posts.size(); ++i) index_.Erase(fu->posts[i].id);
+  ring_bytes_ -= fu->posts.MemoryBytes();
+  fu->posts.Clear();
+}
+
+// ---- mutes and hides --------------------------------------------------------------------------
+
+Result<bool> Feed::SetMembership(Graph& g, UserId owner, UserId other, bool on, bool mute,
+                                 bool replay) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(owner, "user"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(other, "other user"));
+  if (owner == other) {
+    return Status::InvalidArgument(mute ? "a user cannot mute themselves"
+                                        : "a user cannot hide their posts from themselves");
+  }
+  InternalId o = g.FindUser(owner), x = g.FindUser(other);
+  if (!on && (o == kNoInternalId || x == kNoInternalId)) return false;
+  if (o == kNoInternalId) o = g.InternUser(owner);
+  if (x == kNoInternalId) x = g.InternUser(other);
+  std::vector<InternalId>& set = mute ? GetOrCreate(o).mutes : GetOrCreate(o).hides;
+  const auto it = std::lower_bound(set.begin(), set.end(), x);
+  const bool present = it != set.end() && *it == x;
+  if (present == on) return false;
+  if (on) {
+    const uint32_t cap = mute ? options_.max_mutes : options_.max_hides;
+    if (!replay && set.size() >= cap) {
+      return Status(Code::kLimitExceeded, std::string(mute ? "mute" : "hide") + " list of user " +
+                                              std::to_string(owner) + " is full (" +
+                                              std::to_string(cap) + ")");
+    }
+    set.insert(it, x);
+  } else {
+    set.erase(it);
+  }
+  // The reader whose view changed: the muter, or the user hidden from.
+  if (mute)
+    AddPending(o, x);
+  else
+    AddPending(x, o);
+  return true;
+}
+
+Result<bool> Feed::Mute(Graph& g, UserId user, UserId other, bool on) {
+  return SetMembership(g, user, other, on, /*mute=*/true, /*replay=*/false);
+}
+
+Result<bool> Feed::Hide(Graph& g, UserId author, UserId from, bool on) {
+  return SetMembership(g, author, from, on, /*mute=*/false, /*replay=*/false);
+}
+
+// ---- graph hooks ------------------------------------------------------------------------------
+
+void Feed::OnFollow(const Graph& g, InternalId follower, InternalId followee) {
+  AddPending(follower, followee);
+  CheckCelebrity(g, followee);
+}
+
+void Feed::OnUnfollow(const Graph& g, InternalId follower, InternalId followee) {
+  AddPending(follower, followee);
+  CheckCelebrity(g, followee);
+}
+
+std::vector<InternalId> Feed::BeforeRemoveUser(const Graph& g, UserId user) {
+  std::vector<InternalId> followees;
+  const InternalId u = g.FindUser(user);
+  if (u == kNoInternalId) return followees;
+  const FollowingList& following = g.FollowingOf(u);
+  for (size_t i = 0; i < following.size(); ++i) followees.push_back(following.PeerAt(i));
+  FeedUser* fu = Find(u);
+  if (fu != nullptr) {
+    // Its fans' inboxes hold its posts; dropping them (rebuilt exactly on their next read) is
+    // cheaper than retracting up to K posts one by one.
+    if (!fu->posts.empty() && !IsCelebrity(u)) DropFanInboxes(g, u);
+    ForgetPosts(u);
+    fu->mutes.clear();
+    fu->mutes.shrink_to_fit();
+    fu->hides.clear();
+    fu->hides.shrink_to_fit();
+    DropInbox(u);
+  }
+  if (IsCelebrity(u)) SetCelebrity(u, false);  // its fans' pull lists go stale by the epoch
+  ++celebrity_epoch_;                          // the user leaves its fans' following lists
+  return followees;
+}
+
+void Feed::AfterRemoveUser(const Graph& g, std::span<const InternalId> former_followees) {
+  for (InternalId b : former_followees) CheckCelebrity(g, b);
+}
+
+// Promotes past celebrity_fans, demotes below half of it. Both drop the fans' inboxes: on
+// promotion they hold pushed posts that pulls would now return too, on demotion they lack the
+// posts published while pulled. Rare, and bounded by the fan count at the threshold.
+void Feed::CheckCelebrity(const Graph& g, InternalId author) {
+  const uint32_t fans = g.FanCountOf(author);
+  const bool celebrity = IsCelebrity(author);
+  if (!celebrity && fans > options_.celebrity_fans) {
+    SetCelebrity(author, true);
+    DropFanInboxes(g, author);
+  } else if (celebrity && fans < options_.celebrity_fans / 2) {
+    SetCelebrity(author, false);
+    DropFanInboxes(g, author);
+  }
+}
+
+void Feed::RecomputeCelebrities(const Graph& g) {
+  celebrity_bits_.assign(g.user_count() / 64 + 1, 0);
+  celebrities_ = 0;
+  for (size_t u = 0; u < g.user_count(); ++u) {
+    if (g.FanCountOf(static_cast<InternalId>(u)) > options_.celebrity_fans)
+      SetCelebrity(static_cast<InternalId>(u), true);
+  }
+  ++celebrity_epoch_;
+}
+
+// ---- inbox maintenance ------------------------------------------------------------------------
+
+size_t Feed::InboxBytes(const Inbox& in) const {
+  return sizeof(Inbox) + in.entries.MemoryBytes() +
+         (in.celebrities.capacity() + in.pending.capacity()) * sizeof(InternalId);
+}
+
+void Feed::InboxInsert(Inbox& in, const PostEntry& e) {
+  if (in.watermark && !(*in.watermark < e.key())) return;  // below the exact range
+  const size_t bytes = in.entries.MemoryBytes();
+  if (!in.entries.Insert(e, options_.timeline_length)) return;
+  ++fanout_inserts_;
+  ++inbox_entries_;
+  if (in.entries.size() > options_.timeline_length) {
+    const PostKey dropped = in.entries.oldest().key();
+    in.entries.PopOldest();
+    --inbox_entries_;
+    if (!in.watermark || *in.watermark < dropped) in.watermark = dropped;
+  }
+  inbox_bytes_ += in.entries.MemoryBytes() - bytes;
+}
+
+void Feed::AddPending(InternalId reader, InternalId author) {
+  FeedUser* fu = Find(reader);
+  if (fu == nullptr || !fu->inbox) return;
+  Inbox& in = *fu->inbox;
+  in.celebrities_epoch = 0;
+  if (std::find(in.pending.begin(), in.pending.end(), author) != in.pending.end()) return;
+  if (in.pending.size() >= kMaxPendingPerInbox) {
+    DropInbox(reader);
+    return;
+  }
+  const size_t bytes = in.pending.capacity();
+  in.pending.push_back(author);
+  inbox_bytes_ += (in.pending.capacity() - bytes) * sizeof(InternalId);
+}
+
+// Makes the inbox agree with the reader's current view of `author`: back-fill its retained
+// posts when visible and pushed, purge its entries otherwise. Decided from the current state,
+// so queued changes of one pair coalesce to the last one.
+void Feed::Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId author) {
+  const bool wanted = author != reader && !IsCelebrity(author) &&
+                      g.FollowsInternal(reader, author) && Visible(reader, author);
+  FeedUser* au = Find(author);
+  if (wanted) {
+    if (au == nullptr) return;
+    for (uint32_t i = au->posts.size(); i-- > 0;) {
+      const PostEntry& e = au->posts[i];
+      if (in.watermark && !(*in.watermark < e.key())) break;  // older ones are below it too
+      InboxInsert(in, e);
+    }
+    return;
+  }
+  // Entries whose post has left the index go too: a delete's retraction walks the author's
+  // fans, which this reader may have stopped being before it ran.
+  const uint16_t tag = TagOf(author);
+  const size_t removed = in.entries.RemoveIf([&](const PostEntry& e) {
+    if (e.tag() != tag) return false;
+    const InternalId a = index_.Find(e.id);
+    return a == author || a == kNoInternalId;
+  });
+  inbox_entries_ -= removed;
+}
+
+void Feed::LruUnlink(InternalId u, Inbox& in) {
+  if (in.lru_prev != kNoInternalId)
+    users_[in.lru_prev]->inbox->lru_next = in.lru_next;
+  else if (lru_head_ == u)
+    lru_head_ = in.lru_next;
+  if (in.lru_next != kNoInternalId)
+    users_[in.lru_next]->inbox->lru_prev = in.lru_prev;
+  else if (lru_tail_ == u)
+    lru_tail_ = in.lru_prev;
+  in.lru_prev = in.lru_next = kNoInternalId;
+}
+
+void Feed::LruPushFront(InternalId u, Inbox& in) {
+  in.lru_prev = kNoInternalId;
+  in.lru_next = lru_head_;
+  if (lru_head_ != kNoInternalId) users_[lru_head_]->inbox->lru_prev = u;
+  lru_head_ = u;
+  if (lru_tail_ == kNoInternalId) lru_tail_ = u;
+}
+
+void Feed::DropInbox(InternalId reader) {
+  FeedUser* fu = Find(reader);
+  if (fu == nullptr || !fu->inbox) return;
+  Inbox& in = *fu->inbox;
+  LruUnlink(reader, in);
+  inbox_bytes_ -= InboxBytes(in);
+  inbox_entries_ -= in.entries.size();
+  --inboxes_;
+  ++drops_;
+  fu->inbox.reset();
+}
+
+void Feed::DropFanInboxes(const Graph& g, InternalId author) {
+  std::vector<EdgeEntry> fans(1024);
+  std::optional<EntryKey> cursor;
+  for (;;) {
+    const uint32_t n =
+        g.FansBefore(author, cursor, static_cast<uint32_t>(fans.size()), fans.data());
+    for (uint32_t i = 0; i < n; ++i) DropInbox(fans[i].peer);
+    if (n < fans.size()) return;
+    cursor = g.KeyOf(fans[n - 1]);
+  }
+}
+
+void Feed::EnforceBudget(InternalId keep) {
+  if (inbox_bytes_ <= options_.inbox_memory_budget) return;
+  const size_t target = options_.inbox_memory_budget / 10 * 9;
+  while (inbox_bytes_ > target && lru_tail_ != kNoInternalId && lru_tail_ != keep) {
+    DropInbox(lru_tail_);
+  }
+}
+
+// ---- background fan-out -----------------------------------------------------------------------
+
+size_t Feed::RunFanout(const Graph& g) {
+  size_t budget = options_.fanout_batch;
+  size_t visited = 0;
+  const TimestampMs now = Now();
+  EdgeEntry fans[256];
+  while (budget > 0 && !tasks_.empty()) {
+    Task& t = tasks_.front();
+    bool done = false;
+    if (!t.retract && (IsCelebrity(t.author) || index_.Find(t.post.id) != t.author)) {
+      done = true;  // promoted, or the post is gone already: nothing to push
+    } else {
+      const uint32_t want = static_cast<uint32_t>(std::min<size_t>(budget, std::size(fans)));
+      const uint32_t n = g.FansBefore(t.author, t.cursor, want, fans);
+      for (uint32_t i = 0; i < n; ++i) {
+        const InternalId f = fans[i].peer;
+        FeedUser* fu = Find(f);
+        if (fu == nullptr || !fu->inbox) continue;
+        Inbox& in = *fu->inbox;
+        if (now - in.last_read > options_.active_reader_ms) {
+          DropInbox(f);  // inactive: rebuilt by pull if it ever reads again
+          continue;
+        }
+        if (t.retract) {
+          const uint32_t at = in.entries.Find(t.post.key());
+          if (at < in.entries.size() && in.entries[at].id == t.post.id) {
+            in.entries.EraseAt(at);
+            --inbox_entries_;
+          }
+        } else if (Visible(f, t.author)) {
+          InboxInsert(in, t.post);
+        }
+      }
+      visited += n;
+      budget -= n;
+      if (n < want) {
+        done = true;
+      } else {
+        t.cursor = g.KeyOf(fans[n - 1]);
+      }
+    }
+    if (done) {
+      if (t.retract) retracting_.erase(t.post.id);
+      fanout_delays_.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t.enqueued)
+              .count());
+      tasks_.pop_front();
+    }
+  }
+  EnforceBudget(kNoInternalId);
+  return visited;
+}
+
+std::vector<double> Feed::TakeFanoutDelays() {
+  std::vector<double> out;
+  out.swap(fanout_delays_);
+  return out;
+}
+
+// ---- replay -----------------------------------------------------------------------------------
+
+Status Feed::ApplyPublish(Graph& g, UserId author, PostId post, TimestampMs ts, uint32_t kind,
+                          PostId evicted) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(author, "author"));
+  if (post == 0 || kind > kMaxPostKind || ts < 0 || ts > kMaxTimestampMs)
+    return Status::InvalidArgument("publish record out of range");
+  const InternalId a = g.InternUser(author);
+  FeedUser& fu = GetOrCreate(a);
+  const size_t before = fu.posts.MemoryBytes();
+  if (evicted != post && index_.Find(post) == kNoInternalId) {
+    fu.posts.Insert(PostEntry::Make(post, ts, static_cast<uint8_t>(kind), TagOf(a)),
+                    options_.posts_per_author);
+    index_.Insert(post, a);
+  }
+  if (evicted != 0 && index_.Find(evicted) == a) {
+    const uint32_t i = fu.posts.FindId(evicted);
+    if (i < fu.posts.size()) fu.posts.EraseAt(i);
+    index_.Erase(evicted);
+  }
+  ring_bytes_ += fu.posts.MemoryBytes() - before;
+  return Status::OK();
+}
+
+Status Feed::ApplyDeletePost(Graph& g, UserId author, PostId post) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(author, "author"));
+  const InternalId a = g.FindUser(author);
+  if (a == kNoInternalId || index_.Find(post) != a) return Status::OK();
+  FeedUser& fu = *users_[a];
+  const uint32_t i = fu.posts.FindId(post);
+  if (i < fu.posts.size()) fu.posts.EraseAt(i);
+  index_.Erase(post);
+  return Status::OK();
+}
+
+Status Feed::ApplyMute(Graph& g, UserId user, UserId other, bool on) {
+  auto r = SetMembership(g, user, other, on, /*mute=*/true, /*replay=*/true);
+  return r.ok() ? Status::OK() : r.status();
+}
+
+Status Feed::ApplyHide(Graph& g, UserId author, UserId from, bool on) {
+  auto r = SetMembership(g, author, from, on, /*mute=*/false, /*replay=*/true);
+  return r.ok() ? Status::OK() : r.status();
+}
+
+}  // namespace relgraph

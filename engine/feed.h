@@ -1,0 +1,187 @@
+// Feed: posts, home timelines, mute and hide, over a Graph (docs/feed.md has the exact
+// semantics and the design).
+//
+// Why this design: a timeline is "the newest R retained posts of me and the people I follow,
+// minus muted and hiding authors". Each author keeps a sorted ring of their newest K posts;
+// reading a timeline merges, newest first, three kinds of sorted streams:
+//   - the reader's materialized inbox: posts of ordinary (non-celebrity) followees, pushed by a
+//     background fan-out, exact above the inbox's watermark;
+//   - the reader's own ring (an author sees their post at once, before any fan-out);
+//   - the rings of the celebrities the reader follows (pulled: no fan-out to millions).
+// Inboxes exist only for readers who read: the first read builds one by pull, a reader idle
+// for active_reader_ms or evicted by the memory budget loses it and gets it rebuilt, exactly,
+// on the next read. Changes that alter who a reader sees (follow, unfollow, mute, hide) are
+// queued per (reader, author) pair, coalesced, and applied to the inbox before the reader's
+// next read, so they show at once. Deleted (and, when K < R, trimmed) posts are retracted by
+// the fan-out, and hidden from reads until it has run. Inboxes are derived: posts, mutes and
+// hides are the state that the WAL and snapshots keep.
+//
+// Thread-safety: not thread-safe. Every method needs the feed serialized (Db holds a feed
+// mutex) and the graph locked: shared for reads and fan-out, exclusive for writes and hooks.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/clock.h"
+#include "engine/feed_types.h"
+#include "engine/graph.h"
+#include "engine/post_buffer.h"
+#include "engine/post_index.h"
+#include "storage/status.h"
+
+namespace relgraph {
+
+// Checks ranges of every option; the Feed constructor REQUIRES this to be OK.
+Status ValidateFeedOptions(const FeedOptions& options);
+
+class Feed {
+ public:
+  // REQUIRES: ValidateFeedOptions(options).ok(). clock: not owned; nullptr = the system clock.
+  Feed(const FeedOptions& options, Clock* clock);
+  ~Feed();
+  Feed(const Feed&) = delete;
+  Feed& operator=(const Feed&) = delete;
+
+  // ---- writes (graph held exclusively) --------------------------------------------------------
+  // Errors: kInvalidUserId (author 0), kInvalidArgument (post id 0, kind > kMaxPostKind, ts out
+  // of range), kAlreadyExists (the engine holds a post with this id, or is still retracting a
+  // deleted one). A post older than the author's newest K is accepted but not retained.
+  Result<PublishOutcome> Publish(Graph& g, UserId author, PostId post, uint32_t kind,
+                                 std::optional<TimestampMs> ts);
+  // kNotFound when `author` holds no post `post`.
+  Status DeletePost(Graph& g, UserId author, PostId post);
+  // user stops (mute) or resumes (unmute) seeing `other`'s posts; true when it changed.
+  // kInvalidArgument for user == other, kLimitExceeded past max_mutes.
+  Result<bool> Mute(Graph& g, UserId user, UserId other, bool on);
+  // author's posts are (hide) or are again (unhide) kept from `from`; true when it changed.
+  // kInvalidArgument for author == from, kLimitExceeded past max_hides.
+  Result<bool> Hide(Graph& g, UserId author, UserId from, bool on);
+
+  // Graph hooks, called under the same exclusive lock right after the graph changed.
+  void OnFollow(const Graph& g, InternalId follower, InternalId followee);
+  void OnUnfollow(const Graph& g, InternalId follower, InternalId followee);
+  // Account deletion: call Before while the user's edges still exist (forgets the user's
+  // posts, mutes, hides and inbox; returns its followees), then After once the graph removed
+  // them (re-checks those followees' celebrity state).
+  std::vector<InternalId> BeforeRemoveUser(const Graph& g, UserId user);
+  void AfterRemoveUser(const Graph& g, std::span<const InternalId> former_followees);
+
+  // ---- replay: idempotent "ensure" forms, outcome already decided --------------------------
+  // Ensures `post` is retained (unless evicted == post) and `evicted` (when nonzero) is not.
+  Status ApplyPublish(Graph& g, UserId author, PostId post, TimestampMs ts, uint32_t kind,
+                      PostId evicted);
+  Status ApplyDeletePost(Graph& g, UserId author, PostId post);  // ensures it is gone
+  Status ApplyMute(Graph& g, UserId user, UserId other, bool on);
+  Status ApplyHide(Graph& g, UserId author, UserId from, bool on);
+  // Recomputes every author's celebrity state from fan counts (after recovery, bulk loads).
+  void RecomputeCelebrities(const Graph& g);
+
+  // ---- reads (graph held shared at least) ---------------------------------------------------
+  // Not const: a read builds or refreshes the reader's inbox. limit 1..kMaxFeedPageLimit.
+  Result<FeedPage> Timeline(const Graph& g, UserId user, const FeedPageRequest& request);
+  Result<FeedPage> UserPosts(const Graph& g, UserId author, const FeedPageRequest& request) const;
+  // The mutes of `user` / the users `author` hides from, as external ids in id order.
+  std::vector<UserId> MutesOf(const Graph& g, UserId user) const;
+  std::vector<UserId> HidesOf(const Graph& g, UserId author) const;
+
+  // ---- background fan-out (graph held shared) -------------------------------------------------
+  bool fanout_pending() const { return !tasks_.empty(); }
+  // Runs queued fan-out, visiting at most options.fanout_batch fans; returns fans visited.
+  size_t RunFanout(const Graph& g);
+  // Milliseconds from publish (or delete) to the end of its fan-out, for finished tasks since
+  // the last call.
+  std::vector<double> TakeFanoutDelays();
+
+  FeedStats Stats() const;
+  const FeedOptions& options() const { return options_; }
+
+  // ---- whole-feed access (snapshots) --------------------------------------------------------
+  // Calls fn(author, posts oldest first) for every author with posts among internal users
+  // [begin, end); likewise mutes and hides (ids in id order).
+  struct UserState {
+    UserId user = 0;
+    std::vector<FeedEntry> posts;  // oldest first
+    std::vector<UserId> mutes;
+    std::vector<UserId> hides;
+  };
+  void CopyUsers(const Graph& g, size_t begin, size_t end, std::vector<UserState>* out) const;
+  // An order-independent digest of posts, mutes and hides (equal state, equal digest).
+  uint64_t Digest(const Graph& g) const;
+
+ private:
+  struct Inbox;
+  struct FeedUser;
+  struct Task {
+    InternalId author;
+    PostEntry post;
+    bool retract;
+    std::optional<EntryKey> cursor;  // the last fan visited
+    std::chrono::steady_clock::time_point enqueued;
+  };
+  struct Stream;
+
+  FeedUser* Find(InternalId u) const { return u < users_.size() ? users_[u].get() : nullptr; }
+  FeedUser& GetOrCreate(InternalId u);
+  bool IsCelebrity(InternalId u) const {
+    return u < celebrity_bits_.size() * 64 && ((celebrity_bits_[u / 64] >> (u % 64)) & 1) != 0;
+  }
+  void SetCelebrity(InternalId u, bool on);
+  bool Muted(const FeedUser* reader, InternalId author) const;
+  bool HiddenFrom(InternalId author, InternalId reader) const;
+  bool Visible(InternalId reader, InternalId author) const {
+    return !Muted(Find(reader), author) && !HiddenFrom(author, reader);
+  }
+  static uint16_t TagOf(InternalId author);
+  TimestampMs Now() const { return clock_->NowMs(); }
+
+  // Inboxes.
+  Inbox& BuildInbox(const Graph& g, InternalId reader, FeedUser& fu);
+  void PrepareInbox(const Graph& g, InternalId reader, FeedUser& fu);
+  void RefreshCelebrities(const Graph& g, InternalId reader, Inbox& in) const;
+  void InboxInsert(Inbox& in, const PostEntry& e);
+  void Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId author);
+  void AddPending(InternalId reader, InternalId author);
+  void DropInbox(InternalId reader);
+  void DropFanInboxes(const Graph& g, InternalId author);
+  void LruUnlink(InternalId u, Inbox& in);
+  void LruPushFront(InternalId u, Inbox& in);
+  void EnforceBudget(InternalId keep);
+  size_t InboxBytes(const Inbox& in) const;
+
+  // Posts.
+  void Retract(InternalId author, const PostEntry& e);
+  void EnqueueFanout(InternalId author, const PostEntry& e, bool retract);
+  void CheckCelebrity(const Graph& g, InternalId author);
+  void ForgetPosts(InternalId author);
+  Result<bool> SetMembership(Graph& g, UserId owner, UserId other, bool on, bool mute, bool replay);
+  std::vector<UserId> ExternalSet(const Graph& g, UserId owner, bool mutes) const;
+  Result<FeedPage> Merge(const Graph& g, InternalId reader, FeedUser& fu,
+                         const FeedPageRequest& request, bool allow_rebuild, bool* need_rebuild);
+
+  const FeedOptions options_;
+  Clock* const clock_;
+  std::vector<std::unique_ptr<FeedUser>> users_;  // by graph internal id
+  std::vector<uint64_t> celebrity_bits_;
+  uint64_t celebrity_epoch_ = 1;  // bumped when any author's celebrity state changes
+  uint64_t celebrities_ = 0;
+  PostIndex index_;
+  size_t ring_bytes_ = 0;
+  size_t inbox_bytes_ = 0;
+  size_t inbox_entries_ = 0;
+  size_t inboxes_ = 0;
+  InternalId lru_head_ = kNoInternalId, lru_tail_ = kNoInternalId;  // most / least recent
+  std::deque<Task> tasks_;
+  std::unordered_map<PostId, PostKey> retracting_;  // removed posts not yet out of inboxes
+  std::vector<double> fanout_delays_;
+  uint64_t fanout_inserts_ = 0, rebuilds_ = 0, drops_ = 0, fallbacks_ = 0;
+};
+
+}  // namespace relgraph

@@ -1,0 +1,267 @@
+// Feed reads: timelines (merge of inbox, own ring and celebrity rings), inbox builds by pull,
+// and author pages.
+#include <algorithm>
+#include <string>
+
+#include "engine/feed_internal.h"
+
+namespace relgraph {
+
+namespace {
+
+Status CheckRequest(UserId u, const FeedPageRequest& r) {
+  if (u == 0) return Status(Code::kInvalidUserId, "user id must be nonzero");
+  if (r.limit < 1 || r.limit > kMaxFeedPageLimit) {
+    return Status::InvalidArgument("limit " + std::to_string(r.limit) + " is out of range 1.." +
+                                   std::to_string(kMaxFeedPageLimit));
+  }
+  if (r.after && (r.after->ts < 0 || r.after->ts > kMaxTimestampMs))
+    return Status::InvalidArgument("cursor timestamp is out of range");
+  return Status::OK();
+}
+
+bool KindWanted(uint64_t kinds, uint8_t kind) {
+  return kinds == 0 || ((kinds >> kind) & 1) != 0;
+}
+
+}  // namespace
+
+// One sorted source of a merge, consumed from index `pos - 1` downwards.
+struct Feed::Stream {
+  const PostBuffer* buf;
+  uint32_t pos;
+  InternalId author;  // kNoInternalId for the inbox (entries of many authors)
+};
+
+namespace {
+
+// Max-heap of stream heads by key.
+struct Head {
+  PostEntry e;
+  uint32_t stream;
+};
+bool HeadBefore(const Head& a, const Head& b) {
+  return PostEntry::Less(a.e, b.e);
+}
+
+}  // namespace
+
+void Feed::RefreshCelebrities(const Graph& g, InternalId reader, Inbox& in) const {
+  in.celebrities.clear();
+  const FollowingList& following = g.FollowingOf(reader);
+  for (size_t i = 0; i < following.size(); ++i) {
+    const InternalId f = following.PeerAt(i);
+    if (IsCelebrity(f) && Visible(reader, f)) in.celebrities.push_back(f);
+  }
+  in.celebrities_epoch = celebrity_epoch_;
+}
+
+// Builds the reader's inbox by pull: the newest R posts of its visible ordinary followees;
+// the watermark is the newest post left out, so the inbox is exact above it.
+Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader, FeedUser& fu) {
+  if (fu.inbox) {
+    DropInbox(reader);
+    --drops_;  // a rebuild is not a drop
+  }
+  fu.inbox = std::make_unique<Inbox>();
+  Inbox& in = *fu.inbox;
+  ++inboxes_;
+  ++rebuilds_;
+  std::vector<Stream> streams;
+  const FollowingList& following = g.FollowingOf(reader);
+  for (size_t i = 0; i < following.size(); ++i) {
+    const InternalId f = following.PeerAt(i);
+    const FeedUser* au = Find(f);
+    if (au == nullptr || au->posts.empty() || IsCelebrity(f) || !Visible(reader, f)) continue;
+    streams.push_back({&au->posts, au->posts.size(), f});
+  }
+  std::vector<Head> heap;
+  heap.reserve(streams.size());
+  for (uint32_t s = 0; s < streams.size(); ++s) {
+    heap.push_back({(*streams[s].buf)[streams[s].pos - 1], s});
+  }
+  std::make_heap(heap.begin(), heap.end(), HeadBefore);
+  const uint32_t r = options_.timeline_length;
+  std::vector<PostEntry> newest_first;
+  newest_first.reserve(std::min<size_t>(r, 1024));
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), HeadBefore);
+    const Head h = heap.back();
+    heap.pop_back();
+    if (newest_first.size() == r) {
+      in.watermark = h.e.key();
+      break;
+    }
+    newest_first.push_back(h.e);
+    Stream& s = streams[h.stream];
+    if (--s.pos > 0) {
+      heap.push_back({(*s.buf)[s.pos - 1], h.stream});
+      std::push_heap(heap.begin(), heap.end(), HeadBefore);
+    }
+  }
+  for (auto it = newest_first.rbegin(); it != newest_first.rend(); ++it) in.entries.Insert(*it, r);
+  inbox_entries_ += in.entries.size();
+  RefreshCelebrities(g, reader, in);
+  inbox_bytes_ += InboxBytes(in);
+  LruPushFront(reader, in);
+  return in;
+}
+
+void Feed::PrepareInbox(const Graph& g, InternalId reader, FeedUser& fu) {
+  if (!fu.inbox) {
+    BuildInbox(g, reader, fu);
+  } else {
+    Inbox& in = *fu.inbox;
+    const size_t bytes = InboxBytes(in);
+    for (InternalId author : in.pending) Reconcile(g, reader, in, author);
+    in.pending.clear();
+    in.pending.shrink_to_fit();
+    if (in.celebrities_epoch != celebrity_epoch_) RefreshCelebrities(g, reader, in);
+    inbox_bytes_ += InboxBytes(in) - bytes;
+    LruUnlink(reader, in);
+    LruPushFront(reader, in);
+  }
+  fu.inbox->last_read = Now();
+  EnforceBudget(reader);
+}
+
+Result<FeedPage> Feed::Timeline(const Graph& g, UserId user, const FeedPageRequest& request) {
+  RELGRAPH_RETURN_IF_ERROR(CheckRequest(user, request));
+  const InternalId u = g.FindUser(user);
+  if (u == kNoInternalId) return FeedPage{};  // follows nobody, has posted nothing
+  FeedUser& fu = GetOrCreate(u);
+  PrepareInbox(g, u, fu);
+  bool need_rebuild = false;
+  auto page = Merge(g, u, fu, request, /*allow_rebuild=*/true, &need_rebuild);
+  if (!need_rebuild) return page;
+  ++fallbacks_;
+  BuildInbox(g, u, fu).last_read = Now();
+  return Merge(g, u, fu, request, /*allow_rebuild=*/false, &need_rebuild);
+}
+
+// The merge. The timeline is the newest R entries of all streams; `rank` counts the entries
+// newer than the one being looked at, so a page at a cursor starts at the cursor's rank and
+// stops at R. The inbox stream is exact only above its watermark: when the merge would need an
+// entry at or below it, the caller rebuilds the inbox by pull and merges again.
+Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, FeedUser& fu,
+                             const FeedPageRequest& request, bool allow_rebuild,
+                             bool* need_rebuild) {
+  (void)g;
+  FeedPage page;
+  Inbox& in = *fu.inbox;
+  const uint32_t r = options_.timeline_length;
+  const std::optional<PostKey>& after = request.after;
+  if (after && in.watermark && !(*in.watermark < *after)) {
+    // The cursor is at or below the watermark: after a rebuild the inbox alone holds R
+    // entries above it, so the page is empty.
+    if (allow_rebuild) *need_rebuild = true;
+    return page;
+  }
+  auto start = [&](const PostBuffer& b) { return after ? b.LowerBound(*after) : b.size(); };
+  Stream streams[2] = {{&in.entries, start(in.entries), kNoInternalId},
+                       {&fu.posts, start(fu.posts), reader}};
+  std::vector<Stream> pulled;
+  pulled.reserve(in.celebrities.size());
+  for (InternalId c : in.celebrities) {
+    const FeedUser* cu = Find(c);
+    if (cu != nullptr && !cu->posts.empty()) pulled.push_back({&cu->posts, start(cu->posts), c});
+  }
+  auto stream = [&](uint32_t s) -> Stream& { return s < 2 ? streams[s] : pulled[s - 2]; };
+  const uint32_t n_streams = 2 + static_cast<uint32_t>(pulled.size());
+
+  // Rank of the cursor: entries above it in every stream, less inbox entries being retracted.
+  size_t rank = 0;
+  for (uint32_t s = 0; s < n_streams; ++s) rank += stream(s).buf->size() - stream(s).pos;
+  for (const auto& [id, key] : retracting_) {
+    if (after && !(*after < key)) continue;
+    const uint32_t at = in.entries.Find(key);
+    if (at < in.entries.size() && in.entries[at].id == id) --rank;
+  }
+  if (rank >= r) return page;
+
+  std::vector<Head> heap;
+  heap.reserve(n_streams);
+  for (uint32_t s = 0; s < n_streams; ++s) {
+    if (stream(s).pos > 0) heap.push_back({(*stream(s).buf)[stream(s).pos - 1], s});
+  }
+  std::make_heap(heap.begin(), heap.end(), HeadBefore);
+  page.entries.reserve(request.limit);
+  while (rank < r) {
+    const bool inbox_exhausted = streams[0].pos == 0;
+    if (inbox_exhausted && in.watermark &&
+        (heap.empty() || !(*in.watermark < heap.front().e.key()))) {
+      // Older posts of ordinary followees may exist below the watermark.
+      if (allow_rebuild) {
+        *need_rebuild = true;
+        return page;
+      }
+      break;
+    }
+    if (heap.empty()) break;
+    std::pop_heap(heap.begin(), heap.end(), HeadBefore);
+    const Head h = heap.back();
+    heap.pop_back();
+    Stream& s = stream(h.stream);
+    if (--s.pos > 0) {
+      heap.push_back({(*s.buf)[s.pos - 1], h.stream});
+      std::push_heap(heap.begin(), heap.end(), HeadBefore);
+    }
+    InternalId author = s.author;
+    if (h.stream == 0) {
+      // An inbox entry whose post has left (deleted, or trimmed with its retraction or the
+      // fan-out that trims it still queued) is not part of the timeline.
+      author = index_.Find(h.e.id);
+      if (author == kNoInternalId) continue;
+    }
+    ++rank;
+    if (page.entries.size() == request.limit) {
+      page.next = PostKey{page.entries.back().ts, page.entries.back().post};
+      break;
+    }
+    if (!KindWanted(request.kinds, h.e.kind())) continue;
+    page.entries.push_back({h.e.id, g.ExternalOf(author), h.e.ts(), h.e.kind()});
+  }
+  return page;
+}
+
+Result<FeedPage> Feed::UserPosts(const Graph& g, UserId author,
+                                 const FeedPageRequest& request) const {
+  RELGRAPH_RETURN_IF_ERROR(CheckRequest(author, request));
+  FeedPage page;
+  const InternalId a = g.FindUser(author);
+  const FeedUser* fu = a == kNoInternalId ? nullptr : Find(a);
+  if (fu == nullptr) return page;
+  const PostBuffer& posts = fu->posts;
+  uint32_t pos = request.after ? posts.LowerBound(*request.after) : posts.size();
+  while (pos > 0) {
+    const PostEntry& e = posts[--pos];
+    if (page.entries.size() == request.limit) {
+      page.next = PostKey{page.entries.back().ts, page.entries.back().post};
+      break;
+    }
+    if (KindWanted(request.kinds, e.kind()))
+      page.entries.push_back({e.id, author, e.ts(), e.kind()});
+  }
+  return page;
+}
+
+// The external ids of one of `owner`'s sets (mutes or hides), in id order.
+std::vector<UserId> Feed::ExternalSet(const Graph& g, UserId owner, bool mutes) const {
+  std::vector<UserId> out;
+  const InternalId o = owner == 0 ? kNoInternalId : g.FindUser(owner);
+  const FeedUser* fu = o == kNoInternalId ? nullptr : Find(o);
+  if (fu == nullptr) return out;
+  for (InternalId m : mutes ? fu->mutes : fu->hides) out.push_back(g.ExternalOf(m));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<UserId> Feed::MutesOf(const Graph& g, UserId user) const {
+  return ExternalSet(g, user, /*mutes=*/true);
+}
+
+std::vector<UserId> Feed::HidesOf(const Graph& g, UserId author) const {
+  return ExternalSet(g, author, /*mutes=*/false);
+}
+
+}  // namespace relgraph

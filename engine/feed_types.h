@@ -1,0 +1,79 @@
+// Public value types of the feed engine (docs/feed.md): posts, timeline pages, options.
+// Plain data; safe to copy across threads.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "engine/types.h"
+
+namespace relgraph {
+
+using PostId = uint64_t;  // 0 is invalid; unique among the posts the engine holds
+
+inline constexpr uint32_t kMaxPostKind = 63;  // kinds are 0..63, so a filter is a 64-bit mask
+inline constexpr uint32_t kMaxFeedPageLimit = 100;
+
+// Feed order: newest first by (ts, post id), both descending. A cursor is the key of the last
+// entry of a page; the next page holds the entries strictly older than it.
+struct PostKey {
+  TimestampMs ts = 0;
+  PostId post = 0;
+  friend auto operator<=>(const PostKey&, const PostKey&) = default;
+};
+
+struct FeedPageRequest {
+  uint32_t limit = 20;           // 1..kMaxFeedPageLimit
+  std::optional<PostKey> after;  // search-after cursor
+  uint64_t kinds = 0;            // bit k set: include kind k; 0: every kind
+};
+
+struct FeedEntry {
+  PostId post = 0;
+  UserId author = 0;
+  TimestampMs ts = 0;
+  uint8_t kind = 0;
+  friend bool operator==(const FeedEntry&, const FeedEntry&) = default;
+};
+
+struct FeedPage {
+  std::vector<FeedEntry> entries;
+  std::optional<PostKey> next;  // set iff the page is full and more entries follow it
+};
+
+struct PublishOutcome {
+  TimestampMs ts = 0;    // the post's time (the engine clock's when none was given)
+  bool retained = true;  // false: older than the author's newest K posts, so not kept
+  PostId evicted = 0;    // the post this one pushed out of the author's newest K (0: none)
+};
+
+struct FeedOptions {
+  uint32_t posts_per_author = 300;  // K: each author keeps the newest K posts (1..100,000)
+  uint32_t timeline_length = 300;   // R: a timeline is the newest R visible posts (1..100,000)
+  // Authors with more fans than this are pulled at read time instead of pushed; they go back
+  // to push when they fall below half of it (hysteresis). >= 1.
+  uint32_t celebrity_fans = 10'000;
+  // Readers who read within this window get pushed posts; others' inboxes are dropped.
+  int64_t active_reader_ms = int64_t{7} * 24 * 3600 * 1000;
+  uint64_t inbox_memory_budget = uint64_t{1} << 30;  // bytes of materialized inboxes
+  uint32_t fanout_batch = 4096;  // fans visited per lock hold by the background fan-out
+  uint32_t max_mutes = 10'000;   // per user
+  uint32_t max_hides = 10'000;   // per author
+};
+
+struct FeedStats {
+  uint64_t posts = 0;       // retained posts
+  uint64_t post_bytes = 0;  // author rings plus the post index
+  uint64_t inboxes = 0;     // materialized inboxes
+  uint64_t inbox_entries = 0;
+  uint64_t inbox_bytes = 0;  // entries' buffers plus per-inbox state
+  uint64_t celebrities = 0;
+  uint64_t fanout_queue = 0;         // tasks waiting or running
+  uint64_t fanout_inserts = 0;       // inbox inserts since start
+  uint64_t inbox_rebuilds = 0;       // inboxes built by pull (first reads, fallbacks, drops)
+  uint64_t inbox_drops = 0;          // inboxes dropped (inactive, budget, celebrity change)
+  uint64_t watermark_fallbacks = 0;  // reads that needed posts below an inbox's watermark
+};
+
+}  // namespace relgraph
