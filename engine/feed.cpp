@@ -18,13 +18,16 @@ Status CheckUser(UserId u, const char* role) {
 }  // namespace
 
 Status ValidateFeedOptions(const FeedOptions& o) {
-  if (o.posts_per_author < 1 || o.posts_per_author > 100'000)
-    return Status::InvalidArgument("posts_per_author must be in 1..100000");
+  // A snapshot writes an author's posts as one record of at most 1 MiB (17 bytes a post).
+  if (o.posts_per_author < 1 || o.posts_per_author > 50'000)
+    return Status::InvalidArgument("posts_per_author must be in 1..50000");
   if (o.timeline_length < 1 || o.timeline_length > 100'000)
     return Status::InvalidArgument("timeline_length must be in 1..100000");
   if (o.celebrity_fans < 1) return Status::InvalidArgument("celebrity_fans must be >= 1");
   if (o.active_reader_ms < 1) return Status::InvalidArgument("active_reader_ms must be >= 1");
   if (o.fanout_batch < 1) return Status::InvalidArgument("fanout_batch must be >= 1");
+  if (o.max_mutes < 1 || o.max_mutes > 100'000 || o.max_hides < 1 || o.max_hides > 100'000)
+    return Status::InvalidArgument("max_mutes and max_hides must be in 1..100000");
   return Status::OK();
 }
 
