@@ -38,6 +38,27 @@ net::PageReply ToWire(const Page& page) {
   return r;
 }
 
+FeedPageRequest ToFeedRequest(const net::FeedQuery& q) {
+  FeedPageRequest r;
+  r.limit = q.limit;
+  if (q.after) r.after = PostKey{q.after->ts, q.after->post};
+  r.kinds = q.kinds;
+  return r;
+}
+
+net::FeedReply ToWire(const FeedPage& page) {
+  net::FeedReply r;
+  r.entries.reserve(page.entries.size());
+  for (const FeedEntry& e : page.entries) r.entries.push_back({e.post, e.author, e.ts, e.kind});
+  if (page.next) r.next = net::PostCursor{page.next->ts, page.next->post};
+  return r;
+}
+
+Result<net::ChangedReply> ToChanged(const Result<bool>& r) {
+  if (!r.ok()) return r.status();
+  return net::ChangedReply{*r};
+}
+
 using Handler = net::ExecuteResult (*)(CommandService&, std::string_view, std::string*,
                                        const net::ServerStats&);
 
@@ -84,6 +105,17 @@ constexpr Row kCommands[] = {
                                                                          net::kCommandReads),
     MakeRow<net::RemoveUserRequest, &CommandService::RemoveUser>("remove_user",
                                                                  net::kCommandWrites),
+    MakeRow<net::PublishRequest, &CommandService::Publish>("publish", net::kCommandWrites),
+    MakeRow<net::DeletePostRequest, &CommandService::DeletePost>("delete_post",
+                                                                 net::kCommandWrites),
+    MakeRow<net::TimelineRequest, &CommandService::Timeline>("timeline", net::kCommandReads),
+    MakeRow<net::UserPostsRequest, &CommandService::UserPosts>("user_posts", net::kCommandReads),
+    MakeRow<net::MuteRequest, &CommandService::Mute>("mute", net::kCommandWrites),
+    MakeRow<net::UnmuteRequest, &CommandService::Unmute>("unmute", net::kCommandWrites),
+    MakeRow<net::HideRequest, &CommandService::Hide>("hide", net::kCommandWrites),
+    MakeRow<net::UnhideRequest, &CommandService::Unhide>("unhide", net::kCommandWrites),
+    MakeRow<net::MutesRequest, &CommandService::Mutes>("mutes", net::kCommandReads),
+    MakeRow<net::HidesRequest, &CommandService::Hides>("hides", net::kCommandReads),
 };
 
 const Row* RowFor(uint8_t opcode) {
@@ -146,6 +178,15 @@ Result<net::InfoReply> CommandService::Info(const net::InfoRequest&, Context& c)
   add("last_snapshot_lsn", snapshot ? snapshot->lsn : db_->recovery().snapshot_lsn);
   add("last_snapshot_ms", snapshot ? static_cast<uint64_t>(snapshot->created_ms) : 0);
   add("recovered_records", db_->recovery().replayed_records);
+  const FeedStats feed = db_->feed_stats();
+  add("posts", feed.posts);
+  add("post_bytes", feed.post_bytes);
+  add("inboxes", feed.inboxes);
+  add("inbox_entries", feed.inbox_entries);
+  add("inbox_bytes", feed.inbox_bytes);
+  add("celebrities", feed.celebrities);
+  add("fanout_queue", feed.fanout_queue);
+  add("fanout_inserts", feed.fanout_inserts);
   return r;
 }
 
@@ -220,6 +261,57 @@ Result<net::RemoveUserReply> CommandService::RemoveUser(const net::RemoveUserReq
   auto r = db_->RemoveUser(q.user, &c.ticket);
   if (!r.ok()) return r.status();
   return net::RemoveUserReply{*r};
+}
+
+// ---- feed ------------------------------------------------------------------------------------
+
+Result<net::PublishReply> CommandService::Publish(const net::PublishRequest& q, Context& c) {
+  auto r = db_->Publish(q.author, q.post, q.kind, q.ts, &c.ticket);
+  if (!r.ok()) return r.status();
+  return net::PublishReply{r->ts, r->retained, r->evicted};
+}
+
+Result<net::Empty> CommandService::DeletePost(const net::DeletePostRequest& q, Context& c) {
+  RELGRAPH_RETURN_IF_ERROR(db_->DeletePost(q.author, q.post, &c.ticket));
+  return net::Empty{};
+}
+
+Result<net::FeedReply> CommandService::Timeline(const net::TimelineRequest& q, Context&) {
+  auto r = db_->Timeline(q.user, ToFeedRequest(q));
+  if (!r.ok()) return r.status();
+  return ToWire(*r);
+}
+
+Result<net::FeedReply> CommandService::UserPosts(const net::UserPostsRequest& q, Context&) {
+  auto r = db_->UserPosts(q.user, ToFeedRequest(q));
+  if (!r.ok()) return r.status();
+  return ToWire(*r);
+}
+
+Result<net::ChangedReply> CommandService::Mute(const net::MuteRequest& q, Context& c) {
+  return ToChanged(db_->Mute(q.user, q.other, true, &c.ticket));
+}
+
+Result<net::ChangedReply> CommandService::Unmute(const net::UnmuteRequest& q, Context& c) {
+  return ToChanged(db_->Mute(q.user, q.other, false, &c.ticket));
+}
+
+Result<net::ChangedReply> CommandService::Hide(const net::HideRequest& q, Context& c) {
+  return ToChanged(db_->Hide(q.user, q.other, true, &c.ticket));
+}
+
+Result<net::ChangedReply> CommandService::Unhide(const net::UnhideRequest& q, Context& c) {
+  return ToChanged(db_->Hide(q.user, q.other, false, &c.ticket));
+}
+
+Result<net::UserListReply> CommandService::Mutes(const net::MutesRequest& q, Context&) {
+  if (q.user == 0) return Status(Code::kInvalidUserId, "user id must be nonzero");
+  return net::UserListReply{db_->Mutes(q.user)};
+}
+
+Result<net::UserListReply> CommandService::Hides(const net::HidesRequest& q, Context&) {
+  if (q.user == 0) return Status(Code::kInvalidUserId, "user id must be nonzero");
+  return net::UserListReply{db_->Hides(q.user)};
 }
 
 }  // namespace relgraph

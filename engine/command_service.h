@@ -48,6 +48,16 @@ class CommandService final : public net::Service {
   Result<net::CountsReply> Counts(const net::CountsRequest&, Context&);
   Result<net::KnownFollowersReply> KnownFollowers(const net::KnownFollowersRequest&, Context&);
   Result<net::RemoveUserReply> RemoveUser(const net::RemoveUserRequest&, Context&);
+  Result<net::PublishReply> Publish(const net::PublishRequest&, Context&);
+  Result<net::Empty> DeletePost(const net::DeletePostRequest&, Context&);
+  Result<net::FeedReply> Timeline(const net::TimelineRequest&, Context&);
+  Result<net::FeedReply> UserPosts(const net::UserPostsRequest&, Context&);
+  Result<net::ChangedReply> Mute(const net::MuteRequest&, Context&);
+  Result<net::ChangedReply> Unmute(const net::UnmuteRequest&, Context&);
+  Result<net::ChangedReply> Hide(const net::HideRequest&, Context&);
+  Result<net::ChangedReply> Unhide(const net::UnhideRequest&, Context&);
+  Result<net::UserListReply> Mutes(const net::MutesRequest&, Context&);
+  Result<net::UserListReply> Hides(const net::HidesRequest&, Context&);
 
  private:
   uint64_t OpsPerSecond();

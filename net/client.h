@@ -85,6 +85,16 @@ class Client {
   Result<CountsReply> Counts(uint64_t user);
   Result<KnownFollowersReply> KnownFollowers(uint64_t viewer, uint64_t target, uint16_t limit);
   Result<uint64_t> RemoveUser(uint64_t user);
+  Result<PublishReply> Publish(uint64_t author, uint64_t post, uint8_t kind,
+                               std::optional<int64_t> ts = std::nullopt);
+  Status DeletePost(uint64_t author, uint64_t post);
+  Result<FeedReply> Timeline(const FeedQuery& query);
+  Result<FeedReply> UserPosts(const FeedQuery& query);
+  // on: mute / hide; off: unmute / unhide. The result says whether anything changed.
+  Result<bool> Mute(uint64_t user, uint64_t other, bool on);
+  Result<bool> Hide(uint64_t author, uint64_t from, bool on);
+  Result<std::vector<uint64_t>> Mutes(uint64_t user);
+  Result<std::vector<uint64_t>> Hides(uint64_t author);
 
   // ---- pipelining --------------------------------------------------------------------------
   // Queues a request; Flush sends every queued request in one write and reads their replies,

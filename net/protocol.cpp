@@ -6,7 +6,7 @@
 namespace relgraph::net {
 namespace {
 
-constexpr std::array<std::pair<Opcode, std::string_view>, 15> kNames = {{
+constexpr std::array<std::pair<Opcode, std::string_view>, 25> kNames = {{
     {Opcode::kNotice, "notice"},
     {Opcode::kHello, "hello"},
     {Opcode::kPing, "ping"},
@@ -22,6 +22,16 @@ constexpr std::array<std::pair<Opcode, std::string_view>, 15> kNames = {{
     {Opcode::kCounts, "counts"},
     {Opcode::kKnownFollowers, "known_followers"},
     {Opcode::kRemoveUser, "remove_user"},
+    {Opcode::kPublish, "publish"},
+    {Opcode::kDeletePost, "delete_post"},
+    {Opcode::kTimeline, "timeline"},
+    {Opcode::kUserPosts, "user_posts"},
+    {Opcode::kMute, "mute"},
+    {Opcode::kUnmute, "unmute"},
+    {Opcode::kHide, "hide"},
+    {Opcode::kUnhide, "unhide"},
+    {Opcode::kMutes, "mutes"},
+    {Opcode::kHides, "hides"},
 }};
 
 }  // namespace

@@ -37,6 +37,16 @@ enum class Opcode : uint8_t {
   kCounts = 0x17,
   kKnownFollowers = 0x18,
   kRemoveUser = 0x19,
+  kPublish = 0x20,
+  kDeletePost = 0x21,
+  kTimeline = 0x22,
+  kUserPosts = 0x23,
+  kMute = 0x24,
+  kUnmute = 0x25,
+  kHide = 0x26,
+  kUnhide = 0x27,
+  kMutes = 0x28,
+  kHides = 0x29,
 };
 
 // "follow", "known_followers", ...; "unknown" for an opcode the protocol does not define.

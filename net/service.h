@@ -19,8 +19,8 @@ namespace relgraph::net {
 // How the server must run a command.
 enum CommandFlags : uint32_t {
   kCommandReads = 0,
-  kCommandWrites = 1u << 0,      // changes state; may return a durability ticket
-  kCommandBackground = 1u << 1,  // slow: run off the io threads (replies still keep order)
+  kCommandWrites = 1u << 0,       // changes state; may return a durability ticket
+  kCommandBackground = 1u << 1,   // slow: run off the io threads (replies still keep order)
   kCommandServerStats = 1u << 2,  // reads ServerStats (others get zeros: gathering costs time)
 };
 

@@ -136,6 +136,94 @@ TEST_CASE("server: every command answers as the engine does, errors keep the con
   REQUIRE(c->Ping().ok());
 }
 
+TEST_CASE("server: feed commands work end to end, with their errors") {
+  TestServer ts;
+  auto c = ts.Connect();
+  REQUIRE(c->Follow(1, 2, int64_t{1000}).ok());
+  REQUIRE(c->Follow(1, 3, int64_t{1001}).ok());
+  auto p = c->Publish(2, 100, 0, int64_t{5000});
+  REQUIRE(p.ok());
+  CHECK(p->retained);
+  CHECK(p->ts == 5000);
+  CHECK(p->evicted == 0);
+  REQUIRE(c->Publish(3, 101, 2, int64_t{6000}).ok());
+  REQUIRE(c->Publish(1, 102, 1, int64_t{7000}).ok());  // the reader's own post
+  ts.db->DrainFanout();
+
+  FeedQuery q;
+  q.user = 1;
+  q.limit = 2;
+  auto page = c->Timeline(q);
+  REQUIRE(page.ok());
+  REQUIRE(page->entries.size() == 2);
+  CHECK(page->entries[0] == FeedItem{102, 1, 7000, 1});
+  CHECK(page->entries[1] == FeedItem{101, 3, 6000, 2});
+  REQUIRE(page->next.has_value());
+  q.after = page->next;
+  page = c->Timeline(q);
+  REQUIRE(page.ok());
+  REQUIRE(page->entries.size() == 1);
+  CHECK(page->entries[0] == FeedItem{100, 2, 5000, 0});
+  CHECK(!page->next);
+  q.after.reset();
+  q.kinds = uint64_t{1} << 2;
+  page = c->Timeline(q);
+  REQUIRE(page.ok());
+  REQUIRE(page->entries.size() == 1);
+  CHECK(page->entries[0].post == 101);
+
+  // Mute and hide take effect at once; the replies say whether anything changed.
+  CHECK(*c->Mute(1, 3, true));
+  CHECK(!*c->Mute(1, 3, true));
+  CHECK(*c->Hide(2, 1, true));
+  CHECK(*c->Mutes(1) == std::vector<uint64_t>{3});
+  CHECK(*c->Hides(2) == std::vector<uint64_t>{1});
+  q.kinds = 0;
+  q.limit = 10;
+  page = c->Timeline(q);
+  REQUIRE(page.ok());
+  REQUIRE(page->entries.size() == 1);
+  CHECK(page->entries[0].post == 102);
+  CHECK(*c->Mute(1, 3, false));
+  CHECK(*c->Hide(2, 1, false));
+
+  // Author pages and deletes.
+  FeedQuery a;
+  a.user = 2;
+  auto own = c->UserPosts(a);
+  REQUIRE(own.ok());
+  REQUIRE(own->entries.size() == 1);
+  REQUIRE(c->DeletePost(2, 100).ok());
+  own = c->UserPosts(a);
+  REQUIRE(own.ok());
+  CHECK(own->entries.empty());
+  page = c->Timeline(q);
+  REQUIRE(page.ok());
+  CHECK(page->entries.size() == 2);  // 102 and 101; the deleted post never shows
+
+  // Errors name what was wrong and keep the connection.
+  CHECK(c->Publish(3, 101, 0).status().code() == Code::kAlreadyExists);
+  CHECK(c->Publish(3, 0, 0).status().code() == Code::kInvalidArgument);
+  CHECK(c->Publish(0, 5, 0).status().code() == Code::kInvalidUserId);
+  auto bad_kind = c->Publish(3, 500, 64);
+  CHECK(bad_kind.status().code() == Code::kInvalidArgument);
+  CHECK(bad_kind.status().message().find("kind 64") != std::string::npos);
+  CHECK(c->DeletePost(2, 100).code() == Code::kNotFound);
+  CHECK(c->DeletePost(3, 102).code() == Code::kNotFound);  // someone else's post
+  CHECK(c->Mute(4, 4, true).status().code() == Code::kInvalidArgument);
+  q.limit = 101;
+  CHECK(c->Timeline(q).status().code() == Code::kInvalidArgument);
+  q.limit = 0;
+  CHECK(c->Timeline(q).status().code() == Code::kInvalidArgument);
+  CHECK(c->Mutes(0).status().code() == Code::kInvalidUserId);
+  REQUIRE(c->Ping().ok());
+
+  auto info = c->Info();
+  REQUIRE(info.ok());
+  CHECK(info->Get("posts") == uint64_t{2});
+  CHECK(info->Get("inboxes").has_value());
+}
+
 TEST_CASE("server: pipelined replies come back in request order") {
   TestServer ts;
   auto c = ts.Connect();

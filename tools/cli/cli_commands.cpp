@@ -72,45 +72,125 @@ std::string Rel(RelationCode r) {
   return "\"" + std::string(net::RelationCodeName(r)) + "\"";
 }
 
-// USER [--limit=N] [--offset=N] [--after=TS:USER] [--viewer=V]
-Result<net::PageQuery> ParsePageQuery(const std::vector<std::string>& w, const std::string& use) {
+// Splits "--key=value" words after the first two into (key, value).
+std::pair<std::string, std::string> Option(const std::string& a) {
+  const size_t eq = a.find('=');
+  return {a.substr(0, eq), eq == std::string::npos ? "" : a.substr(eq + 1)};
+}
+
+Result<uint16_t> ParseLimit(const std::string& value) {
+  auto v = ParseU64(value, "limit");
+  if (!v.ok()) return v.status();
+  if (*v > 65535) return Status::InvalidArgument("limit " + value + " is out of range");
+  return static_cast<uint16_t>(*v);
+}
+
+// "TS:ID", the form every page prints as its next cursor.
+Result<std::pair<int64_t, uint64_t>> ParseCursor(const std::string& value, const std::string& use) {
+  const size_t colon = value.find(':');
+  if (colon == std::string::npos) return Usage(use);
+  auto ts = ParseI64(value.substr(0, colon), "cursor time");
+  if (!ts.ok()) return ts.status();
+  auto id = ParseU64(value.substr(colon + 1), "cursor id");
+  if (!id.ok()) return id.status();
+  return std::pair{*ts, *id};
+}
+
+// USER then --key=value options. --limit and --after (TS:ID) are common to every page;
+// more(key, value, query) handles the rest and returns false for a key it does not know.
+template <typename Query, typename CursorType, typename More>
+Result<Query> ParseQuery(const std::vector<std::string>& w, const std::string& use, More&& more) {
   if (w.size() < 2) return Usage(use);
-  net::PageQuery q;
+  Query q;
   auto user = ParseU64(w[1], "user");
   if (!user.ok()) return user.status();
   q.user = *user;
   for (size_t i = 2; i < w.size(); ++i) {
-    const std::string& a = w[i];
-    const size_t eq = a.find('=');
-    const std::string key = a.substr(0, eq);
-    const std::string value = eq == std::string::npos ? "" : a.substr(eq + 1);
+    const auto [key, value] = Option(w[i]);
     if (key == "--limit") {
-      auto v = ParseU64(value, "limit");
+      auto v = ParseLimit(value);
       if (!v.ok()) return v.status();
-      if (*v > 65535) return Status::InvalidArgument("limit " + value + " is out of range");
-      q.limit = static_cast<uint16_t>(*v);
-    } else if (key == "--offset") {
-      auto v = ParseU64(value, "offset");
-      if (!v.ok()) return v.status();
-      if (*v > UINT32_MAX) return Status::InvalidArgument("offset " + value + " is out of range");
-      q.offset = static_cast<uint32_t>(*v);
+      q.limit = *v;
     } else if (key == "--after") {
-      const size_t colon = value.find(':');
-      if (colon == std::string::npos) return Usage(use);
-      auto ts = ParseI64(value.substr(0, colon), "cursor time");
-      auto u = ParseU64(value.substr(colon + 1), "cursor user");
-      if (!ts.ok()) return ts.status();
-      if (!u.ok()) return u.status();
-      q.after = net::WireCursor{*ts, *u};
-    } else if (key == "--viewer") {
-      auto v = ParseU64(value, "viewer");
-      if (!v.ok()) return v.status();
-      q.viewer = *v;
+      auto c = ParseCursor(value, use);
+      if (!c.ok()) return c.status();
+      q.after = CursorType{c->first, c->second};
     } else {
-      return Usage(use);
+      Result<bool> known = more(key, value, q);
+      if (!known.ok()) return known.status();
+      if (!*known) return Usage(use);
     }
   }
   return q;
+}
+
+// USER [--limit=N] [--offset=N] [--after=TS:USER] [--viewer=V]
+Result<net::PageQuery> ParsePageQuery(const std::vector<std::string>& w, const std::string& use) {
+  return ParseQuery<net::PageQuery, net::WireCursor>(
+      w, use,
+      [](const std::string& key, const std::string& value, net::PageQuery& q) -> Result<bool> {
+        if (key == "--offset") {
+          auto v = ParseU64(value, "offset");
+          if (!v.ok()) return v.status();
+          if (*v > UINT32_MAX)
+            return Status::InvalidArgument("offset " + value + " is out of range");
+          q.offset = static_cast<uint32_t>(*v);
+          return true;
+        }
+        if (key == "--viewer") {
+          auto v = ParseU64(value, "viewer");
+          if (!v.ok()) return v.status();
+          q.viewer = *v;
+          return true;
+        }
+        return false;
+      });
+}
+
+// USER [--limit=N] [--after=TS:POST] [--kinds=K,K,...]
+Result<net::FeedQuery> ParseFeedQuery(const std::vector<std::string>& w, const std::string& use) {
+  return ParseQuery<net::FeedQuery, net::PostCursor>(
+      w, use,
+      [](const std::string& key, const std::string& value, net::FeedQuery& q) -> Result<bool> {
+        if (key != "--kinds") return false;
+        std::stringstream list(value);
+        for (std::string k; std::getline(list, k, ',');) {
+          auto v = ParseU64(k, "kind");
+          if (!v.ok()) return v.status();
+          if (*v > 63) return Status::InvalidArgument("kind " + k + " is out of range 0..63");
+          q.kinds |= uint64_t{1} << *v;
+        }
+        return true;
+      });
+}
+
+std::string RenderFeed(const net::FeedReply& page, bool json) {
+  const std::string next =
+      page.next ? std::to_string(page.next->ts) + ":" + std::to_string(page.next->post) : "";
+  if (json) {
+    std::string out = "{\"entries\":[";
+    for (size_t i = 0; i < page.entries.size(); ++i) {
+      const auto& e = page.entries[i];
+      if (i > 0) out += ",";
+      out += "{\"post\":" + std::to_string(e.post) + ",\"author\":" + std::to_string(e.author) +
+             ",\"ts\":" + std::to_string(e.ts) + ",\"kind\":" + std::to_string(e.kind) + "}";
+    }
+    return out + "],\"next\":" + (page.next ? "\"" + next + "\"" : "null") + "}\n";
+  }
+  std::ostringstream out;
+  for (const auto& e : page.entries) {
+    out << e.post << "\tby=" << e.author << "\tts=" << e.ts << "\tkind=" << int{e.kind} << "\n";
+  }
+  out << "(" << page.entries.size() << " entries)";
+  if (page.next) out << " next: --after=" << next;
+  out << "\n";
+  return out.str();
+}
+
+std::string JsonList(const std::vector<uint64_t>& ids) {
+  std::string list = "[";
+  for (size_t i = 0; i < ids.size(); ++i) list += (i > 0 ? "," : "") + std::to_string(ids[i]);
+  return list + "]";
 }
 
 std::string RenderPage(const net::PageReply& page, bool json) {
@@ -167,6 +247,29 @@ Result<std::vector<uint64_t>> Ids(const std::vector<std::string>& w, size_t from
     ids.push_back(*v);
   }
   return ids;
+}
+
+// mute/unmute/hide/unhide: two ids, the reply says whether anything changed.
+Command ToggleCommand(const char* usage,
+                      Result<bool> (net::Client::*method)(uint64_t, uint64_t, bool), bool on) {
+  return {usage, 3, [method, on](net::Client& c, const auto& w, bool json) -> Result<std::string> {
+            auto ids = Ids(w, 1);
+            if (!ids.ok()) return ids.status();
+            return Render<bool>((c.*method)((*ids)[0], (*ids)[1], on), json,
+                                [](Rendered& o, const bool& r) { o.AddBool("changed", r); });
+          }};
+}
+
+// mutes/hides: one id, a list of users.
+Command ListCommand(const char* usage,
+                    Result<std::vector<uint64_t>> (net::Client::*method)(uint64_t)) {
+  return {usage, 2, [method](net::Client& c, const auto& w, bool json) -> Result<std::string> {
+            auto ids = Ids(w, 1);
+            if (!ids.ok()) return ids.status();
+            return Render<std::vector<uint64_t>>(
+                (c.*method)((*ids)[0]), json,
+                [](Rendered& o, const std::vector<uint64_t>& r) { o.Add("users", JsonList(r)); });
+          }};
 }
 
 const std::map<std::string, Command>& Commands() {
@@ -267,11 +370,7 @@ const std::map<std::string, Command>& Commands() {
               c.KnownFollowers((*ids)[0], (*ids)[1], static_cast<uint16_t>(limit)), json,
               [](Rendered& o, const auto& r) {
                 o.Add("total", r.total);
-                std::string list = "[";
-                for (size_t i = 0; i < r.users.size(); ++i) {
-                  list += (i > 0 ? "," : "") + std::to_string(r.users[i]);
-                }
-                o.Add("users", list + "]");
+                o.Add("users", JsonList(r.users));
               });
         }}},
       {"remove-user",
@@ -283,11 +382,52 @@ const std::map<std::string, Command>& Commands() {
               c.RemoveUser((*ids)[0]), json,
               [](Rendered& o, const uint64_t& r) { o.Add("edges_removed", r); });
         }}},
+      {"publish",
+       {"publish AUTHOR POST [KIND] [TS_MS]", 3,
+        [](net::Client& c, const auto& w, bool json) -> Result<std::string> {
+          auto ids = Ids({w.begin(), w.begin() + 3}, 1);
+          if (!ids.ok()) return ids.status();
+          uint64_t kind = 0;
+          std::optional<int64_t> ts;
+          if (w.size() > 3) {
+            auto k = ParseU64(w[3], "kind");
+            if (!k.ok()) return k.status();
+            if (*k > 255) return Status::InvalidArgument("kind " + w[3] + " is out of range");
+            kind = *k;
+          }
+          if (w.size() > 4) {
+            auto t = ParseI64(w[4], "time");
+            if (!t.ok()) return t.status();
+            ts = *t;
+          }
+          return Render<net::PublishReply>(
+              c.Publish((*ids)[0], (*ids)[1], static_cast<uint8_t>(kind), ts), json,
+              [](Rendered& o, const auto& r) {
+                o.AddInt("ts", r.ts);
+                o.AddBool("retained", r.retained);
+                o.Add("evicted", r.evicted);
+              });
+        }}},
+      {"delete-post",
+       {"delete-post AUTHOR POST", 3,
+        [](net::Client& c, const auto& w, bool json) -> Result<std::string> {
+          auto ids = Ids(w, 1);
+          if (!ids.ok()) return ids.status();
+          RELGRAPH_RETURN_IF_ERROR(c.DeletePost((*ids)[0], (*ids)[1]));
+          return std::string(json ? "{\"deleted\":true}\n" : "deleted: true\n");
+        }}},
+      {"mute", ToggleCommand("mute USER OTHER", &net::Client::Mute, true)},
+      {"unmute", ToggleCommand("unmute USER OTHER", &net::Client::Mute, false)},
+      {"hide", ToggleCommand("hide AUTHOR FROM_USER", &net::Client::Hide, true)},
+      {"unhide", ToggleCommand("unhide AUTHOR FROM_USER", &net::Client::Hide, false)},
+      {"mutes", ListCommand("mutes USER", &net::Client::Mutes)},
+      {"hides", ListCommand("hides AUTHOR", &net::Client::Hides)},
   };
   return commands;
 }
 
 const char* kPageUsage = " USER [--limit=N] [--offset=N] [--after=TS:USER] [--viewer=V]";
+const char* kFeedUsage = " USER [--limit=N] [--after=TS:POST] [--kinds=K,K,...]";
 
 }  // namespace
 
@@ -304,6 +444,13 @@ Result<std::string> RunCommand(net::Client& client, const std::vector<std::strin
     if (!page.ok()) return page.status();
     return RenderPage(*page, json);
   }
+  if (name == "timeline" || name == "user-posts") {
+    auto q = ParseFeedQuery(words, name + kFeedUsage);
+    if (!q.ok()) return q.status();
+    auto page = name == "timeline" ? client.Timeline(*q) : client.UserPosts(*q);
+    if (!page.ok()) return page.status();
+    return RenderFeed(*page, json);
+  }
   auto it = Commands().find(name);
   if (it == Commands().end()) {
     return Status::InvalidArgument("unknown command '" + name + "' (try 'help')");
@@ -317,6 +464,9 @@ std::string CommandUsage() {
   for (const auto& [name, c] : Commands()) out += std::string("  ") + c.usage + "\n";
   for (const char* list : {"following", "fans", "friends"}) {
     out += std::string("  ") + list + kPageUsage + "\n";
+  }
+  for (const char* list : {"timeline", "user-posts"}) {
+    out += std::string("  ") + list + kFeedUsage + "\n";
   }
   return out;
 }

@@ -86,6 +86,28 @@ Status Apply(const std::string& key, const std::string& value, DaemonConfig* c) 
   if (key == "max-following") {
     return ParseNumber<uint32_t>(key, value, 1, kMaxFollowingLimit, &c->db.graph.max_following);
   }
+  FeedOptions& feed = c->db.feed;
+  if (key == "feed-posts-per-author") {
+    return ParseNumber<uint32_t>(key, value, 1, 50'000, &feed.posts_per_author);
+  }
+  if (key == "feed-timeline-length") {
+    return ParseNumber<uint32_t>(key, value, 1, 100'000, &feed.timeline_length);
+  }
+  if (key == "feed-celebrity-fans") {
+    return ParseNumber<uint32_t>(key, value, 1, UINT32_MAX, &feed.celebrity_fans);
+  }
+  if (key == "feed-active-days") {
+    uint32_t days = 0;
+    RELGRAPH_RETURN_IF_ERROR(ParseNumber<uint32_t>(key, value, 1, 3650, &days));
+    feed.active_reader_ms = int64_t{days} * 24 * 3600 * 1000;
+    return Status::OK();
+  }
+  if (key == "feed-inbox-budget-mb") {
+    uint64_t mb = 0;
+    RELGRAPH_RETURN_IF_ERROR(ParseNumber<uint64_t>(key, value, 1, uint64_t{1} << 30, &mb));
+    feed.inbox_memory_budget = mb << 20;
+    return Status::OK();
+  }
   if (key == "rate-limit") {
     if (value == "off") {
       c->db.graph.rate_limit.enabled = false;
@@ -198,6 +220,11 @@ usage: relgraphd [--key=value ...]      every key may also be set in a --config 
   --keep-snapshots=N          snapshots kept (WAL kept back to the oldest) [2]
   --max-following=N           most users one user may follow        [1000]
   --rate-limit=C/R|off        follows: bucket of C tokens, R per second [100/1]
+  --feed-posts-per-author=K   posts each author keeps               [300]
+  --feed-timeline-length=R    posts in a home timeline              [300]
+  --feed-celebrity-fans=T     authors with more fans are pulled     [10000]
+  --feed-active-days=D        push only to readers of the last D days [7]
+  --feed-inbox-budget-mb=MB   memory for materialized inboxes       [1024]
   --log-level=LEVEL           error, info or debug                  [info]
   --config=FILE               read keys from FILE first
   --help                      this text
