@@ -13,6 +13,7 @@
 
 #include "tools/bench/bench_report.h"
 #include "tools/bench/durability_workloads.h"
+#include "tools/bench/feed_workloads.h"
 #include "tools/bench/server_workloads.h"
 #include "tools/bench/workload_generator.h"
 #include "tools/bench/workloads.h"
@@ -39,6 +40,8 @@ Loads a follow graph into relgraph and measures workloads, one row each.
   --ops=N                operations per query workload (default 2000000)
   --wal-ops=N            follows per wal_* workload (default 1000000; wal_always: 2000)
   --writers=N            threads of wal_always_concurrent (default 256)
+  --feed-readers=N       active readers of the feed workloads (default 1000000)
+  --feed-posts=N         posts of the publish workload (default 1000000)
   --data-dir=DIR         scratch directory for durability workloads (default: a new one in
                          /tmp, removed at the end; a given one is left in place)
   --format=text|csv      output format (default text)
@@ -59,6 +62,7 @@ The graph is always loaded; `load` only decides whether its row is printed.
 
 struct Flags {
   std::string target = "embedded";
+  uint64_t feed_readers = 1000000, feed_posts = 1000000;
   uint64_t edges = 10'000'000;
   uint64_t seed = 1;
   std::string dataset;
@@ -132,6 +136,10 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
     } else if (key == "--wal-ops") {
       RELGRAPH_RETURN_IF_ERROR(number(&f->wal_ops));
       if (f->wal_ops < 1) return Status::InvalidArgument("--wal-ops must be at least 1");
+    } else if (key == "--feed-readers" || key == "--feed-posts") {
+      uint64_t n = 0;
+      if (!ParseUint(value, &n) || n < 1) return Status::InvalidArgument(key + " needs a count");
+      (key == "--feed-readers" ? f->feed_readers : f->feed_posts) = n;
     } else if (key == "--writers") {
       RELGRAPH_RETURN_IF_ERROR(number(&f->writers));
       if (f->writers < 1 || f->writers > 4096)
@@ -147,6 +155,7 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
       std::set<std::string> known(Workloads::Names().begin(), Workloads::Names().end());
       known.insert(DurabilityWorkloads::Names().begin(), DurabilityWorkloads::Names().end());
       known.insert(ServerWorkloads::Names().begin(), ServerWorkloads::Names().end());
+      known.insert(FeedWorkloads::Names().begin(), FeedWorkloads::Names().end());
       std::stringstream ss(value);
       std::string w;
       while (std::getline(ss, w, ',')) {
@@ -213,12 +222,15 @@ int Main(int argc, char** argv) {
   if (wanted.empty()) {
     wanted.insert(Workloads::Names().begin(), Workloads::Names().end());
     wanted.insert(DurabilityWorkloads::Names().begin(), DurabilityWorkloads::Names().end());
+    wanted.insert(FeedWorkloads::Names().begin(), FeedWorkloads::Names().end());
   }
   bool needs_graph = false;
   for (const std::string& w : wanted) {
     const auto& g = Workloads::Names();
-    needs_graph |=
-        std::find(g.begin(), g.end(), w) != g.end() || DurabilityWorkloads::NeedsGraph(w);
+    const auto& f = FeedWorkloads::Names();
+    needs_graph |= std::find(g.begin(), g.end(), w) != g.end() ||
+                   std::find(f.begin(), f.end(), w) != f.end() ||
+                   DurabilityWorkloads::NeedsGraph(w);
   }
 
   auto loaded = LoadOrGenerate(flags);
@@ -293,6 +305,17 @@ int Main(int argc, char** argv) {
       for (const WorkloadResult& r : durability.Run(name)) PrintWorkload(std::cout, flags.csv, r);
     }
     if (remove_root) std::filesystem::remove_all(df.root);
+  }
+  // Feed workloads, over the loaded graph (they add one heavy reader's follows to it).
+  FeedFlags ff;
+  ff.readers = flags.feed_readers;
+  ff.posts = flags.feed_posts;
+  ff.ops = std::min<uint64_t>(flags.ops, 500'000);
+  std::unique_ptr<FeedWorkloads> feed;
+  for (const std::string& name : FeedWorkloads::Names()) {
+    if (!wanted.count(name) || !needs_graph) continue;
+    if (!feed) feed = std::make_unique<FeedWorkloads>(graph, ff, flags.seed);
+    PrintWorkload(std::cout, flags.csv, feed->Run(name));
   }
   if (flags.csv && needs_graph) PrintMemory(std::cout, true, memory);
   return 0;
