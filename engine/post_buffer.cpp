@@ -30,8 +30,9 @@ uint32_t PostBuffer::FindId(PostId id) const {
   return size_;
 }
 
-// Slides the entries to the front when there is free room before them, else grows: by half
-// while small, and to bound + bound/16 + 4 once near the bound, so a full buffer wastes little.
+// Slides the entries to the front when there is free room before them, else grows: by one
+// while tiny, by half while small, and to bound + bound/16 + 4 once near the bound, so a full
+// buffer wastes little.
 void PostBuffer::MakeRoomAtEnd(uint32_t bound) {
   if (start_ + size_ < capacity_) return;
   if (start_ > 0 && start_ >= size_ / 16) {
@@ -40,7 +41,8 @@ void PostBuffer::MakeRoomAtEnd(uint32_t bound) {
     return;
   }
   const uint32_t slack = bound / 16 + 4;
-  uint32_t want = std::max<uint32_t>(4, capacity_ + capacity_ / 2);
+  // Most authors and inboxes hold a handful of entries: grow one by one while tiny.
+  uint32_t want = capacity_ < 4 ? capacity_ + 1 : capacity_ + capacity_ / 2;
   if (want > bound) want = std::max(bound + slack, size_ + 1);
   if (start_ > 0) {
     std::memmove(data_, data_ + start_, size_t{size_} * sizeof(PostEntry));
