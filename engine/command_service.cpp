@@ -305,13 +305,15 @@ Result<net::ChangedReply> CommandService::Unhide(const net::UnhideRequest& q, Co
 }
 
 Result<net::UserListReply> CommandService::Mutes(const net::MutesRequest& q, Context&) {
-  if (q.user == 0) return Status(Code::kInvalidUserId, "user id must be nonzero");
-  return net::UserListReply{db_->Mutes(q.user)};
+  auto r = db_->Mutes(q.user);
+  if (!r.ok()) return r.status();
+  return net::UserListReply{std::move(*r)};
 }
 
 Result<net::UserListReply> CommandService::Hides(const net::HidesRequest& q, Context&) {
-  if (q.user == 0) return Status(Code::kInvalidUserId, "user id must be nonzero");
-  return net::UserListReply{db_->Hides(q.user)};
+  auto r = db_->Hides(q.user);
+  if (!r.ok()) return r.status();
+  return net::UserListReply{std::move(*r)};
 }
 
 }  // namespace relgraph

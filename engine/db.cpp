@@ -388,11 +388,11 @@ Result<FeedPage> Db::UserPosts(UserId author, const FeedPageRequest& request) co
   return ReadFeed([&](const Graph& g, const Feed& f) { return f.UserPosts(g, author, request); });
 }
 
-std::vector<UserId> Db::Mutes(UserId user) const {
+Result<std::vector<UserId>> Db::Mutes(UserId user) const {
   return ReadFeed([&](const Graph& g, const Feed& f) { return f.MutesOf(g, user); });
 }
 
-std::vector<UserId> Db::Hides(UserId author) const {
+Result<std::vector<UserId>> Db::Hides(UserId author) const {
   return ReadFeed([&](const Graph& g, const Feed& f) { return f.HidesOf(g, author); });
 }
 

@@ -87,8 +87,8 @@ class Db {
   // Feed reads.
   Result<FeedPage> Timeline(UserId user, const FeedPageRequest& request);
   Result<FeedPage> UserPosts(UserId author, const FeedPageRequest& request) const;
-  std::vector<UserId> Mutes(UserId user) const;
-  std::vector<UserId> Hides(UserId author) const;
+  Result<std::vector<UserId>> Mutes(UserId user) const;
+  Result<std::vector<UserId>> Hides(UserId author) const;
   // Runs queued fan-out in the calling thread until the queue is empty.
   void DrainFanout();
   FeedStats feed_stats() const;

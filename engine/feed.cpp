@@ -10,11 +10,6 @@ namespace {
 
 constexpr size_t kMaxPendingPerInbox = 64;  // past this, dropping the inbox is cheaper
 
-Status CheckUser(UserId u, const char* role) {
-  if (u == 0) return Status(Code::kInvalidUserId, std::string(role) + " id must be nonzero");
-  return Status::OK();
-}
-
 }  // namespace
 
 Status ValidateFeedOptions(const FeedOptions& o) {
@@ -117,13 +112,21 @@ Status Feed::DeletePost(Graph& g, UserId author, PostId post) {
     return Status::NotFound("user " + std::to_string(author) + " has no post " +
                             std::to_string(post));
   }
-  FeedUser& fu = *users_[a];
-  const uint32_t i = fu.posts.FindId(post);
-  const PostEntry e = fu.posts[i];
-  fu.posts.EraseAt(i);
-  index_.Erase(post);
+  const PostEntry e = RemovePost(a, post);
   if (!IsCelebrity(a)) Retract(a, e);
   return Status::OK();
+}
+
+PostEntry Feed::RemovePost(InternalId author, PostId post) {
+  PostBuffer& posts = users_[author]->posts;
+  const uint32_t i = posts.FindId(post);
+  PostEntry e{post, 0};
+  if (i < posts.size()) {
+    e = posts[i];
+    posts.EraseAt(i);
+  }
+  index_.Erase(post);
+  return e;
 }
 
 void Feed::Retract(InternalId author, const PostEntry& e) {
@@ -336,16 +339,20 @@ void Feed::LruPushFront(InternalId u, Inbox& in) {
   if (lru_tail_ == kNoInternalId) lru_tail_ = u;
 }
 
-void Feed::DropInbox(InternalId reader) {
+bool Feed::FreeInbox(InternalId reader) {
   FeedUser* fu = Find(reader);
-  if (fu == nullptr || !fu->inbox) return;
+  if (fu == nullptr || !fu->inbox) return false;
   Inbox& in = *fu->inbox;
   LruUnlink(reader, in);
   inbox_bytes_ -= InboxBytes(in);
   inbox_entries_ -= in.entries.size();
   --inboxes_;
-  ++drops_;
   fu->inbox.reset();
+  return true;
+}
+
+void Feed::DropInbox(InternalId reader) {
+  if (FreeInbox(reader)) ++drops_;
 }
 
 void Feed::DropFanInboxes(const Graph& g, InternalId author) {
@@ -393,8 +400,8 @@ size_t Feed::RunFanout(const Graph& g) {
           continue;
         }
         if (t.retract) {
-          const uint32_t at = in.entries.Find(t.post.key());
-          if (at < in.entries.size() && in.entries[at].id == t.post.id) {
+          const uint32_t at = in.entries.Find(t.post.key());  // the key holds the id
+          if (at < in.entries.size()) {
             in.entries.EraseAt(at);
             --inbox_entries_;
           }
@@ -443,11 +450,7 @@ Status Feed::ApplyPublish(Graph& g, UserId author, PostId post, TimestampMs ts, 
                     options_.posts_per_author);
     index_.Insert(post, a);
   }
-  if (evicted != 0 && index_.Find(evicted) == a) {
-    const uint32_t i = fu.posts.FindId(evicted);
-    if (i < fu.posts.size()) fu.posts.EraseAt(i);
-    index_.Erase(evicted);
-  }
+  if (evicted != 0 && index_.Find(evicted) == a) RemovePost(a, evicted);
   ring_bytes_ += fu.posts.MemoryBytes() - before;
   return Status::OK();
 }
@@ -455,11 +458,7 @@ Status Feed::ApplyPublish(Graph& g, UserId author, PostId post, TimestampMs ts, 
 Status Feed::ApplyDeletePost(Graph& g, UserId author, PostId post) {
   RELGRAPH_RETURN_IF_ERROR(CheckUser(author, "author"));
   const InternalId a = g.FindUser(author);
-  if (a == kNoInternalId || index_.Find(post) != a) return Status::OK();
-  FeedUser& fu = *users_[a];
-  const uint32_t i = fu.posts.FindId(post);
-  if (i < fu.posts.size()) fu.posts.EraseAt(i);
-  index_.Erase(post);
+  if (a != kNoInternalId && index_.Find(post) == a) RemovePost(a, post);
   return Status::OK();
 }
 

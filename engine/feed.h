@@ -89,8 +89,9 @@ class Feed {
   Result<FeedPage> Timeline(const Graph& g, UserId user, const FeedPageRequest& request);
   Result<FeedPage> UserPosts(const Graph& g, UserId author, const FeedPageRequest& request) const;
   // The mutes of `user` / the users `author` hides from, as external ids in id order.
-  std::vector<UserId> MutesOf(const Graph& g, UserId user) const;
-  std::vector<UserId> HidesOf(const Graph& g, UserId author) const;
+  // kInvalidUserId for id 0.
+  Result<std::vector<UserId>> MutesOf(const Graph& g, UserId user) const;
+  Result<std::vector<UserId>> HidesOf(const Graph& g, UserId author) const;
 
   // ---- background fan-out (graph held shared) -------------------------------------------------
   bool fanout_pending() const { return !tasks_.empty(); }
@@ -149,7 +150,8 @@ class Feed {
   void InboxInsert(Inbox& in, const PostEntry& e);
   void Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId author);
   void AddPending(InternalId reader, InternalId author);
-  void DropInbox(InternalId reader);
+  bool FreeInbox(InternalId reader);  // false when it had none
+  void DropInbox(InternalId reader);  // FreeInbox, counted as a drop
   void DropFanInboxes(const Graph& g, InternalId author);
   void LruUnlink(InternalId u, Inbox& in);
   void LruPushFront(InternalId u, Inbox& in);
@@ -161,8 +163,11 @@ class Feed {
   void EnqueueFanout(InternalId author, const PostEntry& e, bool retract);
   void CheckCelebrity(const Graph& g, InternalId author);
   void ForgetPosts(InternalId author);
+  // Removes `post` from the author's ring (when there) and from the index; returns its entry.
+  // REQUIRES: the index says `author` holds it.
+  PostEntry RemovePost(InternalId author, PostId post);
   Result<bool> SetMembership(Graph& g, UserId owner, UserId other, bool on, bool mute, bool replay);
-  std::vector<UserId> ExternalSet(const Graph& g, UserId owner, bool mutes) const;
+  Result<std::vector<UserId>> ExternalSet(const Graph& g, UserId owner, bool mutes) const;
   Result<FeedPage> Merge(const Graph& g, InternalId reader, FeedUser& fu,
                          const FeedPageRequest& request, bool allow_rebuild, bool* need_rebuild);
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "engine/feed.h"
@@ -27,6 +28,12 @@ struct Feed::FeedUser {
   std::vector<InternalId> mutes;  // sorted: authors this user does not want to see
   std::vector<InternalId> hides;  // sorted: readers this author keeps its posts from
 };
+
+// kInvalidUserId for id 0, naming the id's role ("author", "user", ...).
+inline Status CheckUser(UserId u, const char* role) {
+  if (u == 0) return Status(Code::kInvalidUserId, std::string(role) + " id must be nonzero");
+  return Status::OK();
+}
 
 inline bool SortedContains(const std::vector<InternalId>& v, InternalId x) {
   return std::binary_search(v.begin(), v.end(), x);

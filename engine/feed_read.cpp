@@ -10,7 +10,7 @@ namespace relgraph {
 namespace {
 
 Status CheckRequest(UserId u, const FeedPageRequest& r) {
-  if (u == 0) return Status(Code::kInvalidUserId, "user id must be nonzero");
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(u, "user"));
   if (r.limit < 1 || r.limit > kMaxFeedPageLimit) {
     return Status::InvalidArgument("limit " + std::to_string(r.limit) + " is out of range 1.." +
                                    std::to_string(kMaxFeedPageLimit));
@@ -59,10 +59,7 @@ void Feed::RefreshCelebrities(const Graph& g, InternalId reader, Inbox& in) cons
 // Builds the reader's inbox by pull: the newest R posts of its visible ordinary followees;
 // the watermark is the newest post left out, so the inbox is exact above it.
 Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader, FeedUser& fu) {
-  if (fu.inbox) {
-    DropInbox(reader);
-    --drops_;  // a rebuild is not a drop
-  }
+  FreeInbox(reader);  // a rebuild is not a drop
   fu.inbox = std::make_unique<Inbox>();
   Inbox& in = *fu.inbox;
   ++inboxes_;
@@ -146,7 +143,6 @@ Result<FeedPage> Feed::Timeline(const Graph& g, UserId user, const FeedPageReque
 Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, FeedUser& fu,
                              const FeedPageRequest& request, bool allow_rebuild,
                              bool* need_rebuild) {
-  (void)g;
   FeedPage page;
   Inbox& in = *fu.inbox;
   const uint32_t r = options_.timeline_length;
@@ -172,10 +168,10 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, FeedUser& fu,
   // Rank of the cursor: entries above it in every stream, less inbox entries being retracted.
   size_t rank = 0;
   for (uint32_t s = 0; s < n_streams; ++s) rank += stream(s).buf->size() - stream(s).pos;
-  for (const auto& [id, key] : retracting_) {
+  for (const auto& entry : retracting_) {
+    const PostKey& key = entry.second;
     if (after && !(*after < key)) continue;
-    const uint32_t at = in.entries.Find(key);
-    if (at < in.entries.size() && in.entries[at].id == id) --rank;
+    if (in.entries.Find(key) < in.entries.size()) --rank;  // the key holds the id
   }
   if (rank >= r) return page;
 
@@ -246,9 +242,10 @@ Result<FeedPage> Feed::UserPosts(const Graph& g, UserId author,
 }
 
 // The external ids of one of `owner`'s sets (mutes or hides), in id order.
-std::vector<UserId> Feed::ExternalSet(const Graph& g, UserId owner, bool mutes) const {
+Result<std::vector<UserId>> Feed::ExternalSet(const Graph& g, UserId owner, bool mutes) const {
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(owner, mutes ? "user" : "author"));
   std::vector<UserId> out;
-  const InternalId o = owner == 0 ? kNoInternalId : g.FindUser(owner);
+  const InternalId o = g.FindUser(owner);
   const FeedUser* fu = o == kNoInternalId ? nullptr : Find(o);
   if (fu == nullptr) return out;
   for (InternalId m : mutes ? fu->mutes : fu->hides) out.push_back(g.ExternalOf(m));
@@ -256,11 +253,11 @@ std::vector<UserId> Feed::ExternalSet(const Graph& g, UserId owner, bool mutes) 
   return out;
 }
 
-std::vector<UserId> Feed::MutesOf(const Graph& g, UserId user) const {
+Result<std::vector<UserId>> Feed::MutesOf(const Graph& g, UserId user) const {
   return ExternalSet(g, user, /*mutes=*/true);
 }
 
-std::vector<UserId> Feed::HidesOf(const Graph& g, UserId author) const {
+Result<std::vector<UserId>> Feed::HidesOf(const Graph& g, UserId author) const {
   return ExternalSet(g, author, /*mutes=*/false);
 }
 

@@ -216,6 +216,7 @@ TEST_CASE("server: feed commands work end to end, with their errors") {
   q.limit = 0;
   CHECK(c->Timeline(q).status().code() == Code::kInvalidArgument);
   CHECK(c->Mutes(0).status().code() == Code::kInvalidUserId);
+  CHECK(c->Hides(0).status().code() == Code::kInvalidUserId);
   REQUIRE(c->Ping().ok());
 
   auto info = c->Info();
