@@ -137,9 +137,9 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
       RELGRAPH_RETURN_IF_ERROR(number(&f->wal_ops));
       if (f->wal_ops < 1) return Status::InvalidArgument("--wal-ops must be at least 1");
     } else if (key == "--feed-readers" || key == "--feed-posts") {
-      uint64_t n = 0;
-      if (!ParseUint(value, &n) || n < 1) return Status::InvalidArgument(key + " needs a count");
-      (key == "--feed-readers" ? f->feed_readers : f->feed_posts) = n;
+      uint64_t& count = key == "--feed-readers" ? f->feed_readers : f->feed_posts;
+      RELGRAPH_RETURN_IF_ERROR(number(&count));
+      if (count < 1) return Status::InvalidArgument(key + " must be at least 1");
     } else if (key == "--writers") {
       RELGRAPH_RETURN_IF_ERROR(number(&f->writers));
       if (f->writers < 1 || f->writers > 4096)

@@ -27,13 +27,9 @@ DbOptions BenchDbOptions(DurabilityMode mode) {
   return o;
 }
 
+// A row without latency samples.
 WorkloadResult Row(const std::string& name, uint64_t ops, double seconds, std::string note = "") {
-  WorkloadResult r;
-  r.name = name;
-  r.ops = ops;
-  r.seconds = seconds;
-  r.note = std::move(note);
-  return r;
+  return Summarize(name, ops, seconds, {}, std::move(note));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <sstream>
+#include <utility>
 
 namespace relgraph::bench {
 namespace {
@@ -11,18 +12,6 @@ using SteadyClock = std::chrono::steady_clock;
 
 double Micros(SteadyClock::time_point a, SteadyClock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
-}
-
-WorkloadResult Result(const std::string& name, uint64_t ops, double seconds,
-                      std::vector<double>& samples_us, std::string note = "") {
-  WorkloadResult r;
-  r.name = name;
-  r.ops = ops;
-  r.seconds = seconds;
-  r.p50_us = Percentile(samples_us, 0.5);
-  r.p99_us = Percentile(samples_us, 0.99);
-  r.note = std::move(note);
-  return r;
 }
 
 constexpr UserId kHeavyReader = ~uint64_t{0} - 1;  // an id the generator never draws
@@ -126,7 +115,7 @@ WorkloadResult FeedWorkloads::Publish() {
   note << "top-fan author (" << graph_.FanCountOf(graph_.FindUser(celebrity)) << " fans) p50 "
        << Percentile(top, 0.5) << " us p99 " << Percentile(top, 0.99) << " us; queue "
        << feed_->Stats().fanout_queue << " tasks";
-  return Result("publish", flags_.posts, seconds, samples, note.str());
+  return Summarize("publish", flags_.posts, seconds, std::move(samples), note.str());
 }
 
 WorkloadResult FeedWorkloads::Fanout() {
@@ -153,11 +142,10 @@ WorkloadResult FeedWorkloads::Fanout() {
   }
   while (feed_->fanout_pending()) feed_->RunFanout(graph_);
   std::vector<double> delays_ms = feed_->TakeFanoutDelays();
-  std::vector<double> samples;  // per-insert cost is the figure here, no per-op latency
   std::ostringstream note;
   note << "fan-out delay at 20k posts/s: p50 " << Percentile(delays_ms, 0.5) << " ms, p99 "
        << Percentile(delays_ms, 0.99) << " ms; " << MemoryNote();
-  return Result("fanout", inserts, seconds, samples, note.str());
+  return Summarize("fanout", inserts, seconds, {}, note.str());  // a rate; no per-op latency
 }
 
 std::string FeedWorkloads::MemoryNote() const {
@@ -183,8 +171,8 @@ WorkloadResult FeedWorkloads::FirstPage() {
     feed_->Timeline(graph_, who[i], req).status().IgnoreError();
     if (i % 16 == 0) samples.push_back(Micros(t0, SteadyClock::now()));
   }
-  return Result("timeline_first_page", flags_.ops, Micros(start, SteadyClock::now()) / 1e6,
-                samples);
+  return Summarize("timeline_first_page", flags_.ops, Micros(start, SteadyClock::now()) / 1e6,
+                   std::move(samples));
 }
 
 WorkloadResult FeedWorkloads::DeepPage() {
@@ -206,8 +194,7 @@ WorkloadResult FeedWorkloads::DeepPage() {
     }
     if (cursor) deep.push_back({readers_[i], *cursor});
   }
-  if (deep.empty())
-    return WorkloadResult{"timeline_deep_page", 0, 0, 0, 0, "no reader has 200+ entries"};
+  if (deep.empty()) return Summarize("timeline_deep_page", 0, 0, {}, "no reader has 200+ entries");
   std::vector<double> samples;
   FeedPageRequest req;
   const auto start = SteadyClock::now();
@@ -218,8 +205,8 @@ WorkloadResult FeedWorkloads::DeepPage() {
     feed_->Timeline(graph_, u, req).status().IgnoreError();
     if (i % 16 == 0) samples.push_back(Micros(t0, SteadyClock::now()));
   }
-  return Result("timeline_deep_page", flags_.ops, Micros(start, SteadyClock::now()) / 1e6, samples,
-                std::to_string(deep.size()) + " readers with 200+ entries");
+  return Summarize("timeline_deep_page", flags_.ops, Micros(start, SteadyClock::now()) / 1e6,
+                   std::move(samples), std::to_string(deep.size()) + " readers with 200+ entries");
 }
 
 WorkloadResult FeedWorkloads::HeavyReader() {
@@ -234,10 +221,10 @@ WorkloadResult FeedWorkloads::HeavyReader() {
   }
   const double seconds = Micros(start, SteadyClock::now()) / 1e6;
   const InternalId h = graph_.FindUser(kHeavyReader);
-  return Result("timeline_heavy_reader", flags_.ops, seconds, samples,
-                "follows " + std::to_string(graph_.FollowingOf(h).size()) +
-                    " accounts; celebrity threshold " +
-                    std::to_string(feed_->options().celebrity_fans) + " fans");
+  return Summarize("timeline_heavy_reader", flags_.ops, seconds, std::move(samples),
+                   "follows " + std::to_string(graph_.FollowingOf(h).size()) +
+                       " accounts; celebrity threshold " +
+                       std::to_string(feed_->options().celebrity_fans) + " fans");
 }
 
 WorkloadResult FeedWorkloads::Run(const std::string& name) {

@@ -111,12 +111,8 @@ Result<WorkloadResult> ServerWorkloads::Pipelined(const std::string& name, uint6
   }
   for (auto& th : threads) th.join();
   if (failed) return first_failure;
-  WorkloadResult r;
-  r.name = name;
-  r.ops = ops;
-  r.seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
-  if (errors > 0) r.note = std::to_string(errors.load()) + " error replies";
-  return r;
+  return Summarize(name, ops, std::chrono::duration<double>(SteadyClock::now() - start).count(), {},
+                   errors > 0 ? std::to_string(errors.load()) + " error replies" : "");
 }
 
 Result<WorkloadResult> ServerWorkloads::Unpipelined(const std::string& name, uint64_t ops) {
@@ -133,13 +129,8 @@ Result<WorkloadResult> ServerWorkloads::Unpipelined(const std::string& name, uin
     micros.push_back(std::chrono::duration<double, std::micro>(SteadyClock::now() - t0).count());
     if (!replies.ok()) return replies.status();
   }
-  WorkloadResult r;
-  r.name = name;
-  r.ops = ops;
-  r.seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
-  r.p50_us = Percentile(micros, 0.50);
-  r.p99_us = Percentile(micros, 0.99);
-  return r;
+  return Summarize(name, ops, std::chrono::duration<double>(SteadyClock::now() - start).count(),
+                   std::move(micros));
 }
 
 Result<WorkloadResult> ServerWorkloads::Run(const std::string& name) {

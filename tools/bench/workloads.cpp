@@ -23,13 +23,8 @@ WorkloadResult Measure(const std::string& name, uint64_t n, Op&& op, uint64_t sa
       op(i);
     }
   }
-  WorkloadResult r;
-  r.name = name;
-  r.ops = n;
-  r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  r.p50_us = Percentile(samples, 0.50);
-  r.p99_us = Percentile(samples, 0.99);
-  return r;
+  return Summarize(name, n, std::chrono::duration<double>(Clock::now() - start).count(),
+                   std::move(samples));
 }
 
 volatile uint64_t g_sink;  // results feed this so no call is optimized away
@@ -227,6 +222,18 @@ double Percentile(std::vector<double>& v, double p) {
   const size_t k = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
   std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(k), v.end());
   return v[k];
+}
+
+WorkloadResult Summarize(std::string name, uint64_t ops, double seconds,
+                         std::vector<double> samples_us, std::string note) {
+  WorkloadResult r;
+  r.name = std::move(name);
+  r.ops = ops;
+  r.seconds = seconds;
+  r.p50_us = Percentile(samples_us, 0.50);
+  r.p99_us = Percentile(samples_us, 0.99);
+  r.note = std::move(note);
+  return r;
 }
 
 }  // namespace relgraph::bench

@@ -26,6 +26,10 @@ struct WorkloadResult {
 // The p-quantile (0..1) of v, reordering v; 0 for an empty v.
 double Percentile(std::vector<double>& v, double p);
 
+// A report row; p50/p99 come from samples_us (none: 0, shown as "-").
+WorkloadResult Summarize(std::string name, uint64_t ops, double seconds,
+                         std::vector<double> samples_us = {}, std::string note = "");
+
 class Workloads {
  public:
   Workloads(Graph& graph, const GeneratedGraph& data, uint64_t seed, uint64_t ops);
