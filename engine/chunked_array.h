@@ -21,7 +21,8 @@ namespace relgraph {
 template <typename T>
 class ChunkedArray {
  public:
-  static constexpr size_t kPerChunk = kHugePageBytes / sizeof(T);
+  // A function, not a constant, so the array can be declared while T is incomplete.
+  static constexpr size_t PerChunk() { return kHugePageBytes / sizeof(T); }
 
   ChunkedArray() = default;
   ChunkedArray(const ChunkedArray&) = delete;
@@ -32,16 +33,12 @@ class ChunkedArray {
   }
 
   size_t size() const { return size_; }
-  T& operator[](size_t i) { return chunks_[i / kPerChunk][i % kPerChunk]; }
-  const T& operator[](size_t i) const { return chunks_[i / kPerChunk][i % kPerChunk]; }
+  T& operator[](size_t i) { return chunks_[i / PerChunk()][i % PerChunk()]; }
+  const T& operator[](size_t i) const { return chunks_[i / PerChunk()][i % PerChunk()]; }
 
-  void push_back(const T& value) {
-    if (size_ == chunks_.size() * kPerChunk) {
-      chunks_.push_back(static_cast<T*>(AllocateLarge(kHugePageBytes)));
-    }
-    new (&(*this)[size_]) T(value);
-    ++size_;
-  }
+  void push_back(const T& value) { new (Grow()) T(value); }
+  // Appends a value-initialized element (for types that cannot be copied).
+  T& emplace_back() { return *new (Grow()) T{}; }
   // Grows to n elements, value-initialized. REQUIRES: n >= size().
   void grow_to(size_t n) {
     while (size_ < n) push_back(T{});
@@ -49,6 +46,14 @@ class ChunkedArray {
   size_t MemoryBytes() const { return chunks_.size() * kHugePageBytes; }
 
  private:
+  // Room for one more element at the end; size() counts it.
+  void* Grow() {
+    if (size_ == chunks_.size() * PerChunk()) {
+      chunks_.push_back(static_cast<T*>(AllocateLarge(kHugePageBytes)));
+    }
+    return &(*this)[size_++];
+  }
+
   std::vector<T*> chunks_;
   size_t size_ = 0;
 };

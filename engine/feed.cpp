@@ -37,21 +37,38 @@ Feed::FeedUser& Feed::GetOrCreate(InternalId u) {
   return *users_[u];
 }
 
-void Feed::SetCelebrity(InternalId u, bool on) {
-  if (u / 64 >= celebrity_bits_.size()) celebrity_bits_.resize(u / 64 + 1, 0);
+void Feed::SetBit(std::vector<uint64_t>& bits, InternalId u, bool on) {
+  if (u / 64 >= bits.size()) bits.resize(u / 64 + 1, 0);
   const uint64_t bit = uint64_t{1} << (u % 64);
-  if (on) {
-    celebrity_bits_[u / 64] |= bit;
-    ++celebrities_;
-  } else {
-    celebrity_bits_[u / 64] &= ~bit;
-    --celebrities_;
-  }
-  ++celebrity_epoch_;
+  if (on)
+    bits[u / 64] |= bit;
+  else
+    bits[u / 64] &= ~bit;
 }
 
-bool Feed::Muted(const FeedUser* reader, InternalId author) const {
-  return reader != nullptr && !reader->mutes.empty() && SortedContains(reader->mutes, author);
+void Feed::SetCelebrity(InternalId u, bool on) {
+  SetBit(celebrity_bits_, u, on);
+  if (on)
+    ++celebrities_;
+  else
+    --celebrities_;
+  BumpCelebrityEpoch();
+}
+
+void Feed::BumpCelebrityEpoch() {
+  ++celebrity_epoch_;
+  if (EpochTag() == 0) {
+    // Inboxes keep the epoch's low 32 bits, which just wrapped: mark every list stale.
+    for (size_t slot = 0; slot < inbox_pool_.size(); ++slot)
+      inbox_pool_[slot].celebrities_epoch = 0;
+    ++celebrity_epoch_;
+  }
+}
+
+bool Feed::Muted(InternalId reader, InternalId author) const {
+  if (!TestBit(muting_bits_, reader)) return false;
+  const FeedUser* fu = Find(reader);
+  return fu != nullptr && SortedContains(fu->mutes, author);
 }
 
 bool Feed::HiddenFrom(InternalId author, InternalId reader) const {
@@ -175,6 +192,7 @@ Result<bool> Feed::SetMembership(Graph& g, UserId owner, UserId other, bool on, 
   } else {
     set.erase(it);
   }
+  if (mute) SetBit(muting_bits_, o, !set.empty());
   // The reader whose view changed: the muter, or the user hidden from.
   if (mute)
     AddPending(o, x);
@@ -217,12 +235,13 @@ std::vector<InternalId> Feed::BeforeRemoveUser(const Graph& g, UserId user) {
     ForgetPosts(u);
     fu->mutes.clear();
     fu->mutes.shrink_to_fit();
+    SetBit(muting_bits_, u, false);
     fu->hides.clear();
     fu->hides.shrink_to_fit();
-    DropInbox(u);
   }
+  DropInbox(u);
   if (IsCelebrity(u)) SetCelebrity(u, false);  // its fans' pull lists go stale by the epoch
-  ++celebrity_epoch_;                          // the user leaves its fans' following lists
+  BumpCelebrityEpoch();                        // the user leaves its fans' following lists
   return followees;
 }
 
@@ -252,18 +271,59 @@ void Feed::RecomputeCelebrities(const Graph& g) {
     if (g.FanCountOf(static_cast<InternalId>(u)) > options_.celebrity_fans)
       SetCelebrity(static_cast<InternalId>(u), true);
   }
-  ++celebrity_epoch_;
+  BumpCelebrityEpoch();
 }
 
 // ---- inbox maintenance ------------------------------------------------------------------------
 
 size_t Feed::InboxBytes(const Inbox& in) const {
-  return sizeof(Inbox) + in.entries.MemoryBytes() +
-         (in.celebrities.capacity() + in.pending.capacity()) * sizeof(InternalId);
+  const InboxSide* side = in.side == kNoSlot ? nullptr : &sides_[in.side];
+  return sizeof(Inbox) + in.entries.MemoryBytes() + (side != nullptr ? side->MemoryBytes() : 0);
+}
+
+Feed::InboxSide* Feed::SideOf(const Inbox& in) {
+  return in.side == kNoSlot ? nullptr : &sides_[in.side];
+}
+
+Feed::InboxSide& Feed::EnsureSide(Inbox& in) {
+  if (in.side == kNoSlot) {
+    if (!free_sides_.empty()) {
+      in.side = free_sides_.back();
+      free_sides_.pop_back();
+    } else {
+      in.side = static_cast<uint32_t>(sides_.size());
+      sides_.emplace_back();
+    }
+  }
+  return sides_[in.side];
+}
+
+void Feed::ReleaseSideIfEmpty(Inbox& in) {
+  InboxSide* side = SideOf(in);
+  if (side == nullptr || !side->celebrities.empty() || !side->pending.empty()) return;
+  *side = InboxSide{};  // frees the vectors' buffers
+  free_sides_.push_back(in.side);
+  in.side = kNoSlot;
+}
+
+Feed::Inbox& Feed::NewInbox(InternalId reader) {
+  static_assert(sizeof(Inbox) == 64, "an inbox header is one cache line");
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(inbox_pool_.size());
+    inbox_pool_.emplace_back();
+  }
+  if (reader >= inbox_of_.size()) inbox_of_.resize(size_t{reader} + 1, kNoSlot);
+  inbox_of_[reader] = slot;
+  ++inboxes_;
+  return inbox_pool_[slot];
 }
 
 void Feed::InboxInsert(Inbox& in, const PostEntry& e) {
-  if (in.watermark && !(*in.watermark < e.key())) return;  // below the exact range
+  if (in.Below(e.key())) return;  // below the exact range
   const size_t bytes = in.entries.MemoryBytes();
   if (!in.entries.Insert(e, options_.timeline_length)) return;
   ++fanout_inserts_;
@@ -272,24 +332,26 @@ void Feed::InboxInsert(Inbox& in, const PostEntry& e) {
     const PostKey dropped = in.entries.oldest().key();
     in.entries.PopOldest();
     --inbox_entries_;
-    if (!in.watermark || *in.watermark < dropped) in.watermark = dropped;
+    if (!in.has_watermark() || in.watermark() < dropped) in.set_watermark(dropped);
   }
   inbox_bytes_ += in.entries.MemoryBytes() - bytes;
 }
 
 void Feed::AddPending(InternalId reader, InternalId author) {
-  FeedUser* fu = Find(reader);
-  if (fu == nullptr || !fu->inbox) return;
-  Inbox& in = *fu->inbox;
-  in.celebrities_epoch = 0;
-  if (std::find(in.pending.begin(), in.pending.end(), author) != in.pending.end()) return;
-  if (in.pending.size() >= kMaxPendingPerInbox) {
-    DropInbox(reader);
-    return;
+  Inbox* in = InboxOf(reader);
+  if (in == nullptr) return;
+  in->celebrities_epoch = 0;
+  if (const InboxSide* side = SideOf(*in); side != nullptr) {
+    if (std::find(side->pending.begin(), side->pending.end(), author) != side->pending.end())
+      return;
+    if (side->pending.size() >= kMaxPendingPerInbox) {
+      DropInbox(reader);
+      return;
+    }
   }
-  const size_t bytes = in.pending.capacity();
-  in.pending.push_back(author);
-  inbox_bytes_ += (in.pending.capacity() - bytes) * sizeof(InternalId);
+  const size_t bytes = InboxBytes(*in);
+  EnsureSide(*in).pending.push_back(author);
+  inbox_bytes_ += InboxBytes(*in) - bytes;
 }
 
 // Makes the inbox agree with the reader's current view of `author`: back-fill its retained
@@ -303,7 +365,7 @@ void Feed::Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId au
     if (au == nullptr) return;
     for (uint32_t i = au->posts.size(); i-- > 0;) {
       const PostEntry& e = au->posts[i];
-      if (in.watermark && !(*in.watermark < e.key())) break;  // older ones are below it too
+      if (in.Below(e.key())) break;  // older ones are below it too
       InboxInsert(in, e);
     }
     return;
@@ -321,11 +383,11 @@ void Feed::Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId au
 
 void Feed::LruUnlink(InternalId u, Inbox& in) {
   if (in.lru_prev != kNoInternalId)
-    users_[in.lru_prev]->inbox->lru_next = in.lru_next;
+    InboxOf(in.lru_prev)->lru_next = in.lru_next;
   else if (lru_head_ == u)
     lru_head_ = in.lru_next;
   if (in.lru_next != kNoInternalId)
-    users_[in.lru_next]->inbox->lru_prev = in.lru_prev;
+    InboxOf(in.lru_next)->lru_prev = in.lru_prev;
   else if (lru_tail_ == u)
     lru_tail_ = in.lru_prev;
   in.lru_prev = in.lru_next = kNoInternalId;
@@ -334,20 +396,26 @@ void Feed::LruUnlink(InternalId u, Inbox& in) {
 void Feed::LruPushFront(InternalId u, Inbox& in) {
   in.lru_prev = kNoInternalId;
   in.lru_next = lru_head_;
-  if (lru_head_ != kNoInternalId) users_[lru_head_]->inbox->lru_prev = u;
+  if (lru_head_ != kNoInternalId) InboxOf(lru_head_)->lru_prev = u;
   lru_head_ = u;
   if (lru_tail_ == kNoInternalId) lru_tail_ = u;
 }
 
 bool Feed::FreeInbox(InternalId reader) {
-  FeedUser* fu = Find(reader);
-  if (fu == nullptr || !fu->inbox) return false;
-  Inbox& in = *fu->inbox;
+  const uint32_t slot = SlotOf(reader);
+  if (slot == kNoSlot) return false;
+  Inbox& in = inbox_pool_[slot];
   LruUnlink(reader, in);
   inbox_bytes_ -= InboxBytes(in);
   inbox_entries_ -= in.entries.size();
   --inboxes_;
-  fu->inbox.reset();
+  if (in.side != kNoSlot) {
+    sides_[in.side] = InboxSide{};
+    free_sides_.push_back(in.side);
+  }
+  in.Reset();
+  free_slots_.push_back(slot);
+  inbox_of_[reader] = kNoSlot;
   return true;
 }
 
@@ -377,56 +445,93 @@ void Feed::EnforceBudget(InternalId keep) {
 
 // ---- background fan-out -----------------------------------------------------------------------
 
+// Gathers the fans of the first queued tasks into one batch, then pushes the whole batch in
+// one pass: most authors have a handful of fans, so prefetching across task boundaries is what
+// keeps several fans' cache misses in flight at once.
 size_t Feed::RunFanout(const Graph& g) {
-  size_t budget = options_.fanout_batch;
+  constexpr uint32_t kBatch = 256;
+  EdgeEntry fans[kBatch];
+  FanRun runs[kBatch];
   size_t visited = 0;
+  size_t budget = options_.fanout_batch;
   const TimestampMs now = Now();
-  EdgeEntry fans[256];
   while (budget > 0 && !tasks_.empty()) {
-    Task& t = tasks_.front();
-    bool done = false;
-    if (!t.retract && (IsCelebrity(t.author) || index_.Find(t.post.id) != t.author)) {
-      done = true;  // promoted, or the post is gone already: nothing to push
-    } else {
-      const uint32_t want = static_cast<uint32_t>(std::min<size_t>(budget, std::size(fans)));
-      const uint32_t n = g.FansBefore(t.author, t.cursor, want, fans);
-      for (uint32_t i = 0; i < n; ++i) {
-        const InternalId f = fans[i].peer;
-        FeedUser* fu = Find(f);
-        if (fu == nullptr || !fu->inbox) continue;
-        Inbox& in = *fu->inbox;
-        if (now - in.last_read > options_.active_reader_ms) {
-          DropInbox(f);  // inactive: rebuilt by pull if it ever reads again
-          continue;
-        }
-        if (t.retract) {
-          const uint32_t at = in.entries.Find(t.post.key());  // the key holds the id
-          if (at < in.entries.size()) {
-            in.entries.EraseAt(at);
-            --inbox_entries_;
-          }
-        } else if (Visible(f, t.author)) {
-          InboxInsert(in, t.post);
-        }
+    uint32_t gathered = 0, n_runs = 0;
+    size_t finished = 0;  // tasks at the front of the queue whose fans are all gathered
+    for (size_t i = 0; i < tasks_.size() && gathered < kBatch && gathered < budget; ++i) {
+      Task& t = tasks_[i];
+      if (!t.retract && (IsCelebrity(t.author) || index_.Find(t.post.id) != t.author)) {
+        ++finished;  // promoted, or the post is gone already: nothing to push
+        continue;
       }
-      visited += n;
-      budget -= n;
+      const uint32_t want = static_cast<uint32_t>(std::min<size_t>(budget, kBatch) - gathered);
+      const uint32_t n = g.FansBefore(t.author, t.cursor, want, fans + gathered);
+      if (n > 0) runs[n_runs++] = FanRun{&t, gathered, gathered + n};
+      gathered += n;
       if (n < want) {
-        done = true;
+        ++finished;
       } else {
-        t.cursor = g.KeyOf(fans[n - 1]);
+        t.cursor = g.KeyOf(fans[gathered - 1]);
+        break;  // the batch is full; this task goes on in the next one
       }
     }
-    if (done) {
+    PushToFans(fans, runs, n_runs, now);
+    visited += gathered;
+    budget -= std::min<size_t>(budget, gathered);
+    const auto end = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < finished; ++i) {
+      const Task& t = tasks_.front();
       if (t.retract) retracting_.erase(t.post.id);
-      fanout_delays_.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t.enqueued)
-              .count());
+      fanout_delays_.push_back(std::chrono::duration<double, std::milli>(end - t.enqueued).count());
       tasks_.pop_front();
     }
+    if (gathered == 0 && finished == 0) break;  // cannot happen; guards the loop
   }
   EnforceBudget(kNoInternalId);
   return visited;
+}
+
+// Each fan costs a chain of dependent loads: its slot in inbox_of_, the inbox header, the
+// entries' newest end. Prefetching each link a different distance ahead overlaps the chains
+// of several fans, so the loop waits for about one miss per fan instead of three.
+void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs, TimestampMs now) {
+  constexpr uint32_t kSlotAhead = 12, kHeaderAhead = 8, kEntriesAhead = 4;
+  if (n_runs == 0) return;
+  const uint32_t n = runs[n_runs - 1].end;
+  for (uint32_t r = 0; r < n_runs; ++r) {
+    const Task& t = *runs[r].task;
+    const FeedUser* au = Find(t.author);
+    const std::vector<InternalId>* hides =
+        au != nullptr && !au->hides.empty() ? &au->hides : nullptr;
+    for (uint32_t i = runs[r].begin; i < runs[r].end; ++i) {
+      if (i + kSlotAhead < n && fans[i + kSlotAhead].peer < inbox_of_.size())
+        __builtin_prefetch(&inbox_of_[fans[i + kSlotAhead].peer]);
+      if (i + kHeaderAhead < n) {
+        const uint32_t slot = SlotOf(fans[i + kHeaderAhead].peer);
+        if (slot != kNoSlot) __builtin_prefetch(&inbox_pool_[slot]);
+      }
+      if (i + kEntriesAhead < n) {
+        const uint32_t slot = SlotOf(fans[i + kEntriesAhead].peer);
+        if (slot != kNoSlot) inbox_pool_[slot].entries.Prefetch();
+      }
+      const InternalId f = fans[i].peer;
+      Inbox* in = InboxOf(f);
+      if (in == nullptr) continue;
+      if (now - in->last_read > options_.active_reader_ms) {
+        DropInbox(f);  // inactive: rebuilt by pull if it ever reads again
+        continue;
+      }
+      if (t.retract) {
+        const uint32_t at = in->entries.Find(t.post.key());  // the key holds the id
+        if (at < in->entries.size()) {
+          in->entries.EraseAt(at);
+          --inbox_entries_;
+        }
+      } else if (!Muted(f, t.author) && (hides == nullptr || !SortedContains(*hides, f))) {
+        InboxInsert(*in, t.post);
+      }
+    }
+  }
 }
 
 std::vector<double> Feed::TakeFanoutDelays() {

@@ -30,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/chunked_array.h"
 #include "engine/clock.h"
 #include "engine/feed_types.h"
 #include "engine/graph.h"
@@ -118,7 +119,9 @@ class Feed {
   uint64_t Digest(const Graph& g) const;
 
  private:
+  static constexpr uint32_t kNoSlot = ~uint32_t{0};
   struct Inbox;
+  struct InboxSide;
   struct FeedUser;
   struct Task {
     InternalId author;
@@ -131,22 +134,36 @@ class Feed {
 
   FeedUser* Find(InternalId u) const { return u < users_.size() ? users_[u].get() : nullptr; }
   FeedUser& GetOrCreate(InternalId u);
-  bool IsCelebrity(InternalId u) const {
-    return u < celebrity_bits_.size() * 64 && ((celebrity_bits_[u / 64] >> (u % 64)) & 1) != 0;
+  static bool TestBit(const std::vector<uint64_t>& bits, InternalId u) {
+    return u < bits.size() * 64 && ((bits[u / 64] >> (u % 64)) & 1) != 0;
   }
+  static void SetBit(std::vector<uint64_t>& bits, InternalId u, bool on);
+  bool IsCelebrity(InternalId u) const { return TestBit(celebrity_bits_, u); }
   void SetCelebrity(InternalId u, bool on);
-  bool Muted(const FeedUser* reader, InternalId author) const;
+  void BumpCelebrityEpoch();
+  uint32_t EpochTag() const { return static_cast<uint32_t>(celebrity_epoch_); }
+  // True when `reader` mutes `author`; a bit per user keeps the common no-mutes case to one
+  // load from a small array.
+  bool Muted(InternalId reader, InternalId author) const;
   bool HiddenFrom(InternalId author, InternalId reader) const;
   bool Visible(InternalId reader, InternalId author) const {
-    return !Muted(Find(reader), author) && !HiddenFrom(author, reader);
+    return !Muted(reader, author) && !HiddenFrom(author, reader);
   }
   static uint16_t TagOf(InternalId author);
   TimestampMs Now() const { return clock_->NowMs(); }
 
   // Inboxes.
-  Inbox& BuildInbox(const Graph& g, InternalId reader, FeedUser& fu);
-  void PrepareInbox(const Graph& g, InternalId reader, FeedUser& fu);
-  void RefreshCelebrities(const Graph& g, InternalId reader, Inbox& in) const;
+  uint32_t SlotOf(InternalId reader) const {
+    return reader < inbox_of_.size() ? inbox_of_[reader] : kNoSlot;
+  }
+  Inbox* InboxOf(InternalId reader);  // nullptr when the reader has no inbox
+  InboxSide* SideOf(const Inbox& in);
+  InboxSide& EnsureSide(Inbox& in);
+  void ReleaseSideIfEmpty(Inbox& in);
+  Inbox& NewInbox(InternalId reader);
+  Inbox& BuildInbox(const Graph& g, InternalId reader);
+  Inbox& PrepareInbox(const Graph& g, InternalId reader);
+  void RefreshCelebrities(const Graph& g, InternalId reader, Inbox& in);
   void InboxInsert(Inbox& in, const PostEntry& e);
   void Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId author);
   void AddPending(InternalId reader, InternalId author);
@@ -158,6 +175,13 @@ class Feed {
   void EnforceBudget(InternalId keep);
   size_t InboxBytes(const Inbox& in) const;
 
+  struct FanRun {  // fans[begin, end) of a batch belong to *task
+    const Task* task;
+    uint32_t begin, end;
+  };
+  // Pushes (or retracts) each run's post to its fans, in order.
+  void PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs, TimestampMs now);
+
   // Posts.
   void Retract(InternalId author, const PostEntry& e);
   void EnqueueFanout(InternalId author, const PostEntry& e, bool retract);
@@ -168,18 +192,25 @@ class Feed {
   PostEntry RemovePost(InternalId author, PostId post);
   Result<bool> SetMembership(Graph& g, UserId owner, UserId other, bool on, bool mute, bool replay);
   Result<std::vector<UserId>> ExternalSet(const Graph& g, UserId owner, bool mutes) const;
-  Result<FeedPage> Merge(const Graph& g, InternalId reader, FeedUser& fu,
+  Result<FeedPage> Merge(const Graph& g, InternalId reader, Inbox& in,
                          const FeedPageRequest& request, bool allow_rebuild, bool* need_rebuild);
 
   const FeedOptions options_;
   Clock* const clock_;
-  std::vector<std::unique_ptr<FeedUser>> users_;  // by graph internal id
+  std::vector<std::unique_ptr<FeedUser>> users_;  // by graph internal id: authors, muters, hiders
   std::vector<uint64_t> celebrity_bits_;
-  uint64_t celebrity_epoch_ = 1;  // bumped when any author's celebrity state changes
+  std::vector<uint64_t> muting_bits_;  // users with at least one mute
+  uint64_t celebrity_epoch_ = 1;       // bumped when any author's celebrity state changes
   uint64_t celebrities_ = 0;
   PostIndex index_;
   size_t ring_bytes_ = 0;
-  size_t inbox_bytes_ = 0;
+  // Inboxes live in a pool of 64-byte headers, found by reader through inbox_of_.
+  ChunkedArray<Inbox> inbox_pool_;
+  std::vector<uint32_t> free_slots_;
+  std::vector<uint32_t> inbox_of_;  // by reader internal id: pool slot, or kNoSlot
+  std::vector<InboxSide> sides_;
+  std::vector<uint32_t> free_sides_;
+  size_t inbox_bytes_ = 0;  // live inboxes: headers, entry buffers, side data
   size_t inbox_entries_ = 0;
   size_t inboxes_ = 0;
   InternalId lru_head_ = kNoInternalId, lru_tail_ = kNoInternalId;  // most / least recent

@@ -10,24 +10,59 @@
 
 namespace relgraph {
 
-struct Feed::Inbox {
+// One reader's materialized inbox: a 64-byte header, one cache line, so the fan-out reaches
+// an inbox's newest entry in two dependent loads (slot, header) after the reader's slot.
+struct alignas(64) Feed::Inbox {
   PostBuffer entries;  // posts of visible ordinary followees, oldest first, at most R
   // Exact above the watermark: every such post with a greater key whose fan-out has run is
   // in `entries`. Posts at or below it may be missing (trimmed), so reads fall back to pull.
-  std::optional<PostKey> watermark;
+  // watermark_ts < 0: no watermark (the inbox holds every such post).
+  TimestampMs watermark_ts = -1;
+  PostId watermark_id = 0;
   TimestampMs last_read = 0;
-  InternalId lru_prev = kNoInternalId, lru_next = kNoInternalId;
+  InternalId lru_prev = kNoInternalId, lru_next = kNoInternalId;  // readers, newest first
+  // Low 32 bits of the celebrity epoch the side's celebrity list was built at (0: stale).
+  uint32_t celebrities_epoch = 0;
+  uint32_t side = kNoSlot;  // index into Feed::sides_, or none (no celebrities, no pending)
+
+  bool has_watermark() const { return watermark_ts >= 0; }
+  PostKey watermark() const { return {watermark_ts, watermark_id}; }
+  void set_watermark(const PostKey& k) {
+    watermark_ts = k.ts;
+    watermark_id = k.post;
+  }
+  // True when e is at or below the watermark, where the inbox is not kept exact.
+  void Reset() {
+    entries.Clear();
+    watermark_ts = -1;
+    watermark_id = 0;
+    last_read = 0;
+    lru_prev = lru_next = kNoInternalId;
+    celebrities_epoch = 0;
+    side = kNoSlot;
+  }
+  bool Below(const PostKey& k) const { return has_watermark() && !(watermark() < k); }
+};
+
+// The parts of an inbox that most inboxes do not need, kept off the fan-out's cache line.
+struct Feed::InboxSide {
   std::vector<InternalId> celebrities;  // visible celebrity followees, for pulls
-  uint64_t celebrities_epoch = 0;       // 0: stale
   std::vector<InternalId> pending;      // authors whose visibility changed since the last read
+  size_t MemoryBytes() const {
+    return sizeof(InboxSide) + (celebrities.capacity() + pending.capacity()) * sizeof(InternalId);
+  }
 };
 
 struct Feed::FeedUser {
-  PostBuffer posts;  // retained, undeleted posts, oldest first, at most K
-  std::unique_ptr<Inbox> inbox;
+  PostBuffer posts;               // retained, undeleted posts, oldest first, at most K
   std::vector<InternalId> mutes;  // sorted: authors this user does not want to see
   std::vector<InternalId> hides;  // sorted: readers this author keeps its posts from
 };
+
+inline Feed::Inbox* Feed::InboxOf(InternalId reader) {
+  const uint32_t slot = SlotOf(reader);
+  return slot == kNoSlot ? nullptr : &inbox_pool_[slot];
+}
 
 // kInvalidUserId for id 0, naming the id's role ("author", "user", ...).
 inline Status CheckUser(UserId u, const char* role) {

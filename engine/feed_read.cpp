@@ -46,23 +46,21 @@ bool HeadBefore(const Head& a, const Head& b) {
 
 }  // namespace
 
-void Feed::RefreshCelebrities(const Graph& g, InternalId reader, Inbox& in) const {
-  in.celebrities.clear();
+void Feed::RefreshCelebrities(const Graph& g, InternalId reader, Inbox& in) {
+  if (InboxSide* side = SideOf(in); side != nullptr) side->celebrities.clear();
   const FollowingList& following = g.FollowingOf(reader);
   for (size_t i = 0; i < following.size(); ++i) {
     const InternalId f = following.PeerAt(i);
-    if (IsCelebrity(f) && Visible(reader, f)) in.celebrities.push_back(f);
+    if (IsCelebrity(f) && Visible(reader, f)) EnsureSide(in).celebrities.push_back(f);
   }
-  in.celebrities_epoch = celebrity_epoch_;
+  in.celebrities_epoch = EpochTag();
 }
 
 // Builds the reader's inbox by pull: the newest R posts of its visible ordinary followees;
 // the watermark is the newest post left out, so the inbox is exact above it.
-Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader, FeedUser& fu) {
+Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
   FreeInbox(reader);  // a rebuild is not a drop
-  fu.inbox = std::make_unique<Inbox>();
-  Inbox& in = *fu.inbox;
-  ++inboxes_;
+  Inbox& in = NewInbox(reader);
   ++rebuilds_;
   std::vector<Stream> streams;
   const FollowingList& following = g.FollowingOf(reader);
@@ -86,7 +84,7 @@ Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader, FeedUser& fu) {
     const Head h = heap.back();
     heap.pop_back();
     if (newest_first.size() == r) {
-      in.watermark = h.e.key();
+      in.set_watermark(h.e.key());
       break;
     }
     newest_first.push_back(h.e);
@@ -101,66 +99,72 @@ Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader, FeedUser& fu) {
   RefreshCelebrities(g, reader, in);
   inbox_bytes_ += InboxBytes(in);
   LruPushFront(reader, in);
+  in.last_read = Now();
   return in;
 }
 
-void Feed::PrepareInbox(const Graph& g, InternalId reader, FeedUser& fu) {
-  if (!fu.inbox) {
-    BuildInbox(g, reader, fu);
+Feed::Inbox& Feed::PrepareInbox(const Graph& g, InternalId reader) {
+  Inbox* in = InboxOf(reader);
+  if (in == nullptr) {
+    in = &BuildInbox(g, reader);
   } else {
-    Inbox& in = *fu.inbox;
-    const size_t bytes = InboxBytes(in);
-    for (InternalId author : in.pending) Reconcile(g, reader, in, author);
-    in.pending.clear();
-    in.pending.shrink_to_fit();
-    if (in.celebrities_epoch != celebrity_epoch_) RefreshCelebrities(g, reader, in);
-    inbox_bytes_ += InboxBytes(in) - bytes;
-    LruUnlink(reader, in);
-    LruPushFront(reader, in);
+    const size_t bytes = InboxBytes(*in);
+    if (InboxSide* side = SideOf(*in); side != nullptr && !side->pending.empty()) {
+      std::vector<InternalId> pending;
+      pending.swap(side->pending);
+      for (InternalId author : pending) Reconcile(g, reader, *in, author);
+    }
+    if (in->celebrities_epoch != EpochTag()) RefreshCelebrities(g, reader, *in);
+    ReleaseSideIfEmpty(*in);
+    inbox_bytes_ += InboxBytes(*in) - bytes;
+    LruUnlink(reader, *in);
+    LruPushFront(reader, *in);
+    in->last_read = Now();
   }
-  fu.inbox->last_read = Now();
   EnforceBudget(reader);
+  return *in;
 }
 
 Result<FeedPage> Feed::Timeline(const Graph& g, UserId user, const FeedPageRequest& request) {
   RELGRAPH_RETURN_IF_ERROR(CheckRequest(user, request));
   const InternalId u = g.FindUser(user);
   if (u == kNoInternalId) return FeedPage{};  // follows nobody, has posted nothing
-  FeedUser& fu = GetOrCreate(u);
-  PrepareInbox(g, u, fu);
   bool need_rebuild = false;
-  auto page = Merge(g, u, fu, request, /*allow_rebuild=*/true, &need_rebuild);
+  auto page = Merge(g, u, PrepareInbox(g, u), request, /*allow_rebuild=*/true, &need_rebuild);
   if (!need_rebuild) return page;
   ++fallbacks_;
-  BuildInbox(g, u, fu).last_read = Now();
-  return Merge(g, u, fu, request, /*allow_rebuild=*/false, &need_rebuild);
+  return Merge(g, u, BuildInbox(g, u), request, /*allow_rebuild=*/false, &need_rebuild);
 }
 
 // The merge. The timeline is the newest R entries of all streams; `rank` counts the entries
 // newer than the one being looked at, so a page at a cursor starts at the cursor's rank and
 // stops at R. The inbox stream is exact only above its watermark: when the merge would need an
 // entry at or below it, the caller rebuilds the inbox by pull and merges again.
-Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, FeedUser& fu,
+Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
                              const FeedPageRequest& request, bool allow_rebuild,
                              bool* need_rebuild) {
+  static const PostBuffer kNoPosts;
   FeedPage page;
-  Inbox& in = *fu.inbox;
   const uint32_t r = options_.timeline_length;
   const std::optional<PostKey>& after = request.after;
-  if (after && in.watermark && !(*in.watermark < *after)) {
+  if (after && in.Below(*after)) {
     // The cursor is at or below the watermark: after a rebuild the inbox alone holds R
     // entries above it, so the page is empty.
     if (allow_rebuild) *need_rebuild = true;
     return page;
   }
   auto start = [&](const PostBuffer& b) { return after ? b.LowerBound(*after) : b.size(); };
+  const FeedUser* own = Find(reader);
+  const PostBuffer& own_posts = own != nullptr ? own->posts : kNoPosts;
   Stream streams[2] = {{&in.entries, start(in.entries), kNoInternalId},
-                       {&fu.posts, start(fu.posts), reader}};
+                       {&own_posts, start(own_posts), reader}};
   std::vector<Stream> pulled;
-  pulled.reserve(in.celebrities.size());
-  for (InternalId c : in.celebrities) {
-    const FeedUser* cu = Find(c);
-    if (cu != nullptr && !cu->posts.empty()) pulled.push_back({&cu->posts, start(cu->posts), c});
+  if (const InboxSide* side = SideOf(in); side != nullptr) {
+    pulled.reserve(side->celebrities.size());
+    for (InternalId c : side->celebrities) {
+      const FeedUser* cu = Find(c);
+      if (cu != nullptr && !cu->posts.empty()) pulled.push_back({&cu->posts, start(cu->posts), c});
+    }
   }
   auto stream = [&](uint32_t s) -> Stream& { return s < 2 ? streams[s] : pulled[s - 2]; };
   const uint32_t n_streams = 2 + static_cast<uint32_t>(pulled.size());
@@ -184,8 +188,7 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, FeedUser& fu,
   page.entries.reserve(request.limit);
   while (rank < r) {
     const bool inbox_exhausted = streams[0].pos == 0;
-    if (inbox_exhausted && in.watermark &&
-        (heap.empty() || !(*in.watermark < heap.front().e.key()))) {
+    if (inbox_exhausted && in.has_watermark() && (heap.empty() || in.Below(heap.front().e.key()))) {
       // Older posts of ordinary followees may exist below the watermark.
       if (allow_rebuild) {
         *need_rebuild = true;

@@ -50,12 +50,12 @@ Status ApplyFeedBlock(std::string_view block, Graph& g, Feed& feed) {
     if (tag < kPosts || tag > kHides) return bad("unknown record tag " + std::to_string(tag));
     if (in.remaining() / item < count) return bad("record longer than its block");
     for (uint32_t i = 0; i < count; ++i) {
-      uint64_t id;
+      uint64_t id = 0;  // the length check above makes every read succeed
       in.U64(&id);
       Status s;
       if (tag == kPosts) {
-        int64_t ts;
-        uint8_t kind;
+        int64_t ts = 0;
+        uint8_t kind = 0;
         in.I64(&ts);
         in.U8(&kind);
         s = feed.ApplyPublish(g, owner, id, ts, kind, 0);
