@@ -107,7 +107,7 @@ Result<PublishOutcome> Feed::Publish(Graph& g, UserId author, PostId post, uint3
     return out;
   }
   const size_t before = fu.posts.MemoryBytes();
-  fu.posts.Insert(e, k);
+  fu.posts.Insert(e, k, ring_slab_);
   index_.Insert(post, a);
   if (fu.posts.size() > k) {
     const PostEntry old = fu.posts.oldest();
@@ -160,7 +160,7 @@ void Feed::ForgetPosts(InternalId author) {
   if (fu == nullptr) return;
   for (uint32_t i = 0; i < fu->posts.size(); ++i) index_.Erase(fu->posts[i].id);
   ring_bytes_ -= fu->posts.MemoryBytes();
-  fu->posts.Clear();
+  fu->posts.Clear(ring_slab_);
 }
 
 // ---- mutes and hides --------------------------------------------------------------------------
@@ -325,7 +325,7 @@ Feed::Inbox& Feed::NewInbox(InternalId reader) {
 void Feed::InboxInsert(Inbox& in, const PostEntry& e) {
   if (in.Below(e.key())) return;  // below the exact range
   const size_t bytes = in.entries.MemoryBytes();
-  if (!in.entries.Insert(e, options_.timeline_length)) return;
+  if (!in.entries.Insert(e, options_.timeline_length, inbox_slab_)) return;
   ++fanout_inserts_;
   ++inbox_entries_;
   if (in.entries.size() > options_.timeline_length) {
@@ -413,6 +413,7 @@ bool Feed::FreeInbox(InternalId reader) {
     sides_[in.side] = InboxSide{};
     free_sides_.push_back(in.side);
   }
+  in.entries.Clear(inbox_slab_);
   in.Reset();
   free_slots_.push_back(slot);
   inbox_of_[reader] = kNoSlot;
@@ -450,6 +451,7 @@ void Feed::EnforceBudget(InternalId keep) {
 // keeps several fans' cache misses in flight at once.
 size_t Feed::RunFanout(const Graph& g) {
   constexpr uint32_t kBatch = 256;
+  constexpr size_t kTaskAhead = 8;
   EdgeEntry fans[kBatch];
   FanRun runs[kBatch];
   size_t visited = 0;
@@ -459,6 +461,12 @@ size_t Feed::RunFanout(const Graph& g) {
     uint32_t gathered = 0, n_runs = 0;
     size_t finished = 0;  // tasks at the front of the queue whose fans are all gathered
     for (size_t i = 0; i < tasks_.size() && gathered < kBatch && gathered < budget; ++i) {
+      // A task's own chain: its post's index slot, the author's record, the newest fans.
+      if (i + kTaskAhead < tasks_.size()) {
+        index_.Prefetch(tasks_[i + kTaskAhead].post.id);
+        g.PrefetchFans(tasks_[i + kTaskAhead].author, 0);
+      }
+      if (i + kTaskAhead / 2 < tasks_.size()) g.PrefetchFans(tasks_[i + kTaskAhead / 2].author, 1);
       Task& t = tasks_[i];
       if (!t.retract && (IsCelebrity(t.author) || index_.Find(t.post.id) != t.author)) {
         ++finished;  // promoted, or the post is gone already: nothing to push
@@ -495,7 +503,7 @@ size_t Feed::RunFanout(const Graph& g) {
 // entries' newest end. Prefetching each link a different distance ahead overlaps the chains
 // of several fans, so the loop waits for about one miss per fan instead of three.
 void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs, TimestampMs now) {
-  constexpr uint32_t kSlotAhead = 12, kHeaderAhead = 8, kEntriesAhead = 4;
+  constexpr uint32_t kSlotAhead = 32, kHeaderAhead = 20, kEntriesAhead = 10;
   if (n_runs == 0) return;
   const uint32_t n = runs[n_runs - 1].end;
   for (uint32_t r = 0; r < n_runs; ++r) {
@@ -552,7 +560,7 @@ Status Feed::ApplyPublish(Graph& g, UserId author, PostId post, TimestampMs ts, 
   const size_t before = fu.posts.MemoryBytes();
   if (evicted != post && index_.Find(post) == kNoInternalId) {
     fu.posts.Insert(PostEntry::Make(post, ts, static_cast<uint8_t>(kind), TagOf(a)),
-                    options_.posts_per_author);
+                    options_.posts_per_author, ring_slab_);
     index_.Insert(post, a);
   }
   if (evicted != 0 && index_.Find(evicted) == a) RemovePost(a, evicted);

@@ -32,8 +32,8 @@ struct alignas(64) Feed::Inbox {
     watermark_id = k.post;
   }
   // True when e is at or below the watermark, where the inbox is not kept exact.
+  // REQUIRES: entries is empty and holds no block (Clear it with its allocator first).
   void Reset() {
-    entries.Clear();
     watermark_ts = -1;
     watermark_id = 0;
     last_read = 0;

@@ -94,7 +94,8 @@ Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
       std::push_heap(heap.begin(), heap.end(), HeadBefore);
     }
   }
-  for (auto it = newest_first.rbegin(); it != newest_first.rend(); ++it) in.entries.Insert(*it, r);
+  for (auto it = newest_first.rbegin(); it != newest_first.rend(); ++it)
+    in.entries.Insert(*it, r, inbox_slab_);
   inbox_entries_ += in.entries.size();
   RefreshCelebrities(g, reader, in);
   inbox_bytes_ += InboxBytes(in);

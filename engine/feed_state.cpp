@@ -10,10 +10,17 @@ namespace relgraph {
 FeedStats Feed::Stats() const {
   FeedStats s;
   s.posts = index_.size();
-  s.post_bytes = ring_bytes_ + index_.MemoryBytes();
+  // Free slab blocks and the untouched rest of each slab count against their side.
+  s.post_bytes =
+      ring_bytes_ + (ring_slab_.MemoryBytes() - ring_slab_.LiveBytes()) + index_.MemoryBytes();
   s.inboxes = inboxes_;
   s.inbox_entries = inbox_entries_;
-  s.inbox_bytes = inbox_bytes_;
+  const size_t live_sides = sides_.size() - free_sides_.size();
+  s.inbox_bytes =
+      inbox_bytes_ + (inbox_slab_.MemoryBytes() - inbox_slab_.LiveBytes()) +
+      (inbox_pool_.MemoryBytes() - inboxes_ * sizeof(Inbox)) +
+      (sides_.capacity() - live_sides) * sizeof(InboxSide) +
+      (inbox_of_.capacity() + free_slots_.capacity() + free_sides_.capacity()) * sizeof(uint32_t);
   s.celebrities = celebrities_;
   s.fanout_queue = tasks_.size();
   s.fanout_inserts = fanout_inserts_;

@@ -64,10 +64,12 @@ struct FeedOptions {
 
 struct FeedStats {
   uint64_t posts = 0;       // retained posts
-  uint64_t post_bytes = 0;  // author rings plus the post index
+  uint64_t post_bytes = 0;  // author rings (with their slab's free space) plus the post index
   uint64_t inboxes = 0;     // materialized inboxes
   uint64_t inbox_entries = 0;
-  uint64_t inbox_bytes = 0;  // entries' buffers plus per-inbox state
+  // Everything inboxes use: headers, entry buffers, side lists, free pool and slab space,
+  // and the per-user slot array.
+  uint64_t inbox_bytes = 0;
   uint64_t celebrities = 0;
   uint64_t fanout_queue = 0;         // tasks waiting or running
   uint64_t fanout_inserts = 0;       // inbox inserts since start

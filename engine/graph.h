@@ -153,6 +153,9 @@ class Graph {
   bool FollowsInternal(InternalId a, InternalId b) const {
     return users_[a].following.FindPeer(b) < users_[a].following.size();
   }
+  // Starts fetching what FansBefore(a, none, ...) reads: stage 0 the user's record, stage 1
+  // (once the record is cached) the newest fans. For pipelines over many users.
+  void PrefetchFans(InternalId a, int stage) const;
   // Copies up to `limit` fans of `a`, newest first, strictly older than `before` (all when
   // empty) into out; returns the count. Walking by the last fan's key visits every fan present
   // throughout the walk exactly once.

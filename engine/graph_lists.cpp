@@ -238,6 +238,13 @@ Result<KnownFollowers> Graph::GetKnownFollowers(UserId viewer, UserId target,
   return out;
 }
 
+void Graph::PrefetchFans(InternalId a, int stage) const {
+  if (stage == 0)
+    __builtin_prefetch(&users_[a]);
+  else
+    users_[a].fans.PrefetchTail();
+}
+
 uint32_t Graph::FansBefore(InternalId a, const std::optional<EntryKey>& before, uint32_t limit,
                            EdgeEntry* out) const {
   const FanList& fans = users_[a].fans;

@@ -30,37 +30,52 @@ uint32_t PostBuffer::FindId(PostId id) const {
   return size_;
 }
 
-// Slides the entries to the front when there is free room before them, else grows: by one
-// while tiny, by half while small, and to bound + bound/16 + 4 once near the bound, so a full
-// buffer wastes little.
-void PostBuffer::MakeRoomAtEnd(uint32_t bound) {
+// Slides the entries to the front when there is free room before them, else grows: through
+// the slab's classes (x1.25-1.5) while small, by half past them, and to bound + bound/16 + 4
+// once near the bound, so a full buffer wastes little.
+void PostBuffer::MakeRoomAtEnd(uint32_t bound, SlabAllocator& slab) {
   if (start_ + size_ < capacity_) return;
   if (start_ > 0 && start_ >= size_ / 16) {
     std::memmove(data_, data_ + start_, size_t{size_} * sizeof(PostEntry));
     start_ = 0;
     return;
   }
-  const uint32_t slack = bound / 16 + 4;
-  // Most authors and inboxes hold a handful of entries: grow one by one while tiny.
-  uint32_t want = capacity_ < 4 ? capacity_ + 1 : capacity_ + capacity_ / 2;
-  if (want > bound) want = std::max(bound + slack, size_ + 1);
+  uint32_t want = capacity_ < kSlabMaxEntries ? SlabAllocator::CapacityFor(capacity_ + 1)
+                                              : capacity_ + capacity_ / 2;
+  if (want > bound) want = std::max(bound + bound / 16 + 4, size_ + 1);
+  if (want <= kSlabMaxEntries) want = SlabAllocator::CapacityFor(want);
   if (start_ > 0) {
     std::memmove(data_, data_ + start_, size_t{size_} * sizeof(PostEntry));
     start_ = 0;
   }
-  void* grown = std::realloc(data_, size_t{want} * sizeof(PostEntry));
-  if (grown == nullptr) throw std::bad_alloc();
-  data_ = static_cast<PostEntry*>(grown);
+  const size_t bytes = size_t{want} * sizeof(PostEntry);
+  if (capacity_ > kSlabMaxEntries) {  // malloc'd already, and stays so
+    void* grown = std::realloc(data_, bytes);
+    if (grown == nullptr) throw std::bad_alloc();
+    data_ = static_cast<PostEntry*>(grown);
+  } else {
+    void* fresh = want <= kSlabMaxEntries ? slab.AllocateBlock(want) : std::malloc(bytes);
+    if (fresh == nullptr) throw std::bad_alloc();
+    if (size_ > 0) std::memcpy(fresh, data_, size_t{size_} * sizeof(PostEntry));
+    FreeBlock(slab);
+    data_ = static_cast<PostEntry*>(fresh);
+  }
   capacity_ = want;
 }
 
-bool PostBuffer::Insert(const PostEntry& e, uint32_t bound) {
-  uint32_t pos = size_;
-  if (size_ > 0 && !PostEntry::Less(newest(), e)) {  // not the newest: find its place
-    pos = LowerBound(e.key());
-    if (pos < size_ && data_[start_ + pos].key() == e.key()) return false;
-  }
-  MakeRoomAtEnd(bound);
+void PostBuffer::FreeBlock(SlabAllocator& slab) {
+  if (capacity_ == 0) return;
+  if (capacity_ <= kSlabMaxEntries)
+    slab.FreeBlock(data_, capacity_);
+  else
+    std::free(data_);
+}
+
+// Insert when e is not newer than the newest entry: find its place.
+bool PostBuffer::InsertInside(const PostEntry& e, uint32_t bound, SlabAllocator& slab) {
+  const uint32_t pos = LowerBound(e.key());
+  if (pos < size_ && data_[start_ + pos].key() == e.key()) return false;
+  MakeRoomAtEnd(bound, slab);
   PostEntry* at = data_ + start_ + pos;
   std::memmove(at + 1, at, size_t{size_ - pos} * sizeof(PostEntry));
   *at = e;
@@ -80,8 +95,8 @@ void PostBuffer::PopOldest() {
   if (size_ == 0) start_ = 0;
 }
 
-void PostBuffer::Clear() {
-  std::free(data_);
+void PostBuffer::Clear(SlabAllocator& slab) {
+  FreeBlock(slab);
   data_ = nullptr;
   start_ = size_ = capacity_ = 0;
 }

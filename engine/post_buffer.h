@@ -5,7 +5,10 @@
 // end and shrink at the oldest, and are read newest first from a cursor. A contiguous array
 // with a movable start gives appends and trims in amortized O(1), binary search for cursors,
 // and 16 bytes per entry: the id plus one word packing time, kind and a 16-bit author tag
-// (inboxes use the tag to find an author's entries without a lookup per entry).
+// (inboxes use the tag to find an author's entries without a lookup per entry). Most buffers
+// are tiny (an author's few posts, a light reader's inbox), so blocks of up to 64 entries come
+// from a SlabAllocator: no malloc header, no realloc per growth step. Larger ones are malloc'd
+// and sized tightly to their bound.
 //
 // Thread-safety: none; the feed engine serializes access.
 #pragma once
@@ -14,6 +17,7 @@
 #include <cstdlib>
 
 #include "engine/feed_types.h"
+#include "engine/slab_allocator.h"
 
 namespace relgraph {
 
@@ -39,8 +43,13 @@ static_assert(sizeof(PostEntry) == 16);
 
 class PostBuffer {
  public:
+  static constexpr uint32_t kSlabMaxEntries = 64;  // larger blocks come from malloc
+
   PostBuffer() = default;
-  ~PostBuffer() { std::free(data_); }
+  // Frees a malloc'd block. A slab block is left to its allocator (Clear gives it back).
+  ~PostBuffer() {
+    if (capacity_ > kSlabMaxEntries) std::free(data_);
+  }
   PostBuffer(const PostBuffer&) = delete;
   PostBuffer& operator=(const PostBuffer&) = delete;
 
@@ -60,8 +69,14 @@ class PostBuffer {
 
   // Inserts e in key order; false (no change) when an entry with its key is present.
   // `bound` is the size the buffer is kept under by its owner: capacity never grows far
-  // past it, so a full buffer costs bound * 16 bytes plus a little slack.
-  bool Insert(const PostEntry& e, uint32_t bound);
+  // past it, so a full buffer costs bound * 16 bytes plus a little slack. `slab` is where
+  // small blocks come from: the same allocator for every call on one buffer.
+  bool Insert(const PostEntry& e, uint32_t bound, SlabAllocator& slab) {
+    if (size_ > 0 && !PostEntry::Less(newest(), e)) return InsertInside(e, bound, slab);
+    if (start_ + size_ == capacity_) MakeRoomAtEnd(bound, slab);
+    data_[start_ + size_++] = e;  // the common case: a new newest entry
+    return true;
+  }
   void EraseAt(uint32_t i);
   void PopOldest();
   // Removes the entries for which remove(entry) is true; returns how many were removed.
@@ -76,7 +91,7 @@ class PostBuffer {
     size_ = out;
     return removed;
   }
-  void Clear();
+  void Clear(SlabAllocator& slab);  // empties the buffer and frees its block
   size_t MemoryBytes() const { return size_t{capacity_} * sizeof(PostEntry); }
   // Hints the CPU to fetch the newest entry.
   void Prefetch() const {
@@ -84,7 +99,9 @@ class PostBuffer {
   }
 
  private:
-  void MakeRoomAtEnd(uint32_t bound);
+  bool InsertInside(const PostEntry& e, uint32_t bound, SlabAllocator& slab);
+  void MakeRoomAtEnd(uint32_t bound, SlabAllocator& slab);
+  void FreeBlock(SlabAllocator& slab);
 
   PostEntry* data_ = nullptr;
   uint32_t start_ = 0;  // index of the oldest entry in data_

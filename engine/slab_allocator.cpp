@@ -15,11 +15,6 @@ constexpr std::array<uint32_t, 26> kClassCapacity = {1,   2,   3,   4,   5,   6,
 constexpr size_t kSlabBytes = kHugePageBytes;
 constexpr uint32_t kLargestClass = kClassCapacity.back();
 
-// Blocks are multiples of 4 bytes so that a FollowingList's u32 arrays are aligned.
-constexpr size_t BlockBytes(uint32_t capacity) {
-  return (size_t{capacity} * sizeof(EdgeEntry) + 3) & ~size_t{3};
-}
-
 // class index of every size up to the largest class: one load instead of a search.
 constexpr std::array<uint8_t, kLargestClass + 1> MakeClassTable() {
   std::array<uint8_t, kLargestClass + 1> t{};
@@ -51,19 +46,20 @@ uint32_t SlabAllocator::CapacityFor(uint32_t n) {
   return cap;
 }
 
-EdgeEntry* SlabAllocator::Allocate(uint32_t n) {
+// Blocks are multiples of 4 bytes so that a FollowingList's u32 arrays are aligned.
+void* SlabAllocator::AllocateBlock(uint32_t n) {
   live_bytes_ += BlockBytes(CapacityFor(n));
   const int c = ClassIndex(n);
   if (c < 0) {
     const size_t bytes = BlockBytes(CapacityFor(n));
     reserved_bytes_ += bytes;
-    return static_cast<EdgeEntry*>(::operator new(bytes));
+    return ::operator new(bytes);
   }
   if (free_.empty()) free_.resize(kClassCapacity.size(), nullptr);
   if (free_[c] != nullptr) {
     char* block = free_[c];
     std::memcpy(&free_[c], block, sizeof(char*));
-    return reinterpret_cast<EdgeEntry*>(block);
+    return block;
   }
   const size_t block_bytes = BlockBytes(kClassCapacity[c]);
   if (static_cast<size_t>(bump_end_ - bump_) < block_bytes) {
@@ -84,10 +80,10 @@ EdgeEntry* SlabAllocator::Allocate(uint32_t n) {
   }
   char* block = bump_;
   bump_ += block_bytes;
-  return reinterpret_cast<EdgeEntry*>(block);
+  return block;
 }
 
-void SlabAllocator::Free(EdgeEntry* block, uint32_t n) {
+void SlabAllocator::FreeBlock(void* block, uint32_t n) {
   if (block == nullptr) return;
   live_bytes_ -= BlockBytes(CapacityFor(n));
   const int c = ClassIndex(n);
@@ -96,8 +92,8 @@ void SlabAllocator::Free(EdgeEntry* block, uint32_t n) {
     ::operator delete(block);
     return;
   }
-  // Blocks are 2-byte aligned and at least 10 bytes: room for the link, stored unaligned.
-  char* raw = reinterpret_cast<char*>(block);
+  // Blocks are 2-byte aligned and at least 8 bytes: room for the link, stored unaligned.
+  char* raw = static_cast<char*>(block);
   std::memcpy(raw, &free_[c], sizeof(char*));
   free_[c] = raw;
 }

@@ -1,5 +1,6 @@
-// SlabAllocator: arrays of EdgeEntry in a fixed ladder of capacities ("classes"), carved from
-// large slabs, with a free list per class.
+// SlabAllocator: arrays of fixed-size entries (EdgeEntry for graph lists, PostEntry for feed
+// buffers) in a fixed ladder of capacities ("classes"), carved from large slabs, with a free
+// list per class.
 //
 // Why this design: a graph of 10M edges has millions of short lists. glibc's malloc would add a
 // 16-byte header and 16-byte rounding to each, about as much as the entries themselves. Here a
@@ -23,7 +24,9 @@ namespace relgraph {
 
 class SlabAllocator {
  public:
-  SlabAllocator() = default;
+  // entry_bytes: the size of one entry; at least 2, and blocks of one entry must hold a pointer
+  // (free-list link), so entry_bytes >= 8 or entries are EdgeEntry-sized (10).
+  explicit SlabAllocator(size_t entry_bytes = sizeof(EdgeEntry)) : entry_bytes_(entry_bytes) {}
   SlabAllocator(const SlabAllocator&) = delete;
   SlabAllocator& operator=(const SlabAllocator&) = delete;
   ~SlabAllocator();
@@ -31,11 +34,15 @@ class SlabAllocator {
   // Entries a block for `n` entries can hold: the smallest class capacity >= n (n >= 1).
   static uint32_t CapacityFor(uint32_t n);
 
-  // A block of CapacityFor(n) entries (4-byte aligned, size rounded up to a multiple of 4),
-  // contents unspecified. REQUIRES: n >= 1.
-  EdgeEntry* Allocate(uint32_t n);
-  // REQUIRES: `block` came from Allocate(m) with CapacityFor(m) == CapacityFor(n).
-  void Free(EdgeEntry* block, uint32_t n);
+  // A block of CapacityFor(n) entries (4-byte aligned, size rounded up to a multiple of 4;
+  // aligned to the entry size when that is a multiple of 8 and every block of this allocator
+  // is), contents unspecified. REQUIRES: n >= 1.
+  void* AllocateBlock(uint32_t n);
+  // REQUIRES: `block` came from AllocateBlock(m) with CapacityFor(m) == CapacityFor(n).
+  void FreeBlock(void* block, uint32_t n);
+  // The same, typed for graph lists. REQUIRES: entry_bytes == sizeof(EdgeEntry).
+  EdgeEntry* Allocate(uint32_t n) { return static_cast<EdgeEntry*>(AllocateBlock(n)); }
+  void Free(EdgeEntry* block, uint32_t n) { FreeBlock(block, n); }
 
   // Bytes reserved from the system (slabs and large blocks), including free blocks and the
   // untouched tail of each class's current slab.
@@ -45,7 +52,11 @@ class SlabAllocator {
 
  private:
   static int ClassIndex(uint32_t n);  // -1 for large blocks
+  size_t BlockBytes(uint32_t capacity) const {
+    return (size_t{capacity} * entry_bytes_ + 3) & ~size_t{3};
+  }
 
+  const size_t entry_bytes_;
   std::vector<char*> free_;   // per class: first free block; each holds the next one's address
   std::vector<char*> slabs_;  // 2 MiB each, freed in the destructor
   char* bump_ = nullptr;      // next unused byte of the newest slab

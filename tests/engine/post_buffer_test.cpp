@@ -1,4 +1,5 @@
-// PostBuffer against a std::set of keys under random inserts, erases and trims.
+// PostBuffer against a std::set of keys under random inserts, erases and trims, and its
+// blocks' accounting in the slab.
 #include <doctest.h>
 
 #include <iterator>
@@ -20,13 +21,14 @@ TEST_CASE("post buffer: packed fields round-trip") {
 TEST_CASE("post buffer: random ops match a sorted set, capacity stays near the bound") {
   std::mt19937_64 rng(7);
   for (uint32_t bound : {1u, 5u, 64u, 300u}) {
+    SlabAllocator slab(sizeof(PostEntry));
     PostBuffer b;
     std::set<PostKey> want;
     for (int op = 0; op < 20000; ++op) {
       const uint32_t x = static_cast<uint32_t>(rng() % 10);
       if (x < 6) {
         const PostKey k{static_cast<TimestampMs>(rng() % 500), rng() % 50 + 1};
-        CHECK(b.Insert(PostEntry::Make(k.post, k.ts, 1, 0), bound) == want.insert(k).second);
+        CHECK(b.Insert(PostEntry::Make(k.post, k.ts, 1, 0), bound, slab) == want.insert(k).second);
       } else if (x < 8 && !want.empty()) {
         auto it = std::next(want.begin(), static_cast<long>(rng() % want.size()));
         const uint32_t at = b.Find(*it);
@@ -44,6 +46,9 @@ TEST_CASE("post buffer: random ops match a sorted set, capacity stays near the b
       }
       REQUIRE(b.size() == want.size());
       CHECK(b.MemoryBytes() <= (size_t{bound} + bound / 16 + 5) * sizeof(PostEntry));
+      // Small blocks live in the slab, large ones outside it.
+      const bool small = b.MemoryBytes() <= PostBuffer::kSlabMaxEntries * sizeof(PostEntry);
+      CHECK(slab.LiveBytes() == (small ? b.MemoryBytes() : 0));
     }
     uint32_t i = 0;
     for (const PostKey& k : want) {
@@ -51,6 +56,9 @@ TEST_CASE("post buffer: random ops match a sorted set, capacity stays near the b
       CHECK(b.LowerBound(k) == i);
       ++i;
     }
+    b.Clear(slab);
+    CHECK(b.empty());
+    CHECK(slab.LiveBytes() == 0);
   }
 }
 }  // namespace relgraph
