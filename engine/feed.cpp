@@ -319,7 +319,10 @@ Feed::Inbox& Feed::NewInbox(InternalId reader) {
   if (reader >= inbox_of_.size()) inbox_of_.resize(size_t{reader} + 1, kNoSlot);
   inbox_of_[reader] = slot;
   ++inboxes_;
-  return inbox_pool_[slot];
+  Inbox& in = inbox_pool_[slot];
+  in.reader = reader;
+  in.referenced = 1;
+  return in;
 }
 
 void Feed::InboxInsert(Inbox& in, const PostEntry& e) {
@@ -381,31 +384,10 @@ void Feed::Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId au
   inbox_entries_ -= removed;
 }
 
-void Feed::LruUnlink(InternalId u, Inbox& in) {
-  if (in.lru_prev != kNoInternalId)
-    InboxOf(in.lru_prev)->lru_next = in.lru_next;
-  else if (lru_head_ == u)
-    lru_head_ = in.lru_next;
-  if (in.lru_next != kNoInternalId)
-    InboxOf(in.lru_next)->lru_prev = in.lru_prev;
-  else if (lru_tail_ == u)
-    lru_tail_ = in.lru_prev;
-  in.lru_prev = in.lru_next = kNoInternalId;
-}
-
-void Feed::LruPushFront(InternalId u, Inbox& in) {
-  in.lru_prev = kNoInternalId;
-  in.lru_next = lru_head_;
-  if (lru_head_ != kNoInternalId) InboxOf(lru_head_)->lru_prev = u;
-  lru_head_ = u;
-  if (lru_tail_ == kNoInternalId) lru_tail_ = u;
-}
-
 bool Feed::FreeInbox(InternalId reader) {
   const uint32_t slot = SlotOf(reader);
   if (slot == kNoSlot) return false;
   Inbox& in = inbox_pool_[slot];
-  LruUnlink(reader, in);
   inbox_bytes_ -= InboxBytes(in);
   inbox_entries_ -= in.entries.size();
   --inboxes_;
@@ -436,11 +418,21 @@ void Feed::DropFanInboxes(const Graph& g, InternalId author) {
   }
 }
 
+// CLOCK: the hand sweeps the pool; an inbox read since the hand's last pass loses its mark
+// and stays, one not read since is dropped. Two passes visit every inbox with its mark clear,
+// so the loop ends having reached the target or dropped all but `keep`.
 void Feed::EnforceBudget(InternalId keep) {
   if (inbox_bytes_ <= options_.inbox_memory_budget) return;
   const size_t target = options_.inbox_memory_budget / 10 * 9;
-  while (inbox_bytes_ > target && lru_tail_ != kNoInternalId && lru_tail_ != keep) {
-    DropInbox(lru_tail_);
+  for (size_t steps = 2 * inbox_pool_.size(); steps > 0 && inbox_bytes_ > target; --steps) {
+    if (clock_hand_ >= inbox_pool_.size()) clock_hand_ = 0;
+    Inbox& in = inbox_pool_[clock_hand_++];
+    if (in.reader == kNoInternalId || in.reader == keep) continue;
+    if (in.referenced != 0) {
+      in.referenced = 0;
+    } else {
+      DropInbox(in.reader);
+    }
   }
 }
 

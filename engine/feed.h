@@ -170,8 +170,6 @@ class Feed {
   bool FreeInbox(InternalId reader);  // false when it had none
   void DropInbox(InternalId reader);  // FreeInbox, counted as a drop
   void DropFanInboxes(const Graph& g, InternalId author);
-  void LruUnlink(InternalId u, Inbox& in);
-  void LruPushFront(InternalId u, Inbox& in);
   void EnforceBudget(InternalId keep);
   size_t InboxBytes(const Inbox& in) const;
 
@@ -217,7 +215,7 @@ class Feed {
   size_t inbox_bytes_ = 0;  // live inboxes: headers, entry buffers, side data
   size_t inbox_entries_ = 0;
   size_t inboxes_ = 0;
-  InternalId lru_head_ = kNoInternalId, lru_tail_ = kNoInternalId;  // most / least recent
+  size_t clock_hand_ = 0;  // the budget's next pool slot to look at
   std::deque<Task> tasks_;
   std::unordered_map<PostId, PostKey> retracting_;  // removed posts not yet out of inboxes
   std::vector<double> fanout_delays_;

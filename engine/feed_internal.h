@@ -11,7 +11,9 @@
 namespace relgraph {
 
 // One reader's materialized inbox: a 64-byte header, one cache line, so the fan-out reaches
-// an inbox's newest entry in two dependent loads (slot, header) after the reader's slot.
+// an inbox's newest entry in two dependent loads (slot, header) after the reader's slot. The
+// memory budget evicts by CLOCK (second chance) over the pool, not by an LRU list: a read
+// only sets `referenced` in a line it has loaded anyway, instead of relinking neighbours.
 struct alignas(64) Feed::Inbox {
   PostBuffer entries;  // posts of visible ordinary followees, oldest first, at most R
   // Exact above the watermark: every such post with a greater key whose fan-out has run is
@@ -20,7 +22,8 @@ struct alignas(64) Feed::Inbox {
   TimestampMs watermark_ts = -1;
   PostId watermark_id = 0;
   TimestampMs last_read = 0;
-  InternalId lru_prev = kNoInternalId, lru_next = kNoInternalId;  // readers, newest first
+  InternalId reader = kNoInternalId;  // the owner; kNoInternalId for a free slot
+  uint32_t referenced = 0;            // 1: read since the budget's clock hand last passed
   // Low 32 bits of the celebrity epoch the side's celebrity list was built at (0: stale).
   uint32_t celebrities_epoch = 0;
   uint32_t side = kNoSlot;  // index into Feed::sides_, or none (no celebrities, no pending)
@@ -37,7 +40,8 @@ struct alignas(64) Feed::Inbox {
     watermark_ts = -1;
     watermark_id = 0;
     last_read = 0;
-    lru_prev = lru_next = kNoInternalId;
+    reader = kNoInternalId;
+    referenced = 0;
     celebrities_epoch = 0;
     side = kNoSlot;
   }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include <boost/container/small_vector.hpp>
+
 #include "engine/feed_internal.h"
 
 namespace relgraph {
@@ -99,7 +101,6 @@ Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
   inbox_entries_ += in.entries.size();
   RefreshCelebrities(g, reader, in);
   inbox_bytes_ += InboxBytes(in);
-  LruPushFront(reader, in);
   in.last_read = Now();
   return in;
 }
@@ -109,17 +110,20 @@ Feed::Inbox& Feed::PrepareInbox(const Graph& g, InternalId reader) {
   if (in == nullptr) {
     in = &BuildInbox(g, reader);
   } else {
-    const size_t bytes = InboxBytes(*in);
-    if (InboxSide* side = SideOf(*in); side != nullptr && !side->pending.empty()) {
-      std::vector<InternalId> pending;
-      pending.swap(side->pending);
-      for (InternalId author : pending) Reconcile(g, reader, *in, author);
+    InboxSide* side = SideOf(*in);
+    const bool pending = side != nullptr && !side->pending.empty();
+    if (pending || in->celebrities_epoch != EpochTag()) {
+      const size_t bytes = InboxBytes(*in);
+      if (pending) {
+        std::vector<InternalId> authors;
+        authors.swap(side->pending);
+        for (InternalId author : authors) Reconcile(g, reader, *in, author);
+      }
+      if (in->celebrities_epoch != EpochTag()) RefreshCelebrities(g, reader, *in);
+      ReleaseSideIfEmpty(*in);
+      inbox_bytes_ += InboxBytes(*in) - bytes;
     }
-    if (in->celebrities_epoch != EpochTag()) RefreshCelebrities(g, reader, *in);
-    ReleaseSideIfEmpty(*in);
-    inbox_bytes_ += InboxBytes(*in) - bytes;
-    LruUnlink(reader, *in);
-    LruPushFront(reader, *in);
+    in->referenced = 1;
     in->last_read = Now();
   }
   EnforceBudget(reader);
@@ -159,7 +163,8 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
   const PostBuffer& own_posts = own != nullptr ? own->posts : kNoPosts;
   Stream streams[2] = {{&in.entries, start(in.entries), kNoInternalId},
                        {&own_posts, start(own_posts), reader}};
-  std::vector<Stream> pulled;
+  // Most readers follow a few celebrities at most: no allocation for the merge's state.
+  boost::container::small_vector<Stream, 8> pulled;
   if (const InboxSide* side = SideOf(in); side != nullptr) {
     pulled.reserve(side->celebrities.size());
     for (InternalId c : side->celebrities) {
@@ -180,7 +185,11 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
   }
   if (rank >= r) return page;
 
-  std::vector<Head> heap;
+  // Each inbox entry on the page costs a post-index lookup (to name its author): start the
+  // likely ones now, so their misses overlap instead of queueing one after another.
+  for (uint32_t i = 0, pos = streams[0].pos; i <= request.limit && i < pos; ++i)
+    index_.Prefetch(in.entries[pos - 1 - i].id);
+  boost::container::small_vector<Head, 10> heap;
   heap.reserve(n_streams);
   for (uint32_t s = 0; s < n_streams; ++s) {
     if (stream(s).pos > 0) heap.push_back({(*stream(s).buf)[stream(s).pos - 1], s});
@@ -219,8 +228,11 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
       break;
     }
     if (!KindWanted(request.kinds, h.e.kind())) continue;
-    page.entries.push_back({h.e.id, g.ExternalOf(author), h.e.ts(), h.e.kind()});
+    page.entries.push_back({h.e.id, author, h.e.ts(), h.e.kind()});  // internal id for now
   }
+  // Authors' external ids, likewise fetched together.
+  for (const FeedEntry& e : page.entries) g.PrefetchExternal(static_cast<InternalId>(e.author));
+  for (FeedEntry& e : page.entries) e.author = g.ExternalOf(static_cast<InternalId>(e.author));
   return page;
 }
 

@@ -148,6 +148,7 @@ class Graph {
   InternalId FindUser(UserId u) const { return ids_.Find(u); }  // kNoInternalId when unknown
   InternalId InternUser(UserId u) { return Intern(u); }         // REQUIRES: u != 0
   UserId ExternalOf(InternalId i) const { return ids_.External(i); }
+  void PrefetchExternal(InternalId i) const { ids_.PrefetchExternal(i); }
   const FollowingList& FollowingOf(InternalId i) const { return users_[i].following; }
   uint32_t FanCountOf(InternalId i) const { return users_[i].fans.size(); }
   bool FollowsInternal(InternalId a, InternalId b) const {
