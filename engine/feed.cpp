@@ -72,6 +72,7 @@ bool Feed::Muted(InternalId reader, InternalId author) const {
 }
 
 bool Feed::HiddenFrom(InternalId author, InternalId reader) const {
+  if (!TestBit(hiding_bits_, author)) return false;
   const FeedUser* a = Find(author);
   return a != nullptr && !a->hides.empty() && SortedContains(a->hides, reader);
 }
@@ -192,7 +193,7 @@ Result<bool> Feed::SetMembership(Graph& g, UserId owner, UserId other, bool on, 
   } else {
     set.erase(it);
   }
-  if (mute) SetBit(muting_bits_, o, !set.empty());
+  SetBit(mute ? muting_bits_ : hiding_bits_, o, !set.empty());
   // The reader whose view changed: the muter, or the user hidden from.
   if (mute)
     AddPending(o, x);
@@ -236,6 +237,7 @@ std::vector<InternalId> Feed::BeforeRemoveUser(const Graph& g, UserId user) {
     fu->mutes.clear();
     fu->mutes.shrink_to_fit();
     SetBit(muting_bits_, u, false);
+    SetBit(hiding_bits_, u, false);
     fu->hides.clear();
     fu->hides.shrink_to_fit();
   }
@@ -500,9 +502,8 @@ void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs
   const uint32_t n = runs[n_runs - 1].end;
   for (uint32_t r = 0; r < n_runs; ++r) {
     const Task& t = *runs[r].task;
-    const FeedUser* au = Find(t.author);
     const std::vector<InternalId>* hides =
-        au != nullptr && !au->hides.empty() ? &au->hides : nullptr;
+        TestBit(hiding_bits_, t.author) ? &users_[t.author]->hides : nullptr;
     for (uint32_t i = runs[r].begin; i < runs[r].end; ++i) {
       if (i + kSlotAhead < n && fans[i + kSlotAhead].peer < inbox_of_.size())
         __builtin_prefetch(&inbox_of_[fans[i + kSlotAhead].peer]);

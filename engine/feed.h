@@ -198,6 +198,7 @@ class Feed {
   std::vector<std::unique_ptr<FeedUser>> users_;  // by graph internal id: authors, muters, hiders
   std::vector<uint64_t> celebrity_bits_;
   std::vector<uint64_t> muting_bits_;  // users with at least one mute
+  std::vector<uint64_t> hiding_bits_;  // users with at least one hide
   uint64_t celebrity_epoch_ = 1;       // bumped when any author's celebrity state changes
   uint64_t celebrities_ = 0;
   PostIndex index_;
