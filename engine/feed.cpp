@@ -294,6 +294,9 @@ Feed::InboxSide& Feed::EnsureSide(Inbox& in) {
       free_sides_.pop_back();
     } else {
       in.side = static_cast<uint32_t>(sides_.size());
+      // Grow by a quarter, not double: unused capacity here is counted as inbox memory.
+      if (sides_.size() == sides_.capacity())
+        sides_.reserve(sides_.size() + sides_.size() / 4 + 16);
       sides_.emplace_back();
     }
   }
@@ -308,7 +311,7 @@ void Feed::ReleaseSideIfEmpty(Inbox& in) {
   in.side = kNoSlot;
 }
 
-Feed::Inbox& Feed::NewInbox(InternalId reader) {
+Feed::Inbox& Feed::NewInbox(InternalId reader, size_t users) {
   static_assert(sizeof(Inbox) == 64, "an inbox header is one cache line");
   uint32_t slot;
   if (!free_slots_.empty()) {
@@ -318,7 +321,13 @@ Feed::Inbox& Feed::NewInbox(InternalId reader) {
     slot = static_cast<uint32_t>(inbox_pool_.size());
     inbox_pool_.emplace_back();
   }
-  if (reader >= inbox_of_.size()) inbox_of_.resize(size_t{reader} + 1, kNoSlot);
+  if (reader >= inbox_of_.size()) {
+    // Sized to the graph's users, plus 1/8 for growth: a doubling vector would leave up to
+    // half of this per-user array unused.
+    const size_t want = std::max<size_t>(size_t{reader} + 1, users);
+    inbox_of_.reserve(want + want / 8);
+    inbox_of_.resize(want, kNoSlot);
+  }
   inbox_of_[reader] = slot;
   ++inboxes_;
   Inbox& in = inbox_pool_[slot];

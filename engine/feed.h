@@ -160,7 +160,7 @@ class Feed {
   InboxSide* SideOf(const Inbox& in);
   InboxSide& EnsureSide(Inbox& in);
   void ReleaseSideIfEmpty(Inbox& in);
-  Inbox& NewInbox(InternalId reader);
+  Inbox& NewInbox(InternalId reader, size_t users);  // users: the graph's user count
   Inbox& BuildInbox(const Graph& g, InternalId reader);
   Inbox& PrepareInbox(const Graph& g, InternalId reader);
   void RefreshCelebrities(const Graph& g, InternalId reader, Inbox& in);

@@ -62,7 +62,7 @@ void Feed::RefreshCelebrities(const Graph& g, InternalId reader, Inbox& in) {
 // the watermark is the newest post left out, so the inbox is exact above it.
 Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
   FreeInbox(reader);  // a rebuild is not a drop
-  Inbox& in = NewInbox(reader);
+  Inbox& in = NewInbox(reader, g.user_count());
   ++rebuilds_;
   std::vector<Stream> streams;
   const FollowingList& following = g.FollowingOf(reader);

@@ -6,52 +6,45 @@ namespace {
 constexpr size_t kInitialSlots = 1024;
 }
 
-PostIndex::PostIndex()
-    : ids_(kInitialSlots, 0), authors_(kInitialSlots, 0), mask_(kInitialSlots - 1) {}
+PostIndex::PostIndex() : slots_(kInitialSlots, Slot{0, 0}) {}
 
 void PostIndex::Insert(PostId post, InternalId author) {
-  if ((size_ + 1) * 8 > ids_.size() * 7) Grow();  // load factor <= 7/8
-  size_t i = Slot(post);
-  while (ids_[i] != 0) i = (i + 1) & mask_;
-  ids_[i] = post;
-  authors_[i] = author;
+  if ((size_ + 1) * 8 > slots_.size() * 7) Grow();  // load factor <= 7/8
+  size_t i = Home(post);
+  while (slots_[i].id != 0) i = Next(i);
+  slots_[i] = Slot{post, author};
   ++size_;
 }
 
 bool PostIndex::Erase(PostId post) {
-  size_t i = Slot(post);
-  while (ids_[i] != post) {
-    if (ids_[i] == 0) return false;
-    i = (i + 1) & mask_;
+  size_t i = Home(post);
+  while (slots_[i].id != post) {
+    if (slots_[i].id == 0) return false;
+    i = Next(i);
   }
   // Backward shift: pull later entries of the probe run into the hole when their home slot
   // does not lie cyclically in (hole, j].
   size_t hole = i;
-  for (size_t j = (hole + 1) & mask_; ids_[j] != 0; j = (j + 1) & mask_) {
-    const size_t home = Slot(ids_[j]);
+  for (size_t j = Next(hole); slots_[j].id != 0; j = Next(j)) {
+    const size_t home = Home(slots_[j].id);
     const bool home_in_range = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
     if (home_in_range) continue;
-    ids_[hole] = ids_[j];
-    authors_[hole] = authors_[j];
+    slots_[hole] = slots_[j];
     hole = j;
   }
-  ids_[hole] = 0;
+  slots_[hole].id = 0;
   --size_;
   return true;
 }
 
 void PostIndex::Grow() {
-  std::vector<PostId> old_ids(ids_.size() * 2, 0);
-  std::vector<InternalId> old_authors(ids_.size() * 2, 0);
-  old_ids.swap(ids_);
-  old_authors.swap(authors_);
-  mask_ = ids_.size() - 1;
-  for (size_t j = 0; j < old_ids.size(); ++j) {
-    if (old_ids[j] == 0) continue;
-    size_t i = Slot(old_ids[j]);
-    while (ids_[i] != 0) i = (i + 1) & mask_;
-    ids_[i] = old_ids[j];
-    authors_[i] = old_authors[j];
+  std::vector<Slot> old(slots_.size() + slots_.size() / 2, Slot{0, 0});
+  old.swap(slots_);
+  for (const Slot& s : old) {
+    if (s.id == 0) continue;
+    size_t i = Home(s.id);
+    while (slots_[i].id != 0) i = Next(i);
+    slots_[i] = s;
   }
 }
 
