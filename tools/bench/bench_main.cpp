@@ -37,6 +37,8 @@ Loads a follow graph into relgraph and measures workloads, one row each.
                                      friends_page counts known_followers churn
                          durability: wal_off wal_none wal_everysec wal_always wal_always_concurrent
                                      snapshot recovery_wal import
+                         feed:       publish fanout timeline_first_page timeline_deep_page
+                                     timeline_heavy_reader
   --ops=N                operations per query workload (default 2000000)
   --wal-ops=N            follows per wal_* workload (default 1000000; wal_always: 2000)
   --writers=N            threads of wal_always_concurrent (default 256)
@@ -53,9 +55,10 @@ With --target=server (start relgraphd with --rate-limit=off, or `load` is thrott
   --connections=N        client connections of the pipelined rows (default 4)
   --pipeline=D           requests per round trip of the pipelined rows (default 64)
   --latency-ops=N        requests of each *_unpipelined row (default 50000)
-  workloads: load ping relation following_page fans_page counts, each pipelined, and
-             ping_unpipelined relation_unpipelined following_page_unpipelined
-             fans_page_unpipelined counts_unpipelined (one connection, p50/p99 latency)
+  workloads: load ping relation following_page fans_page counts publish
+             timeline_first_page, each pipelined, and ping_unpipelined relation_unpipelined
+             following_page_unpipelined fans_page_unpipelined counts_unpipelined
+             publish_unpipelined timeline_first_page_unpipelined (one connection, p50/p99)
 
 The graph is always loaded; `load` only decides whether its row is printed.
 )";

@@ -24,7 +24,15 @@ uint64_t Mix(uint64_t x) {
 
 ServerWorkloads::ServerWorkloads(const GeneratedGraph& data, const ServerFlags& flags,
                                  uint64_t seed)
-    : data_(data), flags_(flags), seed_(seed) {
+    : data_(data),
+      flags_(flags),
+      seed_(seed),
+      // Post ids: the wall clock in ms, shifted past any run's request numbers, so running the
+      // benchmark twice against one server does not publish duplicates.
+      next_post_(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           std::chrono::system_clock::now().time_since_epoch())
+                                           .count())
+                 << 22) {
   std::unordered_set<UserId> from, to;
   for (const BenchEdge& e : data.edges) {
     from.insert(e.follower);
@@ -43,11 +51,15 @@ const std::vector<std::string>& ServerWorkloads::Names() {
                                                  "following_page",
                                                  "fans_page",
                                                  "counts",
+                                                 "publish",
+                                                 "timeline_first_page",
                                                  "ping_unpipelined",
                                                  "relation_unpipelined",
                                                  "following_page_unpipelined",
                                                  "fans_page_unpipelined",
-                                                 "counts_unpipelined"};
+                                                 "counts_unpipelined",
+                                                 "publish_unpipelined",
+                                                 "timeline_first_page_unpipelined"};
   return names;
 }
 
@@ -77,8 +89,20 @@ void ServerWorkloads::QueueRequest(net::Client& c, const std::string& name, uint
     q.limit = 20;
     q.viewer = followers_[(r >> 40) % followers_.size()];
     c.Queue(q);
-  } else {
+  } else if (name == "counts") {
     c.Queue(net::CountsRequest{follower});
+  } else if (name == "publish") {
+    // Authors are users with fans, so each post is fanned out; ids are new in every run.
+    net::PublishRequest q;
+    q.author = followee;
+    q.post = next_post_++;
+    q.kind = static_cast<uint8_t>(r % 4);
+    c.Queue(q);
+  } else {  // timeline_first_page
+    net::TimelineRequest q;
+    q.user = follower;
+    q.limit = 20;
+    c.Queue(q);
   }
 }
 

@@ -1,6 +1,7 @@
 // The benchmark's server target: the same workloads over TCP through net::Client.
 //
-// Pipelined rows (`load`, `ping`, `relation`, `following_page`, `fans_page`, `counts`) run
+// Pipelined rows (`load`, `ping`, `relation`, `following_page`, `fans_page`, `counts`,
+// `publish`, `timeline_first_page`) run
 // `connections` client threads, each keeping `pipeline` requests per round trip, and report
 // throughput. `*_unpipelined` rows run one connection, one request per round trip, and report
 // p50/p99 latency: the figure to compare with `ping_unpipelined`.
@@ -8,6 +9,7 @@
 // Thread-safety: one ServerWorkloads per thread; it starts its own client threads.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,7 @@ class ServerWorkloads {
   const GeneratedGraph& data_;
   const ServerFlags flags_;
   const uint64_t seed_;
+  mutable std::atomic<uint64_t> next_post_;  // the next post id to publish
   std::vector<UserId> followers_;  // users with a following list, for page and relation picks
   std::vector<UserId> followees_;
 };
