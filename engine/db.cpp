@@ -50,10 +50,9 @@ void Db::StopFanout() {
 }
 
 void Db::WakeFanout() {
-  {
-    std::lock_guard lock(fanout_wake_mu_);
-    fanout_signal_ = true;
-  }
+  if (fanout_signal_.exchange(true)) return;  // signalled already, and not yet drained
+  // Taking the mutex orders the flag before the waiter's predicate check: no lost wake-up.
+  { std::lock_guard lock(fanout_wake_mu_); }
   fanout_wake_.notify_one();
 }
 
@@ -79,8 +78,13 @@ bool Db::RunFanoutBatch() {
 void Db::FanoutLoop() {
   std::unique_lock lock(fanout_wake_mu_);
   for (;;) {
-    fanout_wake_.wait(lock, [&] { return fanout_stop_ || fanout_signal_; });
+    fanout_wake_.wait(lock, [&] { return fanout_stop_ || fanout_signal_.load(); });
     if (fanout_stop_) return;
+    if (options_.fanout_gather_us > 0) {  // let the rest of a burst queue up
+      fanout_wake_.wait_for(lock, std::chrono::microseconds(options_.fanout_gather_us),
+                            [&] { return fanout_stop_; });
+      if (fanout_stop_) return;
+    }
     fanout_signal_ = false;
     lock.unlock();
     while (RunFanoutBatch()) {

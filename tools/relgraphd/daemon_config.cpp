@@ -108,6 +108,9 @@ Status Apply(const std::string& key, const std::string& value, DaemonConfig* c) 
     feed.inbox_memory_budget = mb << 20;
     return Status::OK();
   }
+  if (key == "feed-fanout-gather-us") {
+    return ParseNumber<uint32_t>(key, value, 0, 1'000'000, &c->db.fanout_gather_us);
+  }
   if (key == "rate-limit") {
     if (value == "off") {
       c->db.graph.rate_limit.enabled = false;
@@ -225,6 +228,8 @@ usage: relgraphd [--key=value ...]      every key may also be set in a --config 
   --feed-celebrity-fans=T     authors with more fans are pulled     [10000]
   --feed-active-days=D        push only to readers of the last D days [7]
   --feed-inbox-budget-mb=MB   memory for materialized inboxes       [1024]
+  --feed-fanout-gather-us=US  fan-out waits this long after a publish,
+                              so a burst costs one wake-up (0: none) [1000]
   --log-level=LEVEL           error, info or debug                  [info]
   --config=FILE               read keys from FILE first
   --help                      this text
