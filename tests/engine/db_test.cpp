@@ -389,5 +389,38 @@ TEST_CASE("db: power cuts with snapshots in between never lose an acknowledged w
   }
 }
 
+TEST_CASE("db: the background fan-out delivers every post of a burst without DrainFanout") {
+  for (uint32_t gather_us : {0u, 1000u}) {
+    DbOptions o;  // in memory, background fan-out on (the default)
+    o.graph.rate_limit.enabled = false;
+    o.fanout_gather_us = gather_us;
+    auto db = Db::Open("", o);
+    REQUIRE(db.ok());
+    const UserId author = 1;
+    std::vector<UserId> readers;
+    for (UserId r = 2; r < 50; ++r) {
+      REQUIRE((*db)->FollowAt(r, author, 1).ok());
+      readers.push_back(r);
+    }
+    // Each reader reads once, so it has an inbox with nothing pending: from now on the
+    // author's posts reach it only through the fan-out thread.
+    for (UserId r : readers) REQUIRE((*db)->Timeline(r, FeedPageRequest{}).ok());
+    constexpr PostId kPosts = 500;
+    for (PostId p = 1; p <= kPosts; ++p) REQUIRE((*db)->Publish(author, p, 0, 1000 + p).ok());
+    // A lost wake-up would leave the last posts queued until the next publish.
+    for (UserId r : readers) {
+      bool seen = false;
+      for (int tries = 0; tries < 5000 && !seen; ++tries) {
+        auto page = (*db)->Timeline(r, FeedPageRequest{});
+        REQUIRE(page.ok());
+        seen = !page->entries.empty() && page->entries.front().post == kPosts;
+        if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      CHECK_MESSAGE(seen,
+                    "reader " << r << " never saw the last post (gather " << gather_us << " us)");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace relgraph
