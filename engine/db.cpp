@@ -172,6 +172,16 @@ Result<SnapshotInfo> Db::Snapshot() {
   RELGRAPH_RETURN_IF_ERROR(wal_->Flush(/*sync=*/true));
   auto info = (*writer)->Finish();
   if (!info.ok()) return info.status();
+  // Read the file back and check every block before it can count: retention would delete
+  // older snapshots and the WAL they need. One that fails is removed and reported, and the
+  // older ones stay. (About a third of a snapshot's time at 10M edges.)
+  const std::string path = (*writer)->final_path();
+  auto verified = ReadSnapshot(env_, path, nullptr);
+  if (!verified.ok()) {
+    env_->RemoveFile(path).IgnoreError();
+    return Status::Corruption("snapshot " + path + " failed its read-back check and was removed" +
+                              " (older snapshots are kept): " + verified.status().message());
+  }
   RELGRAPH_RETURN_IF_ERROR(ApplyRetention());
   {
     std::lock_guard lock(last_snapshot_mu_);

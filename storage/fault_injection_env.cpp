@@ -8,7 +8,7 @@ class FaultInjectionFile final : public WritableFile {
  public:
   FaultInjectionFile(FaultInjectionEnv* env, std::unique_ptr<WritableFile> base, std::string path)
       : env_(env), base_(std::move(base)), path_(std::move(path)) {}
-  Status Append(std::string_view data) override { return env_->Write(base_.get(), data); }
+  Status Append(std::string_view data) override { return env_->Write(base_.get(), path_, data); }
   Status Sync() override { return env_->Sync(base_.get(), path_); }
   Status Close() override { return base_->Close(); }
   uint64_t Size() const override { return base_->Size(); }
@@ -34,6 +34,11 @@ void FaultInjectionEnv::FailNthSync(int n) {
   std::lock_guard l(mu_);
   sync_countdown_ = n;
 }
+void FaultInjectionEnv::CorruptNthWriteTo(const std::string& path_part, int n) {
+  std::lock_guard l(mu_);
+  corrupt_part_ = path_part;
+  corrupt_countdown_ = n;
+}
 void FaultInjectionEnv::SetDiskSpace(uint64_t bytes) {
   std::lock_guard l(mu_);
   space_left_ = bytes;
@@ -47,7 +52,8 @@ int FaultInjectionEnv::syncs() const {
   return syncs_;
 }
 
-Status FaultInjectionEnv::Write(WritableFile* file, std::string_view data) {
+Status FaultInjectionEnv::Write(WritableFile* file, const std::string& path,
+                                std::string_view data) {
   std::lock_guard l(mu_);
   if (crashed_) return Status::IOError("simulated crash: the process is gone");
   ++writes_;
@@ -57,6 +63,12 @@ Status FaultInjectionEnv::Write(WritableFile* file, std::string_view data) {
   if (space_left_ != 0) {
     if (data.size() >= space_left_) return Status::IOError("injected: No space left on device");
     space_left_ -= data.size();
+  }
+  if (corrupt_countdown_ > 0 && !data.empty() && path.find(corrupt_part_) != std::string::npos &&
+      --corrupt_countdown_ == 0) {
+    std::string flipped(data);
+    flipped[flipped.size() / 2] ^= 0x10;
+    return file->Append(flipped);
   }
   return file->Append(data);
 }

@@ -4,6 +4,9 @@
 //     with an I/O error, once.
 //   * SetDiskSpace(bytes): Appends fail with "no space left" once that many more bytes would
 //     have been written (0 = unlimited).
+//   * CorruptNthWriteTo(part, n): the n-th Append from now to a file whose path contains
+//     `part` is written with one bit flipped in its middle byte and reports success: silent
+//     corruption, as a bad disk or a stray write would leave.
 //   * SimulateCrash(): what a power cut would leave: every file is cut back to the size it had
 //     at its last Sync; files created, and renames done, since their directory's last SyncDir
 //     are undone. Afterwards every write and sync fails ("the process is gone"), so objects of
@@ -31,6 +34,7 @@ class FaultInjectionEnv final : public Env {
   void FailNthWrite(int n);
   void FailNthSync(int n);
   void SetDiskSpace(uint64_t bytes);
+  void CorruptNthWriteTo(const std::string& path_part, int n);
   void SimulateCrash();
   void Revive();
   int writes() const;
@@ -60,7 +64,7 @@ class FaultInjectionEnv final : public Env {
   friend class FaultInjectionFile;
   // Checks the fault knobs and performs the write or sync under mu_, so that no write can land
   // after SimulateCrash has cut the files.
-  Status Write(WritableFile* file, std::string_view data);
+  Status Write(WritableFile* file, const std::string& path, std::string_view data);
   Status Sync(WritableFile* file, const std::string& path);
   Status Alive();  // IOError after SimulateCrash, until Revive
 
@@ -69,6 +73,8 @@ class FaultInjectionEnv final : public Env {
   int write_countdown_ = 0, sync_countdown_ = 0;
   int writes_ = 0, syncs_ = 0;
   uint64_t space_left_ = 0;  // 0 = unlimited
+  std::string corrupt_part_;
+  int corrupt_countdown_ = 0;
   bool crashed_ = false;
   std::map<std::string, uint64_t> synced_size_;  // per file ever opened for writing
   std::set<std::string> unsynced_creations_;     // undone by a crash
