@@ -174,7 +174,7 @@ Result<SnapshotInfo> Db::Snapshot() {
   if (!info.ok()) return info.status();
   // Read the file back and check every block before it can count: retention would delete
   // older snapshots and the WAL they need. One that fails is removed and reported, and the
-  // older ones stay. (About a third of a snapshot's time at 10M edges.)
+  // older ones stay. (About 15% of a snapshot's time at 10M edges.)
   const std::string path = (*writer)->final_path();
   auto verified = ReadSnapshot(env_, path, nullptr);
   if (!verified.ok()) {

@@ -74,7 +74,7 @@ bool Feed::Muted(InternalId reader, InternalId author) const {
 bool Feed::HiddenFrom(InternalId author, InternalId reader) const {
   if (!TestBit(hiding_bits_, author)) return false;
   const FeedUser* a = Find(author);
-  return a != nullptr && !a->hides.empty() && SortedContains(a->hides, reader);
+  return a != nullptr && SortedContains(a->hides, reader);
 }
 
 uint16_t Feed::TagOf(InternalId author) {
@@ -303,12 +303,16 @@ Feed::InboxSide& Feed::EnsureSide(Inbox& in) {
   return sides_[in.side];
 }
 
-void Feed::ReleaseSideIfEmpty(Inbox& in) {
-  InboxSide* side = SideOf(in);
-  if (side == nullptr || !side->celebrities.empty() || !side->pending.empty()) return;
-  *side = InboxSide{};  // frees the vectors' buffers
+void Feed::FreeSide(Inbox& in) {
+  if (in.side == kNoSlot) return;
+  sides_[in.side] = InboxSide{};  // frees the vectors' buffers
   free_sides_.push_back(in.side);
   in.side = kNoSlot;
+}
+
+void Feed::ReleaseSideIfEmpty(Inbox& in) {
+  const InboxSide* side = SideOf(in);
+  if (side != nullptr && side->celebrities.empty() && side->pending.empty()) FreeSide(in);
 }
 
 Feed::Inbox& Feed::NewInbox(InternalId reader, size_t users) {
@@ -402,10 +406,7 @@ bool Feed::FreeInbox(InternalId reader) {
   inbox_bytes_ -= InboxBytes(in);
   inbox_entries_ -= in.entries.size();
   --inboxes_;
-  if (in.side != kNoSlot) {
-    sides_[in.side] = InboxSide{};
-    free_sides_.push_back(in.side);
-  }
+  FreeSide(in);
   in.entries.Clear(inbox_slab_);
   in.Reset();
   free_slots_.push_back(slot);

@@ -159,6 +159,7 @@ class Feed {
   Inbox* InboxOf(InternalId reader);  // nullptr when the reader has no inbox
   InboxSide* SideOf(const Inbox& in);
   InboxSide& EnsureSide(Inbox& in);
+  void FreeSide(Inbox& in);  // gives the side slot back, if any
   void ReleaseSideIfEmpty(Inbox& in);
   Inbox& NewInbox(InternalId reader, size_t users);  // users: the graph's user count
   Inbox& BuildInbox(const Graph& g, InternalId reader);
