@@ -44,22 +44,20 @@ void PostBuffer::MakeRoomAtEnd(uint32_t bound, SlabAllocator& slab) {
                                               : capacity_ + capacity_ / 2;
   if (want > bound) want = std::max(bound + bound / 16 + 4, size_ + 1);
   if (want <= kSlabMaxEntries) want = SlabAllocator::CapacityFor(want);
-  if (start_ > 0) {
-    std::memmove(data_, data_ + start_, size_t{size_} * sizeof(PostEntry));
-    start_ = 0;
-  }
   const size_t bytes = size_t{want} * sizeof(PostEntry);
-  if (capacity_ > kSlabMaxEntries) {  // malloc'd already, and stays so
+  if (capacity_ > kSlabMaxEntries) {  // malloc'd already, and stays so: realloc keeps a prefix
+    if (start_ > 0) std::memmove(data_, data_ + start_, size_t{size_} * sizeof(PostEntry));
     void* grown = std::realloc(data_, bytes);
     if (grown == nullptr) throw std::bad_alloc();
     data_ = static_cast<PostEntry*>(grown);
-  } else {
+  } else {  // a fresh block: copy the entries straight to its front
     void* fresh = want <= kSlabMaxEntries ? slab.AllocateBlock(want) : std::malloc(bytes);
     if (fresh == nullptr) throw std::bad_alloc();
-    if (size_ > 0) std::memcpy(fresh, data_, size_t{size_} * sizeof(PostEntry));
+    if (size_ > 0) std::memcpy(fresh, data_ + start_, size_t{size_} * sizeof(PostEntry));
     FreeBlock(slab);
     data_ = static_cast<PostEntry*>(fresh);
   }
+  start_ = 0;
   capacity_ = want;
 }
 
