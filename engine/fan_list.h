@@ -65,6 +65,10 @@ class FanList {
   // Calls fn(const EdgeEntry&) for every entry, oldest first.
   template <typename Fn>
   void ForEach(Fn&& fn) const;
+  // Calls fn(const EdgeEntry* run, uint32_t n) for each stored run (the list, or each chunk),
+  // oldest first.
+  template <typename Fn>
+  void ForEachRun(Fn&& fn) const;
 
   void Clear(SlabAllocator& slab);
   size_t MemoryBytes() const;  // heap beyond the slab blocks (chunk directory); 0 when short
@@ -107,6 +111,10 @@ class FanChunks {
   size_t MemoryBytes() const;
 
   template <typename Fn>
+  void ForEachRun(Fn&& fn) const {
+    for (const EntryArray& c : chunks_) fn(c.data(), c.size());
+  }
+  template <typename Fn>
   void ForEach(Fn&& fn) const {
     for (const EntryArray& c : chunks_) {
       for (uint32_t i = 0; i < c.size(); ++i) fn(c[i]);
@@ -139,6 +147,15 @@ void FanList::ForEach(Fn&& fn) const {
   }
   const EdgeEntry* a = small_data();
   for (uint32_t i = 0; i < size_; ++i) fn(a[i]);
+}
+
+template <typename Fn>
+void FanList::ForEachRun(Fn&& fn) const {
+  if (chunked()) {
+    chunks()->ForEachRun(fn);
+  } else if (size_ > 0) {
+    fn(small_data(), size_);
+  }
 }
 
 }  // namespace relgraph

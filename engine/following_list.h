@@ -51,6 +51,18 @@ class FollowingList {
   // Copies up to `limit` entries with rank < end into `out`, newest first; returns the count.
   uint32_t CopyDescending(size_t end, uint32_t limit, EdgeEntry* out) const;
 
+  // The three arrays as they are stored, for copying whole lists (snapshot images).
+  struct Arrays {
+    const uint32_t* peers;
+    const uint32_t* ts_lo;
+    const uint16_t* ts_hi_flags;
+  };
+  Arrays arrays() const { return {peers(), ts_lo(), ts_hi()}; }
+  // Appends `n` entries given as the three arrays' bytes (little-endian, possibly unaligned),
+  // which must sort after every present entry (bulk loads).
+  void AppendArrays(const char* peers, const char* ts_lo, const char* ts_hi_flags, uint32_t n,
+                    SlabAllocator& slab);
+
   // For prefetching: the start of the peer array and the newest entry's peer.
   const void* peers_address() const { return block_; }
   const void* tail_address() const {

@@ -13,6 +13,7 @@
 #include <xxhash.h>
 
 #include "engine/clock.h"
+#include "engine/graph_image.h"
 
 namespace relgraph {
 
@@ -179,6 +180,8 @@ Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool
 }
 
 bool Graph::Link(InternalId a, InternalId b, TimestampMs ts) {
+  BeforeChange(a);
+  BeforeChange(b);
   UserRecord& ua = users_[a];
   UserRecord& ub = users_[b];
   const size_t back = ub.following.FindPeer(a);
@@ -215,6 +218,8 @@ void Graph::Unlink(InternalId a, size_t following_index) {
   UserRecord& ua = users_[a];
   const EdgeEntry e = ua.following.EntryAt(following_index);
   const InternalId b = e.peer;
+  BeforeChange(a);
+  BeforeChange(b);
   UserRecord& ub = users_[b];
   const FanContext ctx = fan_context();
   ua.following.EraseAt(following_index, slab_);
@@ -242,8 +247,10 @@ Result<uint64_t> Graph::RemoveUser(UserId a) {
     Unlink(ai, users_[ai].following.size() - 1);
     ++removed;
   }
+  BeforeChange(ai);
   UserRecord& ua = users_[ai];
   ua.fans.ForEach([&](const EdgeEntry& fan_entry) {
+    BeforeChange(fan_entry.peer);
     FollowingList& theirs = users_[fan_entry.peer].following;
     theirs.EraseAt(theirs.FindPeer(ai), slab_);
     ++removed;

@@ -141,6 +141,28 @@ class Graph {
   Status CheckInvariants() const;
   // Pre-sizes the id map and user table (bulk loads).
   void Reserve(size_t users);
+
+  // ---- point-in-time images (version-3 snapshots; engine/graph_image.h) ----------------------
+  // BeginImage fixes an image of the graph as it is now: users [0, image_users()) and their
+  // lists, image_edges() edges. Until EndImage, a mutation first saves the lists of each user
+  // it is about to change, unless AppendImageLists has handed them out already: copy-on-write
+  // per user, so the image stays at this point in time while writes go on. A writer pays at
+  // most one copy per user it touches, once per image. REQUIRES: exclusive access, for both;
+  // BeginImage: no image in progress.
+  void BeginImage();
+  void EndImage();
+  size_t image_users() const;    // users_count() when no image is in progress
+  uint64_t image_edges() const;  // edge_count() when no image is in progress
+  // Append the image records of users from `begin` to *out: their external ids, or their lists
+  // as of BeginImage. With no image in progress, the graph as it is, which must not change
+  // meanwhile. AppendImageIds covers [begin, end) clamped to the image. AppendImageLists stops
+  // before `end`, the image's end, or the first user that would take the entries appended past
+  // `max_entries` (it always takes one user), and returns where it stopped; it hands out each
+  // user's lists once. Thread-safety: may run under shared access, from one thread at a time:
+  // they change only the capture's bookkeeping, which mutations touch only under exclusive
+  // access.
+  void AppendImageIds(size_t begin, size_t end, std::string* out) const;
+  size_t AppendImageLists(size_t begin, size_t end, uint64_t max_entries, std::string* out) const;
   const GraphOptions& options() const { return options_; }
 
   // ---- internal ids, for the feed engine (engine/feed.h) ------------------------------------
@@ -165,7 +187,9 @@ class Graph {
   EntryKey KeyOf(const EdgeEntry& e) const { return order().KeyOf(e); }
 
  private:
-  friend class GraphBuilder;  // bulk loads fill the structures directly
+  friend class GraphBuilder;      // bulk loads fill the structures directly
+  friend class GraphImageLoader;  // likewise, from a snapshot image
+  struct ImageCapture;            // engine/graph_image.h
 
 #pragma pack(push, 4)
   struct UserRecord {
@@ -182,6 +206,13 @@ class Graph {
   Result<FollowOutcome> FollowImpl(UserId a, UserId b, TimestampMs ts, bool engine_time,
                                    bool rate_limited);
   void PrefetchForImport(const ImportEdge& e, int stage) const;
+  // Every change to a user's lists or counter calls this first (see BeginImage).
+  void BeforeChange(InternalId x) {
+    if (image_ != nullptr) [[unlikely]]
+      SaveForImage(x);
+  }
+  void SaveForImage(InternalId x);
+  void AppendUserImage(InternalId x, std::string* out) const;  // x's list records
   InternalId Intern(UserId user);
   bool Link(InternalId a, InternalId b, TimestampMs ts);  // returns whether b -> a exists
   void Unlink(InternalId a, size_t following_index);
@@ -211,6 +242,7 @@ class Graph {
   SlabAllocator slab_;
   RateLimiter limiter_;
   uint64_t edge_count_ = 0;
+  std::unique_ptr<ImageCapture> image_;  // set between BeginImage and EndImage
 };
 
 }  // namespace relgraph

@@ -35,6 +35,16 @@ void* AllocateLarge(size_t bytes) {
   return p;
 }
 
+int PopulateForWrite(void* p, size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  return madvise(p, bytes, MADV_POPULATE_WRITE);
+#else
+  (void)p;
+  (void)bytes;
+  return -1;
+#endif
+}
+
 void FreeLarge(void* p, size_t bytes) {
   if (p == nullptr) return;
   if (bytes < kHugePageBytes) {

@@ -17,6 +17,10 @@ inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 // (throws std::bad_alloc like operator new).
 void* AllocateLarge(size_t bytes);
 void FreeLarge(void* p, size_t bytes);
+// Asks the kernel to fault in [p, p + bytes) writable without changing its contents
+// (MADV_POPULATE_WRITE), so it is safe while other threads use the range. 0 on success; -1
+// when the kernel cannot (before Linux 5.14), which callers treat as "fault as you go".
+int PopulateForWrite(void* p, size_t bytes);
 
 // std::allocator replacement for vectors that grow large (user table, id map).
 template <typename T>

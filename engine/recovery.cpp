@@ -6,6 +6,7 @@
 
 #include "engine/feed_snapshot.h"
 #include "engine/graph_builder.h"
+#include "engine/graph_image.h"
 #include "engine/wal_records.h"
 #include "storage/file_names.h"
 #include "storage/snapshot_file.h"
@@ -70,25 +71,44 @@ Status ApplyFeedOp(const WalOp& op, Graph& g, Feed& feed) {
 Result<RecoveredState> LoadSnapshotState(Env* env, const std::string& path,
                                          const GraphOptions& options,
                                          const FeedOptions& feed_options, SnapshotInfo* info) {
+  // Version 3 holds a graph image; older versions edge lists, which GraphBuilder turns into a
+  // graph (docs/snapshot-format.md).
+  GraphImageLoader image(options);
   GraphBuilder builder(options);
+  bool is_image = false;
   RecoveredState state;
   state.feed = std::make_unique<Feed>(feed_options, options.clock);
-  // Feed blocks follow every edge block: the graph is complete when the first one arrives.
+  // Feed blocks follow every graph block: the graph is complete when the first one arrives.
   auto finish_graph = [&]() -> Status {
     if (state.graph) return Status::OK();
-    state.graph = builder.Finish();
+    if (!is_image) {
+      state.graph = builder.Finish();
+      return Status::OK();
+    }
+    auto graph = image.Finish();
+    if (!graph.ok()) return Status(graph.status().code(), path + ": " + graph.status().message());
+    state.graph = std::move(*graph);
     return Status::OK();
   };
-  auto read = ReadSnapshot(
-      env, path,
-      [&](uint64_t follower, std::span<const SnapshotEdge> edges) {
-        return builder.AddFollowing(follower, edges);
-      },
-      [&](const SnapshotInfo& counts) { builder.Reserve(counts.edges); },
-      [&](std::string_view block) -> Status {
-        RELGRAPH_RETURN_IF_ERROR(finish_graph());
-        return ApplyFeedBlock(block, *state.graph, *state.feed);
-      });
+  SnapshotVisitor visitor;
+  visitor.counts = [&](const SnapshotInfo& counts) -> Status {
+    is_image = counts.version >= 3;
+    if (is_image) return image.Begin(counts.entries, counts.edges);
+    builder.Reserve(counts.edges);
+    return Status::OK();
+  };
+  visitor.edges = [&](uint64_t follower, std::span<const SnapshotEdge> edges) {
+    return builder.AddFollowing(follower, edges);
+  };
+  visitor.image_block = [&](std::string_view block) -> Status {
+    Status s = image.AddBlock(block);
+    return s.ok() ? s : Status(s.code(), path + ": " + s.message());
+  };
+  visitor.feed_block = [&](std::string_view block) -> Status {
+    RELGRAPH_RETURN_IF_ERROR(finish_graph());
+    return ApplyFeedBlock(block, *state.graph, *state.feed);
+  };
+  auto read = ReadSnapshot(env, path, visitor);
   if (!read.ok()) return read.status();
   RELGRAPH_RETURN_IF_ERROR(finish_graph());
   *info = *read;

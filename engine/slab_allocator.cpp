@@ -30,7 +30,34 @@ constexpr std::array<uint8_t, kLargestClass + 1> kClassOf = MakeClassTable();
 }  // namespace
 
 SlabAllocator::~SlabAllocator() {
+  EndPrefault();
   for (char* slab : slabs_) FreeLarge(slab, kSlabBytes);
+}
+
+void SlabAllocator::BeginPrefault(size_t bytes) {
+  EndPrefault();
+  const size_t slabs = (bytes + kSlabBytes - 1) / kSlabBytes;
+  if (slabs == 0) return;
+  // One mapping; each slab of it is unmapped on its own later (munmap of part of a mapping).
+  char* arena = static_cast<char*>(AllocateLarge(slabs * kSlabBytes));
+  for (size_t i = slabs; i-- > 0;) spare_.push_back(arena + i * kSlabBytes);
+  stop_prefault_ = false;
+  prefault_ = std::thread([this, arena, slabs] {
+    constexpr size_t kStep = 4 * kSlabBytes;
+    for (size_t at = 0; at < slabs * kSlabBytes && !stop_prefault_; at += kStep) {
+      // Fails on kernels before 5.14 (EINVAL): then the loader simply faults as it goes.
+      if (PopulateForWrite(arena + at, std::min(kStep, slabs * kSlabBytes - at)) != 0) break;
+    }
+  });
+}
+
+void SlabAllocator::EndPrefault() {
+  if (prefault_.joinable()) {
+    stop_prefault_ = true;
+    prefault_.join();
+  }
+  for (char* slab : spare_) FreeLarge(slab, kSlabBytes);
+  spare_.clear();
 }
 
 int SlabAllocator::ClassIndex(uint32_t n) {
@@ -73,7 +100,12 @@ void* SlabAllocator::AllocateBlock(uint32_t n) {
         bump_ += bytes;
       }
     }
-    slabs_.push_back(static_cast<char*>(AllocateLarge(kSlabBytes)));
+    if (spare_.empty()) {
+      slabs_.push_back(static_cast<char*>(AllocateLarge(kSlabBytes)));
+    } else {
+      slabs_.push_back(spare_.back());
+      spare_.pop_back();
+    }
     reserved_bytes_ += kSlabBytes;
     bump_ = slabs_.back();
     bump_end_ = bump_ + kSlabBytes;

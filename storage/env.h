@@ -24,6 +24,16 @@ class WritableFile {
   virtual uint64_t Size() const = 0;  // bytes appended so far, including what it held at open
 };
 
+// A file read at offsets: snapshots are read a block at a time, not whole.
+class RandomAccessFile {
+ public:
+  virtual ~RandomAccessFile() = default;
+  // Reads exactly `n` bytes at `offset` into `out`; kIOError (naming the file) if the file
+  // ends first or the read fails.
+  virtual Status ReadAt(uint64_t offset, size_t n, char* out) const = 0;
+  virtual uint64_t Size() const = 0;  // at open
+};
+
 // Held while it exists; released on destruction (and by the OS if the process dies).
 class FileLock {
  public:
@@ -38,6 +48,7 @@ class Env {
   virtual Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& path,
                                                              bool truncate) = 0;
   virtual Result<std::string> ReadFile(const std::string& path) = 0;
+  virtual Result<std::unique_ptr<RandomAccessFile>> OpenRandomAccess(const std::string& path) = 0;
   // The first min(n, size) bytes of `path`.
   virtual Result<std::string> ReadFilePrefix(const std::string& path, size_t n) = 0;
   // Names (not paths) of the entries of `dir`, unsorted.

@@ -43,6 +43,9 @@ class FaultInjectionEnv final : public Env {
   Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& path,
                                                      bool truncate) override;
   Result<std::string> ReadFile(const std::string& path) override { return base_->ReadFile(path); }
+  Result<std::unique_ptr<RandomAccessFile>> OpenRandomAccess(const std::string& path) override {
+    return base_->OpenRandomAccess(path);
+  }
   Result<std::string> ReadFilePrefix(const std::string& path, size_t n) override {
     return base_->ReadFilePrefix(path, n);
   }

@@ -69,6 +69,37 @@ class PosixWritableFile final : public WritableFile {
   uint64_t size_;
 };
 
+class PosixRandomAccessFile final : public RandomAccessFile {
+ public:
+  PosixRandomAccessFile(int fd, std::string path, uint64_t size)
+      : fd_(fd), path_(std::move(path)), size_(size) {}
+  ~PosixRandomAccessFile() override { ::close(fd_); }
+
+  Status ReadAt(uint64_t offset, size_t n, char* out) const override {
+    size_t got = 0;
+    while (got < n) {
+      const ssize_t r = ::pread(fd_, out + got, n - got, static_cast<off_t>(offset + got));
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return PosixError("pread", path_, errno);
+      }
+      if (r == 0) {
+        return Status(Code::kIOError, path_ + ": ends at offset " + std::to_string(offset + got) +
+                                          ", reading " + std::to_string(n) + " bytes at " +
+                                          std::to_string(offset));
+      }
+      got += static_cast<size_t>(r);
+    }
+    return Status::OK();
+  }
+  uint64_t Size() const override { return size_; }
+
+ private:
+  int fd_;
+  std::string path_;
+  uint64_t size_;
+};
+
 class PosixFileLock final : public FileLock {
  public:
   explicit PosixFileLock(int fd) : fd_(fd) {}
@@ -133,6 +164,15 @@ class PosixEnv final : public Env {
   }
 
   Result<std::string> ReadFile(const std::string& path) override { return Read(path, SIZE_MAX); }
+
+  Result<std::unique_ptr<RandomAccessFile>> OpenRandomAccess(const std::string& path) override {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return PosixError("open", path, errno);
+    auto size = SizeOrClose(fd, path);
+    if (!size.ok()) return size.status();
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);  // a hint; failure is harmless
+    return std::unique_ptr<RandomAccessFile>(new PosixRandomAccessFile(fd, path, *size));
+  }
 
   Result<std::string> ReadFilePrefix(const std::string& path, size_t n) override {
     return Read(path, n);

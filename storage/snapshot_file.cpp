@@ -14,12 +14,11 @@ namespace relgraph {
 namespace {
 
 constexpr char kHeaderMagic[8] = {'R', 'G', 'S', 'N', 'A', 'P', '\0', '\1'};
-constexpr char kFooterMagicV1[8] = {'R', 'G', 'S', 'N', 'E', 'N', 'D', '\1'};
-constexpr char kFooterMagic[8] = {'R', 'G', 'S', 'N', 'E', 'N', 'D', '\2'};
-constexpr uint32_t kVersion = 2;
+// The footer's magic is "RGSNEND" followed by the version's number as one byte.
+constexpr char kFooterMagicStem[7] = {'R', 'G', 'S', 'N', 'E', 'N', 'D'};
+constexpr uint32_t kEdgeListVersion = 2, kImageVersion = 3;
 constexpr size_t kHeaderBytes = 36, kBlockHeaderBytes = 16;
 constexpr size_t kFooterBytesV1 = 40, kFooterBytes = 48;
-constexpr size_t kMaxFeedRecord = 1u << 20;
 constexpr size_t kEntryHeaderBytes = 12, kEdgeBytes = 16;
 constexpr size_t kTargetBlockRaw = 1u << 20;
 
@@ -48,7 +47,8 @@ SnapshotWriter::~SnapshotWriter() {
 }
 
 Result<std::unique_ptr<SnapshotWriter>> SnapshotWriter::Create(Env* env, const std::string& dir,
-                                                               uint64_t lsn, int64_t created_ms) {
+                                                               uint64_t lsn, int64_t created_ms,
+                                                               SnapshotLayout layout) {
   std::unique_ptr<SnapshotWriter> w(new SnapshotWriter(
       env, dir, JoinPath(dir, SnapshotTempName(lsn)), JoinPath(dir, SnapshotName(lsn))));
   auto f = env->OpenWritable(w->temp_path_, /*truncate=*/true);
@@ -56,8 +56,10 @@ Result<std::unique_ptr<SnapshotWriter>> SnapshotWriter::Create(Env* env, const s
   w->file_ = std::move(*f);
   w->info_.lsn = lsn;
   w->info_.created_ms = created_ms;
+  w->layout_ = layout;
+  w->info_.version = layout == SnapshotLayout::kGraphImage ? kImageVersion : kEdgeListVersion;
   std::string header(kHeaderMagic, sizeof kHeaderMagic);
-  PutFixed32(&header, kVersion);
+  PutFixed32(&header, w->info_.version);
   PutFixed64(&header, lsn);
   PutFixed64(&header, static_cast<uint64_t>(created_ms));
   PutFixed64(&header, XXH3_64bits(header.data(), header.size()));
@@ -65,18 +67,34 @@ Result<std::unique_ptr<SnapshotWriter>> SnapshotWriter::Create(Env* env, const s
   return w;
 }
 
-Status SnapshotWriter::AddFeedRecord(std::string_view record) {
-  if (record.size() > kMaxFeedRecord) return Status::InvalidArgument("feed record over 1 MiB");
-  if (!in_feed_) {
-    RELGRAPH_RETURN_IF_ERROR(FlushBlock());
-    in_feed_ = true;
+Status SnapshotWriter::AddRecord(std::string_view record) {
+  if (record.size() > kSnapshotMaxRecord) {
+    return Status::InvalidArgument("snapshot record of " + std::to_string(record.size()) +
+                                   " bytes is over 1 MiB");
   }
   if (raw_.size() + record.size() > kTargetBlockRaw) RELGRAPH_RETURN_IF_ERROR(FlushBlock());
   raw_.append(record);
   return Status::OK();
 }
 
+Status SnapshotWriter::AddFeedRecord(std::string_view record) {
+  if (!in_feed_) {
+    RELGRAPH_RETURN_IF_ERROR(FlushBlock());
+    in_feed_ = true;
+  }
+  return AddRecord(record);
+}
+
+Status SnapshotWriter::AddImageRecord(std::string_view record) {
+  if (layout_ != SnapshotLayout::kGraphImage)
+    return Status(Code::kInternal, "image record in an edge-list snapshot");
+  if (in_feed_) return Status(Code::kInternal, "snapshot image added after feed records");
+  return AddRecord(record);
+}
+
 Status SnapshotWriter::Add(uint64_t follower, std::span<const SnapshotEdge> edges) {
+  if (layout_ != SnapshotLayout::kEdgeList)
+    return Status(Code::kInternal, "edge-list entry in an image snapshot");
   if (in_feed_) return Status(Code::kInternal, "snapshot edges added after feed records");
   while (!edges.empty()) {
     if (raw_.size() + kEntryHeaderBytes + kEdgeBytes > kTargetBlockRaw)
@@ -119,7 +137,8 @@ Status SnapshotWriter::FlushBlock() {
 
 Result<SnapshotInfo> SnapshotWriter::Finish() {
   RELGRAPH_RETURN_IF_ERROR(FlushBlock());
-  std::string footer(kFooterMagic, sizeof kFooterMagic);
+  std::string footer(kFooterMagicStem, sizeof kFooterMagicStem);
+  footer.push_back(static_cast<char>(info_.version));
   PutFixed64(&footer, info_.blocks);
   PutFixed64(&footer, info_.entries);
   PutFixed64(&footer, info_.edges);
@@ -135,36 +154,43 @@ Result<SnapshotInfo> SnapshotWriter::Finish() {
   return info_;
 }
 
-Result<SnapshotInfo> ReadSnapshot(
-    Env* env, const std::string& path,
-    const std::function<Status(uint64_t, std::span<const SnapshotEdge>)>& fn,
-    const std::function<void(const SnapshotInfo&)>& on_counts,
-    const std::function<Status(std::string_view)>& feed_fn) {
-  auto data = env->ReadFile(path);
-  if (!data.ok()) return data.status();
-  const std::string& bytes = *data;
-  auto bad = [&](size_t offset, const std::string& what) {
+Result<SnapshotInfo> ReadSnapshot(Env* env, const std::string& path,
+                                  const SnapshotVisitor& visitor) {
+  // Read a block at a time into reused buffers: reading a 200 MiB file whole cost more
+  // (allocation, page faults, a cold copy) than checking and decompressing it.
+  auto file = env->OpenRandomAccess(path);
+  if (!file.ok()) return file.status();
+  const uint64_t file_bytes = (*file)->Size();
+  auto bad = [&](uint64_t offset, const std::string& what) {
     return Status::Corruption("snapshot " + path + " at offset " + std::to_string(offset) + ": " +
                               what);
   };
   SnapshotInfo info;
-  info.file_bytes = bytes.size();
-  if (bytes.size() < kHeaderBytes + kFooterBytesV1) return bad(0, "file too short");
-  if (std::memcmp(bytes.data(), kHeaderMagic, 8) != 0)
-    return bad(0, "not a relgraph snapshot (magic)");
-  info.version = DecodeFixed32(bytes.data() + 8);
-  if (info.version != 1 && info.version != kVersion) return bad(8, "unsupported version");
+  info.file_bytes = file_bytes;
+  if (file_bytes < kHeaderBytes + kFooterBytesV1) return bad(0, "file too short");
+  char header[kHeaderBytes];
+  RELGRAPH_RETURN_IF_ERROR((*file)->ReadAt(0, kHeaderBytes, header));
+  if (std::memcmp(header, kHeaderMagic, 8) != 0) return bad(0, "not a relgraph snapshot (magic)");
+  info.version = DecodeFixed32(header + 8);
+  if (info.version < 1 || info.version > kImageVersion) {
+    return bad(
+        8, "unsupported version " + std::to_string(info.version) + " (this build reads 1 to 3)");
+  }
+  const bool image = info.version == kImageVersion;
   const size_t footer_bytes = info.version == 1 ? kFooterBytesV1 : kFooterBytes;
-  if (bytes.size() < kHeaderBytes + footer_bytes) return bad(0, "file too short");
-  if (DecodeFixed64(bytes.data() + 28) != XXH3_64bits(bytes.data(), 28))
+  if (file_bytes < kHeaderBytes + footer_bytes) return bad(0, "file too short");
+  if (DecodeFixed64(header + 28) != XXH3_64bits(header, 28))
     return bad(0, "header checksum mismatch");
-  info.lsn = DecodeFixed64(bytes.data() + 12);
-  info.created_ms = static_cast<int64_t>(DecodeFixed64(bytes.data() + 20));
+  info.lsn = DecodeFixed64(header + 12);
+  info.created_ms = static_cast<int64_t>(DecodeFixed64(header + 20));
 
-  const size_t footer_at = bytes.size() - footer_bytes;
-  const char* footer = bytes.data() + footer_at;
-  if (std::memcmp(footer, info.version == 1 ? kFooterMagicV1 : kFooterMagic, 8) != 0)
+  const uint64_t footer_at = file_bytes - footer_bytes;
+  char footer[kFooterBytes];
+  RELGRAPH_RETURN_IF_ERROR((*file)->ReadAt(footer_at, footer_bytes, footer));
+  if (std::memcmp(footer, kFooterMagicStem, 7) != 0 ||
+      static_cast<uint8_t>(footer[7]) != info.version) {
     return bad(footer_at, "footer missing (file cut short?)");
+  }
   if (DecodeFixed64(footer + footer_bytes - 8) != XXH3_64bits(footer, footer_bytes - 8))
     return bad(footer_at, "footer checksum mismatch");
   const uint64_t want_blocks = DecodeFixed64(footer + 8);
@@ -173,38 +199,46 @@ Result<SnapshotInfo> ReadSnapshot(
   const uint64_t want_feed_blocks = info.version == 1 ? 0 : DecodeFixed64(footer + 32);
   if (want_feed_blocks > want_blocks) return bad(footer_at, "more feed blocks than blocks");
   const uint64_t edge_blocks = want_blocks - want_feed_blocks;
-  if (on_counts) {
+  if (visitor.counts) {
     SnapshotInfo counts = info;
     counts.blocks = want_blocks;
     counts.entries = want_entries;
     counts.edges = want_edges;
-    on_counts(counts);
+    counts.feed_blocks = want_feed_blocks;
+    RELGRAPH_RETURN_IF_ERROR(visitor.counts(counts));
   }
 
-  std::string raw;
+  std::string raw, stored;
   std::vector<SnapshotEdge> edges;
-  size_t pos = kHeaderBytes;
+  uint64_t pos = kHeaderBytes;
   while (pos < footer_at) {
     if (footer_at - pos < kBlockHeaderBytes) return bad(pos, "block header cut short");
-    const uint32_t raw_len = DecodeFixed32(bytes.data() + pos);
-    const uint32_t stored_len = DecodeFixed32(bytes.data() + pos + 4);
-    const uint64_t sum = DecodeFixed64(bytes.data() + pos + 8);
-    if (raw_len > kSnapshotMaxBlockRaw || stored_len > footer_at - pos - kBlockHeaderBytes) {
+    char head[kBlockHeaderBytes];
+    RELGRAPH_RETURN_IF_ERROR((*file)->ReadAt(pos, kBlockHeaderBytes, head));
+    const uint32_t raw_len = DecodeFixed32(head);
+    const uint32_t stored_len = DecodeFixed32(head + 4);
+    const uint64_t sum = DecodeFixed64(head + 8);
+    if (raw_len > kSnapshotMaxBlockRaw || stored_len > footer_at - pos - kBlockHeaderBytes ||
+        stored_len > static_cast<uint32_t>(LZ4_compressBound(static_cast<int>(raw_len)))) {
       return bad(pos, "block length out of range");
     }
-    if (BlockSum(bytes.data() + pos, bytes.data() + pos + kBlockHeaderBytes, stored_len) != sum) {
+    stored.resize(stored_len);
+    RELGRAPH_RETURN_IF_ERROR((*file)->ReadAt(pos + kBlockHeaderBytes, stored_len, stored.data()));
+    if (BlockSum(head, stored.data(), stored_len) != sum) {
       return bad(pos, "block checksum mismatch");
     }
     raw.resize(raw_len);
-    const int got = LZ4_decompress_safe(bytes.data() + pos + kBlockHeaderBytes, raw.data(),
-                                        static_cast<int>(stored_len), static_cast<int>(raw_len));
+    const int got = LZ4_decompress_safe(stored.data(), raw.data(), static_cast<int>(stored_len),
+                                        static_cast<int>(raw_len));
     if (got != static_cast<int>(raw_len))
       return bad(pos, "block does not decompress to its length");
-    if (info.blocks >= edge_blocks) {  // a feed block: the engine parses it
-      if (feed_fn) RELGRAPH_RETURN_IF_ERROR(feed_fn(raw));
+    const bool feed = info.blocks >= edge_blocks;
+    if (feed || image) {  // the engine parses these
+      const auto& fn = feed ? visitor.feed_block : visitor.image_block;
+      if (fn) RELGRAPH_RETURN_IF_ERROR(fn(raw));
       info.raw_bytes += raw_len;
       ++info.blocks;
-      ++info.feed_blocks;
+      if (feed) ++info.feed_blocks;
       pos += kBlockHeaderBytes + stored_len;
       continue;
     }
@@ -223,11 +257,15 @@ Result<SnapshotInfo> ReadSnapshot(
       }
       ++info.entries;
       info.edges += count;
-      if (fn) RELGRAPH_RETURN_IF_ERROR(fn(follower, edges));
+      if (visitor.edges) RELGRAPH_RETURN_IF_ERROR(visitor.edges(follower, edges));
     }
     info.raw_bytes += raw_len;
     ++info.blocks;
     pos += kBlockHeaderBytes + stored_len;
+  }
+  if (image) {  // storage cannot count users and edges inside the engine's records
+    info.entries = want_entries;
+    info.edges = want_edges;
   }
   if (info.blocks != want_blocks || info.entries != want_entries || info.edges != want_edges ||
       info.feed_blocks != want_feed_blocks) {

@@ -1,14 +1,18 @@
 // Snapshot files, as specified in docs/snapshot-format.md (keep the two in step):
 //
-//   file   := header edge_block* feed_block* footer
-//   header := magic:u8[8]="RGSNAP\0\1" version:u32=2 lsn:u64 created_ms:i64 header_sum:u64   (36 B)
+//   file   := header graph_block* feed_block* footer
+//   header := magic:u8[8]="RGSNAP\0\1" version:u32 lsn:u64 created_ms:i64 header_sum:u64   (36 B)
 //   block  := raw_len:u32 stored_len:u32 sum:u64 data:u8[stored_len]    (data = LZ4(raw))
 //             sum = XXH3_64bits(raw_len .. data), raw_len <= 4 MiB
-//   edge raw := (follower:u64 count:u32 (followee:u64 ts_ms:i64){count})*
+//   version 2 graph blocks are edge lists, parsed here:
+//     raw := (follower:u64 count:u32 (followee:u64 ts_ms:i64){count})*
+//   version 3 graph blocks are the engine's image records, opaque here
 //   feed raw := feed records, opaque here (the engine's, docs/snapshot-format.md)
-//   footer := magic:u8[8]="RGSNEND\2" blocks:u64 entries:u64 edges:u64 feed_blocks:u64
+//   footer := magic:u8[8]="RGSNEND" version:u8 blocks:u64 entries:u64 edges:u64 feed_blocks:u64
 //             footer_sum:u64                                                              (48 B)
 // Version 1 files (no feed blocks, footer "RGSNEND\1" without feed_blocks, 40 B) still load.
+// For version 3, `entries` counts users and `edges` edges, as the engine reported them; only
+// the engine's loader can check them.
 //
 // SnapshotWriter writes `snapshot-<lsn>.rgs.tmp`, and Finish() fsyncs, renames it to
 // `snapshot-<lsn>.rgs` and fsyncs the directory, so a finished name is always a complete file.
@@ -47,15 +51,31 @@ struct SnapshotInfo {
 };
 
 inline constexpr uint32_t kSnapshotMaxBlockRaw = 4u << 20;
+inline constexpr size_t kSnapshotMaxRecord = 1u << 20;  // image and feed records
+
+// What a snapshot's graph blocks hold.
+enum class SnapshotLayout : uint8_t {
+  kEdgeList,    // version 2: each follower's list by external ids (imports write these)
+  kGraphImage,  // version 3: the engine's own layout, opaque to storage (fast to load)
+};
 
 class SnapshotWriter {
  public:
-  static Result<std::unique_ptr<SnapshotWriter>> Create(Env* env, const std::string& dir,
-                                                        uint64_t lsn, int64_t created_ms);
+  static Result<std::unique_ptr<SnapshotWriter>> Create(
+      Env* env, const std::string& dir, uint64_t lsn, int64_t created_ms,
+      SnapshotLayout layout = SnapshotLayout::kEdgeList);
   ~SnapshotWriter();  // an unfinished snapshot's temp file is removed
 
   // Adds a follower's edges (oldest first). Long lists are split across blocks.
+  // REQUIRES: layout kEdgeList.
   Status Add(uint64_t follower, std::span<const SnapshotEdge> edges);
+  // Adds one image record (at most kSnapshotMaxRecord; never split across blocks), and counts
+  // what the footer reports. REQUIRES: layout kGraphImage; before any feed record.
+  Status AddImageRecord(std::string_view record);
+  void SetImageCounts(uint64_t users, uint64_t edges) {
+    info_.entries = users;
+    info_.edges = edges;
+  }
   // Adds one feed record (at most 1 MiB; never split). REQUIRES: every Add came before.
   Status AddFeedRecord(std::string_view record);
   // Writes the last block and the footer, fsyncs, renames, fsyncs the directory.
@@ -65,24 +85,35 @@ class SnapshotWriter {
  private:
   SnapshotWriter(Env* env, std::string dir, std::string temp, std::string final_path);
   Status FlushBlock();
+  Status AddRecord(std::string_view record);  // never split across blocks
 
   Env* env_;
   std::string dir_, temp_path_, final_path_;
   std::unique_ptr<WritableFile> file_;
-  std::string raw_;       // the block being filled
+  std::string raw_;  // the block being filled
+  SnapshotLayout layout_ = SnapshotLayout::kEdgeList;
   bool in_feed_ = false;  // raw_ holds feed records
   SnapshotInfo info_;
   bool finished_ = false;
 };
 
-// Reads and verifies `path`; calls fn(follower, edges) for each entry when fn is set, and
-// feed_fn(raw) with the contents of each feed block when it is set. When on_counts is set, it
-// is called first with the footer's counts (blocks, entries, edges), so a loader can size its
-// buffers.
-Result<SnapshotInfo> ReadSnapshot(
-    Env* env, const std::string& path,
-    const std::function<Status(uint64_t follower, std::span<const SnapshotEdge> edges)>& fn,
-    const std::function<void(const SnapshotInfo& counts)>& on_counts = nullptr,
-    const std::function<Status(std::string_view feed_block)>& feed_fn = nullptr);
+// What ReadSnapshot hands a loader; every callback is optional. A non-OK Status from one stops
+// the read and is returned.
+struct SnapshotVisitor {
+  // First, with the header's fields and the footer's counts (blocks, entries, edges), so a
+  // loader can size its buffers before any block arrives.
+  std::function<Status(const SnapshotInfo& counts)> counts;
+  // Versions 1 and 2: each entry of an edge block.
+  std::function<Status(uint64_t follower, std::span<const SnapshotEdge> edges)> edges;
+  // Version 3: the contents of each graph (image) block, in file order.
+  std::function<Status(std::string_view raw)> image_block;
+  // The contents of each feed block, in file order.
+  std::function<Status(std::string_view raw)> feed_block;
+};
+
+// Reads and verifies `path` (every checksum, and the footer's counts where storage can count
+// them), calling the visitor's callbacks as it goes.
+Result<SnapshotInfo> ReadSnapshot(Env* env, const std::string& path,
+                                  const SnapshotVisitor& visitor = {});
 
 }  // namespace relgraph

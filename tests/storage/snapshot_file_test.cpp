@@ -40,10 +40,12 @@ Result<SnapshotInfo> Write(Env* env, const std::string& dir, uint64_t lsn, const
 
 Result<Lists> Read(Env* env, const std::string& path) {
   Lists got;
-  auto info = ReadSnapshot(env, path, [&](uint64_t f, std::span<const SnapshotEdge> edges) {
+  SnapshotVisitor visitor;
+  visitor.edges = [&](uint64_t f, std::span<const SnapshotEdge> edges) {
     for (const SnapshotEdge& e : edges) got[f].push_back({e.followee, e.ts_ms});
     return Status::OK();
-  });
+  };
+  auto info = ReadSnapshot(env, path, visitor);
   if (!info.ok()) return info.status();
   return got;
 }
@@ -62,7 +64,7 @@ TEST_CASE("snapshot_file: lists round-trip, long lists span blocks, counts match
   Lists want = lists;
   std::erase_if(want, [](const auto& kv) { return kv.second.empty(); });
   CHECK(*got == want);
-  auto again = ReadSnapshot(Env::Posix(), path, nullptr);
+  auto again = ReadSnapshot(Env::Posix(), path);
   CHECK(again->edges == info->edges);
   CHECK(again->created_ms == 123);
 }
@@ -88,13 +90,13 @@ TEST_CASE("snapshot_file: any bit flip or truncation is detected, never loaded")
       damaged[at] = static_cast<char>(damaged[at] ^ (1 << (rng() % 8)));
     }
     put(damaged);
-    auto r = ReadSnapshot(env, path, nullptr);
+    auto r = ReadSnapshot(env, path);
     CAPTURE(trial);
     REQUIRE(r.status().code() == Code::kCorruption);
     CHECK(r.status().message().find(path) != std::string::npos);
   }
   put(original);
-  CHECK(ReadSnapshot(env, path, nullptr).ok());
+  CHECK(ReadSnapshot(env, path).ok());
 }
 
 TEST_CASE("snapshot_file: an abandoned or failing writer leaves no snapshot behind") {

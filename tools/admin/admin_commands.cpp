@@ -249,7 +249,7 @@ int Inspect(Context& c) {
   if (c.args.positional.size() != 1) return c.Usage("inspect takes DATADIR or SNAPSHOT");
   const std::string& target = c.args.positional[0];
   if (IsSnapshotFile(c.env, target)) {
-    auto info = ReadSnapshot(c.env, target, nullptr);
+    auto info = ReadSnapshot(c.env, target);
     if (!info.ok()) return c.Fail(info.status());
     PrintSnapshotInfo(c.out, target, *info);
     return 0;
@@ -261,7 +261,7 @@ int Inspect(Context& c) {
   c.out << "data directory " << target << "\nsnapshots: " << snapshots->size() << "\n";
   for (uint64_t lsn : *snapshots) {
     const std::string path = JoinPath(target, SnapshotName(lsn));
-    auto info = ReadSnapshot(c.env, path, nullptr);
+    auto info = ReadSnapshot(c.env, path);
     if (info.ok())
       PrintSnapshotInfo(c.out, path, *info);
     else

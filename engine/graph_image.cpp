@@ -1,0 +1,379 @@
+#include "engine/graph_image.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "storage/coding.h"
+
+namespace relgraph {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "images copy the in-memory arrays as the file's little-endian bytes");
+
+size_t Pad4(size_t n) {
+  return (n + 3) & ~size_t{3};
+}
+
+void PutListHeader(std::string* out, ImageTag tag, InternalId user, uint32_t total,
+                   uint32_t count) {
+  PutFixed32(out, static_cast<uint32_t>(tag));
+  PutFixed32(out, user);
+  PutFixed32(out, total);
+  PutFixed32(out, count);
+}
+
+void PadTo4(std::string* out) {
+  out->resize(Pad4(out->size()), '\0');
+}
+
+}  // namespace
+
+size_t ImageRecordBytes(std::string_view records) {
+  if (records.size() < kImageIdsHeaderBytes) return 0;
+  const uint32_t tag = DecodeFixed32(records.data());
+  size_t bytes = 0;
+  if (tag == static_cast<uint32_t>(ImageTag::kIds)) {
+    bytes = kImageIdsHeaderBytes + 8 * size_t{DecodeFixed32(records.data() + 8)};
+  } else if (tag == static_cast<uint32_t>(ImageTag::kFollowing) ||
+             tag == static_cast<uint32_t>(ImageTag::kFans)) {
+    if (records.size() < kImageListHeaderBytes) return 0;
+    bytes = kImageListHeaderBytes + Pad4(10 * size_t{DecodeFixed32(records.data() + 12)});
+  } else {
+    return 0;
+  }
+  return bytes <= records.size() ? bytes : 0;
+}
+
+Status AddImageRecords(std::string_view records, SnapshotWriter* writer) {
+  while (!records.empty()) {
+    const size_t n = ImageRecordBytes(records);
+    if (n == 0) return Status(Code::kInternal, "malformed image record from the graph");
+    RELGRAPH_RETURN_IF_ERROR(writer->AddImageRecord(records.substr(0, n)));
+    records.remove_prefix(n);
+  }
+  return Status::OK();
+}
+
+// ---- Graph: producing images --------------------------------------------------------------------
+
+void Graph::BeginImage() {
+  image_ = std::make_unique<ImageCapture>();
+  image_->users = users_.size();
+  image_->edges = edge_count_;
+  image_->state_chunks.resize((image_->users + ImageCapture::kStatesPerChunk - 1) /
+                              ImageCapture::kStatesPerChunk);
+}
+
+void Graph::EndImage() {
+  image_.reset();
+}
+
+size_t Graph::image_users() const {
+  return image_ != nullptr ? image_->users : users_.size();
+}
+
+uint64_t Graph::image_edges() const {
+  return image_ != nullptr ? image_->edges : edge_count_;
+}
+
+void Graph::SaveForImage(InternalId x) {
+  if (x >= image_->users) return;
+  uint32_t& state = image_->State(x);
+  if (state != ImageCapture::kLive) return;
+  state = ImageCapture::kSavedBase + static_cast<uint32_t>(image_->saved.size());
+  AppendUserImage(x, &image_->saved.emplace_back());
+}
+
+void Graph::AppendUserImage(InternalId x, std::string* out) const {
+  const UserRecord& u = users_[x];
+  const uint32_t following = u.following.size();
+  // Grow once: a celebrity's fan list is megabytes, and doubling steps would copy it again.
+  size_t bytes = 0;
+  for (uint32_t at = 0; at < following; at += kImageEntriesPerRecord)
+    bytes +=
+        kImageListHeaderBytes + Pad4(10 * size_t{std::min(kImageEntriesPerRecord, following - at)});
+  u.fans.ForEachRun([&](const EdgeEntry*, uint32_t size) {
+    for (uint32_t at = 0; at < size; at += kImageEntriesPerRecord)
+      bytes +=
+          kImageListHeaderBytes + Pad4(10 * size_t{std::min(kImageEntriesPerRecord, size - at)});
+  });
+  if (out->capacity() < out->size() + bytes)
+    out->reserve(std::max(out->size() + bytes, 2 * out->capacity()));
+  const FollowingList::Arrays a = u.following.arrays();
+  for (uint32_t at = 0; at < following; at += kImageEntriesPerRecord) {
+    const uint32_t n = std::min(kImageEntriesPerRecord, following - at);
+    PutListHeader(out, ImageTag::kFollowing, x, following, n);
+    out->append(reinterpret_cast<const char*>(a.peers + at), 4 * size_t{n});
+    out->append(reinterpret_cast<const char*>(a.ts_lo + at), 4 * size_t{n});
+    out->append(reinterpret_cast<const char*>(a.ts_hi_flags + at), 2 * size_t{n});
+    PadTo4(out);
+  }
+  const uint32_t fans = u.fans.size();
+  u.fans.ForEachRun([&](const EdgeEntry* run, uint32_t size) {
+    for (uint32_t at = 0; at < size; at += kImageEntriesPerRecord) {
+      const uint32_t n = std::min(kImageEntriesPerRecord, size - at);
+      PutListHeader(out, ImageTag::kFans, x, fans, n);
+      out->append(reinterpret_cast<const char*>(run + at), sizeof(EdgeEntry) * size_t{n});
+      PadTo4(out);
+    }
+  });
+}
+
+void Graph::AppendImageIds(size_t begin, size_t end, std::string* out) const {
+  end = std::min(end, image_users());
+  for (size_t at = begin; at < end; at += kImageIdsPerRecord) {
+    const auto n = static_cast<uint32_t>(std::min<size_t>(kImageIdsPerRecord, end - at));
+    PutFixed32(out, static_cast<uint32_t>(ImageTag::kIds));
+    PutFixed32(out, static_cast<uint32_t>(at));
+    PutFixed32(out, n);
+    const size_t start = out->size();
+    out->resize(start + 8 * size_t{n});
+    char* p = out->data() + start;
+    for (uint32_t i = 0; i < n; ++i, p += 8)
+      EncodeFixed64(p, ids_.External(static_cast<InternalId>(at + i)));
+  }
+}
+
+size_t Graph::AppendImageLists(size_t begin, size_t end, uint64_t max_entries,
+                               std::string* out) const {
+  end = std::min(end, image_users());
+  uint64_t entries = 0;
+  size_t x = begin;
+  for (; x < end; ++x) {
+    const auto id = static_cast<InternalId>(x);
+    const uint64_t size = uint64_t{users_[x].following.size()} + users_[x].fans.size();
+    if (x > begin && entries + size > max_entries) break;
+    entries += size;
+    if (image_ == nullptr) {
+      AppendUserImage(id, out);
+      continue;
+    }
+    uint32_t& state = image_->State(id);
+    if (state >= ImageCapture::kSavedBase) {
+      std::string& saved = image_->saved[state - ImageCapture::kSavedBase];
+      out->append(saved);
+      std::string().swap(saved);
+    } else if (state == ImageCapture::kLive) {
+      AppendUserImage(id, out);
+    }
+    state = ImageCapture::kHandedOut;
+  }
+  return x;
+}
+
+// ---- GraphImageLoader
+// -----------------------------------------------------------------------------
+
+GraphImageLoader::GraphImageLoader(const GraphOptions& options)
+    : graph_(std::make_unique<Graph>(options)) {}
+
+Status GraphImageLoader::Corrupt(const std::string& what) const {
+  return Status::Corruption("snapshot image: " + what);
+}
+
+Status GraphImageLoader::Begin(uint64_t users, uint64_t edges) {
+  if (users >= kNoInternalId) return Corrupt("claims " + std::to_string(users) + " users");
+  want_users_ = users;
+  want_edges_ = edges;
+  graph_->ids_.Reserve(users);
+  // Both copies of every edge, 10 bytes each, plus the size classes' slack (about 2% on real
+  // graphs; 5% here, since slabs left over are given back at Finish).
+  graph_->slab_.BeginPrefault(static_cast<size_t>(static_cast<double>(edges) * 2 * 10 * 1.05));
+  begun_ = true;
+  return Status::OK();
+}
+
+Status GraphImageLoader::AddBlock(std::string_view raw) {
+  if (!begun_) return Status(Code::kInternal, "GraphImageLoader::Begin was not called");
+  const size_t block_bytes = raw.size();
+  while (!raw.empty()) {
+    const size_t n = ImageRecordBytes(raw);
+    if (n == 0) {
+      return Corrupt("record cut short or of an unknown kind at byte " +
+                     std::to_string(block_bytes - raw.size()) + " of a block");
+    }
+    const std::string_view record = raw.substr(0, n);
+    raw.remove_prefix(n);
+    const auto tag = static_cast<ImageTag>(DecodeFixed32(record.data()));
+    if (tag == ImageTag::kIds) {
+      RELGRAPH_RETURN_IF_ERROR(AddIds(record));
+      continue;
+    }
+    const InternalId user = DecodeFixed32(record.data() + 4);
+    const uint32_t total = DecodeFixed32(record.data() + 8);
+    const uint32_t count = DecodeFixed32(record.data() + 12);
+    RELGRAPH_RETURN_IF_ERROR(EnterList(user, tag, total, count));
+    const char* data = record.data() + kImageListHeaderBytes;
+    RELGRAPH_RETURN_IF_ERROR(tag == ImageTag::kFollowing ? AddFollowing(user, total, count, data)
+                                                         : AddFans(user, total, count, data));
+  }
+  return Status::OK();
+}
+
+Status GraphImageLoader::AddIds(std::string_view record) {
+  IdMap& ids = graph_->ids_;
+  const uint32_t first = DecodeFixed32(record.data() + 4);
+  const uint32_t count = DecodeFixed32(record.data() + 8);
+  if (user_ != kNoInternalId) return Corrupt("user ids after the lists");
+  if (first != ids.size()) {
+    return Corrupt("user id record starts at internal id " + std::to_string(first) + ", expected " +
+                   std::to_string(ids.size()));
+  }
+  if (uint64_t{first} + count > want_users_) return Corrupt("more user ids than the footer says");
+  const char* p = record.data() + kImageIdsHeaderBytes;
+  constexpr uint32_t kAhead = 16;  // the table's slots are random: overlap their misses
+  for (uint32_t i = 0; i < count && i < kAhead; ++i) ids.Prefetch(DecodeFixed64(p + 8 * i));
+  for (uint32_t i = 0; i < count; ++i) {
+    if (i + kAhead < count) ids.Prefetch(DecodeFixed64(p + 8 * (i + kAhead)));
+    const UserId external = DecodeFixed64(p + 8 * i);
+    if (external == 0) return Corrupt("user id 0 at internal id " + std::to_string(first + i));
+    if (ids.Intern(external) != first + i) {
+      return Corrupt("user " + std::to_string(external) + " has two internal ids");
+    }
+  }
+  return Status::OK();
+}
+
+Status GraphImageLoader::EnterList(InternalId user, ImageTag kind, uint32_t total, uint32_t count) {
+  Graph& g = *graph_;
+  if (user_ == kNoInternalId) {  // the first list: every id must be in
+    if (g.ids_.size() != want_users_) {
+      return Corrupt("lists start after " + std::to_string(g.ids_.size()) + " of " +
+                     std::to_string(want_users_) + " user ids");
+    }
+    g.users_.grow_to(want_users_);
+  }
+  if (user >= want_users_) return Corrupt("list of internal id " + std::to_string(user));
+  if (count == 0) return Corrupt("empty list record for internal id " + std::to_string(user));
+  const bool continues = user == user_ && kind == kind_ && filled_ < total_;
+  if (continues) {
+    if (total != total_ || count > total_ - filled_) {
+      return Corrupt("list parts of internal id " + std::to_string(user) + " disagree on length");
+    }
+    return Status::OK();
+  }
+  if (filled_ != total_) {
+    return Corrupt("list of internal id " + std::to_string(user_) + " ends after " +
+                   std::to_string(filled_) + " of " + std::to_string(total_) + " entries");
+  }
+  const bool after = user_ == kNoInternalId || user > user_ || (user == user_ && kind > kind_);
+  if (!after) return Corrupt("lists out of order at internal id " + std::to_string(user));
+  if (count > total) {
+    return Corrupt("list part longer than its list, internal id " + std::to_string(user));
+  }
+  user_ = user;
+  kind_ = kind;
+  total_ = total;
+  filled_ = 0;
+  prev_ = {-1, 0};
+  mutual_ = 0;
+  return Status::OK();
+}
+
+Status GraphImageLoader::CheckRun(InternalId user, const char* what, const EdgeEntry* entries,
+                                  uint32_t n, EntryKey* prev, uint32_t* mutual) const {
+  const Graph& g = *graph_;
+  constexpr uint16_t kUnusedBits = static_cast<uint16_t>(~(kTsHiMask | kMutualFlag));
+  for (uint32_t i = 0; i < n; ++i) {
+    EdgeEntry e;
+    std::memcpy(&e, entries + i, sizeof e);
+    if (e.peer >= want_users_ || e.peer == user || (e.ts_hi_flags & kUnusedBits) != 0) {
+      return Corrupt(std::string(what) + " entry " + std::to_string(i) + " of internal id " +
+                     std::to_string(user) + " names internal id " + std::to_string(e.peer) +
+                     " or has unused bits set");
+    }
+    // Strictly increasing (ts, external id); the external id is only needed on a tie. prev->user
+    // holds the previous entry's internal id until a tie needs it.
+    const TimestampMs ts = EntryTs(e);
+    bool ordered = ts > prev->ts;
+    if (ts == prev->ts) ordered = g.ids_.External(e.peer) > g.ids_.External(prev->user);
+    if (!ordered) {
+      return Corrupt(std::string(what) + " of internal id " + std::to_string(user) +
+                     " out of order at entry " + std::to_string(i));
+    }
+    *prev = {ts, e.peer};
+    *mutual += EntryMutual(e) ? 1 : 0;
+  }
+  return Status::OK();
+}
+
+Status GraphImageLoader::AddFollowing(InternalId user, uint32_t total, uint32_t count,
+                                      const char* data) {
+  Graph& g = *graph_;
+  // Check on an array-of-entries copy in small steps, then copy the three arrays as they are.
+  EdgeEntry check[256];
+  for (uint32_t at = 0; at < count; at += 256) {
+    const uint32_t n = std::min<uint32_t>(256, count - at);
+    for (uint32_t i = 0; i < n; ++i) {
+      std::memcpy(&check[i].peer, data + 4 * size_t{at + i}, 4);
+      std::memcpy(&check[i].ts_lo, data + 4 * size_t{count} + 4 * size_t{at + i}, 4);
+      std::memcpy(&check[i].ts_hi_flags, data + 8 * size_t{count} + 2 * size_t{at + i}, 2);
+    }
+    RELGRAPH_RETURN_IF_ERROR(CheckRun(user, "following", check, n, &prev_, &mutual_));
+  }
+  g.users_[user].following.AppendArrays(data, data + 4 * size_t{count}, data + 8 * size_t{count},
+                                        count, g.slab_);
+  filled_ += count;
+  following_edges_ += count;
+  if (filled_ == total) {
+    g.users_[user].friends = mutual_;
+    following_mutual_ += mutual_;
+  }
+  return Status::OK();
+}
+
+Status GraphImageLoader::AddFans(InternalId user, uint32_t total, uint32_t count,
+                                 const char* data) {
+  Graph& g = *graph_;
+  // Records are 4-byte aligned in a block, so the packed entries are properly aligned.
+  const auto* entries = reinterpret_cast<const EdgeEntry*>(data);
+  RELGRAPH_RETURN_IF_ERROR(CheckRun(user, "fans", entries, count, &prev_, &mutual_));
+  filled_ += count;
+  fan_edges_ += count;
+  const FanContext ctx = g.fan_context();
+  if (count == total) {
+    g.users_[user].fans.BuildFromSorted(entries, count, ctx);
+  } else {
+    fan_parts_.insert(fan_parts_.end(), entries, entries + count);
+    if (filled_ < total) return Status::OK();
+    g.users_[user].fans.BuildFromSorted(fan_parts_.data(), total, ctx);
+    fan_parts_.clear();
+  }
+  fans_mutual_ += mutual_;
+  if (mutual_ != g.users_[user].friends) {
+    return Corrupt("internal id " + std::to_string(user) + " has " + std::to_string(mutual_) +
+                   " mutual fans but " + std::to_string(g.users_[user].friends) +
+                   " mutual follows");
+  }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<Graph>> GraphImageLoader::Finish() {
+  if (!begun_) return Status(Code::kInternal, "GraphImageLoader::Begin was not called");
+  Graph& g = *graph_;
+  g.slab_.EndPrefault();
+  if (filled_ != total_) {
+    return Corrupt("the last list, of internal id " + std::to_string(user_) + ", is incomplete");
+  }
+  if (g.ids_.size() != want_users_) {
+    return Corrupt(std::to_string(g.ids_.size()) + " user ids, the footer says " +
+                   std::to_string(want_users_));
+  }
+  g.users_.grow_to(want_users_);
+  if (following_edges_ != want_edges_ || fan_edges_ != want_edges_) {
+    return Corrupt(std::to_string(following_edges_) + " following and " +
+                   std::to_string(fan_edges_) + " fan entries, the footer says " +
+                   std::to_string(want_edges_) + " edges");
+  }
+  // Per user, mutual fans were checked against friends; users without fans are caught here.
+  if (following_mutual_ != fans_mutual_) {
+    return Corrupt(std::to_string(following_mutual_) + " mutual follows but " +
+                   std::to_string(fans_mutual_) + " mutual fans");
+  }
+  g.edge_count_ = want_edges_;
+  return std::move(graph_);
+}
+
+}  // namespace relgraph
