@@ -177,7 +177,7 @@ Status GraphImageLoader::Begin(uint64_t users, uint64_t edges) {
   if (users >= kNoInternalId) return Corrupt("claims " + std::to_string(users) + " users");
   want_users_ = users;
   want_edges_ = edges;
-  graph_->ids_.Reserve(users);
+  externals_.reserve(users);
   // Both copies of every edge, 10 bytes each, plus the size classes' slack (about 2% on real
   // graphs; 5% here, since slabs left over are given back at Finish).
   graph_->slab_.BeginPrefault(static_cast<size_t>(static_cast<double>(edges) * 2 * 10 * 1.05));
@@ -213,38 +213,40 @@ Status GraphImageLoader::AddBlock(std::string_view raw) {
 }
 
 Status GraphImageLoader::AddIds(std::string_view record) {
-  IdMap& ids = graph_->ids_;
   const uint32_t first = DecodeFixed32(record.data() + 4);
   const uint32_t count = DecodeFixed32(record.data() + 8);
-  if (user_ != kNoInternalId) return Corrupt("user ids after the lists");
-  if (first != ids.size()) {
+  if (ids_indexed_) return Corrupt("user ids after the lists");
+  if (first != externals_.size()) {
     return Corrupt("user id record starts at internal id " + std::to_string(first) + ", expected " +
-                   std::to_string(ids.size()));
+                   std::to_string(externals_.size()));
   }
   if (uint64_t{first} + count > want_users_) return Corrupt("more user ids than the footer says");
   const char* p = record.data() + kImageIdsHeaderBytes;
-  constexpr uint32_t kAhead = 16;  // the table's slots are random: overlap their misses
-  for (uint32_t i = 0; i < count && i < kAhead; ++i) ids.Prefetch(DecodeFixed64(p + 8 * i));
-  for (uint32_t i = 0; i < count; ++i) {
-    if (i + kAhead < count) ids.Prefetch(DecodeFixed64(p + 8 * (i + kAhead)));
-    const UserId external = DecodeFixed64(p + 8 * i);
-    if (external == 0) return Corrupt("user id 0 at internal id " + std::to_string(first + i));
-    if (ids.Intern(external) != first + i) {
-      return Corrupt("user " + std::to_string(external) + " has two internal ids");
-    }
+  for (uint32_t i = 0; i < count; ++i) externals_.push_back(DecodeFixed64(p + 8 * size_t{i}));
+  return Status::OK();
+}
+
+Status GraphImageLoader::IndexIds() {
+  if (ids_indexed_) return Status::OK();
+  ids_indexed_ = true;
+  Graph& g = *graph_;
+  if (externals_.size() != want_users_) {
+    return Corrupt(std::to_string(externals_.size()) + " user ids, the footer says " +
+                   std::to_string(want_users_));
   }
+  const size_t bad = g.ids_.AssignAll(externals_);
+  if (bad < externals_.size()) {
+    return Corrupt(externals_[bad] == 0
+                       ? "user id 0 at internal id " + std::to_string(bad)
+                       : "user " + std::to_string(externals_[bad]) + " has two internal ids");
+  }
+  std::vector<UserId>().swap(externals_);
+  g.users_.grow_to(want_users_);
   return Status::OK();
 }
 
 Status GraphImageLoader::EnterList(InternalId user, ImageTag kind, uint32_t total, uint32_t count) {
-  Graph& g = *graph_;
-  if (user_ == kNoInternalId) {  // the first list: every id must be in
-    if (g.ids_.size() != want_users_) {
-      return Corrupt("lists start after " + std::to_string(g.ids_.size()) + " of " +
-                     std::to_string(want_users_) + " user ids");
-    }
-    g.users_.grow_to(want_users_);
-  }
+  RELGRAPH_RETURN_IF_ERROR(IndexIds());  // the first list: every id must be in
   if (user >= want_users_) return Corrupt("list of internal id " + std::to_string(user));
   if (count == 0) return Corrupt("empty list record for internal id " + std::to_string(user));
   const bool continues = user == user_ && kind == kind_ && filled_ < total_;
@@ -357,11 +359,7 @@ Result<std::unique_ptr<Graph>> GraphImageLoader::Finish() {
   if (filled_ != total_) {
     return Corrupt("the last list, of internal id " + std::to_string(user_) + ", is incomplete");
   }
-  if (g.ids_.size() != want_users_) {
-    return Corrupt(std::to_string(g.ids_.size()) + " user ids, the footer says " +
-                   std::to_string(want_users_));
-  }
-  g.users_.grow_to(want_users_);
+  RELGRAPH_RETURN_IF_ERROR(IndexIds());
   if (following_edges_ != want_edges_ || fan_edges_ != want_edges_) {
     return Corrupt(std::to_string(following_edges_) + " following and " +
                    std::to_string(fan_edges_) + " fan entries, the footer says " +

@@ -78,6 +78,8 @@ class GraphImageLoader {
 
  private:
   Status AddIds(std::string_view record);
+  // Builds the id map from every id received, once, before the first list (or at Finish).
+  Status IndexIds();
   Status AddFollowing(InternalId user, uint32_t total, uint32_t count, const char* data);
   Status AddFans(InternalId user, uint32_t total, uint32_t count, const char* data);
   // Checks entries for range, self-edges and strict key order after `*prev`; counts kMutual.
@@ -91,6 +93,8 @@ class GraphImageLoader {
   std::unique_ptr<Graph> graph_;
   uint64_t want_users_ = 0, want_edges_ = 0;
   bool begun_ = false;
+  std::vector<UserId> externals_;  // by internal id, until IndexIds
+  bool ids_indexed_ = false;
   // The list being filled.
   InternalId user_ = kNoInternalId;
   ImageTag kind_ = ImageTag::kIds;

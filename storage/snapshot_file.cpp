@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "storage/block_read_ahead.h"
 #include "storage/coding.h"
 #include "storage/file_names.h"
 
@@ -21,16 +22,6 @@ constexpr size_t kHeaderBytes = 36, kBlockHeaderBytes = 16;
 constexpr size_t kFooterBytesV1 = 40, kFooterBytes = 48;
 constexpr size_t kEntryHeaderBytes = 12, kEdgeBytes = 16;
 constexpr size_t kTargetBlockRaw = 1u << 20;
-
-// A block's checksum covers raw_len and stored_len (8 bytes) and the data, which the checksum
-// field itself separates in the file.
-uint64_t BlockSum(const char* lengths, const char* data, size_t n) {
-  XXH3_state_t state;
-  XXH3_64bits_reset(&state);
-  XXH3_64bits_update(&state, lengths, 8);
-  XXH3_64bits_update(&state, data, n);
-  return XXH3_64bits_digest(&state);
-}
 
 }  // namespace
 
@@ -125,8 +116,8 @@ Status SnapshotWriter::FlushBlock() {
   std::string head;
   PutFixed32(&head, static_cast<uint32_t>(raw_.size()));
   PutFixed32(&head, static_cast<uint32_t>(stored));
-  PutFixed64(&head,
-             BlockSum(head.data(), block.data() + kBlockHeaderBytes, static_cast<size_t>(stored)));
+  PutFixed64(&head, SnapshotBlockSum(head.data(), block.data() + kBlockHeaderBytes,
+                                     static_cast<size_t>(stored)));
   std::memcpy(block.data(), head.data(), kBlockHeaderBytes);
   info_.raw_bytes += raw_.size();
   ++info_.blocks;
@@ -208,30 +199,16 @@ Result<SnapshotInfo> ReadSnapshot(Env* env, const std::string& path,
     RELGRAPH_RETURN_IF_ERROR(visitor.counts(counts));
   }
 
-  std::string raw, stored;
+  BlockReadAhead blocks(file->get(), path, kHeaderBytes, footer_at);
+  BlockReadAhead::Block block;
   std::vector<SnapshotEdge> edges;
-  uint64_t pos = kHeaderBytes;
-  while (pos < footer_at) {
-    if (footer_at - pos < kBlockHeaderBytes) return bad(pos, "block header cut short");
-    char head[kBlockHeaderBytes];
-    RELGRAPH_RETURN_IF_ERROR((*file)->ReadAt(pos, kBlockHeaderBytes, head));
-    const uint32_t raw_len = DecodeFixed32(head);
-    const uint32_t stored_len = DecodeFixed32(head + 4);
-    const uint64_t sum = DecodeFixed64(head + 8);
-    if (raw_len > kSnapshotMaxBlockRaw || stored_len > footer_at - pos - kBlockHeaderBytes ||
-        stored_len > static_cast<uint32_t>(LZ4_compressBound(static_cast<int>(raw_len)))) {
-      return bad(pos, "block length out of range");
-    }
-    stored.resize(stored_len);
-    RELGRAPH_RETURN_IF_ERROR((*file)->ReadAt(pos + kBlockHeaderBytes, stored_len, stored.data()));
-    if (BlockSum(head, stored.data(), stored_len) != sum) {
-      return bad(pos, "block checksum mismatch");
-    }
-    raw.resize(raw_len);
-    const int got = LZ4_decompress_safe(stored.data(), raw.data(), static_cast<int>(stored_len),
-                                        static_cast<int>(raw_len));
-    if (got != static_cast<int>(raw_len))
-      return bad(pos, "block does not decompress to its length");
+  for (;;) {
+    bool done = false;
+    RELGRAPH_RETURN_IF_ERROR(blocks.Next(&block, &done));
+    if (done) break;
+    const std::string& raw = block.raw;
+    const uint64_t pos = block.offset;
+    const auto raw_len = raw.size();
     const bool feed = info.blocks >= edge_blocks;
     if (feed || image) {  // the engine parses these
       const auto& fn = feed ? visitor.feed_block : visitor.image_block;
@@ -239,7 +216,6 @@ Result<SnapshotInfo> ReadSnapshot(Env* env, const std::string& path,
       info.raw_bytes += raw_len;
       ++info.blocks;
       if (feed) ++info.feed_blocks;
-      pos += kBlockHeaderBytes + stored_len;
       continue;
     }
     // Entries.
@@ -261,7 +237,6 @@ Result<SnapshotInfo> ReadSnapshot(Env* env, const std::string& path,
     }
     info.raw_bytes += raw_len;
     ++info.blocks;
-    pos += kBlockHeaderBytes + stored_len;
   }
   if (image) {  // storage cannot count users and edges inside the engine's records
     info.entries = want_entries;
