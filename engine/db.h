@@ -13,8 +13,9 @@
 // LSN (truncating a torn tail of the newest segment); continue in a new segment. Damage
 // anywhere else stops Open with the reader's error (file, offset, repair command).
 //
-// Snapshots (docs/snapshot-format.md) are taken online: users are copied in slices, each
-// under the lock held shared, so writers wait for one slice at most and readers never.
+// Snapshots (docs/snapshot-format.md) are taken online: a point-in-time image of the graph
+// (Graph::BeginImage, copy-on-write per user) copied in slices, each under the lock held
+// shared, so writers wait for one slice at most and readers never.
 //
 // The feed (engine/feed.h) lives beside the graph under its own mutex, taken after the graph's
 // lock: timeline reads hold the graph shared and the feed exclusively, so they never block
@@ -48,8 +49,10 @@ struct DbOptions {
   DurabilityMode durability = DurabilityMode::kEverySec;
   Env* env = nullptr;  // nullptr: the POSIX filesystem
   uint64_t wal_segment_bytes = uint64_t{64} << 20;
-  uint32_t keep_snapshots = 2;           // >= 1; WAL is kept back to the oldest kept snapshot
-  uint32_t snapshot_slice_users = 4096;  // users copied per shared-lock hold while snapshotting
+  uint32_t keep_snapshots = 2;  // >= 1; WAL is kept back to the oldest kept snapshot
+  // Users copied per shared-lock hold while snapshotting (a slice of lists also stops at 256k
+  // entries).
+  uint32_t snapshot_slice_users = 4096;
   FeedOptions feed;
   // false: fan-out runs only in DrainFanout() (deterministic tests).
   bool background_fanout = true;
