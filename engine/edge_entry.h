@@ -63,16 +63,28 @@ struct EntryKey {
 class EntryOrder {
  public:
   explicit EntryOrder(const IdMap& ids) : ids_(&ids) {}
+  // The same order, told the external ids of two users the caller already has (a follow knows
+  // both of its users'): looking them up would cost a cache miss each.
+  EntryOrder WithKnown(InternalId a, UserId a_external, InternalId b, UserId b_external) const {
+    EntryOrder o(*ids_);
+    o.known_[0] = {a, a_external};
+    o.known_[1] = {b, b_external};
+    return o;
+  }
 
-  EntryKey KeyOf(const EdgeEntry& e) const { return {EntryTs(e), ids_->External(e.peer)}; }
-  UserId External(InternalId id) const { return ids_->External(id); }
+  EntryKey KeyOf(const EdgeEntry& e) const { return {EntryTs(e), External(e.peer)}; }
+  UserId External(InternalId id) const {
+    if (id == known_[0].id) return known_[0].external;
+    if (id == known_[1].id) return known_[1].external;
+    return ids_->External(id);
+  }
   bool Less(const EdgeEntry& e, const EntryKey& k) const {
     const TimestampMs ts = EntryTs(e);
-    return ts != k.ts ? ts < k.ts : ids_->External(e.peer) < k.user;
+    return ts != k.ts ? ts < k.ts : External(e.peer) < k.user;
   }
   bool Less(const EntryKey& k, const EdgeEntry& e) const {
     const TimestampMs ts = EntryTs(e);
-    return ts != k.ts ? k.ts < ts : k.user < ids_->External(e.peer);
+    return ts != k.ts ? k.ts < ts : k.user < External(e.peer);
   }
   // First index in the sorted run [a, a+n) whose key is >= k.
   size_t LowerBound(const EdgeEntry* a, size_t n, const EntryKey& k) const {
@@ -93,7 +105,12 @@ class EntryOrder {
   }
 
  private:
+  struct Known {
+    InternalId id = kNoInternalId;
+    UserId external = 0;
+  };
   const IdMap* ids_;
+  Known known_[2];
 };
 
 // Copies up to `limit` entries with rank < end of the sorted run `a` into `out`, newest first;

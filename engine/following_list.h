@@ -63,10 +63,16 @@ class FollowingList {
   void AppendArrays(const char* peers, const char* ts_lo, const char* ts_hi_flags, uint32_t n,
                     SlabAllocator& slab);
 
-  // For prefetching: the start of the peer array and the newest entry's peer.
+  // For prefetching: the start of the peer array.
   const void* peers_address() const { return block_; }
-  const void* tail_address() const {
-    return size_ == 0 ? static_cast<const void*>(block_) : peers() + size_ - 1;
+  // Hints the CPU to fetch what a search and an insert of the newest entry read: the start of
+  // the peer array and the newest entry in each of the three arrays.
+  void PrefetchForInsert() const {
+    __builtin_prefetch(block_);
+    if (size_ == 0) return;
+    __builtin_prefetch(peers() + size_ - 1);
+    __builtin_prefetch(ts_lo() + size_ - 1);
+    __builtin_prefetch(ts_hi() + size_ - 1);
   }
 
  private:

@@ -178,9 +178,7 @@ Status GraphImageLoader::Begin(uint64_t users, uint64_t edges) {
   want_users_ = users;
   want_edges_ = edges;
   externals_.reserve(users);
-  // Both copies of every edge, 10 bytes each, plus the size classes' slack (about 2% on real
-  // graphs; 5% here, since slabs left over are given back at Finish).
-  graph_->slab_.BeginPrefault(static_cast<size_t>(static_cast<double>(edges) * 2 * 10 * 1.05));
+  graph_->PrefaultEdges(edges);
   begun_ = true;
   return Status::OK();
 }
@@ -355,7 +353,7 @@ Status GraphImageLoader::AddFans(InternalId user, uint32_t total, uint32_t count
 Result<std::unique_ptr<Graph>> GraphImageLoader::Finish() {
   if (!begun_) return Status(Code::kInternal, "GraphImageLoader::Begin was not called");
   Graph& g = *graph_;
-  g.slab_.EndPrefault();
+  g.EndPrefaultEdges();
   if (filled_ != total_) {
     return Corrupt("the last list, of internal id " + std::to_string(user_) + ", is incomplete");
   }

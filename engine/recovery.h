@@ -20,6 +20,7 @@ struct RecoveryInfo {
   uint64_t snapshot_lsn = 0;  // LSN of the snapshot loaded
   std::string snapshot_file;  // empty: none was loaded
   uint64_t snapshot_edges = 0;
+  uint32_t snapshot_version = 0;               // its format version (3: a point-in-time image)
   std::vector<std::string> skipped_snapshots;  // "file: why", newest first
   uint64_t replayed_records = 0;
   uint64_t last_lsn = 0;         // the newest LSN recovered
