@@ -14,26 +14,39 @@ struct Row {
   int64_t ts;
 };
 
-// Stable LSD radix sort by a 64-bit key, 16 bits per pass; passes whose digit is the same for
-// every element are skipped.
+// A user id's hash, whose top bits spread any id distribution (SNAP's small sequential ids,
+// random 64-bit ids) evenly (the splitmix64 finalizer).
+uint64_t Spread(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Groups equal keys together, keeping the input order among equal keys. Grouping is all the
+// import needs (a snapshot may list followers in any order), so instead of an LSD radix sort
+// (four scatter passes over 64-bit keys) it takes one stable scatter into buckets by the
+// key's hash, each about 128 elements, then stable-sorts each bucket by key while it is in
+// cache.
 template <typename T, typename Key>
-void RadixSort(std::vector<T>& v, Key key) {
-  std::vector<T> tmp(v.size());
-  std::vector<uint32_t> count(1 << 16);
-  for (int shift = 0; shift < 64; shift += 16) {
-    std::fill(count.begin(), count.end(), 0);
-    for (const T& x : v) ++count[(key(x) >> shift) & 0xffff];
-    if (std::any_of(count.begin(), count.end(), [&](uint32_t c) { return c == v.size(); }))
-      continue;
-    uint32_t sum = 0;
-    for (uint32_t& c : count) {
-      const uint32_t n = c;
-      c = sum;
-      sum += n;
-    }
-    for (const T& x : v) tmp[count[(key(x) >> shift) & 0xffff]++] = x;
-    v.swap(tmp);
+void GroupByKey(std::vector<T>& v, Key key) {
+  if (v.size() < 2) return;
+  int bits = 1;
+  while (bits < 20 && (v.size() >> bits) > 128) ++bits;
+  const int shift = 64 - bits;
+  std::vector<uint32_t> start((size_t{1} << bits) + 1, 0);
+  for (const T& x : v) ++start[(Spread(key(x)) >> shift) + 1];
+  for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+  std::vector<T> out(v.size());
+  {
+    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+    for (const T& x : v) out[fill[Spread(key(x)) >> shift]++] = x;
   }
+  for (size_t b = 0; b + 1 < start.size(); ++b) {
+    std::stable_sort(out.begin() + start[b], out.begin() + start[b + 1],
+                     [&](const T& x, const T& y) { return key(x) < key(y); });
+  }
+  v.swap(out);
 }
 
 }  // namespace
@@ -63,7 +76,7 @@ Result<EdgeListImportResult> ImportEdgeListToSnapshot(Env* env, const std::strin
   if (!(*reader)->status().ok()) return (*reader)->status();
 
   // ---- group by follower (stable: file order kept within a follower) ---------------------------
-  RadixSort(rows, [](const Row& r) { return r.follower; });
+  GroupByKey(rows, [](const Row& r) { return r.follower; });
 
   // ---- per follower: duplicates, cap, list order; stream into the snapshot ----------------------
   auto writer = SnapshotWriter::Create(env, dir, 0, now);
@@ -109,7 +122,7 @@ Result<EdgeListImportResult> ImportEdgeListToSnapshot(Env* env, const std::strin
   auto info = (*writer)->Finish();
   if (!info.ok()) return info.status();
   result.snapshot = *info;
-  RadixSort(users, [](UserId u) { return u; });
+  GroupByKey(users, [](UserId u) { return u; });
   result.users = static_cast<uint64_t>(std::unique(users.begin(), users.end()) - users.begin());
   return result;
 }

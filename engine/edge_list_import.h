@@ -1,8 +1,9 @@
 // ImportEdgeListToSnapshot: an edge list straight to snapshot-0 of a new data directory, with
 // exactly the state LoadEdgeList would build into an empty graph (self-loops skipped; per
 // follower, in file order, a repeated followee is a duplicate and followees past the cap are
-// skipped), but without building the graph: the edges are grouped by follower with a stable
-// radix sort, each follower's kept list is put in list order and streamed into the snapshot.
+// skipped), but without building the graph: the edges are grouped by follower with one stable
+// scatter by a hash of the follower (then a small sort per bucket), each follower's kept list
+// is put in list order and streamed into the snapshot (format version 2, an edge list).
 // This is relgraph-admin import's path; its cost is a parse, a sort and sequential writes.
 //
 // Thread-safety: independent calls may run concurrently on different directories.
