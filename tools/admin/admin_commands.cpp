@@ -155,9 +155,12 @@ GraphOptions RecoveryGraphOptions() {
 }
 
 void PrintSnapshotInfo(std::ostream& out, const std::string& path, const SnapshotInfo& s) {
-  out << path << "\n  lsn " << s.lsn << ", created " << IsoTime(s.created_ms) << "\n  " << s.entries
-      << " entries, " << s.edges << " edges in " << s.blocks << " blocks\n  " << s.file_bytes
-      << " bytes on disk, " << s.raw_bytes << " uncompressed\n";
+  // Version 3 holds a graph image, whose footer counts users; older ones edge-list entries.
+  out << path << "\n  format version " << s.version
+      << (s.version >= 3 ? " (graph image)" : " (edge list)") << ", lsn " << s.lsn << ", created "
+      << IsoTime(s.created_ms) << "\n  " << s.entries
+      << (s.version >= 3 ? " users, " : " entries, ") << s.edges << " edges in " << s.blocks
+      << " blocks\n  " << s.file_bytes << " bytes on disk, " << s.raw_bytes << " uncompressed\n";
 }
 
 // ---- commands ---------------------------------------------------------------------------------
