@@ -83,34 +83,57 @@ Result<EdgeListImportResult> ImportEdgeListToSnapshot(Env* env, const std::strin
   if (!writer.ok()) return writer.status();
   std::vector<UserId> users;  // every id of a kept edge, counted once sorted
   std::vector<SnapshotEdge> kept;
-  std::vector<std::pair<UserId, uint32_t>> seen;  // (followee, position in kept or UINT32_MAX)
+  std::vector<std::pair<UserId, uint32_t>> seen;  // (followee, state), for long groups
+  std::vector<UserId> over;                       // followees met past the cap, short groups
+  constexpr size_t kSmallGroup = 32;
   for (size_t begin = 0; begin < rows.size();) {
     size_t end = begin;
     while (end < rows.size() && rows[end].follower == rows[begin].follower) ++end;
     kept.clear();
-    seen.clear();
-    for (size_t i = begin; i < end; ++i) seen.push_back({rows[i].followee, 0});
-    std::sort(seen.begin(), seen.end());
-    seen.erase(
-        std::unique(seen.begin(), seen.end(), [](auto& x, auto& y) { return x.first == y.first; }),
-        seen.end());
-    for (auto& s : seen) s.second = 0;  // 0 = not met yet, 1 = kept, 2 = over the cap
-    for (size_t i = begin; i < end; ++i) {
-      auto it = std::lower_bound(seen.begin(), seen.end(),
-                                 std::pair<UserId, uint32_t>{rows[i].followee, 0});
-      if (it->second == 1) {
-        ++stats.duplicates;
-      } else if (it->second == 2 || kept.size() >= options.max_following) {
-        it->second = 2;
-        ++stats.over_cap;
-      } else {
-        it->second = 1;
-        kept.push_back({rows[i].followee, rows[i].ts});
+    const uint32_t cap = options.max_following;
+    if (end - begin <= kSmallGroup) {
+      // Most followers have a handful of edges: scanning what was kept beats sorting.
+      over.clear();
+      for (size_t i = begin; i < end; ++i) {
+        const UserId f = rows[i].followee;
+        auto is_f = [f](const auto& x) { return x == f; };
+        if (std::any_of(kept.begin(), kept.end(),
+                        [f](const SnapshotEdge& k) { return k.followee == f; })) {
+          ++stats.duplicates;
+        } else if (kept.size() >= cap || std::any_of(over.begin(), over.end(), is_f)) {
+          if (std::none_of(over.begin(), over.end(), is_f)) over.push_back(f);
+          ++stats.over_cap;
+        } else {
+          kept.push_back({f, rows[i].ts});
+        }
+      }
+    } else {
+      seen.clear();
+      for (size_t i = begin; i < end; ++i) seen.push_back({rows[i].followee, 0});
+      std::sort(seen.begin(), seen.end());
+      seen.erase(std::unique(seen.begin(), seen.end(),
+                             [](auto& x, auto& y) { return x.first == y.first; }),
+                 seen.end());
+      for (auto& s : seen) s.second = 0;  // 0 = not met yet, 1 = kept, 2 = over the cap
+      for (size_t i = begin; i < end; ++i) {
+        auto it = std::lower_bound(seen.begin(), seen.end(),
+                                   std::pair<UserId, uint32_t>{rows[i].followee, 0});
+        if (it->second == 1) {
+          ++stats.duplicates;
+        } else if (it->second == 2 || kept.size() >= cap) {
+          it->second = 2;
+          ++stats.over_cap;
+        } else {
+          it->second = 1;
+          kept.push_back({rows[i].followee, rows[i].ts});
+        }
       }
     }
-    std::sort(kept.begin(), kept.end(), [](const SnapshotEdge& x, const SnapshotEdge& y) {
+    auto list_order = [](const SnapshotEdge& x, const SnapshotEdge& y) {
       return x.ts_ms != y.ts_ms ? x.ts_ms < y.ts_ms : x.followee < y.followee;
-    });
+    };
+    if (!std::is_sorted(kept.begin(), kept.end(), list_order))  // files are often in time order
+      std::sort(kept.begin(), kept.end(), list_order);
     if (!kept.empty()) {
       users.push_back(rows[begin].follower);
       for (const SnapshotEdge& k : kept) users.push_back(k.followee);
