@@ -82,6 +82,10 @@ class GraphImageLoader {
   Status IndexIds();
   Status AddFollowing(InternalId user, uint32_t total, uint32_t count, const char* data);
   Status AddFans(InternalId user, uint32_t total, uint32_t count, const char* data);
+  // The fast check of `n` entries (get(i) returns entry i): true when every one is valid, and
+  // then *prev and *mutual move on. On false, CheckRun names the first bad entry.
+  template <typename Get>
+  bool RunIsValid(InternalId user, uint32_t n, Get get, EntryKey* prev, uint32_t* mutual) const;
   // Checks entries for range, self-edges and strict key order after `*prev`; counts kMutual.
   Status CheckRun(InternalId user, const char* what, const EdgeEntry* entries, uint32_t n,
                   EntryKey* prev, uint32_t* mutual) const;
