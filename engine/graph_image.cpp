@@ -169,6 +169,10 @@ size_t Graph::AppendImageLists(size_t begin, size_t end, uint64_t max_entries,
 GraphImageLoader::GraphImageLoader(const GraphOptions& options)
     : graph_(std::make_unique<Graph>(options)) {}
 
+GraphImageLoader::~GraphImageLoader() {
+  if (indexer_.joinable()) indexer_.join();
+}
+
 Status GraphImageLoader::Corrupt(const std::string& what) const {
   return Status::Corruption("snapshot image: " + what);
 }
@@ -232,12 +236,11 @@ Status GraphImageLoader::IndexIds() {
     return Corrupt(std::to_string(externals_.size()) + " user ids, the footer says " +
                    std::to_string(want_users_));
   }
-  const size_t bad = g.ids_.AssignAll(externals_);
-  if (bad < externals_.size()) {
-    return Corrupt(externals_[bad] == 0
-                       ? "user id 0 at internal id " + std::to_string(bad)
-                       : "user " + std::to_string(externals_[bad]) + " has two internal ids");
-  }
+  const size_t zero = g.ids_.AppendAll(externals_);
+  if (zero < externals_.size()) return Corrupt("user id 0 at internal id " + std::to_string(zero));
+  // Lists need only External() (for ties), so the hash index is built on another core
+  // meanwhile; Finish joins it and reports a repeated id.
+  indexer_ = std::thread([this] { repeated_id_ = graph_->ids_.IndexAll(); });
   std::vector<UserId>().swap(externals_);
   g.users_.grow_to(want_users_);
   return Status::OK();
@@ -394,6 +397,13 @@ Result<std::unique_ptr<Graph>> GraphImageLoader::Finish() {
     return Corrupt("the last list, of internal id " + std::to_string(user_) + ", is incomplete");
   }
   RELGRAPH_RETURN_IF_ERROR(IndexIds());
+  if (!indexer_.joinable()) return Corrupt("the user ids were refused earlier");
+  indexer_.join();
+  if (repeated_id_ < g.ids_.size()) {
+    return Corrupt("user " +
+                   std::to_string(g.ids_.External(static_cast<InternalId>(repeated_id_))) +
+                   " has two internal ids");
+  }
   if (following_edges_ != want_edges_ || fan_edges_ != want_edges_) {
     return Corrupt(std::to_string(following_edges_) + " following and " +
                    std::to_string(fan_edges_) + " fan entries, the footer says " +

@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "engine/graph.h"
@@ -68,6 +69,7 @@ Status AddImageRecords(std::string_view records, SnapshotWriter* writer);
 class GraphImageLoader {
  public:
   explicit GraphImageLoader(const GraphOptions& options);
+  ~GraphImageLoader();
 
   // The footer's counts; REQUIRED before the first block.
   Status Begin(uint64_t users, uint64_t edges);
@@ -99,6 +101,8 @@ class GraphImageLoader {
   bool begun_ = false;
   std::vector<UserId> externals_;  // by internal id, until IndexIds
   bool ids_indexed_ = false;
+  std::thread indexer_;     // IdMap::IndexAll, started by IndexIds, joined by Finish
+  size_t repeated_id_ = 0;  // its result; written by indexer_ before the join
   // The list being filled.
   InternalId user_ = kNoInternalId;
   ImageTag kind_ = ImageTag::kIds;

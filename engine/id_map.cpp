@@ -43,33 +43,41 @@ void IdMap::Reserve(size_t users) {
   if (slots != mask_ + 1) Rehash(slots);
 }
 
-size_t IdMap::AssignAll(std::span<const UserId> externals) {
-  Reserve(externals.size());
+size_t IdMap::AppendAll(std::span<const UserId> externals) {
   for (size_t i = 0; i < externals.size(); ++i) {
     if (externals[i] == 0) return i;
     external_.push_back(externals[i]);
   }
+  return externals.size();
+}
+
+size_t IdMap::IndexAll() {
+  const size_t n = external_.size();
+  size_t slots = kInitialSlots;
+  while (n * 5 > slots * 4) slots *= 2;
+  slots_.assign(slots, Slot{0, 0});
+  mask_ = slots - 1;
   // Bucket sort by the top bits of each id's home slot, then place bucket by bucket: each
   // bucket's probes stay within a few hundred consecutive slots.
-  const size_t slots = mask_ + 1;
   const int slot_bits = std::countr_zero(slots);
   const int bucket_bits = std::min(slot_bits, 16);
   const int shift = slot_bits - bucket_bits;
   std::vector<uint32_t> start((size_t{1} << bucket_bits) + 1, 0);
-  for (UserId u : externals) ++start[((Hash(u) & mask_) >> shift) + 1];
+  for (size_t i = 0; i < n; ++i) ++start[((Hash(external_[i]) & mask_) >> shift) + 1];
   for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
-  std::vector<uint32_t> order(externals.size());
-  for (size_t i = 0; i < externals.size(); ++i)
-    order[start[(Hash(externals[i]) & mask_) >> shift]++] = static_cast<uint32_t>(i);
-  for (uint32_t id : order) {
-    const UserId user = externals[id];
-    size_t i = Hash(user) & mask_;
-    for (; slots_[i].key != 0; i = (i + 1) & mask_) {
-      if (slots_[i].key == user) return std::max<size_t>(id, slots_[i].id);
-    }
-    slots_[i] = Slot{user, id};
+  std::vector<Slot> order(n);  // (id, internal id) in bucket order
+  for (size_t i = 0; i < n; ++i) {
+    const UserId user = external_[i];
+    order[start[(Hash(user) & mask_) >> shift]++] = Slot{user, static_cast<InternalId>(i)};
   }
-  return externals.size();
+  for (const Slot& s : order) {
+    size_t i = Hash(s.key) & mask_;
+    for (; slots_[i].key != 0; i = (i + 1) & mask_) {
+      if (slots_[i].key == s.key) return std::max<size_t>(s.id, slots_[i].id);
+    }
+    slots_[i] = s;
+  }
+  return n;
 }
 
 size_t IdMap::MemoryBytes() const {

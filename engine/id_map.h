@@ -47,12 +47,17 @@ class IdMap {
   size_t size() const { return external_.size(); }
 
   void Reserve(size_t users);
-  // Bulk load into an empty map: externals[i] gets internal id i. Inserts in slot order (a
-  // bucket sort by home slot first), so the table fills nearly sequentially instead of with
-  // one cache and TLB miss per id. Returns the index of the first id that is 0 or repeats an
-  // earlier one (the map is then unusable), or externals.size() on success.
+  // Bulk loads, in two steps. AppendAll gives externals[i] the internal id i and returns the
+  // index of the first id that is 0 (the map is then unusable), or externals.size(); after
+  // it, External() answers for every id, but Find() and Intern() must wait for IndexAll.
   // REQUIRES: size() == 0.
-  size_t AssignAll(std::span<const UserId> externals);
+  size_t AppendAll(std::span<const UserId> externals);
+  // Builds the hash index of every id appended, in slot order (a bucket sort by home slot
+  // first), so the table fills nearly sequentially instead of with one cache and TLB miss
+  // per id. Returns the internal id of the first id that repeats an earlier one (the map is
+  // then unusable), or size(). It writes only the index, so it may run on another thread
+  // while others call External().
+  size_t IndexAll();
   size_t MemoryBytes() const;
 
  private:
