@@ -1,6 +1,5 @@
 #include "storage/snapshot_file.h"
 
-#include <lz4.h>
 #define XXH_STATIC_LINKING_ONLY  // XXH3_state_t on the stack
 #include <xxhash.h>
 
@@ -8,6 +7,7 @@
 #include <vector>
 
 #include "storage/block_read_ahead.h"
+#include "storage/block_write_behind.h"
 #include "storage/coding.h"
 #include "storage/file_names.h"
 
@@ -32,6 +32,7 @@ SnapshotWriter::SnapshotWriter(Env* env, std::string dir, std::string temp, std:
       final_path_(std::move(final_path)) {}
 
 SnapshotWriter::~SnapshotWriter() {
+  write_behind_.reset();  // stops appending before the file goes
   if (finished_) return;
   if (file_) file_->Close().IgnoreError();
   env_->RemoveFile(temp_path_).IgnoreError();
@@ -55,6 +56,7 @@ Result<std::unique_ptr<SnapshotWriter>> SnapshotWriter::Create(Env* env, const s
   PutFixed64(&header, static_cast<uint64_t>(created_ms));
   PutFixed64(&header, XXH3_64bits(header.data(), header.size()));
   RELGRAPH_RETURN_IF_ERROR(w->file_->Append(header));
+  w->write_behind_ = std::make_unique<BlockWriteBehind>(w->file_.get());
   return w;
 }
 
@@ -107,27 +109,18 @@ Status SnapshotWriter::Add(uint64_t follower, std::span<const SnapshotEdge> edge
 
 Status SnapshotWriter::FlushBlock() {
   if (raw_.empty()) return Status::OK();
-  const int bound = LZ4_compressBound(static_cast<int>(raw_.size()));
-  std::string block(kBlockHeaderBytes + static_cast<size_t>(bound), '\0');
-  const int stored = LZ4_compress_default(raw_.data(), block.data() + kBlockHeaderBytes,
-                                          static_cast<int>(raw_.size()), bound);
-  if (stored <= 0) return Status(Code::kInternal, "lz4 compression failed");
-  block.resize(kBlockHeaderBytes + static_cast<size_t>(stored));
-  std::string head;
-  PutFixed32(&head, static_cast<uint32_t>(raw_.size()));
-  PutFixed32(&head, static_cast<uint32_t>(stored));
-  PutFixed64(&head, SnapshotBlockSum(head.data(), block.data() + kBlockHeaderBytes,
-                                     static_cast<size_t>(stored)));
-  std::memcpy(block.data(), head.data(), kBlockHeaderBytes);
   info_.raw_bytes += raw_.size();
   ++info_.blocks;
   if (in_feed_) ++info_.feed_blocks;
-  raw_.clear();
-  return file_->Append(block);
+  Status s = write_behind_->Write(std::move(raw_));
+  raw_ = std::string();
+  return s;
 }
 
 Result<SnapshotInfo> SnapshotWriter::Finish() {
   RELGRAPH_RETURN_IF_ERROR(FlushBlock());
+  RELGRAPH_RETURN_IF_ERROR(write_behind_->Drain());
+  write_behind_.reset();  // the file is ours again
   std::string footer(kFooterMagicStem, sizeof kFooterMagicStem);
   footer.push_back(static_cast<char>(info_.version));
   PutFixed64(&footer, info_.blocks);

@@ -29,6 +29,7 @@
 #include <span>
 #include <string>
 
+#include "storage/block_write_behind.h"
 #include "storage/env.h"
 
 namespace relgraph {
@@ -90,7 +91,8 @@ class SnapshotWriter {
   Env* env_;
   std::string dir_, temp_path_, final_path_;
   std::unique_ptr<WritableFile> file_;
-  std::string raw_;  // the block being filled
+  std::unique_ptr<BlockWriteBehind> write_behind_;  // appends blocks until Finish drains it
+  std::string raw_;                                 // the block being filled
   SnapshotLayout layout_ = SnapshotLayout::kEdgeList;
   bool in_feed_ = false;  // raw_ holds feed records
   SnapshotInfo info_;

@@ -119,6 +119,15 @@ TEST_CASE("snapshot_file: an abandoned or failing writer leaves no snapshot behi
   auto info = Write(&env, dir.path(), 9, RandomLists(4, 10, 10));
   CHECK(info.status().code() == Code::kIOError);
   CHECK(env.ListDir(dir.path())->empty());
+  // Blocks are appended by a background thread: a failed append of any of them still fails
+  // the snapshot, whichever later call reports it, and leaves nothing behind.
+  for (int n = 2; n <= 6; ++n) {
+    CAPTURE(n);
+    env.FailNthWrite(n);  // counted from now: the header is write 1, blocks follow
+    auto failed = Write(&env, dir.path(), 10, RandomLists(5, 2000, 200'000));
+    CHECK(failed.status().code() == Code::kIOError);
+    CHECK(env.ListDir(dir.path())->empty());
+  }
 }
 
 }  // namespace
