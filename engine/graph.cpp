@@ -313,18 +313,6 @@ Status Graph::ApplyRemoveUser(UserId a) {
 
 // ---- whole-graph access -----------------------------------------------------------------------
 
-void Graph::CopyFollowing(size_t begin, size_t end, FollowingSlice* out) const {
-  end = std::min(end, users_.size());
-  for (size_t a = begin; a < end; ++a) {
-    const FollowingList& f = users_[a].following;
-    if (f.empty()) continue;
-    out->followers.push_back(ids_.External(static_cast<InternalId>(a)));
-    out->counts.push_back(f.size());
-    for (uint32_t i = 0; i < f.size(); ++i)
-      out->edges.push_back({ids_.External(f.PeerAt(i)), f.TsAt(i)});
-  }
-}
-
 uint64_t Graph::Digest() const {
   uint64_t sum = 0;
   ForEachEdge([&](UserId a, UserId b, TimestampMs ts) {

@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "engine/chunked_array.h"
@@ -34,7 +35,6 @@
 #include "engine/rate_limiter.h"
 #include "engine/slab_allocator.h"
 #include "engine/types.h"
-#include "storage/snapshot_file.h"
 #include "storage/status.h"
 
 namespace relgraph {
@@ -125,14 +125,6 @@ class Graph {
   // ---- whole-graph access ---------------------------------------------------------------------
   size_t user_count() const { return ids_.size(); }  // interned users, including isolated ones
   uint64_t edge_count() const { return edge_count_; }
-  // Appends the following lists of internal users [begin, end) to `out` (snapshots copy the
-  // graph in such slices). Users with no following are skipped.
-  struct FollowingSlice {
-    std::vector<UserId> followers;
-    std::vector<uint32_t> counts;     // edges of each follower, in order
-    std::vector<SnapshotEdge> edges;  // oldest first within each follower
-  };
-  void CopyFollowing(size_t begin, size_t end, FollowingSlice* out) const;
   // A 64-bit digest of the edge set (follower, followee, time): equal graphs have equal
   // digests whatever their history or internal layout. Order-independent (a sum of per-edge
   // xxh3 hashes), O(edges).

@@ -5,17 +5,6 @@
 
 namespace relgraph {
 
-Status AddSliceToSnapshot(const Graph::FollowingSlice& slice, SnapshotWriter* writer) {
-  size_t at = 0;
-  for (size_t i = 0; i < slice.followers.size(); ++i) {
-    RELGRAPH_RETURN_IF_ERROR(
-        writer->Add(slice.followers[i],
-                    std::span<const SnapshotEdge>(slice.edges.data() + at, slice.counts[i])));
-    at += slice.counts[i];
-  }
-  return Status::OK();
-}
-
 Result<SnapshotInfo> WriteGraphSnapshot(Env* env, const std::string& dir, const Graph& graph,
                                         uint64_t lsn) {
   auto writer = SnapshotWriter::Create(env, dir, lsn, SystemClock::Default()->NowMs(),

@@ -1,6 +1,6 @@
-// Writing a Graph into a snapshot file (docs/snapshot-format.md). Db::Snapshot copies slices
-// under its lock and appends them with AddSliceToSnapshot; offline tools (relgraph-admin import)
-// write a whole graph they own with WriteGraphSnapshot.
+// Writing a whole Graph into a snapshot file (docs/snapshot-format.md, a version-3 graph
+// image), for offline tools (relgraph-admin snapshot) and benchmarks. Db::Snapshot writes its
+// own, online, through Graph::BeginImage.
 //
 // Thread-safety: the graph must not change during WriteGraphSnapshot.
 #pragma once
@@ -12,8 +12,6 @@
 #include "storage/snapshot_file.h"
 
 namespace relgraph {
-
-Status AddSliceToSnapshot(const Graph::FollowingSlice& slice, SnapshotWriter* writer);
 
 // Writes snapshot-<lsn>.rgs of `graph` into `dir` (atomically: temp, fsync, rename, dir fsync).
 Result<SnapshotInfo> WriteGraphSnapshot(Env* env, const std::string& dir, const Graph& graph,

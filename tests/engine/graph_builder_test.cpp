@@ -39,20 +39,19 @@ TEST_CASE("graph_builder: a graph rebuilt from its following lists answers every
       else
         original.Follow(a, b).status().IgnoreError();
     }
-    Graph::FollowingSlice slice;
-    original.CopyFollowing(0, original.user_count(), &slice);
+    // Each follower's list in list order, as a snapshot holds it (ForEachEdge groups by
+    // follower).
+    std::vector<std::pair<UserId, std::vector<SnapshotEdge>>> lists;
+    original.ForEachEdge([&](UserId a, UserId b, TimestampMs ts) {
+      if (lists.empty() || lists.back().first != a) lists.push_back({a, {}});
+      lists.back().second.push_back({b, ts});
+    });
     GraphBuilder builder(o);
-    size_t at = 0;
-    for (size_t i = 0; i < slice.followers.size(); ++i) {
+    for (const auto& [follower, edges] : lists) {
       // Split lists across calls, as snapshot blocks do.
-      const uint32_t n = slice.counts[i], half = n / 2;
-      REQUIRE(
-          builder.AddFollowing(slice.followers[i], std::span(slice.edges.data() + at, half)).ok());
-      REQUIRE(
-          builder
-              .AddFollowing(slice.followers[i], std::span(slice.edges.data() + at + half, n - half))
-              .ok());
-      at += n;
+      const size_t half = edges.size() / 2;
+      REQUIRE(builder.AddFollowing(follower, std::span(edges.data(), half)).ok());
+      REQUIRE(builder.AddFollowing(follower, std::span(edges).subspan(half)).ok());
     }
     std::unique_ptr<Graph> built = builder.Finish();
     REQUIRE(built->CheckInvariants().ok());
