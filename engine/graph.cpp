@@ -192,8 +192,7 @@ bool Graph::Link(InternalId a, InternalId b, TimestampMs ts, UserId a_external, 
   UserRecord& ub = users_[b];
   const size_t back = ub.following.FindPeer(a);
   const bool mutual = back < ub.following.size();
-  const FanContext ctx{slab_, order().WithKnown(a, a_external, b, b_external),
-                       options_.fan_chunk_entries};
+  const FanContext ctx = fan_context(order().WithKnown(a, a_external, b, b_external));
   ua.following.Insert(MakeEntry(b, ts, mutual), ctx.order, slab_);
   ub.fans.Insert(MakeEntry(a, ts, mutual), ctx);
   if (mutual) {

@@ -227,7 +227,10 @@ class Graph {
     return EntryOrder(ids_);
   }
   FanContext fan_context() {
-    return FanContext{slab_, order(), options_.fan_chunk_entries};
+    return fan_context(order());
+  }
+  FanContext fan_context(const EntryOrder& order) {
+    return FanContext{slab_, order, options_.fan_chunk_entries};
   }
   template <typename List>
   Page BuildPage(const List& list, const PageRequest& request, InternalId viewer) const;

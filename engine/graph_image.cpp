@@ -24,6 +24,15 @@ void PutListHeader(std::string* out, ImageTag tag, InternalId user, uint32_t tot
   PutFixed32(out, count);
 }
 
+// Bytes of the list records that carry a run of n entries (parts of at most
+// kImageEntriesPerRecord, each with its header and padding).
+size_t ListRecordsBytes(uint32_t n) {
+  size_t bytes = 0;
+  for (uint32_t at = 0; at < n; at += kImageEntriesPerRecord)
+    bytes += kImageListHeaderBytes + Pad4(10 * size_t{std::min(kImageEntriesPerRecord, n - at)});
+  return bytes;
+}
+
 void PadTo4(std::string* out) {
   out->resize(Pad4(out->size()), '\0');
 }
@@ -90,15 +99,8 @@ void Graph::AppendUserImage(InternalId x, std::string* out) const {
   const UserRecord& u = users_[x];
   const uint32_t following = u.following.size();
   // Grow once: a celebrity's fan list is megabytes, and doubling steps would copy it again.
-  size_t bytes = 0;
-  for (uint32_t at = 0; at < following; at += kImageEntriesPerRecord)
-    bytes +=
-        kImageListHeaderBytes + Pad4(10 * size_t{std::min(kImageEntriesPerRecord, following - at)});
-  u.fans.ForEachRun([&](const EdgeEntry*, uint32_t size) {
-    for (uint32_t at = 0; at < size; at += kImageEntriesPerRecord)
-      bytes +=
-          kImageListHeaderBytes + Pad4(10 * size_t{std::min(kImageEntriesPerRecord, size - at)});
-  });
+  size_t bytes = ListRecordsBytes(following);
+  u.fans.ForEachRun([&](const EdgeEntry*, uint32_t size) { bytes += ListRecordsBytes(size); });
   if (out->capacity() < out->size() + bytes)
     out->reserve(std::max(out->size() + bytes, 2 * out->capacity()));
   const FollowingList::Arrays a = u.following.arrays();
@@ -275,33 +277,6 @@ Status GraphImageLoader::EnterList(InternalId user, ImageTag kind, uint32_t tota
   return Status::OK();
 }
 
-Status GraphImageLoader::CheckRun(InternalId user, const char* what, const EdgeEntry* entries,
-                                  uint32_t n, EntryKey* prev, uint32_t* mutual) const {
-  const Graph& g = *graph_;
-  constexpr uint16_t kUnusedBits = static_cast<uint16_t>(~(kTsHiMask | kMutualFlag));
-  for (uint32_t i = 0; i < n; ++i) {
-    EdgeEntry e;
-    std::memcpy(&e, entries + i, sizeof e);
-    if (e.peer >= want_users_ || e.peer == user || (e.ts_hi_flags & kUnusedBits) != 0) {
-      return Corrupt(std::string(what) + " entry " + std::to_string(i) + " of internal id " +
-                     std::to_string(user) + " names internal id " + std::to_string(e.peer) +
-                     " or has unused bits set");
-    }
-    // Strictly increasing (ts, external id); the external id is only needed on a tie. prev->user
-    // holds the previous entry's internal id until a tie needs it.
-    const TimestampMs ts = EntryTs(e);
-    bool ordered = ts > prev->ts;
-    if (ts == prev->ts) ordered = g.ids_.External(e.peer) > g.ids_.External(prev->user);
-    if (!ordered) {
-      return Corrupt(std::string(what) + " of internal id " + std::to_string(user) +
-                     " out of order at entry " + std::to_string(i));
-    }
-    *prev = {ts, e.peer};
-    *mutual += EntryMutual(e) ? 1 : 0;
-  }
-  return Status::OK();
-}
-
 template <typename Get>
 bool GraphImageLoader::RunIsValid(InternalId user, uint32_t n, Get get, EntryKey* prev,
                                   uint32_t* mutual) const {
@@ -329,6 +304,30 @@ bool GraphImageLoader::RunIsValid(InternalId user, uint32_t n, Get get, EntryKey
   return true;
 }
 
+template <typename Get>
+Status GraphImageLoader::NameBadEntry(InternalId user, const char* what, uint32_t n, Get get,
+                                      const EntryKey& prev) const {
+  // Validity of a prefix is monotone in its length: bisect for the longest valid one.
+  uint32_t lo = 0, hi = n;  // the prefix of lo entries is valid; of hi, not
+  while (hi - lo > 1) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    EntryKey p = prev;
+    uint32_t m = 0;
+    (RunIsValid(user, mid, get, &p, &m) ? lo : hi) = mid;
+  }
+  // Entry lo alone, after nothing, fails only on its own fields; else it is out of order.
+  EntryKey none{-1, 0};
+  uint32_t m = 0;
+  auto alone = [&](uint32_t) { return get(lo); };
+  if (!RunIsValid(user, 1, alone, &none, &m)) {
+    return Corrupt(std::string(what) + " entry " + std::to_string(lo) + " of internal id " +
+                   std::to_string(user) + " names internal id " + std::to_string(get(lo).peer) +
+                   " or has unused bits set");
+  }
+  return Corrupt(std::string(what) + " of internal id " + std::to_string(user) +
+                 " out of order at entry " + std::to_string(lo));
+}
+
 Status GraphImageLoader::AddFollowing(InternalId user, uint32_t total, uint32_t count,
                                       const char* data) {
   Graph& g = *graph_;
@@ -341,13 +340,8 @@ Status GraphImageLoader::AddFollowing(InternalId user, uint32_t total, uint32_t 
     std::memcpy(&e.ts_hi_flags, ts_hi + 2 * size_t{i}, 2);
     return e;
   };
-  if (!RunIsValid(user, count, get, &prev_, &mutual_)) {
-    // Find and name the first bad entry, on an array-of-entries copy.
-    std::vector<EdgeEntry> entries(count);
-    for (uint32_t i = 0; i < count; ++i) entries[i] = get(i);
-    RELGRAPH_RETURN_IF_ERROR(CheckRun(user, "following", entries.data(), count, &prev_, &mutual_));
-    return Status(Code::kInternal, "image check disagreement");  // not reached
-  }
+  if (!RunIsValid(user, count, get, &prev_, &mutual_))
+    return NameBadEntry(user, "following", count, get, prev_);
   g.users_[user].following.AppendArrays(data, data + 4 * size_t{count}, data + 8 * size_t{count},
                                         count, g.slab_);
   filled_ += count;
@@ -364,11 +358,9 @@ Status GraphImageLoader::AddFans(InternalId user, uint32_t total, uint32_t count
   Graph& g = *graph_;
   // Records are 4-byte aligned in a block, so the packed entries are properly aligned.
   const auto* entries = reinterpret_cast<const EdgeEntry*>(data);
-  if (!RunIsValid(
-          user, count, [entries](uint32_t i) { return entries[i]; }, &prev_, &mutual_)) {
-    RELGRAPH_RETURN_IF_ERROR(CheckRun(user, "fans", entries, count, &prev_, &mutual_));
-    return Status(Code::kInternal, "image check disagreement");  // not reached
-  }
+  auto get = [entries](uint32_t i) { return entries[i]; };
+  if (!RunIsValid(user, count, get, &prev_, &mutual_))
+    return NameBadEntry(user, "fans", count, get, prev_);
   filled_ += count;
   fan_edges_ += count;
   const FanContext ctx = g.fan_context();

@@ -84,13 +84,15 @@ class GraphImageLoader {
   Status IndexIds();
   Status AddFollowing(InternalId user, uint32_t total, uint32_t count, const char* data);
   Status AddFans(InternalId user, uint32_t total, uint32_t count, const char* data);
-  // The fast check of `n` entries (get(i) returns entry i): true when every one is valid, and
-  // then *prev and *mutual move on. On false, CheckRun names the first bad entry.
+  // Checks `n` entries (get(i) returns entry i) after `*prev`: ids in range, no self-edge, no
+  // unused bits, keys strictly increasing. True when every one is valid, and then *prev and
+  // *mutual (the kMutual count) move on.
   template <typename Get>
   bool RunIsValid(InternalId user, uint32_t n, Get get, EntryKey* prev, uint32_t* mutual) const;
-  // Checks entries for range, self-edges and strict key order after `*prev`; counts kMutual.
-  Status CheckRun(InternalId user, const char* what, const EdgeEntry* entries, uint32_t n,
-                  EntryKey* prev, uint32_t* mutual) const;
+  // The kCorruption naming the first entry RunIsValid refused (called only after it did).
+  template <typename Get>
+  Status NameBadEntry(InternalId user, const char* what, uint32_t n, Get get,
+                      const EntryKey& prev) const;
   // Moves to the list (user, kind): lists come in user order, following before fans, and the
   // parts of one list back to back. `total` is the part's claim of the list's length.
   Status EnterList(InternalId user, ImageTag kind, uint32_t total, uint32_t count);
