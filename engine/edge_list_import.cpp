@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "engine/clock.h"
+#include "engine/id_map.h"
 
 namespace relgraph {
 namespace {
@@ -14,20 +15,11 @@ struct Row {
   int64_t ts;
 };
 
-// A user id's hash, whose top bits spread any id distribution (SNAP's small sequential ids,
-// random 64-bit ids) evenly (the splitmix64 finalizer).
-uint64_t Spread(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // Groups equal keys together, keeping the input order among equal keys. Grouping is all the
 // import needs (a snapshot may list followers in any order), so instead of an LSD radix sort
 // (four scatter passes over 64-bit keys) it takes one stable scatter into buckets by the
-// key's hash, each about 128 elements, then stable-sorts each bucket by key while it is in
-// cache.
+// key's hash (IdMap::Hash), each about 128 elements, then stable-sorts each bucket by key while it
+// is in cache.
 template <typename T, typename Key>
 void GroupByKey(std::vector<T>& v, Key key) {
   if (v.size() < 2) return;
@@ -35,12 +27,12 @@ void GroupByKey(std::vector<T>& v, Key key) {
   while (bits < 20 && (v.size() >> bits) > 128) ++bits;
   const int shift = 64 - bits;
   std::vector<uint32_t> start((size_t{1} << bits) + 1, 0);
-  for (const T& x : v) ++start[(Spread(key(x)) >> shift) + 1];
+  for (const T& x : v) ++start[(IdMap::Hash(key(x)) >> shift) + 1];
   for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
   std::vector<T> out(v.size());
   {
     std::vector<uint32_t> fill(start.begin(), start.end() - 1);
-    for (const T& x : v) out[fill[Spread(key(x)) >> shift]++] = x;
+    for (const T& x : v) out[fill[IdMap::Hash(key(x)) >> shift]++] = x;
   }
   for (size_t b = 0; b + 1 < start.size(); ++b) {
     std::stable_sort(out.begin() + start[b], out.begin() + start[b + 1],

@@ -30,16 +30,19 @@ void IdMap::Place(UserId user, InternalId id) {
   slots_[i] = Slot{user, id};
 }
 
-void IdMap::Rehash(size_t slot_count) {
+void IdMap::ClearSlots(size_t slot_count) {
   slots_.assign(slot_count, Slot{0, 0});
   mask_ = slot_count - 1;
+}
+
+void IdMap::Rehash(size_t slot_count) {
+  ClearSlots(slot_count);
   for (size_t id = 0; id < external_.size(); ++id)
     Place(external_[id], static_cast<InternalId>(id));
 }
 
 void IdMap::Reserve(size_t users) {
-  size_t slots = mask_ + 1;
-  while (users * 5 > slots * 4) slots *= 2;
+  const size_t slots = GrownSlots(users, mask_ + 1);
   if (slots != mask_ + 1) Rehash(slots);
 }
 
@@ -53,10 +56,8 @@ size_t IdMap::AppendAll(std::span<const UserId> externals) {
 
 size_t IdMap::IndexAll() {
   const size_t n = external_.size();
-  size_t slots = kInitialSlots;
-  while (n * 5 > slots * 4) slots *= 2;
-  slots_.assign(slots, Slot{0, 0});
-  mask_ = slots - 1;
+  const size_t slots = GrownSlots(n, kInitialSlots);
+  ClearSlots(slots);
   // Bucket sort by the top bits of each id's home slot, then place bucket by bucket: each
   // bucket's probes stay within a few hundred consecutive slots.
   const int slot_bits = std::countr_zero(slots);

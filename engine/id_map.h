@@ -60,6 +60,16 @@ class IdMap {
   size_t IndexAll();
   size_t MemoryBytes() const;
 
+  // The table's hash of a user id (the splitmix64 finalizer): cheap, and it spreads any id
+  // distribution, sequential ids included, evenly over all 64 bits. Others that bucket users
+  // by hash use it too.
+  static uint64_t Hash(UserId user) {
+    uint64_t x = user + 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  }
+
  private:
 #pragma pack(push, 4)
   struct Slot {
@@ -69,13 +79,12 @@ class IdMap {
 #pragma pack(pop)
   static_assert(sizeof(Slot) == 12);
 
-  static uint64_t Hash(UserId user) {
-    // splitmix64 finalizer: cheap, and spreads sequential ids over the whole table.
-    uint64_t x = user + 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
+  // A table of at least `slots` slots, doubled until `users` fill at most 4/5 of it.
+  static size_t GrownSlots(size_t users, size_t slots) {
+    while (users * 5 > slots * 4) slots *= 2;
+    return slots;
   }
+  void ClearSlots(size_t slot_count);  // an empty table of slot_count slots
   void Rehash(size_t slot_count);
   void Place(UserId user, InternalId id);
 
