@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include "engine/feed_snapshot.h"
 #include "engine/graph_builder.h"
@@ -73,36 +74,34 @@ Result<RecoveredState> LoadSnapshotState(Env* env, const std::string& path,
                                          const GraphOptions& options,
                                          const FeedOptions& feed_options, SnapshotInfo* info) {
   // Version 3 holds a graph image; older versions edge lists, which GraphBuilder turns into a
-  // graph (docs/snapshot-format.md).
-  GraphImageLoader image(options);
-  GraphBuilder builder(options);
-  bool is_image = false;
+  // graph (docs/snapshot-format.md). The header's version picks one before any block arrives.
+  std::optional<GraphImageLoader> image;
+  std::optional<GraphBuilder> builder;
   RecoveredState state;
   state.feed = std::make_unique<Feed>(feed_options, options.clock);
   // Feed blocks follow every graph block: the graph is complete when the first one arrives.
   auto finish_graph = [&]() -> Status {
     if (state.graph) return Status::OK();
-    if (!is_image) {
-      state.graph = builder.Finish();
+    if (builder) {
+      state.graph = builder->Finish();
       return Status::OK();
     }
-    auto graph = image.Finish();
+    auto graph = image->Finish();
     if (!graph.ok()) return Status(graph.status().code(), path + ": " + graph.status().message());
     state.graph = std::move(*graph);
     return Status::OK();
   };
   SnapshotVisitor visitor;
   visitor.counts = [&](const SnapshotInfo& counts) -> Status {
-    is_image = counts.version >= 3;
-    if (is_image) return image.Begin(counts.entries, counts.edges);
-    builder.Reserve(counts.edges);
+    if (counts.version >= 3) return image.emplace(options).Begin(counts.entries, counts.edges);
+    builder.emplace(options).Reserve(counts.edges);
     return Status::OK();
   };
   visitor.edges = [&](uint64_t follower, std::span<const SnapshotEdge> edges) {
-    return builder.AddFollowing(follower, edges);
+    return builder->AddFollowing(follower, edges);
   };
   visitor.image_block = [&](std::string_view block) -> Status {
-    Status s = image.AddBlock(block);
+    Status s = image->AddBlock(block);
     return s.ok() ? s : Status(s.code(), path + ": " + s.message());
   };
   visitor.feed_block = [&](std::string_view block) -> Status {
