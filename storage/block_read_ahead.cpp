@@ -106,7 +106,7 @@ Status BlockReadAhead::Next(Block* block, bool* done) {
   *done = false;
   Item item = std::move(ready_.front());
   ready_.pop_front();
-  if (!block->raw.empty() || block->raw.capacity() > 0) spare_.push_back(std::move(block->raw));
+  if (block->raw.capacity() > 0) spare_.push_back(std::move(block->raw));  // reuse it
   *block = std::move(item.block);
   lock.unlock();
   changed_.notify_all();
