@@ -71,7 +71,8 @@ Result<EdgeListImportResult> ImportEdgeListToSnapshot(Env* env, const std::strin
   GroupByKey(rows, [](const Row& r) { return r.follower; });
 
   // ---- per follower: duplicates, cap, list order; stream into the snapshot ----------------------
-  auto writer = SnapshotWriter::Create(env, dir, 0, now);
+  auto writer = SnapshotWriter::Create(env, dir, 0, now, SnapshotLayout::kEdgeList,
+                                       SnapshotCompression::kBackground);
   if (!writer.ok()) return writer.status();
   std::vector<UserId> users;  // every id of a kept edge, counted once sorted
   std::vector<SnapshotEdge> kept;

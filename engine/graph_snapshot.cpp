@@ -7,8 +7,9 @@ namespace relgraph {
 
 Result<SnapshotInfo> WriteGraphSnapshot(Env* env, const std::string& dir, const Graph& graph,
                                         uint64_t lsn) {
-  auto writer = SnapshotWriter::Create(env, dir, lsn, SystemClock::Default()->NowMs(),
-                                       SnapshotLayout::kGraphImage);
+  auto writer =
+      SnapshotWriter::Create(env, dir, lsn, SystemClock::Default()->NowMs(),
+                             SnapshotLayout::kGraphImage, SnapshotCompression::kBackground);
   if (!writer.ok()) return writer.status();
   (*writer)->SetImageCounts(graph.image_users(), graph.image_edges());
   constexpr size_t kSlice = 65536;

@@ -40,7 +40,8 @@ SnapshotWriter::~SnapshotWriter() {
 
 Result<std::unique_ptr<SnapshotWriter>> SnapshotWriter::Create(Env* env, const std::string& dir,
                                                                uint64_t lsn, int64_t created_ms,
-                                                               SnapshotLayout layout) {
+                                                               SnapshotLayout layout,
+                                                               SnapshotCompression compression) {
   std::unique_ptr<SnapshotWriter> w(new SnapshotWriter(
       env, dir, JoinPath(dir, SnapshotTempName(lsn)), JoinPath(dir, SnapshotName(lsn))));
   auto f = env->OpenWritable(w->temp_path_, /*truncate=*/true);
@@ -56,7 +57,8 @@ Result<std::unique_ptr<SnapshotWriter>> SnapshotWriter::Create(Env* env, const s
   PutFixed64(&header, static_cast<uint64_t>(created_ms));
   PutFixed64(&header, XXH3_64bits(header.data(), header.size()));
   RELGRAPH_RETURN_IF_ERROR(w->file_->Append(header));
-  w->write_behind_ = std::make_unique<BlockWriteBehind>(w->file_.get());
+  if (compression == SnapshotCompression::kBackground)
+    w->write_behind_ = std::make_unique<BlockWriteBehind>(w->file_.get());
   return w;
 }
 
@@ -112,15 +114,23 @@ Status SnapshotWriter::FlushBlock() {
   info_.raw_bytes += raw_.size();
   ++info_.blocks;
   if (in_feed_) ++info_.feed_blocks;
-  Status s = write_behind_->Write(std::move(raw_));
-  raw_ = std::string();
-  return s;
+  if (write_behind_) {
+    Status s = write_behind_->Write(std::move(raw_));
+    raw_ = std::string();
+    return s;
+  }
+  std::string block;
+  RELGRAPH_RETURN_IF_ERROR(FrameSnapshotBlock(raw_, &block));
+  raw_.clear();
+  return file_->Append(block);
 }
 
 Result<SnapshotInfo> SnapshotWriter::Finish() {
   RELGRAPH_RETURN_IF_ERROR(FlushBlock());
-  RELGRAPH_RETURN_IF_ERROR(write_behind_->Drain());
-  write_behind_.reset();  // the file is ours again
+  if (write_behind_) {
+    RELGRAPH_RETURN_IF_ERROR(write_behind_->Drain());
+    write_behind_.reset();  // the file is ours again
+  }
   std::string footer(kFooterMagicStem, sizeof kFooterMagicStem);
   footer.push_back(static_cast<char>(info_.version));
   PutFixed64(&footer, info_.blocks);

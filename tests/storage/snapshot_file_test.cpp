@@ -27,8 +27,9 @@ Lists RandomLists(uint64_t seed, int followers, int celebrity_edges) {
   return lists;
 }
 
-Result<SnapshotInfo> Write(Env* env, const std::string& dir, uint64_t lsn, const Lists& lists) {
-  auto w = SnapshotWriter::Create(env, dir, lsn, 123);
+Result<SnapshotInfo> Write(Env* env, const std::string& dir, uint64_t lsn, const Lists& lists,
+                           SnapshotCompression compression = SnapshotCompression::kInline) {
+  auto w = SnapshotWriter::Create(env, dir, lsn, 123, SnapshotLayout::kEdgeList, compression);
   if (!w.ok()) return w.status();
   for (const auto& [follower, l] : lists) {
     std::vector<SnapshotEdge> edges;
@@ -119,14 +120,17 @@ TEST_CASE("snapshot_file: an abandoned or failing writer leaves no snapshot behi
   auto info = Write(&env, dir.path(), 9, RandomLists(4, 10, 10));
   CHECK(info.status().code() == Code::kIOError);
   CHECK(env.ListDir(dir.path())->empty());
-  // Blocks are appended by a background thread: a failed append of any of them still fails
-  // the snapshot, whichever later call reports it, and leaves nothing behind.
-  for (int n = 2; n <= 6; ++n) {
-    CAPTURE(n);
-    env.FailNthWrite(n);  // counted from now: the header is write 1, blocks follow
-    auto failed = Write(&env, dir.path(), 10, RandomLists(5, 2000, 200'000));
-    CHECK(failed.status().code() == Code::kIOError);
-    CHECK(env.ListDir(dir.path())->empty());
+  // A failed append of any block fails the snapshot and leaves nothing behind, also when a
+  // background thread appends the blocks and a later call reports the failure.
+  for (auto compression : {SnapshotCompression::kInline, SnapshotCompression::kBackground}) {
+    for (int n = 2; n <= 6; ++n) {
+      CAPTURE(n);
+      CAPTURE(static_cast<int>(compression));
+      env.FailNthWrite(n);  // counted from now: the header is write 1, blocks follow
+      auto failed = Write(&env, dir.path(), 10, RandomLists(5, 2000, 200'000), compression);
+      CHECK(failed.status().code() == Code::kIOError);
+      CHECK(env.ListDir(dir.path())->empty());
+    }
   }
 }
 
