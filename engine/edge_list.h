@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/types.h"
 #include "storage/status.h"
@@ -20,6 +21,14 @@
 namespace relgraph {
 
 class Graph;
+
+// A byte range of an edge list that begins at a line start; reading it yields the lines that
+// begin inside it. Splitting a file into ranges lets threads parse it concurrently.
+struct EdgeListRange {
+  uint64_t begin = 0;
+  uint64_t end = UINT64_MAX;  // past the file's end: to the end
+  uint64_t first_line = 0;    // lines before `begin`, for numbering (0 when unknown yet)
+};
 
 struct EdgeRecord {
   uint64_t follower = 0;
@@ -30,16 +39,26 @@ struct EdgeRecord {
 
 class EdgeListReader {
  public:
-  static Result<std::unique_ptr<EdgeListReader>> Open(const std::string& path);
+  // Reads the whole file, or only `range` of a plain one. REQUIRES for a range that does not
+  // start at 0: the file is plain (SplitEdgeList gives such ranges only for plain files).
+  static Result<std::unique_ptr<EdgeListReader>> Open(const std::string& path,
+                                                      const EdgeListRange& range = {});
   ~EdgeListReader();
+
+  // Splits `path` into at most `parts` ranges of about equal size, each starting at a line
+  // start, the last ending at the file's size. A gzip file is one range, {0, UINT64_MAX}: it
+  // can only be read from its start.
+  static Result<std::vector<EdgeListRange>> Split(const std::string& path, int parts);
 
   // Reads the next edge into *out. Returns false at the end of the file (with status OK) or on
   // error (status() says which line and why).
   bool Next(EdgeRecord* out);
   const Status& status() const { return status_; }
+  // Lines consumed so far, comments and blank lines included (after range.first_line).
+  uint64_t lines() const { return line_; }
 
  private:
-  EdgeListReader(void* file, std::string path);
+  EdgeListReader(void* file, std::string path, const EdgeListRange& range);
   bool Refill();
   bool ParseLine(const char* begin, const char* end, EdgeRecord* out);
 
@@ -48,7 +67,8 @@ class EdgeListReader {
   std::unique_ptr<char[]> buffer_;
   size_t begin_ = 0, end_ = 0;
   bool eof_ = false;
-  uint64_t line_ = 0;
+  uint64_t unread_;  // bytes of the range not yet read into buffer_
+  uint64_t line_;
   Status status_;
 };
 

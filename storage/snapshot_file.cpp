@@ -23,6 +23,29 @@ constexpr size_t kFooterBytesV1 = 40, kFooterBytes = 48;
 constexpr size_t kEntryHeaderBytes = 12, kEdgeBytes = 16;
 constexpr size_t kTargetBlockRaw = 1u << 20;
 
+// Appends `follower`'s edges to the version-2 block in `raw`, as one entry or, for a list
+// longer than a block's room, several; calls flush() to empty `raw` whenever it is full.
+template <typename Flush>
+Status AppendEdgeEntries(std::string& raw, uint64_t follower, std::span<const SnapshotEdge> edges,
+                         uint64_t* entries, uint64_t* edge_count, Flush flush) {
+  while (!edges.empty()) {
+    if (raw.size() + kEntryHeaderBytes + kEdgeBytes > kTargetBlockRaw)
+      RELGRAPH_RETURN_IF_ERROR(flush());
+    const size_t room = (kTargetBlockRaw - raw.size() - kEntryHeaderBytes) / kEdgeBytes;
+    const size_t n = std::min(room, edges.size());
+    PutFixed64(&raw, follower);
+    PutFixed32(&raw, static_cast<uint32_t>(n));
+    for (size_t i = 0; i < n; ++i) {
+      PutFixed64(&raw, edges[i].followee);
+      PutFixed64(&raw, static_cast<uint64_t>(edges[i].ts_ms));
+    }
+    ++*entries;
+    *edge_count += n;
+    edges = edges.subspan(n);
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 SnapshotWriter::SnapshotWriter(Env* env, std::string dir, std::string temp, std::string final_path)
@@ -91,21 +114,38 @@ Status SnapshotWriter::Add(uint64_t follower, std::span<const SnapshotEdge> edge
   if (layout_ != SnapshotLayout::kEdgeList)
     return Status(Code::kInternal, "edge-list entry in an image snapshot");
   if (in_feed_) return Status(Code::kInternal, "snapshot edges added after feed records");
-  while (!edges.empty()) {
-    if (raw_.size() + kEntryHeaderBytes + kEdgeBytes > kTargetBlockRaw)
-      RELGRAPH_RETURN_IF_ERROR(FlushBlock());
-    const size_t room = (kTargetBlockRaw - raw_.size() - kEntryHeaderBytes) / kEdgeBytes;
-    const size_t n = std::min(room, edges.size());
-    PutFixed64(&raw_, follower);
-    PutFixed32(&raw_, static_cast<uint32_t>(n));
-    for (size_t i = 0; i < n; ++i) {
-      PutFixed64(&raw_, edges[i].followee);
-      PutFixed64(&raw_, static_cast<uint64_t>(edges[i].ts_ms));
-    }
-    ++info_.entries;
-    info_.edges += n;
-    edges = edges.subspan(n);
-  }
+  return AppendEdgeEntries(raw_, follower, edges, &info_.entries, &info_.edges,
+                           [this] { return FlushBlock(); });
+}
+
+Status SnapshotWriter::AppendEdgeBlocks(SnapshotEdgeBlocks& blocks) {
+  std::lock_guard lock(append_mu_);
+  if (layout_ != SnapshotLayout::kEdgeList || in_feed_ || write_behind_ || !raw_.empty())
+    return Status(Code::kInternal, "edge blocks appended beside another way of adding edges");
+  for (const std::string& block : blocks.framed_) RELGRAPH_RETURN_IF_ERROR(file_->Append(block));
+  info_.blocks += blocks.framed_.size();
+  info_.entries += std::exchange(blocks.entries_, 0);
+  info_.edges += std::exchange(blocks.edges_, 0);
+  info_.raw_bytes += std::exchange(blocks.raw_bytes_, 0);
+  blocks.framed_.clear();
+  return Status::OK();
+}
+
+Status SnapshotEdgeBlocks::Add(uint64_t follower, std::span<const SnapshotEdge> edges) {
+  const uint64_t entries_before = entries_;
+  RELGRAPH_RETURN_IF_ERROR(AppendEdgeEntries(raw_, follower, edges, &entries_, &edges_,
+                                             [this] { return FlushBlock(); }));
+  // A list split into several entries spans blocks, and its tail is in raw_: finish that too,
+  // so the finished blocks hold the whole list (such lists are rare; little space is lost).
+  if (entries_ - entries_before > 1) return FlushBlock();
+  return Status::OK();
+}
+
+Status SnapshotEdgeBlocks::FlushBlock() {
+  if (raw_.empty()) return Status::OK();
+  raw_bytes_ += raw_.size();
+  RELGRAPH_RETURN_IF_ERROR(FrameSnapshotBlock(raw_, &framed_.emplace_back()));
+  raw_.clear();
   return Status::OK();
 }
 

@@ -20,14 +20,17 @@
 // have been called for earlier entries of a file that then fails, so callers load into scratch
 // state and keep it only on success.
 //
-// Thread-safety: a writer is used by one thread; reads are independent.
+// Thread-safety: a writer is used by one thread, except AppendEdgeBlocks (see there); reads
+// are independent.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "storage/block_write_behind.h"
 #include "storage/env.h"
@@ -67,6 +70,31 @@ enum class SnapshotCompression : uint8_t {
   kBackground,  // on a second thread, overlapping the next block (offline writes, imports)
 };
 
+class SnapshotWriter;
+
+// Version-2 edge blocks encoded and compressed apart from the writer, so that several threads
+// can each fill their own and hand finished blocks to one SnapshotWriter (AppendEdgeBlocks).
+// An import fills one on each core this way. A list split across blocks is finished in the
+// same Add call, so between calls the finished blocks never end inside a list, and a
+// follower's entries stay one run in the file, as the format requires.
+// Thread-safety: used by one thread at a time.
+class SnapshotEdgeBlocks {
+ public:
+  // As SnapshotWriter::Add.
+  Status Add(uint64_t follower, std::span<const SnapshotEdge> edges);
+  // Compresses the block being filled, so AppendEdgeBlocks takes everything.
+  Status Finish() { return FlushBlock(); }
+  bool has_finished_blocks() const { return !framed_.empty(); }
+
+ private:
+  friend class SnapshotWriter;
+  Status FlushBlock();
+
+  std::string raw_;                  // the block being filled
+  std::vector<std::string> framed_;  // finished blocks, as stored
+  uint64_t entries_ = 0, edges_ = 0, raw_bytes_ = 0;
+};
+
 class SnapshotWriter {
  public:
   static Result<std::unique_ptr<SnapshotWriter>> Create(
@@ -78,6 +106,10 @@ class SnapshotWriter {
   // Adds a follower's edges (oldest first). Long lists are split across blocks.
   // REQUIRES: layout kEdgeList.
   Status Add(uint64_t follower, std::span<const SnapshotEdge> edges);
+  // Appends the finished blocks of `blocks` (and empties it), after everything added so far.
+  // Several threads may call this concurrently, each with its own `blocks`, when no other
+  // method runs. REQUIRES: layout kEdgeList.
+  Status AppendEdgeBlocks(SnapshotEdgeBlocks& blocks);
   // Adds one image record (at most kSnapshotMaxRecord; never split across blocks), and counts
   // what the footer reports. REQUIRES: layout kGraphImage; before any feed record.
   Status AddImageRecord(std::string_view record);
@@ -101,7 +133,8 @@ class SnapshotWriter {
   std::unique_ptr<WritableFile> file_;
   // kBackground: appends blocks until Finish drains it; null when compressing inline.
   std::unique_ptr<BlockWriteBehind> write_behind_;
-  std::string raw_;  // the block being filled
+  std::mutex append_mu_;  // serializes AppendEdgeBlocks
+  std::string raw_;       // the block being filled
   SnapshotLayout layout_ = SnapshotLayout::kEdgeList;
   bool in_feed_ = false;  // raw_ holds feed records
   SnapshotInfo info_;
