@@ -1,7 +1,10 @@
 #include <doctest.h>
 
+#include <array>
 #include <map>
 #include <random>
+#include <set>
+#include <thread>
 #include <vector>
 
 #include "storage/fault_injection_env.h"
@@ -96,6 +99,65 @@ TEST_CASE("snapshot_file: lists round-trip, long lists span blocks, counts match
   auto again = ReadSnapshot(Env::Posix(), path);
   CHECK(again->edges == info->edges);
   CHECK(again->created_ms == 123);
+}
+
+TEST_CASE("snapshot_file: blocks filled on two threads keep each follower's entries in one run") {
+  // Two threads each fill SnapshotEdgeBlocks and append finished blocks as they go, as the
+  // import does. Lists longer than a block (70k edges) span blocks; the loader needs every
+  // follower's entries consecutive, so no block of the other thread may land inside one.
+  TestDir dir;
+  std::array<Lists, 2> halves = {RandomLists(5, 3000, 70'000), RandomLists(6, 3000, 150'000)};
+  for (int extra = 0; extra < 4; ++extra) {  // more long lists, interleaved with short ones
+    halves[extra % 2][(uint64_t{extra} << 40) | 2] =
+        RandomLists(7 + extra, 1, 70'000).begin()->second;
+  }
+  auto w = SnapshotWriter::Create(Env::Posix(), dir.path(), 9, 123);
+  REQUIRE(w.ok());
+  std::array<Status, 2> status;
+  auto fill = [&](int t) {
+    SnapshotEdgeBlocks blocks;
+    for (const auto& [follower, l] : halves[t]) {
+      std::vector<SnapshotEdge> edges;
+      for (auto [b, ts] : l) edges.push_back({b, ts});
+      status[t] = blocks.Add(follower, edges);
+      if (status[t].ok() && blocks.has_finished_blocks())
+        status[t] = (*w)->AppendEdgeBlocks(blocks);
+      if (!status[t].ok()) return;
+    }
+    status[t] = blocks.Finish();
+    if (status[t].ok()) status[t] = (*w)->AppendEdgeBlocks(blocks);
+  };
+  std::thread other(fill, 1);
+  fill(0);
+  other.join();
+  REQUIRE(status[0].ok());
+  REQUIRE(status[1].ok());
+  auto info = (*w)->Finish();
+  REQUIRE_MESSAGE(info.ok(), info.status().ToString());
+
+  Lists got, want;
+  std::set<uint64_t> finished;  // followers whose run has ended
+  uint64_t current = 0;
+  bool split = false;
+  SnapshotVisitor visitor;
+  visitor.edges = [&](uint64_t f, std::span<const SnapshotEdge> edges) {
+    if (f != current) {
+      if (current != 0) finished.insert(current);
+      split = split || finished.count(f) > 0;
+      current = f;
+    }
+    for (const SnapshotEdge& e : edges) got[f].push_back({e.followee, e.ts_ms});
+    return Status::OK();
+  };
+  auto read = ReadSnapshot(Env::Posix(), JoinPath(dir.path(), SnapshotName(9)), visitor);
+  REQUIRE_MESSAGE(read.ok(), read.status().ToString());
+  CHECK_FALSE(split);
+  for (const Lists& half : halves)
+    for (const auto& [f, l] : half)
+      if (!l.empty()) want[f] = l;
+  CHECK(got == want);
+  CHECK(read->edges == info->edges);
+  CHECK(read->entries > want.size());  // long lists did span blocks
 }
 
 TEST_CASE("snapshot_file: any bit flip or truncation is detected, never loaded") {
