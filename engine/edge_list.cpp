@@ -69,7 +69,7 @@ constexpr uint64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 100000
 
 // Parses the digits at p into *v; returns the end of the digits, or nullptr when there are
 // none, more than 20, or the value overflows 64 bits. REQUIRES: 24 readable bytes at p.
-const char* ParseDigits(const char* p, uint64_t* v) {
+[[gnu::always_inline]] inline const char* ParseDigits(const char* p, uint64_t* v) {
   const uint64_t c0 = Load8(p);
   const int n0 = LeadingDigits(c0);
   if (n0 < 8) {
@@ -104,7 +104,8 @@ bool IsBlank(char c) {
 
 // Parses a canonical line at p into `fields`; returns the byte after its newline and the field
 // count, or nullptr for any other line. REQUIRES: kFastLineBytes readable bytes at p.
-const char* ParseCanonicalLine(const char* p, uint64_t fields[3], int* count) {
+[[gnu::always_inline]] inline const char* ParseCanonicalLine(const char* p, uint64_t fields[3],
+                                                             int* count) {
   const char* q = ParseDigits(p, &fields[0]);
   if (q == nullptr || !IsBlank(*q)) return nullptr;
   q = ParseDigits(q + 1, &fields[1]);

@@ -288,9 +288,21 @@ void GroupBucket(std::span<const Row> bucket, std::vector<Row>& out, std::vector
     for (const Row& r : bucket) out[fill[sub_bucket(r.follower)]++] = r;
   }
   start.back() = bucket.size();
+  auto by_follower = [](const Row& x, const Row& y) { return x.follower < y.follower; };
   for (size_t b = 0; b + 1 < start.size(); ++b) {
-    std::stable_sort(out.begin() + start[b], out.begin() + start[b + 1],
-                     [](const Row& x, const Row& y) { return x.follower < y.follower; });
+    Row* const first = out.data() + start[b];
+    Row* const last = out.data() + start[b + 1];
+    if (last - first > 32) {
+      std::stable_sort(first, last, by_follower);
+      continue;
+    }
+    // Insertion sort, stable too, without the buffer stable_sort allocates on every call.
+    for (Row* i = first + 1; i < last; ++i) {
+      const Row r = *i;
+      Row* j = i;
+      for (; j > first && by_follower(r, j[-1]); --j) *j = j[-1];
+      *j = r;
+    }
   }
 }
 
@@ -396,7 +408,7 @@ uint64_t CountDistinct(const std::array<const LargeVector<UserId>*, N>& lists) {
   size_t n = 0;
   for (const auto* l : lists) n += l->size();
   if (n == 0) return 0;
-  const int bits = SplitBits(n, 128, 20);
+  const int bits = SplitBits(n, 128, kBucketBits);  // few buckets: the scatter stays in cache
   std::vector<size_t> start((size_t{1} << bits) + 1, 0);
   auto bucket_of = [bits](UserId u) { return BucketOf(u, bits); };
   for (const auto* l : lists)
@@ -461,16 +473,18 @@ Result<EdgeListImportResult> ImportEdgeListToSnapshot(Env* env, const std::strin
   }
 
   // Users: worker w counts the distinct ids that hash to its buckets (its followers, already
-  // distinct, and every kept followee there), while this thread also makes the file durable.
+  // distinct, and every kept followee there), while a third thread makes the file durable
+  // (it mostly waits for the disk).
   std::array<uint64_t, kWorkers> users{};
   Result<SnapshotInfo> info = Status(Code::kInternal, "snapshot not finished");
+  std::thread finisher([&] { info = (*writer)->Finish(); });
   OnEachWorker([&](int w) {
-    if (w == 0) info = (*writer)->Finish();
     std::array<const LargeVector<UserId>*, kWorkers + 1> lists;
     lists[0] = &outputs[w].followers;
     for (int t = 0; t < kWorkers; ++t) lists[t + 1] = &outputs[t].followees[w];
     users[w] = CountDistinct(lists);
   });
+  finisher.join();
   if (!info.ok()) return info.status();
   result.snapshot = *info;
   for (uint64_t u : users) result.users += u;

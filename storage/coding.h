@@ -12,9 +12,12 @@ namespace relgraph {
 inline void EncodeFixed64(char* dst, uint64_t v) {
   for (int i = 0; i < 8; ++i) dst[i] = static_cast<char>(v >> (8 * i));
 }
+inline void EncodeFixed32(char* dst, uint32_t v) {
+  for (int i = 0; i < 4; ++i) dst[i] = static_cast<char>(v >> (8 * i));
+}
 inline void PutFixed32(std::string* dst, uint32_t v) {
   char b[4];
-  for (int i = 0; i < 4; ++i) b[i] = static_cast<char>(v >> (8 * i));
+  EncodeFixed32(b, v);
   dst->append(b, 4);
 }
 inline void PutFixed64(std::string* dst, uint64_t v) {

@@ -33,11 +33,15 @@ Status AppendEdgeEntries(std::string& raw, uint64_t follower, std::span<const Sn
       RELGRAPH_RETURN_IF_ERROR(flush());
     const size_t room = (kTargetBlockRaw - raw.size() - kEntryHeaderBytes) / kEdgeBytes;
     const size_t n = std::min(room, edges.size());
-    PutFixed64(&raw, follower);
-    PutFixed32(&raw, static_cast<uint32_t>(n));
-    for (size_t i = 0; i < n; ++i) {
-      PutFixed64(&raw, edges[i].followee);
-      PutFixed64(&raw, static_cast<uint64_t>(edges[i].ts_ms));
+    const size_t at = raw.size();
+    raw.resize(at + kEntryHeaderBytes + n * kEdgeBytes);  // one resize, not 2n + 2 appends
+    char* p = raw.data() + at;
+    EncodeFixed64(p, follower);
+    EncodeFixed32(p + 8, static_cast<uint32_t>(n));
+    p += kEntryHeaderBytes;
+    for (size_t i = 0; i < n; ++i, p += kEdgeBytes) {
+      EncodeFixed64(p, edges[i].followee);
+      EncodeFixed64(p + 8, static_cast<uint64_t>(edges[i].ts_ms));
     }
     ++*entries;
     *edge_count += n;
