@@ -402,13 +402,15 @@ Status ImportBuckets(GroupedRows& g, int w, const std::array<size_t, kWorkers + 
   return writer.AppendEdgeBlocks(blocks);
 }
 
-// The number of distinct ids in `lists`.
+// The number of distinct ids in `lists` (ids are never 0): a scatter into 1,024 buckets by
+// hash, then each bucket's ids go into a small hash set that stays in cache. (Sorting each
+// bucket instead was a tenth of the import.)
 template <size_t N>
 uint64_t CountDistinct(const std::array<const LargeVector<UserId>*, N>& lists) {
   size_t n = 0;
   for (const auto* l : lists) n += l->size();
   if (n == 0) return 0;
-  const int bits = SplitBits(n, 128, kBucketBits);  // few buckets: the scatter stays in cache
+  const int bits = SplitBits(n, 128, kBucketBits);
   std::vector<size_t> start((size_t{1} << bits) + 1, 0);
   auto bucket_of = [bits](UserId u) { return BucketOf(u, bits); };
   for (const auto* l : lists)
@@ -421,11 +423,21 @@ uint64_t CountDistinct(const std::array<const LargeVector<UserId>*, N>& lists) {
       for (UserId u : *l) ids[fill[bucket_of(u)]++] = u;
   }
   uint64_t distinct = 0;
+  std::vector<UserId> set;  // open addressing, 0 = empty; at most half full
   for (size_t b = 0; b + 1 < start.size(); ++b) {
-    UserId* first = ids.data() + start[b];
-    UserId* last = ids.data() + start[b + 1];
-    std::sort(first, last);
-    distinct += static_cast<uint64_t>(std::unique(first, last) - first);
+    size_t slots = 16;
+    while (slots < 2 * (start[b + 1] - start[b])) slots *= 2;
+    set.assign(slots, 0);
+    const size_t mask = slots - 1;
+    for (size_t i = start[b]; i < start[b + 1]; ++i) {
+      const UserId u = ids[i];
+      size_t s = IdMap::Hash(u) & mask;  // the low bits: the top ones chose the bucket
+      while (set[s] != 0 && set[s] != u) s = (s + 1) & mask;
+      if (set[s] == 0) {
+        set[s] = u;
+        ++distinct;
+      }
+    }
   }
   return distinct;
 }
