@@ -274,7 +274,7 @@ Status GroupByFollower(const EdgeRows& source, GroupedRows* g) {
 // each sub-bucket by follower, all within the cache.
 void GroupBucket(std::span<const Row> bucket, std::vector<Row>& out, std::vector<size_t>& start) {
   out.resize(bucket.size());
-  const int sub_bits = SplitBits(bucket.size(), 64, 12);
+  const int sub_bits = SplitBits(bucket.size(), 16, 12);  // mostly insertion-sorted, below
   auto sub_bucket = [sub_bits](uint64_t id) {
     return (IdMap::Hash(id) << kBucketBits) >> (64 - sub_bits);
   };
