@@ -80,7 +80,7 @@ class LargeArray {
 //   into sub-buckets of about 64 rows while it is in cache, and each sub-bucket is sorted.
 constexpr int kBucketBits = 10;
 size_t BucketOf(uint64_t id, int bits) {
-  return IdMap::Hash(id) >> (64 - bits);
+  return bits == 0 ? 0 : IdMap::Hash(id) >> (64 - bits);  // a shift by 64 is undefined
 }
 // Bits for splitting n keys into buckets of about `per_bucket`, at most 2^max_bits buckets.
 int SplitBits(size_t n, size_t per_bucket, int max_bits) {
