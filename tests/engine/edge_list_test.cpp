@@ -358,6 +358,31 @@ TEST_CASE("load: soc-Epinions1 with the default cap gives the documented figures
 namespace relgraph {
 namespace {
 
+// Imports `list` into the new directory `data` and loads it into a graph: both must count
+// every kind of edge alike, name as many users and hold the same edges. Returns the load's
+// counts.
+EdgeListLoadStats ExpectImportEqualsLoad(const std::string& list, const std::string& data,
+                                         uint32_t cap) {
+  Graph loaded(ImportOptions(cap));
+  auto load_stats = LoadEdgeList(list, loaded, {});
+  REQUIRE(load_stats.ok());
+  fs::create_directories(data);
+  auto imported = ImportEdgeListToSnapshot(Env::Posix(), list, data, {.max_following = cap});
+  REQUIRE_MESSAGE(imported.ok(), imported.status().ToString());
+  CHECK(imported->stats.edges_read == load_stats->edges_read);
+  CHECK(imported->stats.added == load_stats->added);
+  CHECK(imported->stats.duplicates == load_stats->duplicates);
+  CHECK(imported->stats.over_cap == load_stats->over_cap);
+  CHECK(imported->stats.self_loops == load_stats->self_loops);
+  CHECK(imported->users == loaded.user_count());
+  SnapshotInfo info;
+  auto graph =
+      LoadSnapshotGraph(Env::Posix(), JoinPath(data, SnapshotName(0)), ImportOptions(cap), &info);
+  REQUIRE(graph.ok());
+  CHECK((*graph)->Digest() == loaded.Digest());
+  return *load_stats;
+}
+
 TEST_CASE("import: the direct import to a snapshot equals loading the same list into a graph") {
   // Both paths count self-loops, duplicates and over-cap edges the same way and keep the same
   // edges; groups of both sizes (the short-group scan and the sorted path) occur. Plain files
@@ -384,25 +409,10 @@ TEST_CASE("import: the direct import to a snapshot equals loading the same list 
     }
     const std::string list = dir.Write(
         "list" + std::to_string(seed) + (seed % 3 == 0 ? ".gz" : ".txt"), text, seed % 3 == 0);
-    Graph loaded(ImportOptions(cap));
-    auto load_stats = LoadEdgeList(list, loaded, {});
-    REQUIRE(load_stats.ok());
-    const std::string data = (dir.path / ("data" + std::to_string(seed))).string();
-    fs::create_directories(data);
-    auto imported = ImportEdgeListToSnapshot(Env::Posix(), list, data, {.max_following = cap});
-    REQUIRE_MESSAGE(imported.ok(), imported.status().ToString());
-    CHECK(imported->stats.added == load_stats->added);
-    CHECK(imported->stats.duplicates == load_stats->duplicates);
-    CHECK(imported->stats.over_cap == load_stats->over_cap);
-    CHECK(imported->stats.self_loops == load_stats->self_loops);
-    CHECK(imported->users == loaded.user_count());
-    SnapshotInfo info;
-    auto graph =
-        LoadSnapshotGraph(Env::Posix(), JoinPath(data, SnapshotName(0)), ImportOptions(cap), &info);
-    REQUIRE(graph.ok());
-    CHECK((*graph)->Digest() == loaded.Digest());
-    if (seed != 7) CHECK(load_stats->over_cap > 0);
-    CHECK(load_stats->duplicates > 0);
+    const EdgeListLoadStats load_stats =
+        ExpectImportEqualsLoad(list, (dir.path / ("data" + std::to_string(seed))).string(), cap);
+    if (seed != 7) CHECK(load_stats.over_cap > 0);
+    CHECK(load_stats.duplicates > 0);
   }
 }
 
@@ -414,24 +424,8 @@ TEST_CASE("import: tiny lists import as they load") {
                                           "1 1\n", "1 2 5\n3 4 5",         "1 2 5\n1 2 6\n2 1 7\n"};
   for (size_t i = 0; i < texts.size(); ++i) {
     CAPTURE(i);
-    const std::string list = dir.Write("tiny" + std::to_string(i) + ".txt", texts[i]);
-    Graph loaded(ImportOptions());
-    auto load_stats = LoadEdgeList(list, loaded, {});
-    REQUIRE(load_stats.ok());
-    const std::string data = (dir.path / ("tiny_data" + std::to_string(i))).string();
-    fs::create_directories(data);
-    auto imported = ImportEdgeListToSnapshot(Env::Posix(), list, data, {});
-    REQUIRE_MESSAGE(imported.ok(), imported.status().ToString());
-    CHECK(imported->stats.edges_read == load_stats->edges_read);
-    CHECK(imported->stats.added == load_stats->added);
-    CHECK(imported->stats.duplicates == load_stats->duplicates);
-    CHECK(imported->stats.self_loops == load_stats->self_loops);
-    CHECK(imported->users == loaded.user_count());
-    SnapshotInfo info;
-    auto graph =
-        LoadSnapshotGraph(Env::Posix(), JoinPath(data, SnapshotName(0)), ImportOptions(), &info);
-    REQUIRE(graph.ok());
-    CHECK((*graph)->Digest() == loaded.Digest());
+    ExpectImportEqualsLoad(dir.Write("tiny" + std::to_string(i) + ".txt", texts[i]),
+                           (dir.path / ("tiny_data" + std::to_string(i))).string(), 1000);
   }
 }
 
