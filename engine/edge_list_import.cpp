@@ -23,8 +23,9 @@ namespace {
 //   cheaper than storing 240 MB of rows and reading them back: fresh memory is the dearest
 //   thing here (the kernel zeroing pages was 16% of an import). A gzip file can only be
 //   read from its start: one worker parses it into memory, then both scatter.
-// - Each worker then owns the followers of a run of buckets: it sorts each bucket by
-//   follower, checks each list, and compresses blocks that it appends to the snapshot itself.
+// - Each worker then owns the followers of a run of buckets: it groups each bucket by
+//   follower while the bucket is in cache (GroupBucket), checks each list, and compresses
+//   blocks that it appends to the snapshot itself.
 // File order within a follower, which decides duplicates and the cap, survives every step:
 // within a bucket, the rows of an earlier share of the file come first, and buckets are
 // sorted stably.
@@ -219,9 +220,8 @@ Status EdgeRows::ForEach(int share, RowFn row) const {
   return Status::OK();
 }
 
-// Every row grouped by follower: rows[start[b] .. start[b + 1]) holds hash bucket b, which
-// each worker sorts stably by follower before use, so that each follower's rows are
-// contiguous and in file order.
+// Every row by hash bucket of its follower: rows[start[b] .. start[b + 1]) holds bucket b,
+// in file order; GroupBucket then makes each follower's rows contiguous, keeping that order.
 struct GroupedRows {
   LargeArray<Row> rows;
   size_t size = 0;
