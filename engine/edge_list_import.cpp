@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <memory>
 #include <span>
 #include <thread>
 #include <utility>
@@ -78,16 +77,33 @@ class LargeArray {
 //   streams stay in cache. (At 2^18 buckets, every row written was a cache miss, and the
 //   scatter took three times as long as parsing.)
 // - Then each bucket, about 10,000 rows at 10M edges, is split by the next bits of the hash
-//   into sub-buckets of about 64 rows while it is in cache, and each sub-bucket is sorted.
+//   into sub-buckets of about 16 rows while it is in cache, and each sub-bucket is sorted.
 constexpr int kBucketBits = 10;
+// The top `bits` of h (0 when bits is 0: a shift by 64 is undefined).
+size_t TopBits(uint64_t h, int bits) {
+  return bits == 0 ? 0 : h >> (64 - bits);
+}
 size_t BucketOf(uint64_t id, int bits) {
-  return bits == 0 ? 0 : IdMap::Hash(id) >> (64 - bits);  // a shift by 64 is undefined
+  return TopBits(IdMap::Hash(id), bits);
 }
 // Bits for splitting n keys into buckets of about `per_bucket`, at most 2^max_bits buckets.
 int SplitBits(size_t n, size_t per_bucket, int max_bits) {
   int bits = 0;
   while (bits < max_bits && (n >> bits) > per_bucket) ++bits;
   return bits;
+}
+
+// Scatters the items that for_each(visit) visits into `out`, stably, by bucket_of(item) in
+// [0, buckets): afterwards out[start[b] .. start[b + 1]) holds bucket b, in visiting order.
+// REQUIRES: `out` has room for every item.
+template <typename T, typename ForEach, typename BucketOfFn>
+void ScatterByBucket(size_t buckets, ForEach for_each, BucketOfFn bucket_of, T* out,
+                     std::vector<size_t>& start) {
+  start.assign(buckets + 1, 0);
+  for_each([&](const T& x) { ++start[bucket_of(x) + 1]; });
+  for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+  std::vector<size_t> fill(start.begin(), start.end() - 1);
+  for_each([&](const T& x) { out[fill[bucket_of(x)]++] = x; });
 }
 
 // Calls row(Row) for each edge of `range` that is not a self-loop, counting edges_read and
@@ -275,19 +291,16 @@ Status GroupByFollower(const EdgeRows& source, GroupedRows* g) {
 void GroupBucket(std::span<const Row> bucket, std::vector<Row>& out, std::vector<size_t>& start) {
   out.resize(bucket.size());
   const int sub_bits = SplitBits(bucket.size(), 16, 12);  // mostly insertion-sorted, below
-  auto sub_bucket = [sub_bits](uint64_t id) {
-    return (IdMap::Hash(id) << kBucketBits) >> (64 - sub_bits);
-  };
-  start.assign((size_t{1} << sub_bits) + 1, 0);
-  if (sub_bits == 0) {
-    std::copy(bucket.begin(), bucket.end(), out.begin());
-  } else {
-    for (const Row& r : bucket) ++start[sub_bucket(r.follower) + 1];
-    for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
-    std::vector<size_t> fill(start.begin(), start.end() - 1);  // small: up to 4,096
-    for (const Row& r : bucket) out[fill[sub_bucket(r.follower)]++] = r;
-  }
-  start.back() = bucket.size();
+  ScatterByBucket<Row>(
+      size_t{1} << sub_bits,
+      [&](auto visit) {
+        for (const Row& r : bucket) visit(r);
+      },
+      [sub_bits](const Row& r) {
+        return TopBits(IdMap::Hash(r.follower) << kBucketBits,
+                       sub_bits);  // bits after the bucket's
+      },
+      out.data(), start);
   auto by_follower = [](const Row& x, const Row& y) { return x.follower < y.follower; };
   for (size_t b = 0; b + 1 < start.size(); ++b) {
     Row* const first = out.data() + start[b];
@@ -411,17 +424,15 @@ uint64_t CountDistinct(const std::array<const LargeVector<UserId>*, N>& lists) {
   for (const auto* l : lists) n += l->size();
   if (n == 0) return 0;
   const int bits = SplitBits(n, 128, kBucketBits);
-  std::vector<size_t> start((size_t{1} << bits) + 1, 0);
-  auto bucket_of = [bits](UserId u) { return BucketOf(u, bits); };
-  for (const auto* l : lists)
-    for (UserId u : *l) ++start[bucket_of(u) + 1];
-  for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
   LargeArray<UserId> ids(n);
-  {
-    std::vector<size_t> fill(start.begin(), start.end() - 1);
-    for (const auto* l : lists)
-      for (UserId u : *l) ids[fill[bucket_of(u)]++] = u;
-  }
+  std::vector<size_t> start;
+  ScatterByBucket<UserId>(
+      size_t{1} << bits,
+      [&](auto visit) {
+        for (const auto* l : lists)
+          for (UserId u : *l) visit(u);
+      },
+      [bits](UserId u) { return BucketOf(u, bits); }, ids.data(), start);
   uint64_t distinct = 0;
   std::vector<UserId> set;  // open addressing, 0 = empty; at most half full
   for (size_t b = 0; b + 1 < start.size(); ++b) {
@@ -461,14 +472,14 @@ Result<EdgeListImportResult> ImportEdgeListToSnapshot(Env* env, const std::strin
   // Each worker owns a run of buckets holding about an equal share of the rows.
   const size_t buckets = grouped.start.size() - 1;
   std::array<size_t, kWorkers + 1> owner_begin;
-  for (int w = 0; w <= kWorkers; ++w) {
+  owner_begin[0] = 0;
+  owner_begin[kWorkers] = buckets;
+  for (int w = 1; w < kWorkers; ++w) {
     owner_begin[w] =
         static_cast<size_t>(std::lower_bound(grouped.start.begin(), grouped.start.end() - 1,
                                              grouped.size * w / kWorkers) -
                             grouped.start.begin());
   }
-  owner_begin[0] = 0;
-  owner_begin[kWorkers] = buckets;
   auto writer = SnapshotWriter::Create(env, dir, 0, now, SnapshotLayout::kEdgeList);
   if (!writer.ok()) return writer.status();
   std::array<WorkerOutput, kWorkers> outputs;

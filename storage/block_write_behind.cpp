@@ -21,12 +21,11 @@ Status FrameSnapshotBlock(const std::string& raw, std::string* block) {
                                           static_cast<int>(raw.size()), bound);
   if (stored <= 0) return Status(Code::kInternal, "lz4 compression failed");
   block->resize(kBlockHeaderBytes + static_cast<size_t>(stored));
-  std::string head;
-  PutFixed32(&head, static_cast<uint32_t>(raw.size()));
-  PutFixed32(&head, static_cast<uint32_t>(stored));
-  PutFixed64(&head, SnapshotBlockSum(head.data(), block->data() + kBlockHeaderBytes,
-                                     static_cast<size_t>(stored)));
-  std::memcpy(block->data(), head.data(), kBlockHeaderBytes);
+  char* head = block->data();
+  EncodeFixed32(head, static_cast<uint32_t>(raw.size()));
+  EncodeFixed32(head + 4, static_cast<uint32_t>(stored));
+  EncodeFixed64(head + 8,
+                SnapshotBlockSum(head, head + kBlockHeaderBytes, static_cast<size_t>(stored)));
   return Status::OK();
 }
 

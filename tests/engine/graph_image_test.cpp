@@ -154,12 +154,6 @@ std::string EditFirst(std::string records, ImageTag tag, const std::function<voi
   return records;
 }
 
-void Put32(char* p, uint32_t v) {
-  std::string s;
-  PutFixed32(&s, v);
-  std::memcpy(p, s.data(), 4);
-}
-
 TEST_CASE("graph_image: damaged images are refused with what is wrong, never loaded") {
   ManualClock clock;
   const GraphOptions o = Options(&clock, 4);
@@ -183,20 +177,20 @@ TEST_CASE("graph_image: damaged images are refused with what is wrong, never loa
   refused(EditFirst(good, ImageTag::kIds, [](char* r) { std::memcpy(r + 20, r + 12, 8); }),
           "has two internal ids", users, edges);
   refused(EditFirst(good, ImageTag::kFollowing,
-                    [&](char* r) { Put32(r + 16, static_cast<uint32_t>(users)); }),
+                    [&](char* r) { EncodeFixed32(r + 16, static_cast<uint32_t>(users)); }),
           "names internal id", users, edges);
   refused(EditFirst(good, ImageTag::kFollowing,
                     [](char* r) { std::memcpy(r + 16, r + 4, 4); }),  // follows itself
           "names internal id", users, edges);
-  refused(EditFirst(good, ImageTag::kFans, [](char* r) { Put32(r + 4, 0xfffffff0); }),
+  refused(EditFirst(good, ImageTag::kFans, [](char* r) { EncodeFixed32(r + 4, 0xfffffff0); }),
           "list of internal id", users, edges);
   refused(EditFirst(good, ImageTag::kFollowing,
                     [](char* r) {  // claim one more entry than the record holds
-                      Put32(r + 8, DecodeFixed32(r + 8) + 1);
+                      EncodeFixed32(r + 8, DecodeFixed32(r + 8) + 1);
                     }),
           "entries", users, edges);
-  refused(EditFirst(good, ImageTag::kFollowing, [](char* r) { Put32(r, 9); }), "unknown kind",
-          users, edges);
+  refused(EditFirst(good, ImageTag::kFollowing, [](char* r) { EncodeFixed32(r, 9); }),
+          "unknown kind", users, edges);
   // Out of order: swap the first record's first two followees' times.
   std::string swapped = good;
   for (size_t at = 0;;) {
