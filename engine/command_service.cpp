@@ -181,6 +181,7 @@ Result<net::InfoReply> CommandService::Info(const net::InfoRequest&, Context& c)
   const FeedStats feed = db_->feed_stats();
   add("posts", feed.posts);
   add("post_bytes", feed.post_bytes);
+  add("post_index_bytes", feed.post_index_bytes);
   add("inboxes", feed.inboxes);
   add("inbox_entries", feed.inbox_entries);
   add("inbox_bytes", feed.inbox_bytes);

@@ -91,7 +91,7 @@ Result<PublishOutcome> Feed::Publish(Graph& g, UserId author, PostId post, uint3
     return Status::InvalidArgument("kind " + std::to_string(kind) + " is out of range 0..63");
   if (ts && (*ts < 0 || *ts > kMaxTimestampMs))
     return Status::InvalidArgument("timestamp " + std::to_string(*ts) + " is out of range");
-  if (index_.Find(post) != kNoInternalId)
+  if (HolderOf(post) != kNoInternalId)
     return Status(Code::kAlreadyExists, "post " + std::to_string(post) + " already exists");
   if (retracting_.count(post) != 0) {
     return Status(Code::kAlreadyExists, "post " + std::to_string(post) +
@@ -109,24 +109,27 @@ Result<PublishOutcome> Feed::Publish(Graph& g, UserId author, PostId post, uint3
   }
   const size_t before = fu.posts.MemoryBytes();
   fu.posts.Insert(e, k, ring_slab_);
-  index_.Insert(post, a);
+  IndexInsert(post, a);
+  PostEntry trimmed{0, 0};
   if (fu.posts.size() > k) {
     const PostEntry old = fu.posts.oldest();
     fu.posts.PopOldest();
-    index_.Erase(old.id);
+    index_.Erase(old.id, a);
     out.evicted = old.id;
-    // With K >= R a trimmed post is never in an inbox once fan-out has run (docs/feed.md).
-    if (!IsCelebrity(a) && k < options_.timeline_length) Retract(a, old);
+    if (!IsCelebrity(a)) {  // fans' inboxes may hold it: this publish's fan-out removes it
+      trimmed = old;
+      retracting_[old.id] = old.key();
+    }
   }
   ring_bytes_ += fu.posts.MemoryBytes() - before;
-  if (!IsCelebrity(a)) EnqueueFanout(a, e, /*retract=*/false);
+  if (!IsCelebrity(a)) EnqueueFanout(a, e, /*retract=*/false, trimmed);
   return out;
 }
 
 Status Feed::DeletePost(Graph& g, UserId author, PostId post) {
   RELGRAPH_RETURN_IF_ERROR(CheckUser(author, "author"));
   const InternalId a = g.FindUser(author);
-  if (post == 0 || a == kNoInternalId || index_.Find(post) != a) {
+  if (post == 0 || a == kNoInternalId || !Holds(a, post)) {
     return Status::NotFound("user " + std::to_string(author) + " has no post " +
                             std::to_string(post));
   }
@@ -143,8 +146,87 @@ PostEntry Feed::RemovePost(InternalId author, PostId post) {
     e = posts[i];
     posts.EraseAt(i);
   }
-  index_.Erase(post);
+  index_.Erase(post, author);
   return e;
+}
+
+bool Feed::RingHolds(InternalId author, PostId post) const {
+  const FeedUser* fu = Find(author);
+  return fu != nullptr && fu->posts.FindId(post) < fu->posts.size();
+}
+
+bool Feed::RingHoldsKey(InternalId author, const PostKey& k) const {
+  const FeedUser* fu = Find(author);
+  return fu != nullptr && fu->posts.Find(k) < fu->posts.size();
+}
+
+InternalId Feed::HolderOf(PostId post) const {
+  InternalId holder = kNoInternalId;
+  index_.ForEachCandidate(post, [&](InternalId a) {
+    if (!RingHolds(a, post)) return false;  // a fingerprint match, not the post
+    holder = a;
+    return true;
+  });
+  return holder;
+}
+
+InternalId Feed::AuthorOfEntry(const PostEntry& e) const {
+  // The entry's 16-bit tag of its author filters the fingerprint matches: two candidates
+  // survive it about once in 2^24 lookups, and then the ring holding the key decides.
+  InternalId found = kNoInternalId;
+  bool ambiguous = false;
+  index_.ForEachCandidate(e.id, [&](InternalId a) {
+    if (TagOf(a) != e.tag() || a == found) return false;
+    ambiguous = found != kNoInternalId;
+    found = a;
+    return ambiguous;
+  });
+  if (!ambiguous) return found;
+  found = kNoInternalId;
+  index_.ForEachCandidate(e.id, [&](InternalId a) {
+    if (TagOf(a) != e.tag() || !RingHoldsKey(a, e.key())) return false;
+    found = a;
+    return true;
+  });
+  return found;
+}
+
+void Feed::IndexInsert(PostId post, InternalId author) {
+  index_.Insert(post, author);
+  while (index_.NeedsGrowth()) RebuildIndex();
+}
+
+// The index holds no ids, so it grows by being filled again from the authors' rings. The
+// walk is a chain of misses per author (record, ring, bucket), so each link is prefetched a
+// different distance ahead and the buckets of a batch of posts before it is inserted.
+void Feed::RebuildIndex() {
+  constexpr size_t kUserAhead = 16, kRingAhead = 8, kBatch = 32;
+  index_.Reset(index_.GrownBuckets());
+  struct Pending {
+    PostId post;
+    InternalId author;
+  };
+  Pending batch[kBatch];
+  size_t n = 0;
+  auto flush = [&] {
+    for (size_t i = 0; i < n; ++i) index_.Prefetch(batch[i].post);
+    for (size_t i = 0; i < n; ++i) index_.Insert(batch[i].post, batch[i].author);
+    n = 0;
+  };
+  const size_t users = users_.size();
+  for (size_t u = 0; u < users; ++u) {
+    if (u + kUserAhead < users && users_[u + kUserAhead])
+      __builtin_prefetch(users_[u + kUserAhead].get());
+    if (u + kRingAhead < users && users_[u + kRingAhead])
+      users_[u + kRingAhead]->posts.PrefetchOldest();
+    const FeedUser* fu = users_[u].get();
+    if (fu == nullptr) continue;
+    for (uint32_t i = 0; i < fu->posts.size(); ++i) {
+      batch[n++] = {fu->posts[i].id, static_cast<InternalId>(u)};
+      if (n == kBatch) flush();
+    }
+  }
+  flush();
 }
 
 void Feed::Retract(InternalId author, const PostEntry& e) {
@@ -152,14 +234,16 @@ void Feed::Retract(InternalId author, const PostEntry& e) {
   EnqueueFanout(author, e, /*retract=*/true);
 }
 
-void Feed::EnqueueFanout(InternalId author, const PostEntry& e, bool retract) {
-  tasks_.push_back(Task{author, e, retract, std::nullopt, std::chrono::steady_clock::now()});
+void Feed::EnqueueFanout(InternalId author, const PostEntry& e, bool retract,
+                         const PostEntry& evicted) {
+  tasks_.push_back(
+      Task{author, e, retract, evicted, std::nullopt, std::chrono::steady_clock::now()});
 }
 
 void Feed::ForgetPosts(InternalId author) {
   FeedUser* fu = Find(author);
   if (fu == nullptr) return;
-  for (uint32_t i = 0; i < fu->posts.size(); ++i) index_.Erase(fu->posts[i].id);
+  for (uint32_t i = 0; i < fu->posts.size(); ++i) index_.Erase(fu->posts[i].id, author);
   ring_bytes_ -= fu->posts.MemoryBytes();
   fu->posts.Clear(ring_slab_);
 }
@@ -355,6 +439,15 @@ void Feed::InboxInsert(Inbox& in, const PostEntry& e) {
   inbox_bytes_ += in.entries.MemoryBytes() - bytes;
 }
 
+void Feed::InboxErase(Inbox& in, const PostKey& k) {
+  if (in.Below(k)) return;                 // nothing is kept there
+  const uint32_t at = in.entries.Find(k);  // the key holds the id
+  if (at < in.entries.size()) {
+    in.entries.EraseAt(at);
+    --inbox_entries_;
+  }
+}
+
 void Feed::AddPending(InternalId reader, InternalId author) {
   Inbox* in = InboxOf(reader);
   if (in == nullptr) return;
@@ -378,25 +471,27 @@ void Feed::AddPending(InternalId reader, InternalId author) {
 void Feed::Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId author) {
   const bool wanted = author != reader && !IsCelebrity(author) &&
                       g.FollowsInternal(reader, author) && Visible(reader, author);
-  FeedUser* au = Find(author);
-  if (wanted) {
-    if (au == nullptr) return;
-    for (uint32_t i = au->posts.size(); i-- > 0;) {
-      const PostEntry& e = au->posts[i];
-      if (in.Below(e.key())) break;  // older ones are below it too
-      InboxInsert(in, e);
-    }
-    return;
-  }
-  // Entries whose post has left the index go too: a delete's retraction walks the author's
-  // fans, which this reader may have stopped being before it ran.
+  // Entries with the author's tag whose post no ring holds go in either case: a removal's
+  // fan-out walks the author's fans, which this reader may have stopped being before it ran
+  // (and may be again now). The author's own entries go too when it is no longer wanted.
+  // Both need the rings' word, not the index's candidates, since the post may be gone.
   const uint16_t tag = TagOf(author);
   const size_t removed = in.entries.RemoveIf([&](const PostEntry& e) {
     if (e.tag() != tag) return false;
-    const InternalId a = index_.Find(e.id);
-    return a == author || a == kNoInternalId;
+    bool kept = false;
+    index_.ForEachCandidate(e.id, [&](InternalId a) {
+      return kept = TagOf(a) == tag && (wanted || a != author) && RingHoldsKey(a, e.key());
+    });
+    return !kept;
   });
   inbox_entries_ -= removed;
+  const FeedUser* au = Find(author);
+  if (!wanted || au == nullptr) return;
+  for (uint32_t i = au->posts.size(); i-- > 0;) {
+    const PostEntry& e = au->posts[i];
+    if (in.Below(e.key())) break;  // older ones are below it too
+    InboxInsert(in, e);
+  }
 }
 
 bool Feed::FreeInbox(InternalId reader) {
@@ -472,13 +567,17 @@ size_t Feed::RunFanout(const Graph& g) {
       }
       if (i + kTaskAhead / 2 < tasks_.size()) g.PrefetchFans(tasks_[i + kTaskAhead / 2].author, 1);
       Task& t = tasks_[i];
-      if (!t.retract && (IsCelebrity(t.author) || index_.Find(t.post.id) != t.author)) {
-        ++finished;  // promoted, or the post is gone already: nothing to push
+      // A promoted author's fans lost their inboxes (nothing to push or remove); a post gone
+      // already is not pushed (a false "may hold" pushes it, and its retraction follows).
+      const bool pushed = !t.retract && !IsCelebrity(t.author);
+      const bool insert = pushed && index_.MayHold(t.post.id, t.author);
+      if (!t.retract && !insert && !(pushed && t.evicted.id != 0)) {
+        ++finished;
         continue;
       }
       const uint32_t want = static_cast<uint32_t>(std::min<size_t>(budget, kBatch) - gathered);
       const uint32_t n = g.FansBefore(t.author, t.cursor, want, fans + gathered);
-      if (n > 0) runs[n_runs++] = FanRun{&t, gathered, gathered + n};
+      if (n > 0) runs[n_runs++] = FanRun{&t, gathered, gathered + n, insert};
       gathered += n;
       if (n < want) {
         ++finished;
@@ -494,6 +593,7 @@ size_t Feed::RunFanout(const Graph& g) {
     for (size_t i = 0; i < finished; ++i) {
       const Task& t = tasks_.front();
       if (t.retract) retracting_.erase(t.post.id);
+      if (t.evicted.id != 0) retracting_.erase(t.evicted.id);
       fanout_delays_.push_back(std::chrono::duration<double, std::milli>(end - t.enqueued).count());
       tasks_.pop_front();
     }
@@ -533,14 +633,12 @@ void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs
         continue;
       }
       if (t.retract) {
-        const uint32_t at = in->entries.Find(t.post.key());  // the key holds the id
-        if (at < in->entries.size()) {
-          in->entries.EraseAt(at);
-          --inbox_entries_;
-        }
-      } else if (!Muted(f, t.author) && (hides == nullptr || !SortedContains(*hides, f))) {
-        InboxInsert(*in, t.post);
+        InboxErase(*in, t.post.key());
+        continue;
       }
+      if (runs[r].insert && !Muted(f, t.author) && (hides == nullptr || !SortedContains(*hides, f)))
+        InboxInsert(*in, t.post);
+      if (t.evicted.id != 0) InboxErase(*in, t.evicted.key());
     }
   }
 }
@@ -561,12 +659,12 @@ Status Feed::ApplyPublish(Graph& g, UserId author, PostId post, TimestampMs ts, 
   const InternalId a = g.InternUser(author);
   FeedUser& fu = GetOrCreate(a);
   const size_t before = fu.posts.MemoryBytes();
-  if (evicted != post && index_.Find(post) == kNoInternalId) {
+  if (evicted != post && HolderOf(post) == kNoInternalId) {
     fu.posts.Insert(PostEntry::Make(post, ts, static_cast<uint8_t>(kind), TagOf(a)),
                     options_.posts_per_author, ring_slab_);
-    index_.Insert(post, a);
+    IndexInsert(post, a);
   }
-  if (evicted != 0 && index_.Find(evicted) == a) RemovePost(a, evicted);
+  if (evicted != 0 && Holds(a, evicted)) RemovePost(a, evicted);
   ring_bytes_ += fu.posts.MemoryBytes() - before;
   return Status::OK();
 }
@@ -574,7 +672,7 @@ Status Feed::ApplyPublish(Graph& g, UserId author, PostId post, TimestampMs ts, 
 Status Feed::ApplyDeletePost(Graph& g, UserId author, PostId post) {
   RELGRAPH_RETURN_IF_ERROR(CheckUser(author, "author"));
   const InternalId a = g.FindUser(author);
-  if (a != kNoInternalId && index_.Find(post) == a) RemovePost(a, post);
+  if (a != kNoInternalId && Holds(a, post)) RemovePost(a, post);
   return Status::OK();
 }
 

@@ -127,6 +127,9 @@ class Feed {
     InternalId author;
     PostEntry post;
     bool retract;
+    // A publish that trimmed the author's oldest post also removes that post from the fans'
+    // inboxes (id 0: none). Riding on the publish costs no second walk of the fans.
+    PostEntry evicted;
     std::optional<EntryKey> cursor;  // the last fan visited
     std::chrono::steady_clock::time_point enqueued;
   };
@@ -166,6 +169,7 @@ class Feed {
   Inbox& PrepareInbox(const Graph& g, InternalId reader);
   void RefreshCelebrities(const Graph& g, InternalId reader, Inbox& in);
   void InboxInsert(Inbox& in, const PostEntry& e);
+  void InboxErase(Inbox& in, const PostKey& k);  // when present
   void Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId author);
   void AddPending(InternalId reader, InternalId author);
   bool FreeInbox(InternalId reader);  // false when it had none
@@ -177,13 +181,26 @@ class Feed {
   struct FanRun {  // fans[begin, end) of a batch belong to *task
     const Task* task;
     uint32_t begin, end;
+    bool insert;  // a publish whose post is still retained and pushed
   };
   // Pushes (or retracts) each run's post to its fans, in order.
   void PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs, TimestampMs now);
 
-  // Posts.
+  // Posts. The index names candidate authors; an author's ring confirms (post_index.h).
+  bool RingHolds(InternalId author, PostId post) const;
+  bool RingHoldsKey(InternalId author, const PostKey& k) const;
+  bool Holds(InternalId author, PostId post) const {
+    return index_.MayHold(post, author) && RingHolds(author, post);
+  }
+  InternalId HolderOf(PostId post) const;  // kNoInternalId when no author retains it
+  // The author of a retained post in an inbox: the candidate whose tag matches the entry's.
+  // REQUIRES: the post is retained (inbox entries are, unless in retracting_).
+  InternalId AuthorOfEntry(const PostEntry& e) const;
+  void IndexInsert(PostId post, InternalId author);  // grows the index when it asks
+  void RebuildIndex();
   void Retract(InternalId author, const PostEntry& e);
-  void EnqueueFanout(InternalId author, const PostEntry& e, bool retract);
+  void EnqueueFanout(InternalId author, const PostEntry& e, bool retract,
+                     const PostEntry& evicted = PostEntry{0, 0});
   void CheckCelebrity(const Graph& g, InternalId author);
   void ForgetPosts(InternalId author);
   // Removes `post` from the author's ring (when there) and from the index; returns its entry.
@@ -219,7 +236,8 @@ class Feed {
   size_t inboxes_ = 0;
   size_t clock_hand_ = 0;  // the budget's next pool slot to look at
   std::deque<Task> tasks_;
-  std::unordered_map<PostId, PostKey> retracting_;  // removed posts not yet out of inboxes
+  // Posts removed (deleted, trimmed) whose fan-out has not yet taken them out of inboxes.
+  std::unordered_map<PostId, PostKey> retracting_;
   std::vector<double> fanout_delays_;
   uint64_t fanout_inserts_ = 0, rebuilds_ = 0, drops_ = 0, fallbacks_ = 0;
 };

@@ -175,13 +175,22 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
   auto stream = [&](uint32_t s) -> Stream& { return s < 2 ? streams[s] : pulled[s - 2]; };
   const uint32_t n_streams = 2 + static_cast<uint32_t>(pulled.size());
 
-  // Rank of the cursor: entries above it in every stream, less inbox entries being retracted.
+  // Rank of the cursor: entries above it in every stream, less inbox entries being retracted
+  // (looked up from whichever side is smaller: the set, or the inbox above the cursor).
   size_t rank = 0;
   for (uint32_t s = 0; s < n_streams; ++s) rank += stream(s).buf->size() - stream(s).pos;
-  for (const auto& entry : retracting_) {
-    const PostKey& key = entry.second;
-    if (after && !(*after < key)) continue;
-    if (in.entries.Find(key) < in.entries.size()) --rank;  // the key holds the id
+  const uint32_t inbox_above = in.entries.size() - streams[0].pos;
+  if (retracting_.size() <= inbox_above) {
+    for (const auto& entry : retracting_) {
+      const PostKey& key = entry.second;
+      if (after && !(*after < key)) continue;
+      if (in.entries.Find(key) < in.entries.size()) --rank;  // the key holds the id
+    }
+  } else {
+    for (uint32_t i = streams[0].pos; i < in.entries.size(); ++i) {
+      const PostEntry& e = in.entries[i];
+      if ((!after || *after < e.key()) && retracting_.count(e.id) != 0) --rank;
+    }
   }
   if (rank >= r) return page;
 
@@ -217,9 +226,10 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
     }
     InternalId author = s.author;
     if (h.stream == 0) {
-      // An inbox entry whose post has left (deleted, or trimmed with its retraction or the
-      // fan-out that trims it still queued) is not part of the timeline.
-      author = index_.Find(h.e.id);
+      // An inbox entry whose post has left (deleted or trimmed, its removal from inboxes still
+      // queued) is not part of the timeline. Every other inbox entry's post is retained.
+      if (!retracting_.empty() && retracting_.count(h.e.id) != 0) continue;
+      author = AuthorOfEntry(h.e);
       if (author == kNoInternalId) continue;
     }
     ++rank;

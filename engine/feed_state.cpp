@@ -11,8 +11,9 @@ FeedStats Feed::Stats() const {
   FeedStats s;
   s.posts = index_.size();
   // Free slab blocks and the untouched rest of each slab count against their side.
+  s.post_index_bytes = index_.MemoryBytes();
   s.post_bytes =
-      ring_bytes_ + (ring_slab_.MemoryBytes() - ring_slab_.LiveBytes()) + index_.MemoryBytes();
+      ring_bytes_ + (ring_slab_.MemoryBytes() - ring_slab_.LiveBytes()) + s.post_index_bytes;
   s.inboxes = inboxes_;
   s.inbox_entries = inbox_entries_;
   const size_t live_sides = sides_.size() - free_sides_.size();

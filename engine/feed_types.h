@@ -63,9 +63,10 @@ struct FeedOptions {
 };
 
 struct FeedStats {
-  uint64_t posts = 0;       // retained posts
-  uint64_t post_bytes = 0;  // author rings (with their slab's free space) plus the post index
-  uint64_t inboxes = 0;     // materialized inboxes
+  uint64_t posts = 0;             // retained posts
+  uint64_t post_bytes = 0;        // author rings (with their slab's free space) plus the post index
+  uint64_t post_index_bytes = 0;  // the post index's share of post_bytes
+  uint64_t inboxes = 0;           // materialized inboxes
   uint64_t inbox_entries = 0;
   // Everything inboxes use: headers, entry buffers, side lists, free pool and slab space,
   // and the per-user slot array.

@@ -93,9 +93,12 @@ class PostBuffer {
   }
   void Clear(SlabAllocator& slab);  // empties the buffer and frees its block
   size_t MemoryBytes() const { return size_t{capacity_} * sizeof(PostEntry); }
-  // Hints the CPU to fetch the newest entry.
+  // Hints the CPU to fetch the newest (oldest) entry.
   void Prefetch() const {
     if (size_ > 0) __builtin_prefetch(data_ + start_ + size_ - 1);
+  }
+  void PrefetchOldest() const {
+    if (size_ > 0) __builtin_prefetch(data_ + start_);
   }
 
  private:

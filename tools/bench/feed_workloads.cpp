@@ -152,7 +152,8 @@ std::string FeedWorkloads::MemoryNote() const {
   const FeedStats s = feed_->Stats();
   std::ostringstream note;
   note.precision(3);
-  note << s.posts << " posts at " << static_cast<double>(s.post_bytes) / s.posts << " B/post; "
+  note << s.posts << " posts at " << static_cast<double>(s.post_bytes) / s.posts
+       << " B/post (index " << static_cast<double>(s.post_index_bytes) / s.posts << "); "
        << s.inbox_entries << " inbox entries at "
        << static_cast<double>(s.inbox_bytes) / std::max<uint64_t>(1, s.inbox_entries)
        << " B/entry (in " << s.inboxes << " inboxes)";
