@@ -193,15 +193,26 @@ InternalId Feed::AuthorOfEntry(const PostEntry& e) const {
 
 void Feed::IndexInsert(PostId post, InternalId author) {
   index_.Insert(post, author);
-  while (index_.NeedsGrowth()) RebuildIndex();
+  while (index_.NeedsGrowth()) {
+    RebuildIndex(bulk_loading_
+                     ? std::max(PostIndex::BucketsFor(2 * index_.size()), index_.GrownBuckets())
+                     : index_.GrownBuckets());
+  }
+}
+
+void Feed::EndBulkLoad() {
+  bulk_loading_ = false;
+  const size_t buckets = PostIndex::BucketsFor(index_.size());
+  if (buckets < index_.buckets()) RebuildIndex(buckets);
+  while (index_.NeedsGrowth()) RebuildIndex(index_.GrownBuckets());
 }
 
 // The index holds no ids, so it grows by being filled again from the authors' rings. The
 // walk is a chain of misses per author (record, ring, bucket), so each link is prefetched a
 // different distance ahead and the buckets of a batch of posts before it is inserted.
-void Feed::RebuildIndex() {
+void Feed::RebuildIndex(size_t buckets) {
   constexpr size_t kUserAhead = 16, kRingAhead = 8, kBatch = 32;
-  index_.Reset(index_.GrownBuckets());
+  index_.Reset(buckets);
   struct Pending {
     PostId post;
     InternalId author;

@@ -25,10 +25,14 @@ void PostIndex::Reset(size_t buckets) {
   max_size_ = static_cast<size_t>(static_cast<double>(buckets * kSlotsPerBucket) * kMaxLoad);
 }
 
-size_t PostIndex::GrownBuckets() const {
+size_t PostIndex::BucketsFor(size_t posts) {
   const auto want =
-      static_cast<size_t>(static_cast<double>(size_ + 1) / (kGrownLoad * kSlotsPerBucket)) + 1;
-  return std::max(want, buckets_.size() + 1);
+      static_cast<size_t>(static_cast<double>(posts) / (kGrownLoad * kSlotsPerBucket)) + 1;
+  return std::max(want, kMinBuckets);
+}
+
+size_t PostIndex::GrownBuckets() const {
+  return std::max(BucketsFor(size_ + 1), buckets_.size() + 1);
 }
 
 bool PostIndex::PlaceFree(uint32_t bucket, uint8_t fp, InternalId author) {

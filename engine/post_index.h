@@ -69,6 +69,8 @@ class PostIndex {
   // GrownBuckets() and insert every post again.
   bool NeedsGrowth() const { return !stash_.empty() || size_ > max_size_; }
   size_t GrownBuckets() const;
+  // Buckets that hold `posts` at the load a rebuild aims at.
+  static size_t BucketsFor(size_t posts);
   // Empties the table and gives it `buckets` buckets.
   void Reset(size_t buckets);
 

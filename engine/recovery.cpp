@@ -138,6 +138,7 @@ Result<RecoveredState> RecoverState(Env* env, const std::string& dir, const Grap
   RecoveredState state;
   state.graph = std::make_unique<Graph>(options);
   state.feed = std::make_unique<Feed>(feed_options, options.clock);
+  state.feed->BeginBulkLoad();
   RELGRAPH_RETURN_IF_ERROR(LoadNewestSnapshot(env, dir, options, feed_options, &state, info));
   Graph* const graph = state.graph.get();
   Feed* const feed = state.feed.get();
@@ -216,6 +217,7 @@ Result<RecoveredState> RecoverState(Env* env, const std::string& dir, const Grap
   info->last_segment_no = wal->last_segment_no;
   info->torn_bytes = wal->torn_bytes;
   info->torn_file = wal->torn_file;
+  feed->EndBulkLoad();
   feed->RecomputeCelebrities(*graph);
   info->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return state;
