@@ -573,7 +573,7 @@ size_t Feed::RunFanout(const Graph& g) {
     for (size_t i = 0; i < tasks_.size() && gathered < kBatch && gathered < budget; ++i) {
       // A task's own chain: its post's index slot, the author's record, the newest fans.
       if (i + kTaskAhead < tasks_.size()) {
-        index_.Prefetch(tasks_[i + kTaskAhead].post.id);
+        index_.PrefetchFirst(tasks_[i + kTaskAhead].post.id);
         g.PrefetchFans(tasks_[i + kTaskAhead].author, 0);
       }
       if (i + kTaskAhead / 2 < tasks_.size()) g.PrefetchFans(tasks_[i + kTaskAhead / 2].author, 1);
