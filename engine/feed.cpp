@@ -114,7 +114,7 @@ Result<PublishOutcome> Feed::Publish(Graph& g, UserId author, PostId post, uint3
   if (fu.posts.size() > k) {
     const PostEntry old = fu.posts.oldest();
     fu.posts.PopOldest();
-    index_.Erase(old.id, a);
+    IndexOf(a).Erase(old.id, a);
     out.evicted = old.id;
     if (!IsCelebrity(a)) {  // fans' inboxes may hold it: this publish's fan-out removes it
       trimmed = old;
@@ -146,98 +146,8 @@ PostEntry Feed::RemovePost(InternalId author, PostId post) {
     e = posts[i];
     posts.EraseAt(i);
   }
-  index_.Erase(post, author);
+  IndexOf(author).Erase(post, author);
   return e;
-}
-
-bool Feed::RingHolds(InternalId author, PostId post) const {
-  const FeedUser* fu = Find(author);
-  return fu != nullptr && fu->posts.FindId(post) < fu->posts.size();
-}
-
-bool Feed::RingHoldsKey(InternalId author, const PostKey& k) const {
-  const FeedUser* fu = Find(author);
-  return fu != nullptr && fu->posts.Find(k) < fu->posts.size();
-}
-
-InternalId Feed::HolderOf(PostId post) const {
-  InternalId holder = kNoInternalId;
-  index_.ForEachCandidate(post, [&](InternalId a) {
-    if (!RingHolds(a, post)) return false;  // a fingerprint match, not the post
-    holder = a;
-    return true;
-  });
-  return holder;
-}
-
-InternalId Feed::AuthorOfEntry(const PostEntry& e) const {
-  // The entry's 16-bit tag of its author filters the fingerprint matches: two candidates
-  // survive it about once in 2^24 lookups, and then the ring holding the key decides.
-  InternalId found = kNoInternalId;
-  bool ambiguous = false;
-  index_.ForEachCandidate(e.id, [&](InternalId a) {
-    if (TagOf(a) != e.tag() || a == found) return false;
-    ambiguous = found != kNoInternalId;
-    found = a;
-    return ambiguous;
-  });
-  if (!ambiguous) return found;
-  found = kNoInternalId;
-  index_.ForEachCandidate(e.id, [&](InternalId a) {
-    if (TagOf(a) != e.tag() || !RingHoldsKey(a, e.key())) return false;
-    found = a;
-    return true;
-  });
-  return found;
-}
-
-void Feed::IndexInsert(PostId post, InternalId author) {
-  index_.Insert(post, author);
-  while (index_.NeedsGrowth()) {
-    RebuildIndex(bulk_loading_
-                     ? std::max(PostIndex::BucketsFor(2 * index_.size()), index_.GrownBuckets())
-                     : index_.GrownBuckets());
-  }
-}
-
-void Feed::EndBulkLoad() {
-  bulk_loading_ = false;
-  const size_t buckets = PostIndex::BucketsFor(index_.size());
-  if (buckets < index_.buckets()) RebuildIndex(buckets);
-  while (index_.NeedsGrowth()) RebuildIndex(index_.GrownBuckets());
-}
-
-// The index holds no ids, so it grows by being filled again from the authors' rings. The
-// walk is a chain of misses per author (record, ring, bucket), so each link is prefetched a
-// different distance ahead and the buckets of a batch of posts before it is inserted.
-void Feed::RebuildIndex(size_t buckets) {
-  constexpr size_t kUserAhead = 16, kRingAhead = 8, kBatch = 32;
-  index_.Reset(buckets);
-  struct Pending {
-    PostId post;
-    InternalId author;
-  };
-  Pending batch[kBatch];
-  size_t n = 0;
-  auto flush = [&] {
-    for (size_t i = 0; i < n; ++i) index_.Prefetch(batch[i].post);
-    for (size_t i = 0; i < n; ++i) index_.Insert(batch[i].post, batch[i].author);
-    n = 0;
-  };
-  const size_t users = users_.size();
-  for (size_t u = 0; u < users; ++u) {
-    if (u + kUserAhead < users && users_[u + kUserAhead])
-      __builtin_prefetch(users_[u + kUserAhead].get());
-    if (u + kRingAhead < users && users_[u + kRingAhead])
-      users_[u + kRingAhead]->posts.PrefetchOldest();
-    const FeedUser* fu = users_[u].get();
-    if (fu == nullptr) continue;
-    for (uint32_t i = 0; i < fu->posts.size(); ++i) {
-      batch[n++] = {fu->posts[i].id, static_cast<InternalId>(u)};
-      if (n == kBatch) flush();
-    }
-  }
-  flush();
 }
 
 void Feed::Retract(InternalId author, const PostEntry& e) {
@@ -254,7 +164,7 @@ void Feed::EnqueueFanout(InternalId author, const PostEntry& e, bool retract,
 void Feed::ForgetPosts(InternalId author) {
   FeedUser* fu = Find(author);
   if (fu == nullptr) return;
-  for (uint32_t i = 0; i < fu->posts.size(); ++i) index_.Erase(fu->posts[i].id, author);
+  for (uint32_t i = 0; i < fu->posts.size(); ++i) IndexOf(author).Erase(fu->posts[i].id, author);
   ring_bytes_ -= fu->posts.MemoryBytes();
   fu->posts.Clear(ring_slab_);
 }
@@ -490,7 +400,7 @@ void Feed::Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId au
   const size_t removed = in.entries.RemoveIf([&](const PostEntry& e) {
     if (e.tag() != tag) return false;
     bool kept = false;
-    index_.ForEachCandidate(e.id, [&](InternalId a) {
+    ForEachCandidate(e.id, [&](InternalId a) {
       return kept = TagOf(a) == tag && (wanted || a != author) && RingHoldsKey(a, e.key());
     });
     return !kept;
@@ -573,7 +483,7 @@ size_t Feed::RunFanout(const Graph& g) {
     for (size_t i = 0; i < tasks_.size() && gathered < kBatch && gathered < budget; ++i) {
       // A task's own chain: its post's index slot, the author's record, the newest fans.
       if (i + kTaskAhead < tasks_.size()) {
-        index_.PrefetchFirst(tasks_[i + kTaskAhead].post.id);
+        IndexOf(tasks_[i + kTaskAhead].author).PrefetchFirst(tasks_[i + kTaskAhead].post.id);
         g.PrefetchFans(tasks_[i + kTaskAhead].author, 0);
       }
       if (i + kTaskAhead / 2 < tasks_.size()) g.PrefetchFans(tasks_[i + kTaskAhead / 2].author, 1);
@@ -581,7 +491,7 @@ size_t Feed::RunFanout(const Graph& g) {
       // A promoted author's fans lost their inboxes (nothing to push or remove); a post gone
       // already is not pushed (a false "may hold" pushes it, and its retraction follows).
       const bool pushed = !t.retract && !IsCelebrity(t.author);
-      const bool insert = pushed && index_.MayHold(t.post.id, t.author);
+      const bool insert = pushed && IndexOf(t.author).MayHold(t.post.id, t.author);
       if (!t.retract && !insert && !(pushed && t.evicted.id != 0)) {
         ++finished;
         continue;
@@ -610,6 +520,7 @@ size_t Feed::RunFanout(const Graph& g) {
     }
     if (gathered == 0 && finished == 0) break;  // cannot happen; guards the loop
   }
+  if (index_growing_ && budget > 0) visited += GrowIndexStep(budget);
   EnforceBudget(kNoInternalId);
   return visited;
 }

@@ -100,8 +100,10 @@ class Feed {
   Result<std::vector<UserId>> HidesOf(const Graph& g, UserId author) const;
 
   // ---- background fan-out (graph held shared) -------------------------------------------------
-  bool fanout_pending() const { return !tasks_.empty(); }
-  // Runs queued fan-out, visiting at most options.fanout_batch fans; returns fans visited.
+  // True while fan-out is queued, or the post index is moving to a larger table.
+  bool fanout_pending() const { return !tasks_.empty() || index_growing_; }
+  // Runs queued fan-out, visiting at most options.fanout_batch fans, then (with what is left
+  // of that budget) moves posts to the growing index; returns fans visited plus posts moved.
   size_t RunFanout(const Graph& g);
   // Milliseconds from publish (or delete) to the end of its fan-out, for finished tasks since
   // the last call.
@@ -191,18 +193,36 @@ class Feed {
   // Pushes (or retracts) each run's post to its fans, in order.
   void PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs, TimestampMs now);
 
-  // Posts. The index names candidate authors; an author's ring confirms (post_index.h).
+  // Posts. The index names candidate authors; an author's ring confirms (post_index.h,
+  // feed_index.cpp). While the index grows, authors below index_moved_ are in grown_index_.
+  PostIndex& IndexOf(InternalId a) {
+    return index_growing_ && a < index_moved_ ? grown_index_ : index_;
+  }
+  const PostIndex& IndexOf(InternalId a) const {
+    return index_growing_ && a < index_moved_ ? grown_index_ : index_;
+  }
+  template <typename Fn>
+  void ForEachCandidate(PostId post, Fn&& fn) const {
+    bool stop = false;
+    index_.ForEachCandidate(post, [&](InternalId a) { return stop = fn(a); });
+    if (!stop && index_growing_) grown_index_.ForEachCandidate(post, fn);
+  }
+  void PrefetchIndex(PostId post) const {
+    index_.Prefetch(post);
+    if (index_growing_) grown_index_.Prefetch(post);
+  }
   bool RingHolds(InternalId author, PostId post) const;
   bool RingHoldsKey(InternalId author, const PostKey& k) const;
   bool Holds(InternalId author, PostId post) const {
-    return index_.MayHold(post, author) && RingHolds(author, post);
+    return IndexOf(author).MayHold(post, author) && RingHolds(author, post);
   }
   InternalId HolderOf(PostId post) const;  // kNoInternalId when no author retains it
   // The author of a retained post in an inbox: the candidate whose tag matches the entry's.
   // REQUIRES: the post is retained (inbox entries are, unless in retracting_).
   InternalId AuthorOfEntry(const PostEntry& e) const;
   void IndexInsert(PostId post, InternalId author);  // grows the index when it asks
-  void RebuildIndex(size_t buckets);
+  void RebuildIndex(size_t buckets);                 // at once, from the rings
+  size_t GrowIndexStep(size_t budget);  // moves about `budget` posts; returns posts moved
   void Retract(InternalId author, const PostEntry& e);
   void EnqueueFanout(InternalId author, const PostEntry& e, bool retract,
                      const PostEntry& evicted = PostEntry{0, 0});
@@ -225,6 +245,9 @@ class Feed {
   uint64_t celebrity_epoch_ = 1;       // bumped when any author's celebrity state changes
   uint64_t celebrities_ = 0;
   PostIndex index_;
+  PostIndex grown_index_;   // while index_growing_: the larger table being filled
+  size_t index_moved_ = 0;  // authors [0, index_moved_) are in grown_index_
+  bool index_growing_ = false;
   bool bulk_loading_ = false;
   // Small post buffers: authors' rings and inboxes each from their own slabs, so each side's
   // memory (free blocks included) is accounted to it.

@@ -197,7 +197,7 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
   // Each inbox entry on the page costs a post-index lookup (to name its author): start the
   // likely ones now, so their misses overlap instead of queueing one after another.
   for (uint32_t i = 0, pos = streams[0].pos; i <= request.limit && i < pos; ++i)
-    index_.Prefetch(in.entries[pos - 1 - i].id);
+    PrefetchIndex(in.entries[pos - 1 - i].id);
   boost::container::small_vector<Head, 10> heap;
   heap.reserve(n_streams);
   for (uint32_t s = 0; s < n_streams; ++s) {

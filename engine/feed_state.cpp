@@ -9,9 +9,9 @@ namespace relgraph {
 
 FeedStats Feed::Stats() const {
   FeedStats s;
-  s.posts = index_.size();
+  s.posts = index_.size() + grown_index_.size();
   // Free slab blocks and the untouched rest of each slab count against their side.
-  s.post_index_bytes = index_.MemoryBytes();
+  s.post_index_bytes = index_.MemoryBytes() + grown_index_.MemoryBytes();
   s.post_bytes =
       ring_bytes_ + (ring_slab_.MemoryBytes() - ring_slab_.LiveBytes()) + s.post_index_bytes;
   s.inboxes = inboxes_;

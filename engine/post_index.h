@@ -78,6 +78,7 @@ class PostIndex {
   void Reset(size_t buckets);
 
   size_t size() const { return size_; }
+  size_t stashed() const { return stash_.size(); }
   size_t buckets() const { return buckets_.size(); }
   size_t MemoryBytes() const {
     return buckets_.capacity() * sizeof(Bucket) + stash_.capacity() * sizeof(Stashed);
