@@ -23,6 +23,44 @@ namespace {
 // (or once a slot is stashed) its cuckoo walks grow long, and the growth is finished at once.
 constexpr double kMaxLoadWhileGrowing = 0.94;
 
+// Visits the posts of users [from, ...) whole user by whole user, until stop(next user, posts
+// visited) is true; returns the first user not visited. Each visit is a chain of misses (the
+// user's record, its ring, index buckets), so each link is fetched a different distance
+// ahead: records and rings by user, and the buckets of a batch of posts (prefetch) before the
+// batch is applied.
+template <typename Users, typename Stop, typename Prefetch, typename Apply>
+size_t WalkRingPosts(const Users& users, size_t from, Stop&& stop, Prefetch&& prefetch,
+                     Apply&& apply) {
+  constexpr size_t kUserAhead = 16, kRingAhead = 8, kBatch = 32;
+  struct Pending {
+    PostId post;
+    InternalId author;
+  };
+  Pending batch[kBatch];
+  size_t n = 0;
+  auto flush = [&] {
+    for (size_t i = 0; i < n; ++i) prefetch(batch[i].post);
+    for (size_t i = 0; i < n; ++i) apply(batch[i].post, batch[i].author);
+    n = 0;
+  };
+  size_t u = from, posts = 0;
+  for (; u < users.size() && !stop(u, posts); ++u) {
+    if (u + kUserAhead < users.size() && users[u + kUserAhead])
+      __builtin_prefetch(users[u + kUserAhead].get());
+    if (u + kRingAhead < users.size() && users[u + kRingAhead])
+      users[u + kRingAhead]->posts.PrefetchOldest();
+    if (!users[u]) continue;
+    const auto& ring = users[u]->posts;
+    for (uint32_t i = 0; i < ring.size(); ++i) {
+      batch[n++] = {ring[i].id, static_cast<InternalId>(u)};
+      if (n == kBatch) flush();
+    }
+    posts += ring.size();
+  }
+  flush();
+  return u;
+}
+
 bool Overfull(const PostIndex& index) {
   return index.stashed() > 0 ||
          static_cast<double>(index.size()) >
@@ -98,54 +136,35 @@ void Feed::IndexInsert(PostId post, InternalId author) {
 
 size_t Feed::GrowIndexStep(size_t budget) {
   constexpr size_t kUsersPerPost = 64;  // empty user slots are cheap to pass over
-  constexpr size_t kUserAhead = 16, kRingAhead = 8, kBatch = 32;
-  struct Pending {
-    PostId post;
-    InternalId author;
-  };
-  Pending batch[kBatch];
-  size_t n = 0;
-  // Both tables' buckets of a batch are fetched together, as RebuildIndex does. Authors are
-  // taken whole, and index_moved_ passes them only at the end, when their posts have moved.
-  auto flush = [&] {
-    for (size_t i = 0; i < n; ++i) {
-      index_.Prefetch(batch[i].post);
-      grown_index_.Prefetch(batch[i].post);
-    }
-    for (size_t i = 0; i < n; ++i) {
-      index_.Erase(batch[i].post, batch[i].author);
-      grown_index_.Insert(batch[i].post, batch[i].author);
-    }
-    n = 0;
-  };
-  const size_t users = users_.size();
-  size_t moved = 0, u = index_moved_;
-  for (; u < users && moved < budget && u - index_moved_ < kUsersPerPost * budget; ++u) {
-    if (u + kUserAhead < users && users_[u + kUserAhead])
-      __builtin_prefetch(users_[u + kUserAhead].get());
-    if (u + kRingAhead < users && users_[u + kRingAhead])
-      users_[u + kRingAhead]->posts.PrefetchOldest();
-    const FeedUser* fu = users_[u].get();
-    if (fu == nullptr) continue;
-    for (uint32_t i = 0; i < fu->posts.size(); ++i) {
-      batch[n++] = {fu->posts[i].id, static_cast<InternalId>(u)};
-      if (n == kBatch) flush();
-    }
-    moved += fu->posts.size();
-  }
-  flush();
-  const size_t scanned = u - index_moved_;
-  index_moved_ = u;                  // from here on, these authors route to grown_index_
+  size_t moved = 0;
+  const size_t from = index_moved_;
+  // Authors are taken whole, and index_moved_ passes them only at the end, when their posts
+  // have moved.
+  const size_t end = WalkRingPosts(
+      users_, from,
+      [&](size_t u, size_t posts) {
+        moved = posts;
+        return posts >= budget || u - from >= kUsersPerPost * budget;
+      },
+      [&](PostId post) {
+        index_.Prefetch(post);
+        grown_index_.Prefetch(post);
+      },
+      [&](PostId post, InternalId author) {
+        index_.Erase(post, author);
+        grown_index_.Insert(post, author);
+      });
+  index_moved_ = end;                // from here on, these authors route to grown_index_
   if (grown_index_.NeedsGrowth()) {  // more was published than the headroom allowed
     const size_t posts = index_.size() + grown_index_.size();
     RebuildIndex(PostIndex::BucketsFor(posts));
-  } else if (index_moved_ >= users) {
+  } else if (index_moved_ >= users_.size()) {
     std::swap(index_, grown_index_);
     grown_index_.Reset(0);  // the smallest table: the old one's memory goes back
     index_growing_ = false;
     index_moved_ = 0;
   }
-  return moved + scanned / kUsersPerPost;
+  return moved + (end - from) / kUsersPerPost;
 }
 
 void Feed::EndBulkLoad() {
@@ -155,39 +174,14 @@ void Feed::EndBulkLoad() {
   while (index_.NeedsGrowth()) RebuildIndex(index_.GrownBuckets());
 }
 
-// The walk is a chain of misses per author (record, ring, bucket), so each link is prefetched
-// a different distance ahead and the buckets of a batch of posts before it is inserted.
 void Feed::RebuildIndex(size_t buckets) {
-  constexpr size_t kUserAhead = 16, kRingAhead = 8, kBatch = 32;
   index_growing_ = false;
   index_moved_ = 0;
   grown_index_.Reset(0);
   index_.Reset(buckets);
-  struct Pending {
-    PostId post;
-    InternalId author;
-  };
-  Pending batch[kBatch];
-  size_t n = 0;
-  auto flush = [&] {
-    for (size_t i = 0; i < n; ++i) index_.Prefetch(batch[i].post);
-    for (size_t i = 0; i < n; ++i) index_.Insert(batch[i].post, batch[i].author);
-    n = 0;
-  };
-  const size_t users = users_.size();
-  for (size_t u = 0; u < users; ++u) {
-    if (u + kUserAhead < users && users_[u + kUserAhead])
-      __builtin_prefetch(users_[u + kUserAhead].get());
-    if (u + kRingAhead < users && users_[u + kRingAhead])
-      users_[u + kRingAhead]->posts.PrefetchOldest();
-    const FeedUser* fu = users_[u].get();
-    if (fu == nullptr) continue;
-    for (uint32_t i = 0; i < fu->posts.size(); ++i) {
-      batch[n++] = {fu->posts[i].id, static_cast<InternalId>(u)};
-      if (n == kBatch) flush();
-    }
-  }
-  flush();
+  WalkRingPosts(
+      users_, 0, [](size_t, size_t) { return false; }, [&](PostId post) { index_.Prefetch(post); },
+      [&](PostId post, InternalId author) { index_.Insert(post, author); });
   while (index_.NeedsGrowth()) RebuildIndex(index_.GrownBuckets());
 }
 
