@@ -24,13 +24,13 @@ namespace {
 constexpr double kMaxLoadWhileGrowing = 0.94;
 
 // Visits the posts of users [from, ...) whole user by whole user, until stop(next user, posts
-// visited) is true; returns the first user not visited. Each visit is a chain of misses (the
-// user's record, its ring, index buckets), so each link is fetched a different distance
-// ahead: records and rings by user, and the buckets of a batch of posts (prefetch) before the
-// batch is applied.
+// visited) is true; returns the first user not visited and adds the posts visited to *posts. Each
+// visit is a chain of misses (the user's record, its ring, index buckets), so each link is fetched
+// a different distance ahead: records and rings by user, and the buckets of a batch of posts
+// (prefetch) before the batch is applied.
 template <typename Users, typename Stop, typename Prefetch, typename Apply>
 size_t WalkRingPosts(const Users& users, size_t from, Stop&& stop, Prefetch&& prefetch,
-                     Apply&& apply) {
+                     Apply&& apply, size_t* visited) {
   constexpr size_t kUserAhead = 16, kRingAhead = 8, kBatch = 32;
   struct Pending {
     PostId post;
@@ -58,6 +58,7 @@ size_t WalkRingPosts(const Users& users, size_t from, Stop&& stop, Prefetch&& pr
     posts += ring.size();
   }
   flush();
+  *visited += posts;
   return u;
 }
 
@@ -142,10 +143,7 @@ size_t Feed::GrowIndexStep(size_t budget) {
   // have moved.
   const size_t end = WalkRingPosts(
       users_, from,
-      [&](size_t u, size_t posts) {
-        moved = posts;
-        return posts >= budget || u - from >= kUsersPerPost * budget;
-      },
+      [&](size_t u, size_t posts) { return posts >= budget || u - from >= kUsersPerPost * budget; },
       [&](PostId post) {
         index_.Prefetch(post);
         grown_index_.Prefetch(post);
@@ -153,7 +151,8 @@ size_t Feed::GrowIndexStep(size_t budget) {
       [&](PostId post, InternalId author) {
         index_.Erase(post, author);
         grown_index_.Insert(post, author);
-      });
+      },
+      &moved);
   index_moved_ = end;                // from here on, these authors route to grown_index_
   if (grown_index_.NeedsGrowth()) {  // more was published than the headroom allowed
     const size_t posts = index_.size() + grown_index_.size();
@@ -179,9 +178,10 @@ void Feed::RebuildIndex(size_t buckets) {
   index_moved_ = 0;
   grown_index_.Reset(0);
   index_.Reset(buckets);
+  size_t posts = 0;
   WalkRingPosts(
       users_, 0, [](size_t, size_t) { return false; }, [&](PostId post) { index_.Prefetch(post); },
-      [&](PostId post, InternalId author) { index_.Insert(post, author); });
+      [&](PostId post, InternalId author) { index_.Insert(post, author); }, &posts);
   while (index_.NeedsGrowth()) RebuildIndex(index_.GrownBuckets());
 }
 
