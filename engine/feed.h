@@ -139,6 +139,7 @@ class Feed {
     PostEntry evicted;
     std::optional<EntryKey> cursor;  // the last fan visited
     std::chrono::steady_clock::time_point enqueued;
+    bool cancelled = false;  // its author was removed (and its fans' inboxes dropped)
   };
   struct Stream;
 
@@ -188,7 +189,6 @@ class Feed {
   struct FanRun {  // fans[begin, end) of a batch belong to *task
     const Task* task;
     uint32_t begin, end;
-    bool insert;  // a publish whose post is still retained and pushed
   };
   // Pushes (or retracts) each run's post to its fans, in order.
   void PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs, TimestampMs now);

@@ -57,9 +57,6 @@ class PostIndex {
     __builtin_prefetch(&buckets_[p.first]);
     __builtin_prefetch(&buckets_[p.second]);
   }
-  // Inserts try a post's first bucket first, so most posts are there and a MayHold that
-  // finds its author stops before the second: enough to prefetch for MayHold.
-  void PrefetchFirst(PostId post) const { __builtin_prefetch(&buckets_[PlaceOf(post).first]); }
 
   // Records that `author` holds `post`. REQUIRES: it does not already (ids are unique). Always
   // succeeds; afterwards NeedsGrowth() may ask for a rebuild.

@@ -351,6 +351,23 @@ TEST_CASE("feed: K = R, the post that trimmed another is deleted before its fan-
   CHECK((*db)->feed_stats().inbox_entries == 2);
 }
 
+// Fan-out pushes a post even if it was removed since (what removes it from inboxes comes later
+// in the queue). Account removal has no such later task: it cancels the author's queued ones,
+// else a new fan of the same user would get a post that no longer exists.
+TEST_CASE("feed: a removed user's queued posts never reach a new fan") {
+  auto db = OpenManual(300, 300);
+  REQUIRE(db.ok());
+  REQUIRE((*db)->FollowAt(1, 2, 1).ok());
+  REQUIRE((*db)->Timeline(1, FeedPageRequest{}).ok());  // reader 1 has an inbox
+  REQUIRE((*db)->Publish(2, 10, 0, 100).ok());
+  REQUIRE((*db)->RemoveUser(2).ok());  // before post 10's fan-out
+  REQUIRE((*db)->FollowAt(1, 2, 2).ok());
+  CHECK(TimelineIds(**db, 1).empty());  // the removal dropped the inbox: this builds a new one
+  (*db)->DrainFanout();
+  CHECK(TimelineIds(**db, 1).empty());
+  CHECK((*db)->feed_stats().inbox_entries == 0);
+}
+
 // Recovery loads posts in bulk: the index doubles while loading and is rebuilt once at its
 // usual load (82-93%) at the end, so a restart leaves it as small as steady publishing does.
 TEST_CASE("feed: after recovery the post index is at its usual load and answers exactly") {
