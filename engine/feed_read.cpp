@@ -163,6 +163,11 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
   const PostBuffer& own_posts = own != nullptr ? own->posts : kNoPosts;
   Stream streams[2] = {{&in.entries, start(in.entries), kNoInternalId},
                        {&own_posts, start(own_posts), reader}};
+  // Each inbox entry on the page costs a post-index lookup (to name its author): start the
+  // likely ones now, so their misses overlap with each other and with the celebrities' rings
+  // and the rank below, instead of queueing one after another.
+  for (uint32_t i = 0, pos = streams[0].pos; i <= request.limit && i < pos; ++i)
+    PrefetchIndex(in.entries[pos - 1 - i].id);
   // Most readers follow a few celebrities at most: no allocation for the merge's state.
   boost::container::small_vector<Stream, 8> pulled;
   if (const InboxSide* side = SideOf(in); side != nullptr) {
@@ -194,10 +199,6 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
   }
   if (rank >= r) return page;
 
-  // Each inbox entry on the page costs a post-index lookup (to name its author): start the
-  // likely ones now, so their misses overlap instead of queueing one after another.
-  for (uint32_t i = 0, pos = streams[0].pos; i <= request.limit && i < pos; ++i)
-    PrefetchIndex(in.entries[pos - 1 - i].id);
   boost::container::small_vector<Head, 10> heap;
   heap.reserve(n_streams);
   for (uint32_t s = 0; s < n_streams; ++s) {
