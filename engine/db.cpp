@@ -443,6 +443,13 @@ Result<std::vector<UserId>> Db::Hides(UserId author) const {
   return ReadFeed([&](const Graph& g, const Feed& f) { return f.HidesOf(g, author); });
 }
 
+Status Db::CheckInvariants() const {
+  std::shared_lock graph_lock(mu_);
+  std::lock_guard feed_lock(feed_mu_);
+  RELGRAPH_RETURN_IF_ERROR(graph_->CheckInvariants());
+  return feed_->CheckInvariants(*graph_);
+}
+
 FeedStats Db::feed_stats() const {
   std::lock_guard feed_lock(feed_mu_);
   return feed_->Stats();

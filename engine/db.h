@@ -99,6 +99,8 @@ class Db {
   // Runs queued fan-out in the calling thread until the queue is empty.
   void DrainFanout();
   FeedStats feed_stats() const;
+  // Graph and feed invariants (Graph::CheckInvariants, Feed::CheckInvariants), under the locks.
+  Status CheckInvariants() const;
   // Fan-out delays (ms) of tasks finished since the last call.
   std::vector<double> TakeFanoutDelays();
   // Runs fn(const Graph&, const Feed&) under both locks (digests, checks).

@@ -110,6 +110,10 @@ class Feed {
   std::vector<double> TakeFanoutDelays();
 
   FeedStats Stats() const;
+  // Walks all state against the feed's rules (sorted rings and inboxes, the post index naming
+  // every retained post, each inbox entry retained or still leaving, counters equal to a
+  // recount); kCorruption naming the first rule broken. O(posts + inbox entries).
+  Status CheckInvariants(const Graph& g) const;
   const FeedOptions& options() const { return options_; }
 
   // ---- whole-feed access (snapshots) --------------------------------------------------------

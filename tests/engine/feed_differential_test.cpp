@@ -221,6 +221,7 @@ class Harness {
 
   void CompareAll() {
     db_->DrainFanout();
+    REQUIRE(db_->CheckInvariants().ok());
     for (UserId u = 1; u <= static_cast<UserId>(p_.users); ++u) {
       FeedPageRequest req;
       req.limit = kMaxFeedPageLimit;
@@ -234,7 +235,14 @@ class Harness {
   }
 
   void Run(int ops) {
-    for (op_ = 0; op_ < ops; ++op_) Step(op_, ops);
+    for (op_ = 0; op_ < ops; ++op_) {
+      Step(op_, ops);
+      // The rules hold at every moment, drained or not (each inbox entry retained or leaving).
+      if (op_ % 500 == 0) {
+        const Status s = db_->CheckInvariants();
+        REQUIRE_MESSAGE(s.ok(), "op " << op_ << ": " << s.message());
+      }
+    }
     CompareAll();
     const FeedStats s = db_->feed_stats();
     MESSAGE("posts " << s.posts << " inboxes " << s.inboxes << " rebuilds " << s.inbox_rebuilds
@@ -327,6 +335,7 @@ TEST_CASE("feed: unfollow, delete, follow again: the deleted post stays gone") {
   // Reads skip entries the index cannot name, so only the count shows an entry left behind
   // (which would shift the rank of every cursor below it).
   CHECK((*db)->feed_stats().inbox_entries == 1);
+  CHECK((*db)->CheckInvariants().ok());
 }
 
 // K = R: a post trimmed by a publish that is deleted before its fan-out ran. No newer post
@@ -349,6 +358,7 @@ TEST_CASE("feed: K = R, the post that trimmed another is deleted before its fan-
   (*db)->DrainFanout();
   CHECK(TimelineIds(**db, 1) == std::vector<PostId>{3, 2});
   CHECK((*db)->feed_stats().inbox_entries == 2);
+  CHECK((*db)->CheckInvariants().ok());
 }
 
 // Fan-out pushes a post even if it was removed since (what removes it from inboxes comes later
@@ -366,6 +376,7 @@ TEST_CASE("feed: a removed user's queued posts never reach a new fan") {
   (*db)->DrainFanout();
   CHECK(TimelineIds(**db, 1).empty());
   CHECK((*db)->feed_stats().inbox_entries == 0);
+  CHECK((*db)->CheckInvariants().ok());
 }
 
 // Recovery loads posts in bulk: the index doubles while loading and is rebuilt once at its

@@ -75,7 +75,11 @@ void RunGrowth(uint64_t seed, bool fanout_between_writes) {
       if (feed.Stats().fanout_queue == 0) ++growth_only_batches;
       feed.RunFanout(g);
     }
-    if (op % 5'000 == 0) REQUIRE(feed.Stats().posts == m.author_of.size());
+    if (op % 5'000 == 0) {
+      REQUIRE(feed.Stats().posts == m.author_of.size());
+      const Status s = feed.CheckInvariants(g);
+      REQUIRE_MESSAGE(s.ok(), s.message());
+    }
   }
   REQUIRE(feed.Stats().posts == m.author_of.size());
   // Every author's page equals the model, and no id is lost or duplicated.

@@ -30,7 +30,7 @@ but `snapshot --server`, which asks a running relgraphd.
   import EDGELIST DATADIR   load a SNAP edge list (plain or .gz) straight into a snapshot
                             of a new data directory
                             [--no-cap] [--max-following=N] [--id-offset=N]
-  verify DATADIR|SNAPSHOT   check every checksum and the graph invariants
+  verify DATADIR|SNAPSHOT   check every checksum and the graph and feed invariants
   inspect DATADIR|SNAPSHOT  header, counts, LSN range, sizes
   export DATADIR            the edge list `follower followee ts_ms` on standard output
   snapshot DATADIR          recover the directory and write a snapshot of it
@@ -121,15 +121,17 @@ Result<std::unique_ptr<FileLock>> ClaimNewDataDir(Env* env, const std::string& d
   return LockDir(env, dir);
 }
 
-// Loads a snapshot file with the engine's own loader, then audits the graph's invariants.
+// Loads a snapshot file with the engine's own loader, then audits the graph's and the feed's
+// invariants.
 Result<std::unique_ptr<Graph>> LoadSnapshotFile(Env* env, const std::string& path,
                                                 SnapshotInfo* info) {
   GraphOptions o;
   o.rate_limit.enabled = false;
-  auto graph = LoadSnapshotGraph(env, path, o, info);
-  if (!graph.ok()) return graph.status();
-  RELGRAPH_RETURN_IF_ERROR((*graph)->CheckInvariants());
-  return graph;
+  auto state = LoadSnapshotState(env, path, o, FeedOptions{}, info);
+  if (!state.ok()) return state.status();
+  RELGRAPH_RETURN_IF_ERROR(state->graph->CheckInvariants());
+  RELGRAPH_RETURN_IF_ERROR(state->feed->CheckInvariants(*state->graph));
+  return std::move(state->graph);
 }
 
 std::string Hex(uint64_t v) {
@@ -211,7 +213,7 @@ int Verify(Context& c) {
     auto g = LoadSnapshotFile(c.env, target, &info);
     if (!g.ok()) return c.Fail(g.status());
     c.out << "ok: " << target << ": " << info.blocks << " blocks and their checksums, "
-          << info.edges << " edges, graph invariants hold\n"
+          << info.edges << " edges, graph and feed invariants hold\n"
           << "digest " << Hex((*g)->Digest()) << "\n";
     return 0;
   }
@@ -232,15 +234,18 @@ int Verify(Context& c) {
     }
   }
   RecoveryInfo ri;
-  auto graph = RecoverGraph(c.env, target, RecoveryGraphOptions(), /*repair_torn_tail=*/false, &ri);
-  if (!graph.ok()) return c.Fail(graph.status());
-  if (Status s = (*graph)->CheckInvariants(); !s.ok()) return c.Fail(s);
+  auto state = RecoverState(c.env, target, RecoveryGraphOptions(), FeedOptions{},
+                            /*repair_torn_tail=*/false, &ri);
+  if (!state.ok()) return c.Fail(state.status());
+  const std::unique_ptr<Graph>& graph = state->graph;
+  if (Status s = graph->CheckInvariants(); !s.ok()) return c.Fail(s);
+  if (Status s = state->feed->CheckInvariants(*graph); !s.ok()) return c.Fail(s);
   c.out << "ok: WAL checksums through LSN " << ri.last_lsn;
   if (ri.torn_bytes > 0)
     c.out << " (a torn tail of " << ri.torn_bytes << " bytes will be cut at the next open)";
-  c.out << "\nok: recovered state: " << (*graph)->user_count() << " users, "
-        << (*graph)->edge_count() << " edges, graph invariants hold\n"
-        << "digest " << Hex((*graph)->Digest()) << "\n";
+  c.out << "\nok: recovered state: " << graph->user_count() << " users, " << graph->edge_count()
+        << " edges, " << state->feed->Stats().posts << " posts, graph and feed invariants hold\n"
+        << "digest " << Hex(graph->Digest()) << "\n";
   if (bad > 0) {
     return c.Fail(Status::Corruption(std::to_string(bad) +
                                      " snapshot(s) failed their checks (recovery skips them)"));

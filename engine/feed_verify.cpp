@@ -1,0 +1,104 @@
+// Feed::CheckInvariants: a full walk of the feed's state against the rules the rest of the
+// feed relies on (docs/feed.md), for tests and `relgraph-admin verify`. O(posts + inbox
+// entries); each failure names what is wrong.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "engine/feed_internal.h"
+
+namespace relgraph {
+
+namespace {
+
+Status Broken(const std::string& what) {
+  return Status::Corruption("feed invariant: " + what);
+}
+
+}  // namespace
+
+Status Feed::CheckInvariants(const Graph& g) const {
+  const auto name = [&](InternalId u) { return std::to_string(g.ExternalOf(u)); };
+  // Rings: sorted, tagged with their author, each post held by exactly its author in the index.
+  size_t ring_posts = 0;
+  for (size_t i = 0; i < users_.size(); ++i) {
+    const FeedUser* fu = users_[i].get();
+    if (fu == nullptr) continue;
+    const auto u = static_cast<InternalId>(i);
+    const PostBuffer& ring = fu->posts;
+    for (uint32_t k = 0; k < ring.size(); ++k) {
+      const PostEntry& e = ring[k];
+      if (k > 0 && !PostEntry::Less(ring[k - 1], e))
+        return Broken("posts of user " + name(u) + " are out of order at " + std::to_string(k));
+      if (e.tag() != TagOf(u))
+        return Broken("post " + std::to_string(e.id) + " of user " + name(u) + " has a wrong tag");
+      if (HolderOf(e.id) != u) {
+        return Broken("the post index does not name user " + name(u) + " for its post " +
+                      std::to_string(e.id));
+      }
+    }
+    ring_posts += ring.size();
+    for (const auto* set : {&fu->mutes, &fu->hides}) {
+      for (size_t k = 0; k < set->size(); ++k) {
+        if ((k > 0 && (*set)[k - 1] >= (*set)[k]) || (*set)[k] == u)
+          return Broken("the mute or hide list of user " + name(u) + " is not a sorted set");
+      }
+    }
+    if (TestBit(muting_bits_, u) != !fu->mutes.empty() ||
+        TestBit(hiding_bits_, u) != !fu->hides.empty())
+      return Broken("the mute or hide bit of user " + name(u) + " disagrees with its list");
+  }
+  const size_t indexed = index_.size() + grown_index_.size();
+  if (indexed != ring_posts) {
+    return Broken("the post index holds " + std::to_string(indexed) + " posts, the rings " +
+                  std::to_string(ring_posts));
+  }
+  for (const auto& [post, key] : retracting_) {
+    if (HolderOf(post) != kNoInternalId)
+      return Broken("post " + std::to_string(post) + " is retained and also leaving timelines");
+  }
+  // Inboxes: bounded, sorted, above their watermark, and every entry a retained post or one
+  // still leaving (reads name an entry's author only from retained posts).
+  size_t entries = 0, inboxes = 0;
+  for (size_t slot = 0; slot < inbox_pool_.size(); ++slot) {
+    const Inbox& in = inbox_pool_[slot];
+    if (in.reader == kNoInternalId) continue;
+    ++inboxes;
+    const std::string who = "the inbox of user " + name(in.reader);
+    if (SlotOf(in.reader) != slot) return Broken(who + " is not the one its slot names");
+    if (in.entries.size() > options_.timeline_length) return Broken(who + " is over R");
+    // Entries of authors queued for reconcile may be stale until the reader's next read
+    // reconciles them (before it merges): a removal's fan-out skipped a reader who had
+    // stopped following. They are recognised, as reconcile finds them, by their tag.
+    std::vector<uint16_t> pending_tags;
+    if (in.side != kNoSlot) {
+      for (InternalId a : sides_[in.side].pending) pending_tags.push_back(TagOf(a));
+    }
+    for (uint32_t k = 0; k < in.entries.size(); ++k) {
+      const PostEntry& e = in.entries[k];
+      if (k > 0 && !PostEntry::Less(in.entries[k - 1], e))
+        return Broken(who + " is out of order at " + std::to_string(k));
+      if (in.Below(e.key())) return Broken(who + " holds an entry at or below its watermark");
+      if (retracting_.count(e.id) != 0 ||
+          std::find(pending_tags.begin(), pending_tags.end(), e.tag()) != pending_tags.end())
+        continue;
+      bool retained = false;
+      ForEachCandidate(e.id, [&](InternalId a) {
+        return retained = TagOf(a) == e.tag() && RingHoldsKey(a, e.key());
+      });
+      if (!retained) {
+        return Broken(who + " holds post " + std::to_string(e.id) +
+                      ", which is neither retained nor leaving");
+      }
+    }
+    entries += in.entries.size();
+  }
+  if (entries != inbox_entries_ || inboxes != inboxes_) {
+    return Broken("inbox counters (" + std::to_string(inboxes_) + " inboxes, " +
+                  std::to_string(inbox_entries_) + " entries) disagree with a recount (" +
+                  std::to_string(inboxes) + ", " + std::to_string(entries) + ")");
+  }
+  return Status::OK();
+}
+
+}  // namespace relgraph
