@@ -14,9 +14,9 @@
 //   - a candidate is a slot whose fingerprint matches: the true holder is always among them
 //     (when the post is retained), and each other slot matches by chance 1 time in 255.
 // The table cannot be resized by itself, since slots do not hold ids: when NeedsGrowth(), the
-// owner calls Reset with a larger size and inserts every retained post again (Feed keeps them
-// in its authors' rings). A rebuild is O(posts); growth by about 13% keeps the mean load near
-// 87%, and steady publishing (one post in, one trimmed) never grows it.
+// owner fills a larger one (Reset to GrownBuckets(), about 13% larger) from where it keeps the
+// posts, for Feed its authors' rings (engine/feed_index.cpp moves them incrementally). This
+// keeps the mean load near 87%; steady publishing (one post in, one trimmed) never grows it.
 //
 // Thread-safety: none; the feed engine serializes access.
 #pragma once
