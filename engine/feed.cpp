@@ -401,11 +401,7 @@ void Feed::Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId au
   const uint16_t tag = TagOf(author);
   const size_t removed = in.entries.RemoveIf([&](const PostEntry& e) {
     if (e.tag() != tag) return false;
-    bool kept = false;
-    ForEachCandidate(e.id, [&](InternalId a) {
-      return kept = TagOf(a) == tag && (wanted || a != author) && RingHoldsKey(a, e.key());
-    });
-    return !kept;
+    return RetainerOf(e, wanted ? kNoInternalId : author) == kNoInternalId;
   });
   inbox_entries_ -= removed;
   const FeedUser* au = Find(author);

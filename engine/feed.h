@@ -217,6 +217,9 @@ class Feed {
   }
   bool RingHolds(InternalId author, PostId post) const;
   bool RingHoldsKey(InternalId author, const PostKey& k) const;
+  // The author other than `skip` whose ring holds the inbox entry's post (its tag matching),
+  // asked of the rings, so it is right for posts that have left too; kNoInternalId if none.
+  InternalId RetainerOf(const PostEntry& e, InternalId skip = kNoInternalId) const;
   bool Holds(InternalId author, PostId post) const {
     return IndexOf(author).MayHold(post, author) && RingHolds(author, post);
   }
@@ -226,6 +229,7 @@ class Feed {
   InternalId AuthorOfEntry(const PostEntry& e) const;
   void IndexInsert(PostId post, InternalId author);  // grows the index when it asks
   void RebuildIndex(size_t buckets);                 // at once, from the rings
+  size_t IndexedPosts() const { return index_.size() + grown_index_.size(); }
   size_t GrowIndexStep(size_t budget);  // moves about `budget` posts; returns posts moved
   void Retract(InternalId author, const PostEntry& e);
   void EnqueueFanout(InternalId author, const PostEntry& e, bool retract,

@@ -102,10 +102,13 @@ InternalId Feed::AuthorOfEntry(const PostEntry& e) const {
     found = a;
     return ambiguous;
   });
-  if (!ambiguous) return found;
-  found = kNoInternalId;
+  return ambiguous ? RetainerOf(e) : found;
+}
+
+InternalId Feed::RetainerOf(const PostEntry& e, InternalId skip) const {
+  InternalId found = kNoInternalId;
   ForEachCandidate(e.id, [&](InternalId a) {
-    if (TagOf(a) != e.tag() || !RingHoldsKey(a, e.key())) return false;
+    if (a == skip || TagOf(a) != e.tag() || !RingHoldsKey(a, e.key())) return false;
     found = a;
     return true;
   });
@@ -114,10 +117,9 @@ InternalId Feed::AuthorOfEntry(const PostEntry& e) const {
 
 void Feed::IndexInsert(PostId post, InternalId author) {
   IndexOf(author).Insert(post, author);
-  if (bulk_loading_) {
-    while (index_.NeedsGrowth()) {
+  if (bulk_loading_) {  // RebuildIndex leaves the table needing no growth
+    if (index_.NeedsGrowth())
       RebuildIndex(std::max(PostIndex::BucketsFor(2 * index_.size()), index_.GrownBuckets()));
-    }
     return;
   }
   if (!index_growing_) {
@@ -129,10 +131,8 @@ void Feed::IndexInsert(PostId post, InternalId author) {
     }
     return;
   }
-  if (Overfull(index_) || grown_index_.NeedsGrowth()) {
-    const size_t posts = index_.size() + grown_index_.size();
-    RebuildIndex(PostIndex::BucketsFor(posts));
-  }
+  if (Overfull(index_) || grown_index_.NeedsGrowth())
+    RebuildIndex(PostIndex::BucketsFor(IndexedPosts()));
 }
 
 size_t Feed::GrowIndexStep(size_t budget) {
@@ -155,8 +155,7 @@ size_t Feed::GrowIndexStep(size_t budget) {
       &moved);
   index_moved_ = end;                // from here on, these authors route to grown_index_
   if (grown_index_.NeedsGrowth()) {  // more was published than the headroom allowed
-    const size_t posts = index_.size() + grown_index_.size();
-    RebuildIndex(PostIndex::BucketsFor(posts));
+    RebuildIndex(PostIndex::BucketsFor(IndexedPosts()));
   } else if (index_moved_ >= users_.size()) {
     std::swap(index_, grown_index_);
     grown_index_.Reset(0);  // the smallest table: the old one's memory goes back
@@ -168,9 +167,9 @@ size_t Feed::GrowIndexStep(size_t budget) {
 
 void Feed::EndBulkLoad() {
   bulk_loading_ = false;
+  // Loading kept the table from needing growth; shrink it to the usual load if it doubled past.
   const size_t buckets = PostIndex::BucketsFor(index_.size());
   if (buckets < index_.buckets()) RebuildIndex(buckets);
-  while (index_.NeedsGrowth()) RebuildIndex(index_.GrownBuckets());
 }
 
 void Feed::RebuildIndex(size_t buckets) {

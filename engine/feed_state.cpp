@@ -9,7 +9,7 @@ namespace relgraph {
 
 FeedStats Feed::Stats() const {
   FeedStats s;
-  s.posts = index_.size() + grown_index_.size();
+  s.posts = IndexedPosts();
   // Free slab blocks and the untouched rest of each slab count against their side.
   s.post_index_bytes = index_.MemoryBytes() + grown_index_.MemoryBytes();
   s.post_bytes =

@@ -48,7 +48,7 @@ Status Feed::CheckInvariants(const Graph& g) const {
         TestBit(hiding_bits_, u) != !fu->hides.empty())
       return Broken("the mute or hide bit of user " + name(u) + " disagrees with its list");
   }
-  const size_t indexed = index_.size() + grown_index_.size();
+  const size_t indexed = IndexedPosts();
   if (indexed != ring_posts) {
     return Broken("the post index holds " + std::to_string(indexed) + " posts, the rings " +
                   std::to_string(ring_posts));
@@ -82,11 +82,7 @@ Status Feed::CheckInvariants(const Graph& g) const {
       if (retracting_.count(e.id) != 0 ||
           std::find(pending_tags.begin(), pending_tags.end(), e.tag()) != pending_tags.end())
         continue;
-      bool retained = false;
-      ForEachCandidate(e.id, [&](InternalId a) {
-        return retained = TagOf(a) == e.tag() && RingHoldsKey(a, e.key());
-      });
-      if (!retained) {
+      if (RetainerOf(e) == kNoInternalId) {
         return Broken(who + " holds post " + std::to_string(e.id) +
                       ", which is neither retained nor leaving");
       }
