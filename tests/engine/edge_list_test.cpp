@@ -109,13 +109,14 @@ ReferenceLine ParseReference(std::string line, uint64_t number) {
   if (fields.size() < 2 || fields.size() > 3) return r;
   uint64_t v[3];
   for (size_t i = 0; i < fields.size(); ++i) {
-    unsigned __int128 x = 0;
+    uint64_t x = 0;
     for (char c : fields[i]) {
       if (c < '0' || c > '9') return r;
-      x = x * 10 + static_cast<unsigned>(c - '0');
-      if (x > UINT64_MAX) return r;
+      const auto d = static_cast<uint64_t>(c - '0');
+      if (x > (UINT64_MAX - d) / 10) return r;  // x * 10 + d would pass 2^64 - 1
+      x = x * 10 + d;
     }
-    v[i] = static_cast<uint64_t>(x);
+    v[i] = x;
   }
   if (fields.size() == 3 && v[2] > uint64_t(kMaxTimestampMs)) return r;
   r.ok = true;
