@@ -182,6 +182,7 @@ Result<net::InfoReply> CommandService::Info(const net::InfoRequest&, Context& c)
   add("posts", feed.posts);
   add("post_bytes", feed.post_bytes);
   add("post_index_bytes", feed.post_index_bytes);
+  add("feed_user_bytes", feed.feed_user_bytes);
   add("inboxes", feed.inboxes);
   add("inbox_entries", feed.inbox_entries);
   add("inbox_bytes", feed.inbox_bytes);

@@ -227,7 +227,7 @@ class Feed {
   // knows it (an entry of an author pending reconcile).
   PostId IdOfEntry(const InboxEntry& x) const;
   PostId LeavingIdOf(const InboxEntry& x) const;  // 0 unless its post is in retracting_
-  // Fetches, ahead of RingEntry(x), stage 0: the author's slot; 1: its record; 2: the entry.
+  // Fetches, ahead of RingEntry(x), stage 0: the author's slot; 1: its record.
   void PrefetchRing(const InboxEntry& x, int stage) const;
   void IndexInsert(PostId post, InternalId author);  // grows the index when it asks
   void RebuildIndex(size_t buckets);                 // at once, from the rings
@@ -251,6 +251,7 @@ class Feed {
   const FeedOptions options_;
   Clock* const clock_;
   std::vector<std::unique_ptr<FeedUser>> users_;  // by graph internal id: authors, muters, hiders
+  size_t feed_users_ = 0;                         // records in users_ (never freed)
   std::vector<uint64_t> celebrity_bits_;
   std::vector<uint64_t> muting_bits_;  // users with at least one mute
   std::vector<uint64_t> hiding_bits_;  // users with at least one hide

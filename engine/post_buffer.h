@@ -50,7 +50,7 @@ class PostBuffer : public EntryRun<PostEntry> {
   // probe finds it (a removal since shifts it by one or two). Otherwise it searches from the
   // newest end outwards (timelines mostly ask for recent posts): O(log distance).
   uint32_t FindSeq(TimestampMs ts, uint16_t seq, uint16_t next_seq) const;
-  // Where that first probe goes (size() when out of range), so it can be prefetched.
+  // Where that first probe goes (size() when out of range).
   uint32_t SeqGuess(uint16_t seq, uint16_t next_seq) const {
     const uint32_t back = static_cast<uint16_t>(next_seq - 1 - seq);
     return back < size() ? size() - 1 - back : size();

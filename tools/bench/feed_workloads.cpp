@@ -83,6 +83,7 @@ void FeedWorkloads::Setup() {
     }
   }
   while (feed_->fanout_pending()) feed_->RunFanout(graph_);
+  after_setup_ = feed_->Stats();
 }
 
 WorkloadResult FeedWorkloads::Publish() {
@@ -150,13 +151,18 @@ WorkloadResult FeedWorkloads::Fanout() {
 
 std::string FeedWorkloads::MemoryNote() const {
   const FeedStats s = feed_->Stats();
+  const FeedStats& base = after_setup_;
+  auto per = [](double bytes, double n) { return bytes / std::max(1.0, n); };
   std::ostringstream note;
   note.precision(3);
-  note << s.posts << " posts at " << static_cast<double>(s.post_bytes) / s.posts
-       << " B/post (index " << static_cast<double>(s.post_index_bytes) / s.posts << "); "
-       << s.inbox_entries << " inbox entries at "
-       << static_cast<double>(s.inbox_bytes) / std::max<uint64_t>(1, s.inbox_entries)
-       << " B/entry (in " << s.inboxes << " inboxes)";
+  note << s.posts << " posts at " << per(s.post_bytes, s.posts) << " B/post (index "
+       << per(s.post_index_bytes, s.posts) << "; feed user records "
+       << per(s.feed_user_bytes, s.posts) << " more); " << s.inbox_entries << " inbox entries at "
+       << per(s.inbox_bytes, s.inbox_entries) << " B/entry (in " << s.inboxes
+       << " inboxes; each entry added since setup cost "
+       << per(static_cast<double>(s.inbox_bytes) - base.inbox_bytes,
+              static_cast<double>(s.inbox_entries) - base.inbox_entries)
+       << " B)";
   return note.str();
 }
 

@@ -54,6 +54,7 @@ class FeedWorkloads {
   PostId next_post_ = 1;
   TimestampMs post_ts_ = 1'750'000'000'000;
   bool setup_ = false;
+  FeedStats after_setup_;  // memory before the workloads add posts and inbox entries
 };
 
 }  // namespace relgraph::bench
