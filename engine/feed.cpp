@@ -80,17 +80,8 @@ bool Feed::HiddenFrom(InternalId author, InternalId reader) const {
   return a != nullptr && SortedContains(a->hides, reader);
 }
 
-std::optional<uint16_t> Feed::NextSeq(InternalId author, FeedUser& fu, TimestampMs ts) {
-  // Counting up from the last one given, a number is taken only after 65,536 publishes by the
-  // author, and only if a post at the same millisecond holds it: the loop nearly always ends
-  // at its first step.
-  for (uint32_t tries = 0; tries <= 0xffff; ++tries) {
-    const uint16_t seq = fu.next_seq++;
-    if (fu.posts.FindSeq(ts, seq, fu.next_seq) < fu.posts.size()) continue;
-    if (LeavingIdOf(InboxEntry::Of(author, PostEntry::Make(0, ts, 0, seq))) != 0) continue;
-    return seq;
-  }
-  return std::nullopt;
+uint16_t Feed::TagOf(InternalId author) {
+  return static_cast<uint16_t>((author * 0x9E3779B1u) >> 16);
 }
 
 // ---- posts ------------------------------------------------------------------------------------
@@ -113,18 +104,12 @@ Result<PublishOutcome> Feed::Publish(Graph& g, UserId author, PostId post, uint3
   out.ts = ts ? *ts : Now();
   const InternalId a = g.InternUser(author);
   FeedUser& fu = GetOrCreate(a);
+  const PostEntry e = PostEntry::Make(post, out.ts, static_cast<uint8_t>(kind), TagOf(a));
   const uint32_t k = options_.posts_per_author;
-  if (fu.posts.size() >= k &&
-      PostEntry::Make(post, out.ts, 0, 0).LessThan(fu.posts.oldest().key())) {
+  if (fu.posts.size() >= k && PostEntry::Less(e, fu.posts.oldest())) {
     out.retained = false;  // older than every one of the newest K: it would leave at once
     return out;
   }
-  const std::optional<uint16_t> seq = NextSeq(a, fu, out.ts);
-  if (!seq) {
-    return Status(Code::kLimitExceeded, "user " + std::to_string(author) +
-                                            " has 65536 posts at time " + std::to_string(out.ts));
-  }
-  const PostEntry e = PostEntry::Make(post, out.ts, static_cast<uint8_t>(kind), *seq);
   const size_t before = fu.posts.MemoryBytes();
   fu.posts.Insert(e, k, ring_slab_);
   IndexInsert(post, a);
@@ -136,7 +121,7 @@ Result<PublishOutcome> Feed::Publish(Graph& g, UserId author, PostId post, uint3
     out.evicted = old.id;
     if (!IsCelebrity(a)) {  // fans' inboxes may hold it: this publish's fan-out removes it
       trimmed = old;
-      AddLeaving(a, old);
+      retracting_[old.id] = old.key();
     }
   }
   ring_bytes_ += fu.posts.MemoryBytes() - before;
@@ -169,27 +154,8 @@ PostEntry Feed::RemovePost(InternalId author, PostId post) {
 }
 
 void Feed::Retract(InternalId author, const PostEntry& e) {
-  AddLeaving(author, e);
+  retracting_[e.id] = e.key();
   EnqueueFanout(author, e, /*retract=*/true);
-}
-
-void Feed::AddLeaving(InternalId author, const PostEntry& e) {
-  retracting_[e.id] = LeavingPost{author, e};
-  leaving_by_seq_.emplace((uint64_t{author} << 16) | e.seq(), e.id);
-}
-
-void Feed::EraseLeaving(PostId post) {
-  const auto it = retracting_.find(post);
-  if (it == retracting_.end()) return;
-  auto [first, last] =
-      leaving_by_seq_.equal_range((uint64_t{it->second.author} << 16) | it->second.entry.seq());
-  for (; first != last; ++first) {
-    if (first->second == post) {
-      leaving_by_seq_.erase(first);
-      break;
-    }
-  }
-  retracting_.erase(it);
 }
 
 void Feed::EnqueueFanout(InternalId author, const PostEntry& e, bool retract,
@@ -384,35 +350,24 @@ Feed::Inbox& Feed::NewInbox(InternalId reader, size_t users) {
   return in;
 }
 
-void Feed::InboxInsert(Inbox& in, InternalId author, const PostEntry& e) {
+void Feed::InboxInsert(Inbox& in, const PostEntry& e) {
   if (in.Below(e.key())) return;  // below the exact range
   const size_t bytes = in.entries.MemoryBytes();
-  if (!in.entries.Insert(InboxEntry::Of(author, e), e.id, options_.timeline_length, inbox_slab_,
-                         [this](const InboxEntry& x) { return IdOfEntry(x); }))
-    return;
+  if (!in.entries.Insert(e, options_.timeline_length, inbox_slab_)) return;
   ++fanout_inserts_;
   ++inbox_entries_;
-  if (in.entries.size() > options_.timeline_length) TrimOldest(in);
+  if (in.entries.size() > options_.timeline_length) {
+    const PostKey dropped = in.entries.oldest().key();
+    in.entries.PopOldest();
+    --inbox_entries_;
+    if (!in.has_watermark() || in.watermark() < dropped) in.set_watermark(dropped);
+  }
   inbox_bytes_ += in.entries.MemoryBytes() - bytes;
 }
 
-// The watermark becomes the dropped entry's key. Its id comes from the ring (or the posts
-// leaving); an entry of an author pending reconcile may have neither, and then every entry of
-// its millisecond goes, with the watermark at the top of that millisecond.
-void Feed::TrimOldest(Inbox& in) {
-  const InboxEntry oldest = in.entries.oldest();
-  const PostId id = IdOfEntry(oldest);
-  const PostKey dropped{oldest.ts(), id != 0 ? id : ~PostId{0}};
-  do {
-    in.entries.PopOldest();
-    --inbox_entries_;
-  } while (id == 0 && !in.entries.empty() && in.entries.oldest().ts() == dropped.ts);
-  if (!in.has_watermark() || in.watermark() < dropped) in.set_watermark(dropped);
-}
-
-void Feed::InboxErase(Inbox& in, InternalId author, const PostEntry& e) {
-  if (in.Below(e.key())) return;  // nothing is kept there
-  const uint32_t at = in.entries.Find(InboxEntry::Of(author, e));
+void Feed::InboxErase(Inbox& in, const PostKey& k) {
+  if (in.Below(k)) return;                 // nothing is kept there
+  const uint32_t at = in.entries.Find(k);  // the key holds the id
   if (at < in.entries.size()) {
     in.entries.EraseAt(at);
     --inbox_entries_;
@@ -442,20 +397,22 @@ void Feed::AddPending(InternalId reader, InternalId author) {
 void Feed::Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId author) {
   const bool wanted = author != reader && !IsCelebrity(author) &&
                       g.FollowsInternal(reader, author) && Visible(reader, author);
-  // The author's entries all go, and the wanted ones come back from the ring, in place. An
-  // entry may be stale: a removal's fan-out walks the author's fans, which this reader may
-  // have stopped being before it ran (and may be again now). Its (time, number) may even
-  // have passed to a newer post of that millisecond since, with the entry sorted by the old
-  // id; re-inserting sorts it by the right one.
-  const size_t removed =
-      in.entries.RemoveIf([&](const InboxEntry& x) { return x.author == author; });
+  // Entries with the author's tag whose post no ring holds go in either case: a removal's
+  // fan-out walks the author's fans, which this reader may have stopped being before it ran
+  // (and may be again now). The author's own entries go too when it is no longer wanted.
+  // Both need the rings' word, not the index's candidates, since the post may be gone.
+  const uint16_t tag = TagOf(author);
+  const size_t removed = in.entries.RemoveIf([&](const PostEntry& e) {
+    if (e.tag() != tag) return false;
+    return RetainerOf(e, wanted ? kNoInternalId : author) == kNoInternalId;
+  });
   inbox_entries_ -= removed;
   const FeedUser* au = Find(author);
   if (!wanted || au == nullptr) return;
   for (uint32_t i = au->posts.size(); i-- > 0;) {
     const PostEntry& e = au->posts[i];
     if (in.Below(e.key())) break;  // older ones are below it too
-    InboxInsert(in, author, e);
+    InboxInsert(in, e);
   }
 }
 
@@ -532,7 +489,7 @@ size_t Feed::RunFanout(const Graph& g) {
       // A promoted author's fans lost their inboxes: nothing to push or remove. A post
       // removed since it was published is pushed all the same: the task that removes it from
       // inboxes (its retraction, or the publish that trimmed it) comes later in the queue, and
-      // until then reads skip it (its ring lookup fails). That spares a lookup per task.
+      // until then reads skip it (retracting_). That spares an index lookup per task.
       if (t.cancelled || (!t.retract && IsCelebrity(t.author))) {
         ++finished;
         continue;
@@ -554,8 +511,8 @@ size_t Feed::RunFanout(const Graph& g) {
     const auto end = std::chrono::steady_clock::now();
     for (size_t i = 0; i < finished; ++i) {
       const Task& t = tasks_.front();
-      if (t.retract) EraseLeaving(t.post.id);
-      if (t.evicted.id != 0) EraseLeaving(t.evicted.id);
+      if (t.retract) retracting_.erase(t.post.id);
+      if (t.evicted.id != 0) retracting_.erase(t.evicted.id);
       fanout_delays_.push_back(std::chrono::duration<double, std::milli>(end - t.enqueued).count());
       tasks_.pop_front();
     }
@@ -596,12 +553,12 @@ void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs
         continue;
       }
       if (t.retract) {
-        InboxErase(*in, t.author, t.post);
+        InboxErase(*in, t.post.key());
         continue;
       }
       if (!Muted(f, t.author) && (hides == nullptr || !SortedContains(*hides, f)))
-        InboxInsert(*in, t.author, t.post);
-      if (t.evicted.id != 0) InboxErase(*in, t.author, t.evicted);
+        InboxInsert(*in, t.post);
+      if (t.evicted.id != 0) InboxErase(*in, t.evicted.key());
     }
   }
 }
@@ -623,10 +580,7 @@ Status Feed::ApplyPublish(Graph& g, UserId author, PostId post, TimestampMs ts, 
   FeedUser& fu = GetOrCreate(a);
   const size_t before = fu.posts.MemoryBytes();
   if (evicted != post && HolderOf(post) == kNoInternalId) {
-    // At most K posts share a time, and replay leaves nothing leaving: a number is free.
-    const std::optional<uint16_t> seq = NextSeq(a, fu, ts);
-    if (!seq) return Status::Corruption("publish record: no sequence number is free");
-    fu.posts.Insert(PostEntry::Make(post, ts, static_cast<uint8_t>(kind), *seq),
+    fu.posts.Insert(PostEntry::Make(post, ts, static_cast<uint8_t>(kind), TagOf(a)),
                     options_.posts_per_author, ring_slab_);
     IndexInsert(post, a);
   }

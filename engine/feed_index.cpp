@@ -76,6 +76,11 @@ bool Feed::RingHolds(InternalId author, PostId post) const {
   return fu != nullptr && fu->posts.FindId(post) < fu->posts.size();
 }
 
+bool Feed::RingHoldsKey(InternalId author, const PostKey& k) const {
+  const FeedUser* fu = Find(author);
+  return fu != nullptr && fu->posts.Find(k) < fu->posts.size();
+}
+
 InternalId Feed::HolderOf(PostId post) const {
   InternalId holder = kNoInternalId;
   ForEachCandidate(post, [&](InternalId a) {
@@ -84,6 +89,30 @@ InternalId Feed::HolderOf(PostId post) const {
     return true;
   });
   return holder;
+}
+
+InternalId Feed::AuthorOfEntry(const PostEntry& e) const {
+  // The entry's 16-bit tag of its author filters the fingerprint matches: two candidates
+  // survive it about once in 2^24 lookups, and then the ring holding the key decides.
+  InternalId found = kNoInternalId;
+  bool ambiguous = false;
+  ForEachCandidate(e.id, [&](InternalId a) {
+    if (TagOf(a) != e.tag() || a == found) return false;
+    ambiguous = found != kNoInternalId;
+    found = a;
+    return ambiguous;
+  });
+  return ambiguous ? RetainerOf(e) : found;
+}
+
+InternalId Feed::RetainerOf(const PostEntry& e, InternalId skip) const {
+  InternalId found = kNoInternalId;
+  ForEachCandidate(e.id, [&](InternalId a) {
+    if (a == skip || TagOf(a) != e.tag() || !RingHoldsKey(a, e.key())) return false;
+    found = a;
+    return true;
+  });
+  return found;
 }
 
 void Feed::IndexInsert(PostId post, InternalId author) {

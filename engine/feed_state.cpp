@@ -14,8 +14,8 @@ FeedStats Feed::Stats() const {
   s.post_index_bytes = index_.MemoryBytes() + grown_index_.MemoryBytes();
   s.post_bytes =
       ring_bytes_ + (ring_slab_.MemoryBytes() - ring_slab_.LiveBytes()) + s.post_index_bytes;
-  s.feed_user_bytes =
-      feed_users_ * sizeof(FeedUser) + users_.capacity() * sizeof(std::unique_ptr<FeedUser>);
+  s.feed_user_bytes = feed_users_ * sizeof(FeedUser) +
+                      users_.capacity() * sizeof(std::unique_ptr<FeedUser>);
   s.inboxes = inboxes_;
   s.inbox_entries = inbox_entries_;
   const size_t live_sides = sides_.size() - free_sides_.size();
