@@ -444,10 +444,10 @@ Result<std::vector<UserId>> Db::Hides(UserId author) const {
 }
 
 Status Db::CheckInvariants() const {
-  std::shared_lock graph_lock(mu_);
-  std::lock_guard feed_lock(feed_mu_);
-  RELGRAPH_RETURN_IF_ERROR(graph_->CheckInvariants());
-  return feed_->CheckInvariants(*graph_);
+  return ReadFeed([](const Graph& g, const Feed& f) -> Status {
+    RELGRAPH_RETURN_IF_ERROR(g.CheckInvariants());
+    return f.CheckInvariants(g);
+  });
 }
 
 FeedStats Db::feed_stats() const {

@@ -121,6 +121,12 @@ Result<std::unique_ptr<FileLock>> ClaimNewDataDir(Env* env, const std::string& d
   return LockDir(env, dir);
 }
 
+// The graph's invariants, then the feed's.
+Status CheckInvariants(const Graph& graph, const Feed& feed) {
+  RELGRAPH_RETURN_IF_ERROR(graph.CheckInvariants());
+  return feed.CheckInvariants(graph);
+}
+
 // Loads a snapshot file with the engine's own loader, then audits the graph's and the feed's
 // invariants.
 Result<std::unique_ptr<Graph>> LoadSnapshotFile(Env* env, const std::string& path,
@@ -129,8 +135,7 @@ Result<std::unique_ptr<Graph>> LoadSnapshotFile(Env* env, const std::string& pat
   o.rate_limit.enabled = false;
   auto state = LoadSnapshotState(env, path, o, FeedOptions{}, info);
   if (!state.ok()) return state.status();
-  RELGRAPH_RETURN_IF_ERROR(state->graph->CheckInvariants());
-  RELGRAPH_RETURN_IF_ERROR(state->feed->CheckInvariants(*state->graph));
+  RELGRAPH_RETURN_IF_ERROR(CheckInvariants(*state->graph, *state->feed));
   return std::move(state->graph);
 }
 
@@ -238,8 +243,7 @@ int Verify(Context& c) {
                             /*repair_torn_tail=*/false, &ri);
   if (!state.ok()) return c.Fail(state.status());
   const std::unique_ptr<Graph>& graph = state->graph;
-  if (Status s = graph->CheckInvariants(); !s.ok()) return c.Fail(s);
-  if (Status s = state->feed->CheckInvariants(*graph); !s.ok()) return c.Fail(s);
+  if (Status s = CheckInvariants(*graph, *state->feed); !s.ok()) return c.Fail(s);
   c.out << "ok: WAL checksums through LSN " << ri.last_lsn;
   if (ri.torn_bytes > 0)
     c.out << " (a torn tail of " << ri.torn_bytes << " bytes will be cut at the next open)";
