@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -48,6 +49,8 @@ Loads a follow graph into relgraph and measures workloads, one row each.
                          /tmp, removed at the end; a given one is left in place)
   --format=text|csv      output format (default text)
   --help                 this text
+  --open-only=DIR        internal: open DIR as a Db, print "<edges> <seconds>", exit (the
+                         snapshot workload runs its recovery_snapshot_restart row this way)
 
 With --target=server (start relgraphd with --rate-limit=off, or `load` is throttled):
   --server=HOST:PORT     the server (default 127.0.0.1:7707)
@@ -214,6 +217,8 @@ int Main(int argc, char** argv) {
       return 0;
     }
   }
+  if (argc == 2 && std::string(argv[1]).rfind("--open-only=", 0) == 0)
+    return OpenOnlyMain(std::string(argv[1]).substr(std::strlen("--open-only=")));
   Flags flags;
   if (Status s = ParseFlags(argc, argv, &flags); !s.ok()) {
     std::cerr << "relgraph-bench: " << s.message() << "\n(see --help)\n";

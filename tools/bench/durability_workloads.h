@@ -21,6 +21,11 @@ struct DurabilityFlags {
   uint64_t id_offset = 0;
 };
 
+// `relgraph-bench --open-only=DIR`: opens DIR as a Db with the bench's options, prints
+// "<snapshot edges> <seconds of Db::Open>" and exits. The recovery_snapshot_restart row runs
+// the bench this way, so the open happens in a process that holds nothing else.
+int OpenOnlyMain(const std::string& dir);
+
 class DurabilityWorkloads {
  public:
   // `graph` is the loaded benchmark graph (snapshot workloads write it); may be null when no
