@@ -31,13 +31,28 @@ Feed::Feed(const FeedOptions& options, Clock* clock)
 
 Feed::~Feed() = default;
 
-Feed::FeedUser& Feed::GetOrCreate(InternalId u) {
-  if (u >= users_.size()) users_.resize(size_t{u} + 1);
-  if (!users_[u]) {
-    users_[u] = std::make_unique<FeedUser>();
-    ++feed_users_;
+PostBuffer& Feed::EnsureRing(InternalId a) {
+  if (a >= ring_of_.size()) ring_of_.resize(size_t{a} + 1, kNoSlot);
+  if (ring_of_[a] == kNoSlot) {
+    ring_of_[a] = static_cast<uint32_t>(rings_.size());
+    rings_.emplace_back();
   }
-  return *users_[u];
+  return rings_[ring_of_[a]];
+}
+
+const Feed::IdSet* Feed::ListOf(InternalId u, bool mute) const {
+  const auto& lists = mute ? mutes_ : hides_;
+  const auto it = lists.find(u);
+  return it == lists.end() ? nullptr : &it->second;
+}
+
+size_t Feed::ListBytes() const {
+  // A node of a std::unordered_map: next pointer and value, plus malloc's 8-byte header.
+  constexpr size_t kNode = sizeof(void*) + sizeof(std::pair<const InternalId, IdSet>) + 8;
+  size_t bytes = list_capacity_ * sizeof(InternalId);
+  for (const auto* lists : {&mutes_, &hides_})
+    bytes += lists->size() * kNode + lists->bucket_count() * sizeof(void*);
+  return bytes;
 }
 
 void Feed::SetBit(std::vector<uint64_t>& bits, InternalId u, bool on) {
@@ -70,14 +85,14 @@ void Feed::BumpCelebrityEpoch() {
 
 bool Feed::Muted(InternalId reader, InternalId author) const {
   if (!TestBit(muting_bits_, reader)) return false;
-  const FeedUser* fu = Find(reader);
-  return fu != nullptr && SortedContains(fu->mutes, author);
+  const IdSet* mutes = ListOf(reader, /*mute=*/true);
+  return mutes != nullptr && SortedContains(*mutes, author);
 }
 
 bool Feed::HiddenFrom(InternalId author, InternalId reader) const {
   if (!TestBit(hiding_bits_, author)) return false;
-  const FeedUser* a = Find(author);
-  return a != nullptr && SortedContains(a->hides, reader);
+  const IdSet* hides = ListOf(author, /*mute=*/false);
+  return hides != nullptr && SortedContains(*hides, reader);
 }
 
 uint16_t Feed::TagOf(InternalId author) {
@@ -103,20 +118,20 @@ Result<PublishOutcome> Feed::Publish(Graph& g, UserId author, PostId post, uint3
   PublishOutcome out;
   out.ts = ts ? *ts : Now();
   const InternalId a = g.InternUser(author);
-  FeedUser& fu = GetOrCreate(a);
+  PostBuffer& posts = EnsureRing(a);
   const PostEntry e = PostEntry::Make(post, out.ts, static_cast<uint8_t>(kind), TagOf(a));
   const uint32_t k = options_.posts_per_author;
-  if (fu.posts.size() >= k && PostEntry::Less(e, fu.posts.oldest())) {
+  if (posts.size() >= k && PostEntry::Less(e, posts.oldest())) {
     out.retained = false;  // older than every one of the newest K: it would leave at once
     return out;
   }
-  const size_t before = fu.posts.MemoryBytes();
-  fu.posts.Insert(e, k, ring_slab_);
+  const size_t before = posts.MemoryBytes();
+  posts.Insert(e, k, ring_slab_);
   IndexInsert(post, a);
   PostEntry trimmed{0, 0};
-  if (fu.posts.size() > k) {
-    const PostEntry old = fu.posts.oldest();
-    fu.posts.PopOldest();
+  if (posts.size() > k) {
+    const PostEntry old = posts.oldest();
+    posts.PopOldest();
     IndexOf(a).Erase(old.id, a);
     out.evicted = old.id;
     if (!IsCelebrity(a)) {  // fans' inboxes may hold it: this publish's fan-out removes it
@@ -124,7 +139,7 @@ Result<PublishOutcome> Feed::Publish(Graph& g, UserId author, PostId post, uint3
       retracting_[old.id] = old.key();
     }
   }
-  ring_bytes_ += fu.posts.MemoryBytes() - before;
+  ring_bytes_ += posts.MemoryBytes() - before;
   if (!IsCelebrity(a)) EnqueueFanout(a, e, /*retract=*/false, trimmed);
   return out;
 }
@@ -142,7 +157,7 @@ Status Feed::DeletePost(Graph& g, UserId author, PostId post) {
 }
 
 PostEntry Feed::RemovePost(InternalId author, PostId post) {
-  PostBuffer& posts = users_[author]->posts;
+  PostBuffer& posts = *RingOf(author);
   const uint32_t i = posts.FindId(post);
   PostEntry e{post, 0};
   if (i < posts.size()) {
@@ -165,11 +180,11 @@ void Feed::EnqueueFanout(InternalId author, const PostEntry& e, bool retract,
 }
 
 void Feed::ForgetPosts(InternalId author) {
-  FeedUser* fu = Find(author);
-  if (fu == nullptr) return;
-  for (uint32_t i = 0; i < fu->posts.size(); ++i) IndexOf(author).Erase(fu->posts[i].id, author);
-  ring_bytes_ -= fu->posts.MemoryBytes();
-  fu->posts.Clear(ring_slab_);
+  PostBuffer* posts = RingOf(author);
+  if (posts == nullptr) return;
+  for (uint32_t i = 0; i < posts->size(); ++i) IndexOf(author).Erase((*posts)[i].id, author);
+  ring_bytes_ -= posts->MemoryBytes();
+  posts->Clear(ring_slab_);
 }
 
 // ---- mutes and hides --------------------------------------------------------------------------
@@ -186,22 +201,33 @@ Result<bool> Feed::SetMembership(Graph& g, UserId owner, UserId other, bool on, 
   if (!on && (o == kNoInternalId || x == kNoInternalId)) return false;
   if (o == kNoInternalId) o = g.InternUser(owner);
   if (x == kNoInternalId) x = g.InternUser(other);
-  std::vector<InternalId>& set = mute ? GetOrCreate(o).mutes : GetOrCreate(o).hides;
-  const auto it = std::lower_bound(set.begin(), set.end(), x);
-  const bool present = it != set.end() && *it == x;
+  auto& lists = mute ? mutes_ : hides_;
+  const IdSet* existing = ListOf(o, mute);
+  const bool present = existing != nullptr && SortedContains(*existing, x);
   if (present == on) return false;
   if (on) {
     const uint32_t cap = mute ? options_.max_mutes : options_.max_hides;
-    if (!replay && set.size() >= cap) {
+    if (!replay && existing != nullptr && existing->size() >= cap) {
       return Status(Code::kLimitExceeded, std::string(mute ? "mute" : "hide") + " list of user " +
                                               std::to_string(owner) + " is full (" +
                                               std::to_string(cap) + ")");
     }
+  }
+  IdSet& set = lists[o];
+  list_capacity_ -= set.capacity();
+  const auto it = std::lower_bound(set.begin(), set.end(), x);
+  if (on) {
     set.insert(it, x);
   } else {
     set.erase(it);
   }
-  SetBit(mute ? muting_bits_ : hiding_bits_, o, !set.empty());
+  list_capacity_ += set.capacity();
+  const bool any = !set.empty();
+  if (!any) {
+    list_capacity_ -= set.capacity();
+    lists.erase(o);
+  }
+  SetBit(mute ? muting_bits_ : hiding_bits_, o, any);
   // The reader whose view changed: the muter, or the user hidden from.
   if (mute)
     AddPending(o, x);
@@ -236,21 +262,22 @@ std::vector<InternalId> Feed::BeforeRemoveUser(const Graph& g, UserId user) {
   if (u == kNoInternalId) return followees;
   const FollowingList& following = g.FollowingOf(u);
   for (size_t i = 0; i < following.size(); ++i) followees.push_back(following.PeerAt(i));
-  FeedUser* fu = Find(u);
-  if (fu != nullptr) {
+  if (const PostBuffer* posts = RingOf(u); posts != nullptr) {
     // Its fans' inboxes hold its posts; dropping them (rebuilt exactly on their next read) is
     // cheaper than retracting up to K posts one by one.
-    if (!fu->posts.empty() && !IsCelebrity(u)) DropFanInboxes(g, u);
+    if (!posts->empty() && !IsCelebrity(u)) DropFanInboxes(g, u);
     ForgetPosts(u);
     // Its queued tasks would push posts that are gone and not in retracting_.
     for (Task& t : tasks_) t.cancelled |= t.author == u;
-    fu->mutes.clear();
-    fu->mutes.shrink_to_fit();
-    SetBit(muting_bits_, u, false);
-    SetBit(hiding_bits_, u, false);
-    fu->hides.clear();
-    fu->hides.shrink_to_fit();
   }
+  for (auto* lists : {&mutes_, &hides_}) {
+    const auto it = lists->find(u);
+    if (it == lists->end()) continue;
+    list_capacity_ -= it->second.capacity();
+    lists->erase(it);
+  }
+  SetBit(muting_bits_, u, false);
+  SetBit(hiding_bits_, u, false);
   DropInbox(u);
   if (IsCelebrity(u)) SetCelebrity(u, false);  // its fans' pull lists go stale by the epoch
   BumpCelebrityEpoch();                        // the user leaves its fans' following lists
@@ -407,10 +434,10 @@ void Feed::Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId au
     return RetainerOf(e, wanted ? kNoInternalId : author) == kNoInternalId;
   });
   inbox_entries_ -= removed;
-  const FeedUser* au = Find(author);
-  if (!wanted || au == nullptr) return;
-  for (uint32_t i = au->posts.size(); i-- > 0;) {
-    const PostEntry& e = au->posts[i];
+  const PostBuffer* posts = RingOf(author);
+  if (!wanted || posts == nullptr) return;
+  for (uint32_t i = posts->size(); i-- > 0;) {
+    const PostEntry& e = (*posts)[i];
     if (in.Below(e.key())) break;  // older ones are below it too
     InboxInsert(in, e);
   }
@@ -532,8 +559,8 @@ void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs
   const uint32_t n = runs[n_runs - 1].end;
   for (uint32_t r = 0; r < n_runs; ++r) {
     const Task& t = *runs[r].task;
-    const std::vector<InternalId>* hides =
-        TestBit(hiding_bits_, t.author) ? &users_[t.author]->hides : nullptr;
+    const IdSet* hides =
+        TestBit(hiding_bits_, t.author) ? ListOf(t.author, /*mute=*/false) : nullptr;
     for (uint32_t i = runs[r].begin; i < runs[r].end; ++i) {
       if (i + kSlotAhead < n && fans[i + kSlotAhead].peer < inbox_of_.size())
         __builtin_prefetch(&inbox_of_[fans[i + kSlotAhead].peer]);
@@ -577,15 +604,15 @@ Status Feed::ApplyPublish(Graph& g, UserId author, PostId post, TimestampMs ts, 
   if (post == 0 || kind > kMaxPostKind || ts < 0 || ts > kMaxTimestampMs)
     return Status::InvalidArgument("publish record out of range");
   const InternalId a = g.InternUser(author);
-  FeedUser& fu = GetOrCreate(a);
-  const size_t before = fu.posts.MemoryBytes();
+  PostBuffer& posts = EnsureRing(a);
+  const size_t before = posts.MemoryBytes();
   if (evicted != post && HolderOf(post) == kNoInternalId) {
-    fu.posts.Insert(PostEntry::Make(post, ts, static_cast<uint8_t>(kind), TagOf(a)),
-                    options_.posts_per_author, ring_slab_);
+    posts.Insert(PostEntry::Make(post, ts, static_cast<uint8_t>(kind), TagOf(a)),
+                 options_.posts_per_author, ring_slab_);
     IndexInsert(post, a);
   }
   if (evicted != 0 && Holds(a, evicted)) RemovePost(a, evicted);
-  ring_bytes_ += fu.posts.MemoryBytes() - before;
+  ring_bytes_ += posts.MemoryBytes() - before;
   return Status::OK();
 }
 

@@ -133,7 +133,6 @@ class Feed {
   static constexpr uint32_t kNoSlot = ~uint32_t{0};
   struct Inbox;
   struct InboxSide;
-  struct FeedUser;
   struct Task {
     InternalId author;
     PostEntry post;
@@ -147,8 +146,19 @@ class Feed {
   };
   struct Stream;
 
-  FeedUser* Find(InternalId u) const { return u < users_.size() ? users_[u].get() : nullptr; }
-  FeedUser& GetOrCreate(InternalId u);
+  // An author's ring of retained posts, or nullptr when it never had one.
+  const PostBuffer* RingOf(InternalId a) const {
+    const uint32_t slot = a < ring_of_.size() ? ring_of_[a] : kNoSlot;
+    return slot == kNoSlot ? nullptr : &rings_[slot];
+  }
+  PostBuffer* RingOf(InternalId a) {
+    return const_cast<PostBuffer*>(static_cast<const Feed*>(this)->RingOf(a));
+  }
+  PostBuffer& EnsureRing(InternalId a);
+  // A user's mutes (mute) or hides, sorted; nullptr when it has none.
+  using IdSet = std::vector<InternalId>;
+  const IdSet* ListOf(InternalId u, bool mute) const;
+  size_t ListBytes() const;  // the mute and hide maps, estimated
   static bool TestBit(const std::vector<uint64_t>& bits, InternalId u) {
     return u < bits.size() * 64 && ((bits[u / 64] >> (u % 64)) & 1) != 0;
   }
@@ -246,8 +256,14 @@ class Feed {
 
   const FeedOptions options_;
   Clock* const clock_;
-  std::vector<std::unique_ptr<FeedUser>> users_;  // by graph internal id: authors, muters, hiders
-  size_t feed_users_ = 0;                         // records in users_ (never freed)
+  // Authors' rings: 24-byte headers in a pool, found through a 4-byte slot per user, so a
+  // user who never posts costs 4 bytes (docs/feed.md). A slot is kept for the user's life.
+  std::vector<uint32_t> ring_of_;  // by internal id: slot in rings_, or kNoSlot
+  ChunkedArray<PostBuffer> rings_;
+  // Mutes and hides in maps of their own: few users have any, and the bit arrays below keep
+  // the common case from looking here.
+  std::unordered_map<InternalId, IdSet> mutes_, hides_;
+  size_t list_capacity_ = 0;  // ids the lists' vectors have room for
   std::vector<uint64_t> celebrity_bits_;
   std::vector<uint64_t> muting_bits_;  // users with at least one mute
   std::vector<uint64_t> hiding_bits_;  // users with at least one hide

@@ -24,13 +24,15 @@ namespace {
 constexpr double kMaxLoadWhileGrowing = 0.94;
 
 // Visits the posts of users [from, ...) whole user by whole user, until stop(next user, posts
-// visited) is true; returns the first user not visited and adds the posts visited to *posts. Each
-// visit is a chain of misses (the user's record, its ring, index buckets), so each link is fetched
-// a different distance ahead: records and rings by user, and the buckets of a batch of posts
-// (prefetch) before the batch is applied.
-template <typename Users, typename Stop, typename Prefetch, typename Apply>
-size_t WalkRingPosts(const Users& users, size_t from, Stop&& stop, Prefetch&& prefetch,
-                     Apply&& apply, size_t* visited) {
+// visited) is true; returns the first user not visited and adds the posts visited to *posts.
+// `ring_of` gives each user's slot in `rings` (or kNoSlot). Each visit is a chain of misses
+// (the ring header, its entries, index buckets), so each link is fetched a different distance
+// ahead: headers and entries by user, and the buckets of a batch of posts (prefetch) before the
+// batch is applied.
+template <typename Rings, typename Stop, typename Prefetch, typename Apply>
+size_t WalkRingPosts(const std::vector<uint32_t>& ring_of, const Rings& rings, size_t from,
+                     Stop&& stop, Prefetch&& prefetch, Apply&& apply, size_t* visited) {
+  constexpr uint32_t kNone = ~uint32_t{0};
   constexpr size_t kUserAhead = 16, kRingAhead = 8, kBatch = 32;
   struct Pending {
     PostId post;
@@ -43,14 +45,15 @@ size_t WalkRingPosts(const Users& users, size_t from, Stop&& stop, Prefetch&& pr
     for (size_t i = 0; i < n; ++i) apply(batch[i].post, batch[i].author);
     n = 0;
   };
+  const size_t users = ring_of.size();
   size_t u = from, posts = 0;
-  for (; u < users.size() && !stop(u, posts); ++u) {
-    if (u + kUserAhead < users.size() && users[u + kUserAhead])
-      __builtin_prefetch(users[u + kUserAhead].get());
-    if (u + kRingAhead < users.size() && users[u + kRingAhead])
-      users[u + kRingAhead]->posts.PrefetchOldest();
-    if (!users[u]) continue;
-    const auto& ring = users[u]->posts;
+  for (; u < users && !stop(u, posts); ++u) {
+    if (u + kUserAhead < users && ring_of[u + kUserAhead] != kNone)
+      __builtin_prefetch(&rings[ring_of[u + kUserAhead]]);
+    if (u + kRingAhead < users && ring_of[u + kRingAhead] != kNone)
+      rings[ring_of[u + kRingAhead]].PrefetchOldest();
+    if (ring_of[u] == kNone) continue;
+    const auto& ring = rings[ring_of[u]];
     for (uint32_t i = 0; i < ring.size(); ++i) {
       batch[n++] = {ring[i].id, static_cast<InternalId>(u)};
       if (n == kBatch) flush();
@@ -72,13 +75,13 @@ bool Overfull(const PostIndex& index) {
 }  // namespace
 
 bool Feed::RingHolds(InternalId author, PostId post) const {
-  const FeedUser* fu = Find(author);
-  return fu != nullptr && fu->posts.FindId(post) < fu->posts.size();
+  const PostBuffer* posts = RingOf(author);
+  return posts != nullptr && posts->FindId(post) < posts->size();
 }
 
 bool Feed::RingHoldsKey(InternalId author, const PostKey& k) const {
-  const FeedUser* fu = Find(author);
-  return fu != nullptr && fu->posts.Find(k) < fu->posts.size();
+  const PostBuffer* posts = RingOf(author);
+  return posts != nullptr && posts->Find(k) < posts->size();
 }
 
 InternalId Feed::HolderOf(PostId post) const {
@@ -142,7 +145,7 @@ size_t Feed::GrowIndexStep(size_t budget) {
   // Authors are taken whole, and index_moved_ passes them only at the end, when their posts
   // have moved.
   const size_t end = WalkRingPosts(
-      users_, from,
+      ring_of_, rings_, from,
       [&](size_t u, size_t posts) { return posts >= budget || u - from >= kUsersPerPost * budget; },
       [&](PostId post) {
         index_.Prefetch(post);
@@ -156,7 +159,7 @@ size_t Feed::GrowIndexStep(size_t budget) {
   index_moved_ = end;                // from here on, these authors route to grown_index_
   if (grown_index_.NeedsGrowth()) {  // more was published than the headroom allowed
     RebuildIndex(PostIndex::BucketsFor(IndexedPosts()));
-  } else if (index_moved_ >= users_.size()) {
+  } else if (index_moved_ >= ring_of_.size()) {
     std::swap(index_, grown_index_);
     grown_index_.Reset(0);  // the smallest table: the old one's memory goes back
     index_growing_ = false;
@@ -179,7 +182,8 @@ void Feed::RebuildIndex(size_t buckets) {
   index_.Reset(buckets);
   size_t posts = 0;
   WalkRingPosts(
-      users_, 0, [](size_t, size_t) { return false; }, [&](PostId post) { index_.Prefetch(post); },
+      ring_of_, rings_, 0, [](size_t, size_t) { return false; },
+      [&](PostId post) { index_.Prefetch(post); },
       [&](PostId post, InternalId author) { index_.Insert(post, author); }, &posts);
   while (index_.NeedsGrowth()) RebuildIndex(index_.GrownBuckets());
 }

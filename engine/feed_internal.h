@@ -57,12 +57,6 @@ struct Feed::InboxSide {
   }
 };
 
-struct Feed::FeedUser {
-  PostBuffer posts;               // retained, undeleted posts, oldest first, at most K
-  std::vector<InternalId> mutes;  // sorted: authors this user does not want to see
-  std::vector<InternalId> hides;  // sorted: readers this author keeps its posts from
-};
-
 inline Feed::Inbox* Feed::InboxOf(InternalId reader) {
   const uint32_t slot = SlotOf(reader);
   return slot == kNoSlot ? nullptr : &inbox_pool_[slot];

@@ -68,9 +68,9 @@ Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
   const FollowingList& following = g.FollowingOf(reader);
   for (size_t i = 0; i < following.size(); ++i) {
     const InternalId f = following.PeerAt(i);
-    const FeedUser* au = Find(f);
-    if (au == nullptr || au->posts.empty() || IsCelebrity(f) || !Visible(reader, f)) continue;
-    streams.push_back({&au->posts, au->posts.size(), f});
+    const PostBuffer* posts = RingOf(f);
+    if (posts == nullptr || posts->empty() || IsCelebrity(f) || !Visible(reader, f)) continue;
+    streams.push_back({posts, posts->size(), f});
   }
   std::vector<Head> heap;
   heap.reserve(streams.size());
@@ -159,8 +159,8 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
     return page;
   }
   auto start = [&](const PostBuffer& b) { return after ? b.LowerBound(*after) : b.size(); };
-  const FeedUser* own = Find(reader);
-  const PostBuffer& own_posts = own != nullptr ? own->posts : kNoPosts;
+  const PostBuffer* own = RingOf(reader);
+  const PostBuffer& own_posts = own != nullptr ? *own : kNoPosts;
   Stream streams[2] = {{&in.entries, start(in.entries), kNoInternalId},
                        {&own_posts, start(own_posts), reader}};
   // Each inbox entry on the page costs a post-index lookup (to name its author): start the
@@ -173,8 +173,8 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
   if (const InboxSide* side = SideOf(in); side != nullptr) {
     pulled.reserve(side->celebrities.size());
     for (InternalId c : side->celebrities) {
-      const FeedUser* cu = Find(c);
-      if (cu != nullptr && !cu->posts.empty()) pulled.push_back({&cu->posts, start(cu->posts), c});
+      const PostBuffer* posts = RingOf(c);
+      if (posts != nullptr && !posts->empty()) pulled.push_back({posts, start(*posts), c});
     }
   }
   auto stream = [&](uint32_t s) -> Stream& { return s < 2 ? streams[s] : pulled[s - 2]; };
@@ -252,9 +252,9 @@ Result<FeedPage> Feed::UserPosts(const Graph& g, UserId author,
   RELGRAPH_RETURN_IF_ERROR(CheckRequest(author, request));
   FeedPage page;
   const InternalId a = g.FindUser(author);
-  const FeedUser* fu = a == kNoInternalId ? nullptr : Find(a);
-  if (fu == nullptr) return page;
-  const PostBuffer& posts = fu->posts;
+  const PostBuffer* ring = a == kNoInternalId ? nullptr : RingOf(a);
+  if (ring == nullptr) return page;
+  const PostBuffer& posts = *ring;
   uint32_t pos = request.after ? posts.LowerBound(*request.after) : posts.size();
   while (pos > 0) {
     const PostEntry& e = posts[--pos];
@@ -273,9 +273,9 @@ Result<std::vector<UserId>> Feed::ExternalSet(const Graph& g, UserId owner, bool
   RELGRAPH_RETURN_IF_ERROR(CheckUser(owner, mutes ? "user" : "author"));
   std::vector<UserId> out;
   const InternalId o = g.FindUser(owner);
-  const FeedUser* fu = o == kNoInternalId ? nullptr : Find(o);
-  if (fu == nullptr) return out;
-  for (InternalId m : mutes ? fu->mutes : fu->hides) out.push_back(g.ExternalOf(m));
+  const IdSet* set = o == kNoInternalId ? nullptr : ListOf(o, mutes);
+  if (set == nullptr) return out;
+  for (InternalId m : *set) out.push_back(g.ExternalOf(m));
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -14,8 +14,7 @@ FeedStats Feed::Stats() const {
   s.post_index_bytes = index_.MemoryBytes() + grown_index_.MemoryBytes();
   s.post_bytes =
       ring_bytes_ + (ring_slab_.MemoryBytes() - ring_slab_.LiveBytes()) + s.post_index_bytes;
-  s.feed_user_bytes = feed_users_ * sizeof(FeedUser) +
-                      users_.capacity() * sizeof(std::unique_ptr<FeedUser>);
+  s.feed_user_bytes = rings_.MemoryBytes() + ring_of_.capacity() * sizeof(uint32_t) + ListBytes();
   s.inboxes = inboxes_;
   s.inbox_entries = inbox_entries_;
   const size_t live_sides = sides_.size() - free_sides_.size();
@@ -34,18 +33,25 @@ FeedStats Feed::Stats() const {
 }
 
 void Feed::CopyUsers(const Graph& g, size_t begin, size_t end, std::vector<UserState>* out) const {
-  end = std::min(end, users_.size());
-  for (size_t u = begin; u < end; ++u) {
-    const FeedUser* fu = users_[u].get();
-    if (fu == nullptr || (fu->posts.empty() && fu->mutes.empty() && fu->hides.empty())) continue;
+  const size_t users =
+      std::max({ring_of_.size(), muting_bits_.size() * 64, hiding_bits_.size() * 64});
+  end = std::min(end, users);
+  for (size_t i = begin; i < end; ++i) {
+    const auto u = static_cast<InternalId>(i);
+    const PostBuffer* posts = RingOf(u);
+    const IdSet* mutes = TestBit(muting_bits_, u) ? ListOf(u, /*mute=*/true) : nullptr;
+    const IdSet* hides = TestBit(hiding_bits_, u) ? ListOf(u, /*mute=*/false) : nullptr;
+    if ((posts == nullptr || posts->empty()) && mutes == nullptr && hides == nullptr) continue;
     UserState st;
-    st.user = g.ExternalOf(static_cast<InternalId>(u));
-    for (uint32_t i = 0; i < fu->posts.size(); ++i) {
-      const PostEntry& e = fu->posts[i];
+    st.user = g.ExternalOf(u);
+    for (uint32_t k = 0; posts != nullptr && k < posts->size(); ++k) {
+      const PostEntry& e = (*posts)[k];
       st.posts.push_back({e.id, st.user, e.ts(), e.kind()});
     }
-    for (InternalId m : fu->mutes) st.mutes.push_back(g.ExternalOf(m));
-    for (InternalId h : fu->hides) st.hides.push_back(g.ExternalOf(h));
+    if (mutes != nullptr)
+      for (InternalId m : *mutes) st.mutes.push_back(g.ExternalOf(m));
+    if (hides != nullptr)
+      for (InternalId h : *hides) st.hides.push_back(g.ExternalOf(h));
     out->push_back(std::move(st));
   }
 }
@@ -56,17 +62,19 @@ uint64_t Feed::Digest(const Graph& g) const {
     const uint64_t words[4] = {tag, a, b, c};
     sum += XXH3_64bits(words, sizeof words);
   };
-  for (size_t u = 0; u < users_.size(); ++u) {
-    const FeedUser* fu = users_[u].get();
-    if (fu == nullptr) continue;
+  for (size_t u = 0; u < ring_of_.size(); ++u) {
+    const PostBuffer* posts = RingOf(static_cast<InternalId>(u));
+    if (posts == nullptr) continue;
     const UserId user = g.ExternalOf(static_cast<InternalId>(u));
-    for (uint32_t i = 0; i < fu->posts.size(); ++i) {
-      const PostEntry& e = fu->posts[i];
+    for (uint32_t i = 0; i < posts->size(); ++i) {
+      const PostEntry& e = (*posts)[i];
       add(1, user, e.id, (static_cast<uint64_t>(e.ts()) << 8) | e.kind());
     }
-    for (InternalId m : fu->mutes) add(2, user, g.ExternalOf(m), 0);
-    for (InternalId h : fu->hides) add(3, user, g.ExternalOf(h), 0);
   }
+  for (const auto& [u, mutes] : mutes_)
+    for (InternalId m : mutes) add(2, g.ExternalOf(u), g.ExternalOf(m), 0);
+  for (const auto& [u, hides] : hides_)
+    for (InternalId h : hides) add(3, g.ExternalOf(u), g.ExternalOf(h), 0);
   return sum;
 }
 

@@ -2,6 +2,7 @@
 // feed relies on (docs/feed.md), for tests and `relgraph-admin verify`. O(posts + inbox
 // entries); each failure names what is wrong.
 #include <algorithm>
+#include <bit>
 #include <string>
 #include <vector>
 
@@ -21,11 +22,10 @@ Status Feed::CheckInvariants(const Graph& g) const {
   const auto name = [&](InternalId u) { return std::to_string(g.ExternalOf(u)); };
   // Rings: sorted, tagged with their author, each post held by exactly its author in the index.
   size_t ring_posts = 0;
-  for (size_t i = 0; i < users_.size(); ++i) {
-    const FeedUser* fu = users_[i].get();
-    if (fu == nullptr) continue;
+  for (size_t i = 0; i < ring_of_.size(); ++i) {
     const auto u = static_cast<InternalId>(i);
-    const PostBuffer& ring = fu->posts;
+    if (RingOf(u) == nullptr) continue;
+    const PostBuffer& ring = *RingOf(u);
     for (uint32_t k = 0; k < ring.size(); ++k) {
       const PostEntry& e = ring[k];
       if (k > 0 && !PostEntry::Less(ring[k - 1], e))
@@ -38,16 +38,29 @@ Status Feed::CheckInvariants(const Graph& g) const {
       }
     }
     ring_posts += ring.size();
-    for (const auto* set : {&fu->mutes, &fu->hides}) {
-      for (size_t k = 0; k < set->size(); ++k) {
-        if ((k > 0 && (*set)[k - 1] >= (*set)[k]) || (*set)[k] == u)
+  }
+  // Mutes and hides: non-empty sorted sets without the owner, each user's bit set exactly
+  // when it has a list.
+  size_t listed = 0;
+  for (const auto* lists : {&mutes_, &hides_}) {
+    const auto& bits = lists == &mutes_ ? muting_bits_ : hiding_bits_;
+    for (const auto& [u, set] : *lists) {
+      if (set.empty() || !TestBit(bits, u))
+        return Broken("the mute or hide bit of user " + name(u) + " disagrees with its list");
+      for (size_t k = 0; k < set.size(); ++k) {
+        if ((k > 0 && set[k - 1] >= set[k]) || set[k] == u)
           return Broken("the mute or hide list of user " + name(u) + " is not a sorted set");
       }
+      listed += set.capacity();
     }
-    if (TestBit(muting_bits_, u) != !fu->mutes.empty() ||
-        TestBit(hiding_bits_, u) != !fu->hides.empty())
-      return Broken("the mute or hide bit of user " + name(u) + " disagrees with its list");
   }
+  for (const auto* bits : {&muting_bits_, &hiding_bits_}) {
+    size_t set_bits = 0;
+    for (uint64_t word : *bits) set_bits += std::popcount(word);
+    if (set_bits != (bits == &muting_bits_ ? mutes_ : hides_).size())
+      return Broken("a mute or hide bit is set for a user with no list");
+  }
+  if (listed != list_capacity_) return Broken("the mute and hide lists' size count is wrong");
   const size_t indexed = IndexedPosts();
   if (indexed != ring_posts) {
     return Broken("the post index holds " + std::to_string(indexed) + " posts, the rings " +
