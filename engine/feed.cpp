@@ -31,8 +31,17 @@ Feed::Feed(const FeedOptions& options, Clock* clock)
 
 Feed::~Feed() = default;
 
-PostBuffer& Feed::EnsureRing(InternalId a) {
-  if (a >= ring_of_.size()) ring_of_.resize(size_t{a} + 1, kNoSlot);
+void Feed::GrowSlots(std::vector<uint32_t>& slots, InternalId u, size_t users) {
+  if (u < slots.size()) return;
+  // Sized to the graph's users, plus 1/8 for growth: a doubling vector would leave up to half
+  // of this per-user array unused.
+  const size_t want = std::max<size_t>(size_t{u} + 1, users);
+  slots.reserve(want + want / 8);
+  slots.resize(want, kNoSlot);
+}
+
+PostBuffer& Feed::EnsureRing(InternalId a, size_t users) {
+  GrowSlots(ring_of_, a, users);
   if (ring_of_[a] == kNoSlot) {
     ring_of_[a] = static_cast<uint32_t>(rings_.size());
     rings_.emplace_back();
@@ -118,7 +127,7 @@ Result<PublishOutcome> Feed::Publish(Graph& g, UserId author, PostId post, uint3
   PublishOutcome out;
   out.ts = ts ? *ts : Now();
   const InternalId a = g.InternUser(author);
-  PostBuffer& posts = EnsureRing(a);
+  PostBuffer& posts = EnsureRing(a, g.user_count());
   const PostEntry e = PostEntry::Make(post, out.ts, static_cast<uint8_t>(kind), TagOf(a));
   const uint32_t k = options_.posts_per_author;
   if (posts.size() >= k && PostEntry::Less(e, posts.oldest())) {
@@ -362,13 +371,7 @@ Feed::Inbox& Feed::NewInbox(InternalId reader, size_t users) {
     slot = static_cast<uint32_t>(inbox_pool_.size());
     inbox_pool_.emplace_back();
   }
-  if (reader >= inbox_of_.size()) {
-    // Sized to the graph's users, plus 1/8 for growth: a doubling vector would leave up to
-    // half of this per-user array unused.
-    const size_t want = std::max<size_t>(size_t{reader} + 1, users);
-    inbox_of_.reserve(want + want / 8);
-    inbox_of_.resize(want, kNoSlot);
-  }
+  GrowSlots(inbox_of_, reader, users);
   inbox_of_[reader] = slot;
   ++inboxes_;
   Inbox& in = inbox_pool_[slot];
@@ -604,7 +607,7 @@ Status Feed::ApplyPublish(Graph& g, UserId author, PostId post, TimestampMs ts, 
   if (post == 0 || kind > kMaxPostKind || ts < 0 || ts > kMaxTimestampMs)
     return Status::InvalidArgument("publish record out of range");
   const InternalId a = g.InternUser(author);
-  PostBuffer& posts = EnsureRing(a);
+  PostBuffer& posts = EnsureRing(a, g.user_count());
   const size_t before = posts.MemoryBytes();
   if (evicted != post && HolderOf(post) == kNoInternalId) {
     posts.Insert(PostEntry::Make(post, ts, static_cast<uint8_t>(kind), TagOf(a)),

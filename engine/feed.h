@@ -154,7 +154,9 @@ class Feed {
   PostBuffer* RingOf(InternalId a) {
     return const_cast<PostBuffer*>(static_cast<const Feed*>(this)->RingOf(a));
   }
-  PostBuffer& EnsureRing(InternalId a);
+  PostBuffer& EnsureRing(InternalId a, size_t users);  // users: the graph's user count
+  // Grows a per-user slot array (kNoSlot filled) to cover u.
+  static void GrowSlots(std::vector<uint32_t>& slots, InternalId u, size_t users);
   // A user's mutes (mute) or hides, sorted; nullptr when it has none.
   using IdSet = std::vector<InternalId>;
   const IdSet* ListOf(InternalId u, bool mute) const;
