@@ -230,12 +230,11 @@ Result<bool> Feed::SetMembership(Graph& g, UserId owner, UserId other, bool on, 
   } else {
     set.erase(it);
   }
-  list_capacity_ += set.capacity();
   const bool any = !set.empty();
-  if (!any) {
-    list_capacity_ -= set.capacity();
-    lists.erase(o);
-  }
+  if (any)
+    list_capacity_ += set.capacity();
+  else
+    lists.erase(o);  // an empty list has no entry: the bit alone says "none"
   SetBit(mute ? muting_bits_ : hiding_bits_, o, any);
   // The reader whose view changed: the muter, or the user hidden from.
   if (mute)

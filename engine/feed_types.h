@@ -66,9 +66,9 @@ struct FeedStats {
   uint64_t posts = 0;             // retained posts
   uint64_t post_bytes = 0;        // author rings (with their slab's free space) plus the post index
   uint64_t post_index_bytes = 0;  // the post index's share of post_bytes
-  // Per-user feed records (of authors, muters and hiders) and the array of pointers to them,
-  // by internal id: a cost per user, not per post, so not in post_bytes. Without the
-  // allocator's own overhead and the mute and hide lists' buffers.
+  // Per-user feed state: authors' ring headers (their pool's whole chunks), the user -> ring
+  // slot array, and the mute and hide maps with their lists (map nodes estimated). A cost per
+  // user, not per post, so not in post_bytes.
   uint64_t feed_user_bytes = 0;
   uint64_t inboxes = 0;  // materialized inboxes
   uint64_t inbox_entries = 0;

@@ -47,7 +47,11 @@ Result<ChildRun> RunOpenOnlyChild(const std::string& dir) {
   int out[2];
   if (::pipe(out) != 0) return Status::IOError("pipe failed");
   const pid_t pid = ::fork();
-  if (pid < 0) return Status::IOError("fork failed");
+  if (pid < 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    return Status::IOError("fork failed");
+  }
   if (pid == 0) {
     ::dup2(out[1], STDOUT_FILENO);
     ::close(out[0]);
