@@ -104,8 +104,16 @@ bool Feed::HiddenFrom(InternalId author, InternalId reader) const {
   return hides != nullptr && SortedContains(*hides, reader);
 }
 
-uint16_t Feed::TagOf(InternalId author) {
-  return static_cast<uint16_t>((author * 0x9E3779B1u) >> 16);
+std::optional<uint16_t> Feed::NextSeq(InternalId author, const PostBuffer& posts, TimestampMs ts) {
+  // Counting up from the newest post's number, a number is taken only if a post at the same
+  // millisecond holds it: the loop nearly always ends at its first step.
+  uint16_t seq = posts.SeqAfterNewest();
+  for (uint32_t tries = 0; tries <= 0xffff; ++tries, ++seq) {
+    if (posts.FindSeq(ts, seq) < posts.size()) continue;
+    if (LeavingIdOf(InboxEntry::Of(author, PostEntry::Make(0, ts, 0, seq))) != 0) continue;
+    return seq;
+  }
+  return std::nullopt;
 }
 
 // ---- posts ------------------------------------------------------------------------------------
@@ -128,12 +136,17 @@ Result<PublishOutcome> Feed::Publish(Graph& g, UserId author, PostId post, uint3
   out.ts = ts ? *ts : Now();
   const InternalId a = g.InternUser(author);
   PostBuffer& posts = EnsureRing(a, g.user_count());
-  const PostEntry e = PostEntry::Make(post, out.ts, static_cast<uint8_t>(kind), TagOf(a));
   const uint32_t k = options_.posts_per_author;
-  if (posts.size() >= k && PostEntry::Less(e, posts.oldest())) {
+  if (posts.size() >= k && PostEntry::Make(post, out.ts, 0, 0).LessThan(posts.oldest().key())) {
     out.retained = false;  // older than every one of the newest K: it would leave at once
     return out;
   }
+  const std::optional<uint16_t> seq = NextSeq(a, posts, out.ts);
+  if (!seq) {
+    return Status(Code::kLimitExceeded, "user " + std::to_string(author) +
+                                            " has 65536 posts at time " + std::to_string(out.ts));
+  }
+  const PostEntry e = PostEntry::Make(post, out.ts, static_cast<uint8_t>(kind), *seq);
   const size_t before = posts.MemoryBytes();
   posts.Insert(e, k, ring_slab_);
   IndexInsert(post, a);
@@ -145,7 +158,7 @@ Result<PublishOutcome> Feed::Publish(Graph& g, UserId author, PostId post, uint3
     out.evicted = old.id;
     if (!IsCelebrity(a)) {  // fans' inboxes may hold it: this publish's fan-out removes it
       trimmed = old;
-      retracting_[old.id] = old.key();
+      AddLeaving(a, old);
     }
   }
   ring_bytes_ += posts.MemoryBytes() - before;
@@ -178,8 +191,27 @@ PostEntry Feed::RemovePost(InternalId author, PostId post) {
 }
 
 void Feed::Retract(InternalId author, const PostEntry& e) {
-  retracting_[e.id] = e.key();
+  AddLeaving(author, e);
   EnqueueFanout(author, e, /*retract=*/true);
+}
+
+void Feed::AddLeaving(InternalId author, const PostEntry& e) {
+  retracting_[e.id] = LeavingPost{author, e};
+  leaving_by_seq_.emplace((uint64_t{author} << 16) | e.seq(), e.id);
+}
+
+void Feed::EraseLeaving(PostId post) {
+  const auto it = retracting_.find(post);
+  if (it == retracting_.end()) return;
+  auto [first, last] =
+      leaving_by_seq_.equal_range((uint64_t{it->second.author} << 16) | it->second.entry.seq());
+  for (; first != last; ++first) {
+    if (first->second == post) {
+      leaving_by_seq_.erase(first);
+      break;
+    }
+  }
+  retracting_.erase(it);
 }
 
 void Feed::EnqueueFanout(InternalId author, const PostEntry& e, bool retract,
@@ -379,24 +411,35 @@ Feed::Inbox& Feed::NewInbox(InternalId reader, size_t users) {
   return in;
 }
 
-void Feed::InboxInsert(Inbox& in, const PostEntry& e) {
+void Feed::InboxInsert(Inbox& in, InternalId author, const PostEntry& e) {
   if (in.Below(e.key())) return;  // below the exact range
   const size_t bytes = in.entries.MemoryBytes();
-  if (!in.entries.Insert(e, options_.timeline_length, inbox_slab_)) return;
+  if (!in.entries.Insert(InboxEntry::Of(author, e), e.id, options_.timeline_length, inbox_slab_,
+                         [this](const InboxEntry& x) { return IdOfEntry(x); }))
+    return;
   ++fanout_inserts_;
   ++inbox_entries_;
-  if (in.entries.size() > options_.timeline_length) {
-    const PostKey dropped = in.entries.oldest().key();
-    in.entries.PopOldest();
-    --inbox_entries_;
-    if (!in.has_watermark() || in.watermark() < dropped) in.set_watermark(dropped);
-  }
+  if (in.entries.size() > options_.timeline_length) TrimOldest(in);
   inbox_bytes_ += in.entries.MemoryBytes() - bytes;
 }
 
-void Feed::InboxErase(Inbox& in, const PostKey& k) {
-  if (in.Below(k)) return;                 // nothing is kept there
-  const uint32_t at = in.entries.Find(k);  // the key holds the id
+// The watermark becomes the dropped entry's key. Its id comes from the ring (or the posts
+// leaving); an entry of an author pending reconcile may have neither, and then every entry of
+// its millisecond goes, with the watermark at the top of that millisecond.
+void Feed::TrimOldest(Inbox& in) {
+  const InboxEntry oldest = in.entries.oldest();
+  const PostId id = IdOfEntry(oldest);
+  const PostKey dropped{oldest.ts(), id != 0 ? id : ~PostId{0}};
+  do {
+    in.entries.PopOldest();
+    --inbox_entries_;
+  } while (id == 0 && !in.entries.empty() && in.entries.oldest().ts() == dropped.ts);
+  if (!in.has_watermark() || in.watermark() < dropped) in.set_watermark(dropped);
+}
+
+void Feed::InboxErase(Inbox& in, InternalId author, const PostEntry& e) {
+  if (in.Below(e.key())) return;  // nothing is kept there
+  const uint32_t at = in.entries.Find(InboxEntry::Of(author, e));
   if (at < in.entries.size()) {
     in.entries.EraseAt(at);
     --inbox_entries_;
@@ -426,14 +469,11 @@ void Feed::AddPending(InternalId reader, InternalId author) {
 void Feed::Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId author) {
   const bool wanted = author != reader && !IsCelebrity(author) &&
                       g.FollowsInternal(reader, author) && Visible(reader, author);
-  // Entries with the author's tag whose post no ring holds go in either case: a removal's
+  // The author's entries whose post its ring no longer holds go in either case: a removal's
   // fan-out walks the author's fans, which this reader may have stopped being before it ran
-  // (and may be again now). The author's own entries go too when it is no longer wanted.
-  // Both need the rings' word, not the index's candidates, since the post may be gone.
-  const uint16_t tag = TagOf(author);
-  const size_t removed = in.entries.RemoveIf([&](const PostEntry& e) {
-    if (e.tag() != tag) return false;
-    return RetainerOf(e, wanted ? kNoInternalId : author) == kNoInternalId;
+  // (and may be again now). All of them go when the author is no longer wanted.
+  const size_t removed = in.entries.RemoveIf([&](const InboxEntry& x) {
+    return x.author == author && (!wanted || RingEntry(x) == nullptr);
   });
   inbox_entries_ -= removed;
   const PostBuffer* posts = RingOf(author);
@@ -441,7 +481,7 @@ void Feed::Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId au
   for (uint32_t i = posts->size(); i-- > 0;) {
     const PostEntry& e = (*posts)[i];
     if (in.Below(e.key())) break;  // older ones are below it too
-    InboxInsert(in, e);
+    InboxInsert(in, author, e);
   }
 }
 
@@ -518,7 +558,7 @@ size_t Feed::RunFanout(const Graph& g) {
       // A promoted author's fans lost their inboxes: nothing to push or remove. A post
       // removed since it was published is pushed all the same: the task that removes it from
       // inboxes (its retraction, or the publish that trimmed it) comes later in the queue, and
-      // until then reads skip it (retracting_). That spares an index lookup per task.
+      // until then reads skip it (its ring lookup fails). That spares a lookup per task.
       if (t.cancelled || (!t.retract && IsCelebrity(t.author))) {
         ++finished;
         continue;
@@ -540,8 +580,8 @@ size_t Feed::RunFanout(const Graph& g) {
     const auto end = std::chrono::steady_clock::now();
     for (size_t i = 0; i < finished; ++i) {
       const Task& t = tasks_.front();
-      if (t.retract) retracting_.erase(t.post.id);
-      if (t.evicted.id != 0) retracting_.erase(t.evicted.id);
+      if (t.retract) EraseLeaving(t.post.id);
+      if (t.evicted.id != 0) EraseLeaving(t.evicted.id);
       fanout_delays_.push_back(std::chrono::duration<double, std::milli>(end - t.enqueued).count());
       tasks_.pop_front();
     }
@@ -582,12 +622,12 @@ void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs
         continue;
       }
       if (t.retract) {
-        InboxErase(*in, t.post.key());
+        InboxErase(*in, t.author, t.post);
         continue;
       }
       if (!Muted(f, t.author) && (hides == nullptr || !SortedContains(*hides, f)))
-        InboxInsert(*in, t.post);
-      if (t.evicted.id != 0) InboxErase(*in, t.evicted.key());
+        InboxInsert(*in, t.author, t.post);
+      if (t.evicted.id != 0) InboxErase(*in, t.author, t.evicted);
     }
   }
 }
@@ -609,7 +649,10 @@ Status Feed::ApplyPublish(Graph& g, UserId author, PostId post, TimestampMs ts, 
   PostBuffer& posts = EnsureRing(a, g.user_count());
   const size_t before = posts.MemoryBytes();
   if (evicted != post && HolderOf(post) == kNoInternalId) {
-    posts.Insert(PostEntry::Make(post, ts, static_cast<uint8_t>(kind), TagOf(a)),
+    // At most K posts share a time, and replay leaves nothing leaving: a number is free.
+    const std::optional<uint16_t> seq = NextSeq(a, posts, ts);
+    if (!seq) return Status::Corruption("publish record: no sequence number is free");
+    posts.Insert(PostEntry::Make(post, ts, static_cast<uint8_t>(kind), *seq),
                  options_.posts_per_author, ring_slab_);
     IndexInsert(post, a);
   }

@@ -34,6 +34,7 @@
 #include "engine/clock.h"
 #include "engine/feed_types.h"
 #include "engine/graph.h"
+#include "engine/inbox_buffer.h"
 #include "engine/post_buffer.h"
 #include "engine/post_index.h"
 #include "storage/status.h"
@@ -176,7 +177,10 @@ class Feed {
   bool Visible(InternalId reader, InternalId author) const {
     return !Muted(reader, author) && !HiddenFrom(author, reader);
   }
-  static uint16_t TagOf(InternalId author);
+  // A sequence number for the author's new post at time ts that no retained or leaving post
+  // of the author at that time has (inbox entries name posts by it); nullopt when all 65,536
+  // are taken.
+  std::optional<uint16_t> NextSeq(InternalId author, const PostBuffer& posts, TimestampMs ts);
   TimestampMs Now() const { return clock_->NowMs(); }
 
   // Inboxes.
@@ -192,8 +196,9 @@ class Feed {
   Inbox& BuildInbox(const Graph& g, InternalId reader);
   Inbox& PrepareInbox(const Graph& g, InternalId reader);
   void RefreshCelebrities(const Graph& g, InternalId reader, Inbox& in);
-  void InboxInsert(Inbox& in, const PostEntry& e);
-  void InboxErase(Inbox& in, const PostKey& k);  // when present
+  void InboxInsert(Inbox& in, InternalId author, const PostEntry& e);
+  void InboxErase(Inbox& in, InternalId author, const PostEntry& e);  // when present
+  void TrimOldest(Inbox& in);  // drops the oldest entry (and ties, if its id is unknown)
   void Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId author);
   void AddPending(InternalId reader, InternalId author);
   bool FreeInbox(InternalId reader);  // false when it had none
@@ -223,27 +228,26 @@ class Feed {
     index_.ForEachCandidate(post, [&](InternalId a) { return stop = fn(a); });
     if (!stop && index_growing_) grown_index_.ForEachCandidate(post, fn);
   }
-  void PrefetchIndex(PostId post) const {
-    index_.Prefetch(post);
-    if (index_growing_) grown_index_.Prefetch(post);
-  }
   bool RingHolds(InternalId author, PostId post) const;
-  bool RingHoldsKey(InternalId author, const PostKey& k) const;
-  // The author other than `skip` whose ring holds the inbox entry's post (its tag matching),
-  // asked of the rings, so it is right for posts that have left too; kNoInternalId if none.
-  InternalId RetainerOf(const PostEntry& e, InternalId skip = kNoInternalId) const;
   bool Holds(InternalId author, PostId post) const {
     return IndexOf(author).MayHold(post, author) && RingHolds(author, post);
   }
   InternalId HolderOf(PostId post) const;  // kNoInternalId when no author retains it
-  // The author of a retained post in an inbox: the candidate whose tag matches the entry's.
-  // REQUIRES: the post is retained (inbox entries are, unless in retracting_).
-  InternalId AuthorOfEntry(const PostEntry& e) const;
+  // The ring entry of an inbox entry's post; nullptr when the post has left the ring.
+  const PostEntry* RingEntry(const InboxEntry& x) const;
+  // The id of an inbox entry's post: from the ring, else from the posts leaving; 0 if neither
+  // knows it (an entry of an author pending reconcile).
+  PostId IdOfEntry(const InboxEntry& x) const;
+  PostId LeavingIdOf(const InboxEntry& x) const;  // 0 unless its post is in retracting_
+  // Fetches, ahead of RingEntry(x), stage 0: the author's slot; 1: its record; 2: the entry.
+  void PrefetchRing(const InboxEntry& x, int stage) const;
   void IndexInsert(PostId post, InternalId author);  // grows the index when it asks
   void RebuildIndex(size_t buckets);                 // at once, from the rings
   size_t IndexedPosts() const { return index_.size() + grown_index_.size(); }
   size_t GrowIndexStep(size_t budget);  // moves about `budget` posts; returns posts moved
   void Retract(InternalId author, const PostEntry& e);
+  void AddLeaving(InternalId author, const PostEntry& e);  // into retracting_
+  void EraseLeaving(PostId post);
   void EnqueueFanout(InternalId author, const PostEntry& e, bool retract,
                      const PostEntry& evicted = PostEntry{0, 0});
   void CheckCelebrity(const Graph& g, InternalId author);
@@ -292,8 +296,14 @@ class Feed {
   size_t inboxes_ = 0;
   size_t clock_hand_ = 0;  // the budget's next pool slot to look at
   std::deque<Task> tasks_;
-  // Posts removed (deleted, trimmed) whose fan-out has not yet taken them out of inboxes.
-  std::unordered_map<PostId, PostKey> retracting_;
+  // Posts removed (deleted, trimmed) whose fan-out has not yet taken them out of inboxes,
+  // and the same by (author << 16 | seq), to find one from an inbox entry.
+  struct LeavingPost {
+    InternalId author;
+    PostEntry entry;
+  };
+  std::unordered_map<PostId, LeavingPost> retracting_;
+  std::unordered_multimap<uint64_t, PostId> leaving_by_seq_;
   std::vector<double> fanout_delays_;
   uint64_t fanout_inserts_ = 0, rebuilds_ = 0, drops_ = 0, fallbacks_ = 0;
 };

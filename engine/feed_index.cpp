@@ -79,11 +79,6 @@ bool Feed::RingHolds(InternalId author, PostId post) const {
   return posts != nullptr && posts->FindId(post) < posts->size();
 }
 
-bool Feed::RingHoldsKey(InternalId author, const PostKey& k) const {
-  const PostBuffer* posts = RingOf(author);
-  return posts != nullptr && posts->Find(k) < posts->size();
-}
-
 InternalId Feed::HolderOf(PostId post) const {
   InternalId holder = kNoInternalId;
   ForEachCandidate(post, [&](InternalId a) {
@@ -92,30 +87,6 @@ InternalId Feed::HolderOf(PostId post) const {
     return true;
   });
   return holder;
-}
-
-InternalId Feed::AuthorOfEntry(const PostEntry& e) const {
-  // The entry's 16-bit tag of its author filters the fingerprint matches: two candidates
-  // survive it about once in 2^24 lookups, and then the ring holding the key decides.
-  InternalId found = kNoInternalId;
-  bool ambiguous = false;
-  ForEachCandidate(e.id, [&](InternalId a) {
-    if (TagOf(a) != e.tag() || a == found) return false;
-    ambiguous = found != kNoInternalId;
-    found = a;
-    return ambiguous;
-  });
-  return ambiguous ? RetainerOf(e) : found;
-}
-
-InternalId Feed::RetainerOf(const PostEntry& e, InternalId skip) const {
-  InternalId found = kNoInternalId;
-  ForEachCandidate(e.id, [&](InternalId a) {
-    if (a == skip || TagOf(a) != e.tag() || !RingHoldsKey(a, e.key())) return false;
-    found = a;
-    return true;
-  });
-  return found;
 }
 
 void Feed::IndexInsert(PostId post, InternalId author) {

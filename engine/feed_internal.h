@@ -15,7 +15,7 @@ namespace relgraph {
 // memory budget evicts by CLOCK (second chance) over the pool, not by an LRU list: a read
 // only sets `referenced` in a line it has loaded anyway, instead of relinking neighbours.
 struct alignas(64) Feed::Inbox {
-  PostBuffer entries;  // posts of visible ordinary followees, oldest first, at most R
+  InboxBuffer entries;  // posts of visible ordinary followees, oldest first, at most R
   // Exact above the watermark: every such post with a greater key whose fan-out has run is
   // in `entries`. Posts at or below it may be missing (trimmed), so reads fall back to pull.
   // watermark_ts < 0: no watermark (the inbox holds every such post).

@@ -28,11 +28,11 @@ bool KindWanted(uint64_t kinds, uint8_t kind) {
 
 }  // namespace
 
-// One sorted source of a merge, consumed from index `pos - 1` downwards.
+// One author's ring as a source of a merge, consumed from index `pos - 1` downwards.
 struct Feed::Stream {
   const PostBuffer* buf;
   uint32_t pos;
-  InternalId author;  // kNoInternalId for the inbox (entries of many authors)
+  InternalId author;
 };
 
 namespace {
@@ -41,12 +41,47 @@ namespace {
 struct Head {
   PostEntry e;
   uint32_t stream;
+  InternalId author;
 };
 bool HeadBefore(const Head& a, const Head& b) {
   return PostEntry::Less(a.e, b.e);
 }
 
 }  // namespace
+
+const PostEntry* Feed::RingEntry(const InboxEntry& x) const {
+  const PostBuffer* posts = RingOf(x.author);
+  if (posts == nullptr) return nullptr;
+  const uint32_t i = posts->FindSeq(x.ts(), x.seq());
+  return i < posts->size() ? &(*posts)[i] : nullptr;
+}
+
+PostId Feed::LeavingIdOf(const InboxEntry& x) const {
+  if (leaving_by_seq_.empty()) return 0;
+  auto [first, last] = leaving_by_seq_.equal_range((uint64_t{x.author} << 16) | x.seq());
+  for (; first != last; ++first) {
+    if (retracting_.at(first->second).entry.packed == x.packed()) return first->second;
+  }
+  return 0;
+}
+
+PostId Feed::IdOfEntry(const InboxEntry& x) const {
+  const PostEntry* e = RingEntry(x);
+  return e != nullptr ? e->id : LeavingIdOf(x);
+}
+
+void Feed::PrefetchRing(const InboxEntry& x, int stage) const {
+  if (x.author >= ring_of_.size()) return;
+  if (stage == 0) {
+    __builtin_prefetch(&ring_of_[x.author]);
+  } else if (const PostBuffer* posts = RingOf(x.author); posts != nullptr) {
+    if (stage == 1) {
+      __builtin_prefetch(posts);
+    } else if (const uint32_t i = posts->SeqGuess(x.seq()); i < posts->size()) {
+      __builtin_prefetch(&(*posts)[i]);
+    }
+  }
+}
 
 void Feed::RefreshCelebrities(const Graph& g, InternalId reader, Inbox& in) {
   if (InboxSide* side = SideOf(in); side != nullptr) side->celebrities.clear();
@@ -75,11 +110,11 @@ Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
   std::vector<Head> heap;
   heap.reserve(streams.size());
   for (uint32_t s = 0; s < streams.size(); ++s) {
-    heap.push_back({(*streams[s].buf)[streams[s].pos - 1], s});
+    heap.push_back({(*streams[s].buf)[streams[s].pos - 1], s, streams[s].author});
   }
   std::make_heap(heap.begin(), heap.end(), HeadBefore);
   const uint32_t r = options_.timeline_length;
-  std::vector<PostEntry> newest_first;
+  std::vector<InboxEntry> newest_first;
   newest_first.reserve(std::min<size_t>(r, 1024));
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), HeadBefore);
@@ -89,15 +124,16 @@ Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
       in.set_watermark(h.e.key());
       break;
     }
-    newest_first.push_back(h.e);
+    newest_first.push_back(InboxEntry::Of(h.author, h.e));
     Stream& s = streams[h.stream];
     if (--s.pos > 0) {
-      heap.push_back({(*s.buf)[s.pos - 1], h.stream});
+      heap.push_back({(*s.buf)[s.pos - 1], h.stream, s.author});
       std::push_heap(heap.begin(), heap.end(), HeadBefore);
     }
   }
+  // Appended oldest first: the merge gave them in key order.
   for (auto it = newest_first.rbegin(); it != newest_first.rend(); ++it)
-    in.entries.Insert(*it, r, inbox_slab_);
+    in.entries.InsertAt(in.entries.size(), *it, r, inbox_slab_);
   inbox_entries_ += in.entries.size();
   RefreshCelebrities(g, reader, in);
   inbox_bytes_ += InboxBytes(in);
@@ -148,7 +184,6 @@ Result<FeedPage> Feed::Timeline(const Graph& g, UserId user, const FeedPageReque
 Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
                              const FeedPageRequest& request, bool allow_rebuild,
                              bool* need_rebuild) {
-  static const PostBuffer kNoPosts;
   FeedPage page;
   const uint32_t r = options_.timeline_length;
   const std::optional<PostKey>& after = request.after;
@@ -158,58 +193,80 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
     if (allow_rebuild) *need_rebuild = true;
     return page;
   }
+  const InboxBuffer& inbox = in.entries;
+  uint32_t inbox_pos =
+      after ? inbox.LowerBound(*after, [this](const InboxEntry& x) { return IdOfEntry(x); })
+            : inbox.size();
+  // Each inbox entry on the page costs a lookup in its author's ring (for the post's id), a
+  // chain of three loads: slot, record, entry. They are fetched for the likely entries link
+  // by link, each link a step of the setup below apart, so their misses overlap with each
+  // other and with that work.
+  const uint32_t ahead = std::min(request.limit + 1, inbox_pos);
+  auto prefetch_page = [&](int stage) {
+    for (uint32_t i = 0; i < ahead; ++i) PrefetchRing(inbox[inbox_pos - 1 - i], stage);
+  };
+  prefetch_page(0);
   auto start = [&](const PostBuffer& b) { return after ? b.LowerBound(*after) : b.size(); };
-  const PostBuffer* own = RingOf(reader);
-  const PostBuffer& own_posts = own != nullptr ? *own : kNoPosts;
-  Stream streams[2] = {{&in.entries, start(in.entries), kNoInternalId},
-                       {&own_posts, start(own_posts), reader}};
-  // Each inbox entry on the page costs a post-index lookup (to name its author): start the
-  // likely ones now, so their misses overlap with each other and with the celebrities' rings
-  // and the rank below, instead of queueing one after another.
-  for (uint32_t i = 0, pos = streams[0].pos; i <= request.limit && i < pos; ++i)
-    PrefetchIndex(in.entries[pos - 1 - i].id);
-  // Most readers follow a few celebrities at most: no allocation for the merge's state.
-  boost::container::small_vector<Stream, 8> pulled;
+  // Streams: the reader's own ring, then the celebrities'. Most readers follow a few
+  // celebrities at most: no allocation for the merge's state.
+  boost::container::small_vector<Stream, 8> streams;
+  if (const PostBuffer* own = RingOf(reader); own != nullptr && !own->empty())
+    streams.push_back({own, start(*own), reader});
   if (const InboxSide* side = SideOf(in); side != nullptr) {
-    pulled.reserve(side->celebrities.size());
     for (InternalId c : side->celebrities) {
       const PostBuffer* posts = RingOf(c);
-      if (posts != nullptr && !posts->empty()) pulled.push_back({posts, start(*posts), c});
+      if (posts != nullptr && !posts->empty()) streams.push_back({posts, start(*posts), c});
     }
   }
-  auto stream = [&](uint32_t s) -> Stream& { return s < 2 ? streams[s] : pulled[s - 2]; };
-  const uint32_t n_streams = 2 + static_cast<uint32_t>(pulled.size());
+  prefetch_page(1);
+  // Inbox heads carry stream number kInbox; the rings' are their index in `streams`.
+  constexpr uint32_t kInbox = ~uint32_t{0};
 
-  // Rank of the cursor: entries above it in every stream, less inbox entries being retracted
-  // (looked up from whichever side is smaller: the set, or the inbox above the cursor).
-  size_t rank = 0;
-  for (uint32_t s = 0; s < n_streams; ++s) rank += stream(s).buf->size() - stream(s).pos;
-  const uint32_t inbox_above = in.entries.size() - streams[0].pos;
-  if (retracting_.size() <= inbox_above) {
-    for (const auto& entry : retracting_) {
-      const PostKey& key = entry.second;
-      if (after && !(*after < key)) continue;
-      if (in.entries.Find(key) < in.entries.size()) --rank;  // the key holds the id
+  // Rank of the cursor: entries above it in every stream, less inbox entries whose post is
+  // leaving (looked up from whichever side is smaller: the set, or the inbox above the cursor).
+  size_t rank = inbox.size() - inbox_pos;
+  for (const Stream& s : streams) rank += s.buf->size() - s.pos;
+  const uint32_t inbox_above = inbox.size() - inbox_pos;
+  if (!retracting_.empty() && retracting_.size() <= inbox_above) {
+    for (const auto& [id, leaving] : retracting_) {
+      if (after && !(*after < leaving.entry.key())) continue;
+      if (inbox.Find(InboxEntry::Of(leaving.author, leaving.entry)) < inbox.size()) --rank;
     }
-  } else {
-    for (uint32_t i = streams[0].pos; i < in.entries.size(); ++i) {
-      const PostEntry& e = in.entries[i];
-      if ((!after || *after < e.key()) && retracting_.count(e.id) != 0) --rank;
+  } else if (!retracting_.empty()) {
+    for (uint32_t i = inbox_pos; i < inbox.size(); ++i) {
+      if (LeavingIdOf(inbox[i]) != 0) --rank;
     }
   }
   if (rank >= r) return page;
+  prefetch_page(2);
 
   boost::container::small_vector<Head, 10> heap;
-  heap.reserve(n_streams);
-  for (uint32_t s = 0; s < n_streams; ++s) {
-    if (stream(s).pos > 0) heap.push_back({(*stream(s).buf)[stream(s).pos - 1], s});
+  heap.reserve(streams.size() + 1);
+  // Puts the inbox's next entry whose post is still in its ring on the heap; the others are
+  // leaving, and the rank above already left them out.
+  bool inbox_in_heap = false;
+  auto next_inbox = [&] {
+    while (inbox_pos > 0) {
+      const InboxEntry& x = inbox[--inbox_pos];
+      if (const PostEntry* e = RingEntry(x); e != nullptr) {
+        heap.push_back({*e, kInbox, x.author});
+        std::push_heap(heap.begin(), heap.end(), HeadBefore);
+        inbox_in_heap = true;
+        return;
+      }
+    }
+  };
+  for (uint32_t s = 0; s < streams.size(); ++s) {
+    if (streams[s].pos > 0)
+      heap.push_back({(*streams[s].buf)[streams[s].pos - 1], s, streams[s].author});
   }
   std::make_heap(heap.begin(), heap.end(), HeadBefore);
+  next_inbox();
   page.entries.reserve(request.limit);
   while (rank < r) {
-    const bool inbox_exhausted = streams[0].pos == 0;
-    if (inbox_exhausted && in.has_watermark() && (heap.empty() || in.Below(heap.front().e.key()))) {
-      // Older posts of ordinary followees may exist below the watermark.
+    if (!inbox_in_heap && in.has_watermark() && (heap.empty() || in.Below(heap.front().e.key()))) {
+      // The inbox is exhausted, and older posts of ordinary followees may exist below its
+      // watermark.
       if (allow_rebuild) {
         *need_rebuild = true;
         return page;
@@ -220,18 +277,12 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
     std::pop_heap(heap.begin(), heap.end(), HeadBefore);
     const Head h = heap.back();
     heap.pop_back();
-    Stream& s = stream(h.stream);
-    if (--s.pos > 0) {
-      heap.push_back({(*s.buf)[s.pos - 1], h.stream});
+    if (h.stream == kInbox) {
+      inbox_in_heap = false;
+      next_inbox();
+    } else if (Stream& s = streams[h.stream]; --s.pos > 0) {
+      heap.push_back({(*s.buf)[s.pos - 1], h.stream, s.author});
       std::push_heap(heap.begin(), heap.end(), HeadBefore);
-    }
-    InternalId author = s.author;
-    if (h.stream == 0) {
-      // An inbox entry whose post has left (deleted or trimmed, its removal from inboxes still
-      // queued) is not part of the timeline. Every other inbox entry's post is retained.
-      if (!retracting_.empty() && retracting_.count(h.e.id) != 0) continue;
-      author = AuthorOfEntry(h.e);
-      if (author == kNoInternalId) continue;
     }
     ++rank;
     if (page.entries.size() == request.limit) {
@@ -239,9 +290,9 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
       break;
     }
     if (!KindWanted(request.kinds, h.e.kind())) continue;
-    page.entries.push_back({h.e.id, author, h.e.ts(), h.e.kind()});  // internal id for now
+    page.entries.push_back({h.e.id, h.author, h.e.ts(), h.e.kind()});  // internal id for now
   }
-  // Authors' external ids, likewise fetched together.
+  // Authors' external ids, fetched together.
   for (const FeedEntry& e : page.entries) g.PrefetchExternal(static_cast<InternalId>(e.author));
   for (FeedEntry& e : page.entries) e.author = g.ExternalOf(static_cast<InternalId>(e.author));
   return page;

@@ -20,7 +20,8 @@ Status Broken(const std::string& what) {
 
 Status Feed::CheckInvariants(const Graph& g) const {
   const auto name = [&](InternalId u) { return std::to_string(g.ExternalOf(u)); };
-  // Rings: sorted, tagged with their author, each post held by exactly its author in the index.
+  // Rings: sorted, no two posts of a time with one sequence number, each post held by exactly
+  // its author in the index.
   size_t ring_posts = 0;
   for (size_t i = 0; i < ring_of_.size(); ++i) {
     const auto u = static_cast<InternalId>(i);
@@ -30,8 +31,10 @@ Status Feed::CheckInvariants(const Graph& g) const {
       const PostEntry& e = ring[k];
       if (k > 0 && !PostEntry::Less(ring[k - 1], e))
         return Broken("posts of user " + name(u) + " are out of order at " + std::to_string(k));
-      if (e.tag() != TagOf(u))
-        return Broken("post " + std::to_string(e.id) + " of user " + name(u) + " has a wrong tag");
+      if (ring.FindSeq(e.ts(), e.seq()) != k) {
+        return Broken("post " + std::to_string(e.id) + " of user " + name(u) +
+                      " shares its time and sequence number");
+      }
       if (HolderOf(e.id) != u) {
         return Broken("the post index does not name user " + name(u) + " for its post " +
                       std::to_string(e.id));
@@ -66,10 +69,18 @@ Status Feed::CheckInvariants(const Graph& g) const {
     return Broken("the post index holds " + std::to_string(indexed) + " posts, the rings " +
                   std::to_string(ring_posts));
   }
-  for (const auto& [post, key] : retracting_) {
+  for (const auto& [post, leaving] : retracting_) {
     if (HolderOf(post) != kNoInternalId)
       return Broken("post " + std::to_string(post) + " is retained and also leaving timelines");
+    if (LeavingIdOf(InboxEntry::Of(leaving.author, leaving.entry)) != post)
+      return Broken("post " + std::to_string(post) + " is leaving but not found by its entry");
+    if (RingEntry(InboxEntry::Of(leaving.author, leaving.entry)) != nullptr) {
+      return Broken("post " + std::to_string(post) +
+                    " is leaving, and a retained post has its time and sequence number");
+    }
   }
+  if (leaving_by_seq_.size() != retracting_.size())
+    return Broken("the two maps of posts leaving timelines differ in size");
   // Inboxes: bounded, sorted, above their watermark, and every entry a retained post or one
   // still leaving (reads name an entry's author only from retained posts).
   size_t entries = 0, inboxes = 0;
@@ -82,23 +93,25 @@ Status Feed::CheckInvariants(const Graph& g) const {
     if (in.entries.size() > options_.timeline_length) return Broken(who + " is over R");
     // Entries of authors queued for reconcile may be stale until the reader's next read
     // reconciles them (before it merges): a removal's fan-out skipped a reader who had
-    // stopped following. They are recognised, as reconcile finds them, by their tag.
-    std::vector<uint16_t> pending_tags;
-    if (in.side != kNoSlot) {
-      for (InternalId a : sides_[in.side].pending) pending_tags.push_back(TagOf(a));
-    }
+    // stopped following. Their ids may be unknown, so order is checked between known ids.
+    const std::vector<InternalId> no_pending;
+    const std::vector<InternalId>& pending =
+        in.side != kNoSlot ? sides_[in.side].pending : no_pending;
+    PostKey previous{-1, 0};
     for (uint32_t k = 0; k < in.entries.size(); ++k) {
-      const PostEntry& e = in.entries[k];
-      if (k > 0 && !PostEntry::Less(in.entries[k - 1], e))
-        return Broken(who + " is out of order at " + std::to_string(k));
-      if (in.Below(e.key())) return Broken(who + " holds an entry at or below its watermark");
-      if (retracting_.count(e.id) != 0 ||
-          std::find(pending_tags.begin(), pending_tags.end(), e.tag()) != pending_tags.end())
-        continue;
-      if (RetainerOf(e) == kNoInternalId) {
-        return Broken(who + " holds post " + std::to_string(e.id) +
-                      ", which is neither retained nor leaving");
+      const InboxEntry& x = in.entries[k];
+      const PostId id = IdOfEntry(x);
+      if (id == 0 && std::find(pending.begin(), pending.end(), x.author) == pending.end()) {
+        return Broken(who + " holds an entry of user " + name(x.author) + " at time " +
+                      std::to_string(x.ts()) + " whose post is neither retained nor leaving");
       }
+      const PostKey key{x.ts(), id};
+      if (key.ts < previous.ts ||
+          (id != 0 && previous.post != 0 && key.ts == previous.ts && !(previous < key)))
+        return Broken(who + " is out of order at " + std::to_string(k));
+      if (key.ts != previous.ts || id != 0) previous = key;
+      if (in.has_watermark() && (key.ts < in.watermark_ts || (id != 0 && in.Below(key))))
+        return Broken(who + " holds an entry at or below its watermark");
     }
     entries += in.entries.size();
   }

@@ -317,8 +317,8 @@ std::vector<PostId> TimelineIds(Db& db, UserId u) {
 }
 
 // Reader 1 unfollows 2, so the delete's retraction does not visit its inbox; following again
-// before the next read must not bring the deleted post back (reconcile drops tag-matching
-// entries that no ring holds, also when the author is wanted).
+// before the next read must not bring the deleted post back (reconcile drops the author's
+// entries that its ring no longer holds, also when the author is wanted).
 TEST_CASE("feed: unfollow, delete, follow again: the deleted post stays gone") {
   auto db = OpenManual(300, 300);
   REQUIRE(db.ok());
@@ -332,8 +332,8 @@ TEST_CASE("feed: unfollow, delete, follow again: the deleted post stays gone") {
   (*db)->DrainFanout();
   REQUIRE((*db)->FollowAt(1, 2, 2).ok());
   CHECK(TimelineIds(**db, 1) == std::vector<PostId>{10});
-  // Reads skip entries the index cannot name, so only the count shows an entry left behind
-  // (which would shift the rank of every cursor below it).
+  // Reads skip entries whose post the ring no longer holds, so only the count shows an entry
+  // left behind (which would shift the rank of every cursor below it).
   CHECK((*db)->feed_stats().inbox_entries == 1);
   CHECK((*db)->CheckInvariants().ok());
 }
@@ -407,6 +407,33 @@ TEST_CASE("feed: after recovery the post index is at its usual load and answers 
     (*db)->DrainFanout();  // until then the id is still leaving timelines
     CHECK((*db)->Publish(2, 5, 0, 5).ok());
   }
+}
+
+// Inbox entries name a post by (author, time, sequence number), and the author's counter wraps
+// after 65,536 posts. A number that a post of the same millisecond still holds, retained or
+// leaving timelines, is skipped: else one entry would name two posts.
+TEST_CASE("feed: sequence numbers wrap, and no two posts of one time share one") {
+  auto db = OpenManual(3, 300);
+  REQUIRE(db.ok());
+  REQUIRE((*db)->FollowAt(1, 2, 1).ok());
+  REQUIRE((*db)->Timeline(1, FeedPageRequest{}).ok());  // reader 1 has an inbox
+  constexpr TimestampMs kTs = 500;
+  constexpr PostId kTop = ~PostId{0} - 1;
+  REQUIRE((*db)->Publish(2, kTop, 0, kTs).ok());      // number 0; the newest key, never trimmed
+  REQUIRE((*db)->Publish(2, kTop - 1, 0, kTs).ok());  // number 1; deleted below
+  // Numbers 2..65535, each post newer than the one before it at the same time.
+  for (PostId p = 1; p <= 65'534; ++p) {
+    REQUIRE((*db)->Publish(2, p, 0, kTs).ok());
+    if (p % 4096 == 0) (*db)->DrainFanout();
+  }
+  (*db)->DrainFanout();
+  REQUIRE((*db)->DeletePost(2, kTop - 1).ok());  // leaving timelines: its fan-out is queued
+  // The counter is back at 0 (held by kTop) and 1 (leaving): this post must get neither.
+  REQUIRE((*db)->Publish(2, 70'000, 0, kTs).ok());
+  CHECK((*db)->CheckInvariants().ok());
+  (*db)->DrainFanout();
+  CHECK(TimelineIds(**db, 1) == std::vector<PostId>{kTop, 70'000, 65'534});
+  CHECK((*db)->CheckInvariants().ok());
 }
 
 }  // namespace
