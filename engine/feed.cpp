@@ -469,12 +469,13 @@ void Feed::AddPending(InternalId reader, InternalId author) {
 void Feed::Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId author) {
   const bool wanted = author != reader && !IsCelebrity(author) &&
                       g.FollowsInternal(reader, author) && Visible(reader, author);
-  // The author's entries whose post its ring no longer holds go in either case: a removal's
-  // fan-out walks the author's fans, which this reader may have stopped being before it ran
-  // (and may be again now). All of them go when the author is no longer wanted.
-  const size_t removed = in.entries.RemoveIf([&](const InboxEntry& x) {
-    return x.author == author && (!wanted || RingEntry(x) == nullptr);
-  });
+  // The author's entries all go, and the wanted ones come back from the ring, in place. An
+  // entry may be stale: a removal's fan-out walks the author's fans, which this reader may
+  // have stopped being before it ran (and may be again now). Its (time, number) may even
+  // have passed to a newer post of that millisecond since, with the entry sorted by the old
+  // id; re-inserting sorts it by the right one.
+  const size_t removed =
+      in.entries.RemoveIf([&](const InboxEntry& x) { return x.author == author; });
   inbox_entries_ -= removed;
   const PostBuffer* posts = RingOf(author);
   if (!wanted || posts == nullptr) return;

@@ -239,7 +239,7 @@ class Feed {
   // knows it (an entry of an author pending reconcile).
   PostId IdOfEntry(const InboxEntry& x) const;
   PostId LeavingIdOf(const InboxEntry& x) const;  // 0 unless its post is in retracting_
-  // Fetches, ahead of RingEntry(x), stage 0: the author's slot; 1: its record; 2: the entry.
+  // Fetches, ahead of RingEntry(x), stage 0: the author's slot; 1: its record.
   void PrefetchRing(const InboxEntry& x, int stage) const;
   void IndexInsert(PostId post, InternalId author);  // grows the index when it asks
   void RebuildIndex(size_t buckets);                 // at once, from the rings
