@@ -283,7 +283,7 @@ class Feed {
   // Small post buffers: authors' rings and inboxes each from their own slabs, so each side's
   // memory (free blocks included) is accounted to it.
   SlabAllocator ring_slab_{sizeof(PostEntry)};
-  SlabAllocator inbox_slab_{sizeof(PostEntry)};
+  SlabAllocator inbox_slab_{sizeof(InboxEntry)};
   size_t ring_bytes_ = 0;
   // Inboxes live in a pool of 64-byte headers, found by reader through inbox_of_.
   ChunkedArray<Inbox> inbox_pool_;
