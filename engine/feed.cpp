@@ -44,7 +44,7 @@ PostBuffer& Feed::EnsureRing(InternalId a, size_t users) {
   GrowSlots(ring_of_, a, users);
   if (ring_of_[a] == kNoSlot) {
     ring_of_[a] = static_cast<uint32_t>(rings_.size());
-    rings_.emplace_back();
+    rings_.emplace_back().owner = a;
   }
   return rings_[ring_of_[a]];
 }
@@ -110,7 +110,8 @@ std::optional<uint16_t> Feed::NextSeq(InternalId author, const PostBuffer& posts
   uint16_t seq = posts.SeqAfterNewest();
   for (uint32_t tries = 0; tries <= 0xffff; ++tries, ++seq) {
     if (posts.FindSeq(ts, seq) < posts.size()) continue;
-    if (LeavingIdOf(InboxEntry::Of(author, PostEntry::Make(0, ts, 0, seq))) != 0) continue;
+    if (LeavingIdOf(InboxEntry::Of(RingSlot(author), PostEntry::Make(0, ts, 0, seq))) != 0)
+      continue;
     return seq;
   }
   return std::nullopt;
@@ -196,15 +197,16 @@ void Feed::Retract(InternalId author, const PostEntry& e) {
 }
 
 void Feed::AddLeaving(InternalId author, const PostEntry& e) {
-  retracting_[e.id] = LeavingPost{author, e};
-  leaving_by_seq_.emplace((uint64_t{author} << 16) | e.seq(), e.id);
+  const uint32_t ring = RingSlot(author);
+  retracting_[e.id] = LeavingPost{ring, e};
+  leaving_by_seq_.emplace((uint64_t{ring} << 16) | e.seq(), e.id);
 }
 
 void Feed::EraseLeaving(PostId post) {
   const auto it = retracting_.find(post);
   if (it == retracting_.end()) return;
   auto [first, last] =
-      leaving_by_seq_.equal_range((uint64_t{it->second.author} << 16) | it->second.entry.seq());
+      leaving_by_seq_.equal_range((uint64_t{it->second.ring} << 16) | it->second.entry.seq());
   for (; first != last; ++first) {
     if (first->second == post) {
       leaving_by_seq_.erase(first);
@@ -411,10 +413,10 @@ Feed::Inbox& Feed::NewInbox(InternalId reader, size_t users) {
   return in;
 }
 
-void Feed::InboxInsert(Inbox& in, InternalId author, const PostEntry& e) {
+void Feed::InboxInsert(Inbox& in, uint32_t ring, const PostEntry& e) {
   if (in.Below(e.key())) return;  // below the exact range
   const size_t bytes = in.entries.MemoryBytes();
-  if (!in.entries.Insert(InboxEntry::Of(author, e), e.id, options_.timeline_length, inbox_slab_,
+  if (!in.entries.Insert(InboxEntry::Of(ring, e), e.id, options_.timeline_length, inbox_slab_,
                          [this](const InboxEntry& x) { return IdOfEntry(x); }))
     return;
   ++fanout_inserts_;
@@ -437,9 +439,9 @@ void Feed::TrimOldest(Inbox& in) {
   if (!in.has_watermark() || in.watermark() < dropped) in.set_watermark(dropped);
 }
 
-void Feed::InboxErase(Inbox& in, InternalId author, const PostEntry& e) {
+void Feed::InboxErase(Inbox& in, uint32_t ring, const PostEntry& e) {
   if (in.Below(e.key())) return;  // nothing is kept there
-  const uint32_t at = in.entries.Find(InboxEntry::Of(author, e));
+  const uint32_t at = in.entries.Find(InboxEntry::Of(ring, e));
   if (at < in.entries.size()) {
     in.entries.EraseAt(at);
     --inbox_entries_;
@@ -474,15 +476,15 @@ void Feed::Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId au
   // have stopped being before it ran (and may be again now). Its (time, number) may even
   // have passed to a newer post of that millisecond since, with the entry sorted by the old
   // id; re-inserting sorts it by the right one.
-  const size_t removed =
-      in.entries.RemoveIf([&](const InboxEntry& x) { return x.author == author; });
-  inbox_entries_ -= removed;
-  const PostBuffer* posts = RingOf(author);
-  if (!wanted || posts == nullptr) return;
-  for (uint32_t i = posts->size(); i-- > 0;) {
-    const PostEntry& e = (*posts)[i];
+  const uint32_t ring = RingSlot(author);
+  if (ring == kNoSlot) return;  // it never posted: no entry names it
+  inbox_entries_ -= in.entries.RemoveIf([&](const InboxEntry& x) { return x.ring == ring; });
+  if (!wanted) return;
+  const PostBuffer& posts = RingAt(ring);
+  for (uint32_t i = posts.size(); i-- > 0;) {
+    const PostEntry& e = posts[i];
     if (in.Below(e.key())) break;  // older ones are below it too
-    InboxInsert(in, author, e);
+    InboxInsert(in, ring, e);
   }
 }
 
@@ -604,6 +606,7 @@ void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs
     const Task& t = *runs[r].task;
     const IdSet* hides =
         TestBit(hiding_bits_, t.author) ? ListOf(t.author, /*mute=*/false) : nullptr;
+    const uint32_t ring = RingSlot(t.author);  // an author with a task has a ring
     for (uint32_t i = runs[r].begin; i < runs[r].end; ++i) {
       if (i + kSlotAhead < n && fans[i + kSlotAhead].peer < inbox_of_.size())
         __builtin_prefetch(&inbox_of_[fans[i + kSlotAhead].peer]);
@@ -623,12 +626,12 @@ void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs
         continue;
       }
       if (t.retract) {
-        InboxErase(*in, t.author, t.post);
+        InboxErase(*in, ring, t.post);
         continue;
       }
       if (!Muted(f, t.author) && (hides == nullptr || !SortedContains(*hides, f)))
-        InboxInsert(*in, t.author, t.post);
-      if (t.evicted.id != 0) InboxErase(*in, t.author, t.evicted);
+        InboxInsert(*in, ring, t.post);
+      if (t.evicted.id != 0) InboxErase(*in, ring, t.evicted);
     }
   }
 }

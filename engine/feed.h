@@ -147,6 +147,16 @@ class Feed {
   };
   struct Stream;
 
+  // An author's ring of retained posts, with its owner: inbox entries name a post by the ring
+  // slot, and a read needs the author too. The owner fills the buffer's tail padding, so a
+  // ring header stays 24 bytes.
+  struct Ring : PostBuffer {
+    InternalId owner = kNoInternalId;
+  };
+  static_assert(sizeof(Ring) == 24 || sizeof(void*) != 8);
+  // The ring slot of an author (kNoSlot when it never had a ring), and a ring by slot.
+  uint32_t RingSlot(InternalId a) const { return a < ring_of_.size() ? ring_of_[a] : kNoSlot; }
+  const Ring& RingAt(uint32_t slot) const { return rings_[slot]; }
   // An author's ring of retained posts, or nullptr when it never had one.
   const PostBuffer* RingOf(InternalId a) const {
     const uint32_t slot = a < ring_of_.size() ? ring_of_[a] : kNoSlot;
@@ -196,8 +206,9 @@ class Feed {
   Inbox& BuildInbox(const Graph& g, InternalId reader);
   Inbox& PrepareInbox(const Graph& g, InternalId reader);
   void RefreshCelebrities(const Graph& g, InternalId reader, Inbox& in);
-  void InboxInsert(Inbox& in, InternalId author, const PostEntry& e);
-  void InboxErase(Inbox& in, InternalId author, const PostEntry& e);  // when present
+  // `ring`: the slot of the post's author's ring.
+  void InboxInsert(Inbox& in, uint32_t ring, const PostEntry& e);
+  void InboxErase(Inbox& in, uint32_t ring, const PostEntry& e);  // when present
   void TrimOldest(Inbox& in);  // drops the oldest entry (and ties, if its id is unknown)
   void Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId author);
   void AddPending(InternalId reader, InternalId author);
@@ -239,8 +250,9 @@ class Feed {
   // knows it (an entry of an author pending reconcile).
   PostId IdOfEntry(const InboxEntry& x) const;
   PostId LeavingIdOf(const InboxEntry& x) const;  // 0 unless its post is in retracting_
-  // Fetches, ahead of RingEntry(x), stage 0: the author's slot; 1: its record.
-  void PrefetchRing(const InboxEntry& x, int stage) const;
+  // Fetches, ahead of RingEntry(x), stage 0: the ring's header; 1: the entry where the
+  // number predicts it, and the author's external id.
+  void PrefetchRing(const Graph& g, const InboxEntry& x, int stage) const;
   void IndexInsert(PostId post, InternalId author);  // grows the index when it asks
   void RebuildIndex(size_t buckets);                 // at once, from the rings
   size_t IndexedPosts() const { return index_.size() + grown_index_.size(); }
@@ -265,7 +277,7 @@ class Feed {
   // Authors' rings: 24-byte headers in a pool, found through a 4-byte slot per user, so a
   // user who never posts costs 4 bytes (docs/feed.md). A slot is kept for the user's life.
   std::vector<uint32_t> ring_of_;  // by internal id: slot in rings_, or kNoSlot
-  ChunkedArray<PostBuffer> rings_;
+  ChunkedArray<Ring> rings_;
   // Mutes and hides in maps of their own: few users have any, and the bit arrays below keep
   // the common case from looking here.
   std::unordered_map<InternalId, IdSet> mutes_, hides_;
@@ -297,9 +309,9 @@ class Feed {
   size_t clock_hand_ = 0;  // the budget's next pool slot to look at
   std::deque<Task> tasks_;
   // Posts removed (deleted, trimmed) whose fan-out has not yet taken them out of inboxes,
-  // and the same by (author << 16 | seq), to find one from an inbox entry.
+  // and the same by (ring slot << 16 | seq), to find one from an inbox entry.
   struct LeavingPost {
-    InternalId author;
+    uint32_t ring;  // the author's ring slot
     PostEntry entry;
   };
   std::unordered_map<PostId, LeavingPost> retracting_;

@@ -50,15 +50,14 @@ bool HeadBefore(const Head& a, const Head& b) {
 }  // namespace
 
 const PostEntry* Feed::RingEntry(const InboxEntry& x) const {
-  const PostBuffer* posts = RingOf(x.author);
-  if (posts == nullptr) return nullptr;
-  const uint32_t i = posts->FindSeq(x.ts(), x.seq());
-  return i < posts->size() ? &(*posts)[i] : nullptr;
+  const PostBuffer& posts = RingAt(x.ring);
+  const uint32_t i = posts.FindSeq(x.ts(), x.seq());
+  return i < posts.size() ? &posts[i] : nullptr;
 }
 
 PostId Feed::LeavingIdOf(const InboxEntry& x) const {
   if (leaving_by_seq_.empty()) return 0;
-  auto [first, last] = leaving_by_seq_.equal_range((uint64_t{x.author} << 16) | x.seq());
+  auto [first, last] = leaving_by_seq_.equal_range((uint64_t{x.ring} << 16) | x.seq());
   for (; first != last; ++first) {
     if (retracting_.at(first->second).entry.packed == x.packed()) return first->second;
   }
@@ -70,17 +69,14 @@ PostId Feed::IdOfEntry(const InboxEntry& x) const {
   return e != nullptr ? e->id : LeavingIdOf(x);
 }
 
-void Feed::PrefetchRing(const InboxEntry& x, int stage) const {
-  if (x.author >= ring_of_.size()) return;
+void Feed::PrefetchRing(const Graph& g, const InboxEntry& x, int stage) const {
+  const Ring& ring = RingAt(x.ring);
   if (stage == 0) {
-    __builtin_prefetch(&ring_of_[x.author]);
-  } else if (const PostBuffer* posts = RingOf(x.author); posts != nullptr) {
-    if (stage == 1) {
-      __builtin_prefetch(posts);
-    } else if (const uint32_t i = posts->SeqGuess(x.seq()); i < posts->size()) {
-      __builtin_prefetch(&(*posts)[i]);
-    }
+    __builtin_prefetch(&ring);
+    return;
   }
+  g.PrefetchExternal(ring.owner);
+  if (const uint32_t i = ring.SeqGuess(x.seq()); i < ring.size()) __builtin_prefetch(&ring[i]);
 }
 
 void Feed::RefreshCelebrities(const Graph& g, InternalId reader, Inbox& in) {
@@ -124,7 +120,7 @@ Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
       in.set_watermark(h.e.key());
       break;
     }
-    newest_first.push_back(InboxEntry::Of(h.author, h.e));
+    newest_first.push_back(InboxEntry::Of(RingSlot(h.author), h.e));
     Stream& s = streams[h.stream];
     if (--s.pos > 0) {
       heap.push_back({(*s.buf)[s.pos - 1], h.stream, s.author});
@@ -203,7 +199,7 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
   // that work. (Fetching the entries too made warm readers slower: 3 extra steps an entry.)
   const uint32_t ahead = std::min(request.limit + 1, inbox_pos);
   auto prefetch_page = [&](int stage) {
-    for (uint32_t i = 0; i < ahead; ++i) PrefetchRing(inbox[inbox_pos - 1 - i], stage);
+    for (uint32_t i = 0; i < ahead; ++i) PrefetchRing(g, inbox[inbox_pos - 1 - i], stage);
   };
   prefetch_page(0);
   auto start = [&](const PostBuffer& b) { return after ? b.LowerBound(*after) : b.size(); };
@@ -230,7 +226,7 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
   if (!retracting_.empty() && retracting_.size() <= inbox_above) {
     for (const auto& [id, leaving] : retracting_) {
       if (after && !(*after < leaving.entry.key())) continue;
-      if (inbox.Find(InboxEntry::Of(leaving.author, leaving.entry)) < inbox.size()) --rank;
+      if (inbox.Find(InboxEntry::Of(leaving.ring, leaving.entry)) < inbox.size()) --rank;
     }
   } else if (!retracting_.empty()) {
     for (uint32_t i = inbox_pos; i < inbox.size(); ++i) {
@@ -248,7 +244,7 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
     while (inbox_pos > 0) {
       const InboxEntry& x = inbox[--inbox_pos];
       if (const PostEntry* e = RingEntry(x); e != nullptr) {
-        heap.push_back({*e, kInbox, x.author});
+        heap.push_back({*e, kInbox, RingAt(x.ring).owner});
         std::push_heap(heap.begin(), heap.end(), HeadBefore);
         inbox_in_heap = true;
         return;

@@ -23,9 +23,13 @@ Status Feed::CheckInvariants(const Graph& g) const {
   // Rings: sorted, no two posts of a time with one sequence number, each post held by exactly
   // its author in the index.
   size_t ring_posts = 0;
+  size_t rings = 0;
   for (size_t i = 0; i < ring_of_.size(); ++i) {
     const auto u = static_cast<InternalId>(i);
     if (RingOf(u) == nullptr) continue;
+    ++rings;
+    if (RingAt(ring_of_[u]).owner != u)
+      return Broken("the ring of user " + name(u) + " names another owner");
     const PostBuffer& ring = *RingOf(u);
     for (uint32_t k = 0; k < ring.size(); ++k) {
       const PostEntry& e = ring[k];
@@ -42,6 +46,7 @@ Status Feed::CheckInvariants(const Graph& g) const {
     }
     ring_posts += ring.size();
   }
+  if (rings != rings_.size()) return Broken("a ring slot belongs to no user");
   // Mutes and hides: non-empty sorted sets without the owner, each user's bit set exactly
   // when it has a list.
   size_t listed = 0;
@@ -72,9 +77,9 @@ Status Feed::CheckInvariants(const Graph& g) const {
   for (const auto& [post, leaving] : retracting_) {
     if (HolderOf(post) != kNoInternalId)
       return Broken("post " + std::to_string(post) + " is retained and also leaving timelines");
-    if (LeavingIdOf(InboxEntry::Of(leaving.author, leaving.entry)) != post)
+    if (LeavingIdOf(InboxEntry::Of(leaving.ring, leaving.entry)) != post)
       return Broken("post " + std::to_string(post) + " is leaving but not found by its entry");
-    if (RingEntry(InboxEntry::Of(leaving.author, leaving.entry)) != nullptr) {
+    if (RingEntry(InboxEntry::Of(leaving.ring, leaving.entry)) != nullptr) {
       return Broken("post " + std::to_string(post) +
                     " is leaving, and a retained post has its time and sequence number");
     }
@@ -100,9 +105,11 @@ Status Feed::CheckInvariants(const Graph& g) const {
     PostKey previous{-1, 0};
     for (uint32_t k = 0; k < in.entries.size(); ++k) {
       const InboxEntry& x = in.entries[k];
+      if (x.ring >= rings_.size()) return Broken(who + " holds an entry of no ring");
+      const InternalId author = RingAt(x.ring).owner;
       const PostId id = IdOfEntry(x);
-      if (id == 0 && std::find(pending.begin(), pending.end(), x.author) == pending.end()) {
-        return Broken(who + " holds an entry of user " + name(x.author) + " at time " +
+      if (id == 0 && std::find(pending.begin(), pending.end(), author) == pending.end()) {
+        return Broken(who + " holds an entry of user " + name(author) + " at time " +
                       std::to_string(x.ts()) + " whose post is neither retained nor leaving");
       }
       const PostKey key{x.ts(), id};

@@ -2,10 +2,11 @@
 // (ts, post id) of the posts it names.
 //
 // Why this design: an inbox entry names a post without its 8-byte id. It is 12 bytes: the
-// author's internal id and the ring entry's packed word (time, kind and the sequence number
-// that is unique among the author's posts at that time, post_buffer.h). A read gets the id
-// from the author's ring by (ts, seq), a lookup it needs anyway to name the author's post,
-// and which fails exactly when the post has left the ring. Order by key needs the id only
+// slot of the author's ring and the ring entry's packed word (time, kind and the sequence
+// number that is unique among the author's posts at that time, post_buffer.h). A read gets
+// the id from the ring by (ts, seq), and the author from the ring's header: two dependent
+// loads, as many as the post index took to name the author. The lookup fails exactly when
+// the post has left the ring. Order by key needs the id only
 // between entries of equal time, so the searches below ask the caller for ids (`id_of`) only
 // there: rarely, since one reader's followees seldom post in the same millisecond.
 //
@@ -20,20 +21,20 @@
 namespace relgraph {
 
 struct InboxEntry {
-  uint32_t author;  // internal id
-  uint32_t low;     // the ring entry's packed word, in two halves: 12 bytes, 4-byte aligned
+  uint32_t ring;  // the slot of the author's ring, which Feed keeps for the author's life
+  uint32_t low;   // the ring entry's packed word, in two halves: 12 bytes, 4-byte aligned
   uint32_t high;
 
-  static InboxEntry Of(uint32_t author, const PostEntry& e) {
-    return {author, static_cast<uint32_t>(e.packed), static_cast<uint32_t>(e.packed >> 32)};
+  static InboxEntry Of(uint32_t ring, const PostEntry& e) {
+    return {ring, static_cast<uint32_t>(e.packed), static_cast<uint32_t>(e.packed >> 32)};
   }
   uint64_t packed() const { return (uint64_t{high} << 32) | low; }
   TimestampMs ts() const { return static_cast<TimestampMs>(packed() >> 22); }
   uint8_t kind() const { return static_cast<uint8_t>((low >> 16) & 63); }
   uint16_t seq() const { return static_cast<uint16_t>(low); }
-  // The same post: author, time and sequence number identify it (Feed keeps them unique).
+  // The same post: ring, time and sequence number identify it (Feed keeps them unique).
   bool SamePost(const InboxEntry& o) const {
-    return author == o.author && low == o.low && high == o.high;
+    return ring == o.ring && low == o.low && high == o.high;
   }
 };
 static_assert(sizeof(InboxEntry) == 12);

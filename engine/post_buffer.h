@@ -46,7 +46,9 @@ class PostBuffer : public EntryRun<PostEntry> {
   uint32_t FindId(PostId id) const;
   // The number after the newest entry's (0 when empty): where Feed starts looking for a new
   // post's sequence number, so that posts appended in order carry consecutive numbers.
-  uint16_t SeqAfterNewest() const { return empty() ? 0 : static_cast<uint16_t>(newest().seq() + 1); }
+  uint16_t SeqAfterNewest() const {
+    return empty() ? 0 : static_cast<uint16_t>(newest().seq() + 1);
+  }
   // Index of the entry with this time and sequence number, or size(). When posts were
   // appended in order since this one, with none removed, the entry sits `newest.seq - seq`
   // below the newest, and one probe finds it (a removal since shifts it by one or two).

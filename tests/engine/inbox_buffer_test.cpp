@@ -23,7 +23,7 @@ struct Post {
 TEST_CASE("inbox buffer: an entry keeps the ring entry's word and its author") {
   const PostEntry e = PostEntry::Make(42, kMaxTimestampMs, 63, 0xbeef);
   const InboxEntry x = InboxEntry::Of(0xfffffffe, e);
-  CHECK(x.author == 0xfffffffe);
+  CHECK(x.ring == 0xfffffffe);
   CHECK(x.packed() == e.packed);
   CHECK(x.ts() == kMaxTimestampMs);
   CHECK(x.kind() == 63);
@@ -43,7 +43,7 @@ TEST_CASE("inbox buffer: random ops match a sorted set of keys") {
     std::map<std::tuple<uint32_t, uint64_t>, PostId> known;
     uint32_t next_seq = 0;
     auto id_of = [&](const InboxEntry& x) {
-      const auto it = known.find({x.author, x.packed()});
+      const auto it = known.find({x.ring, x.packed()});
       return it == known.end() ? PostId{0} : it->second;
     };
     for (int op = 0; op < 20000; ++op) {
@@ -58,7 +58,7 @@ TEST_CASE("inbox buffer: random ops match a sorted set of keys") {
         const InboxEntry x = present != want.end()
                                  ? present->second
                                  : InboxEntry::Of(author, PostEntry::Make(id, ts, 1, next_seq++));
-        if (present == want.end()) known[{x.author, x.packed()}] = id;
+        if (present == want.end()) known[{x.ring, x.packed()}] = id;
         CHECK(b.Insert(x, id, bound, slab, id_of) == (present == want.end()));
         want.emplace(key, x);
       } else if (what < 8 && !want.empty()) {
