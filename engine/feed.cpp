@@ -218,8 +218,8 @@ void Feed::EraseLeaving(PostId post) {
 
 void Feed::EnqueueFanout(InternalId author, const PostEntry& e, bool retract,
                          const PostEntry& evicted) {
-  tasks_.push_back(
-      Task{author, e, retract, evicted, std::nullopt, std::chrono::steady_clock::now()});
+  tasks_.push_back(Task{author, RingSlot(author), e, retract, evicted, std::nullopt,
+                        std::chrono::steady_clock::now()});
 }
 
 void Feed::ForgetPosts(InternalId author) {
@@ -606,7 +606,7 @@ void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs
     const Task& t = *runs[r].task;
     const IdSet* hides =
         TestBit(hiding_bits_, t.author) ? ListOf(t.author, /*mute=*/false) : nullptr;
-    const uint32_t ring = RingSlot(t.author);  // an author with a task has a ring
+    const uint32_t ring = t.ring;
     for (uint32_t i = runs[r].begin; i < runs[r].end; ++i) {
       if (i + kSlotAhead < n && fans[i + kSlotAhead].peer < inbox_of_.size())
         __builtin_prefetch(&inbox_of_[fans[i + kSlotAhead].peer]);

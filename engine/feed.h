@@ -136,6 +136,7 @@ class Feed {
   struct InboxSide;
   struct Task {
     InternalId author;
+    uint32_t ring;  // the author's ring slot, saved here so the fan-out need not load it
     PostEntry post;
     bool retract;
     // A publish that trimmed the author's oldest post also removes that post from the fans'

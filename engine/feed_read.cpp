@@ -206,14 +206,19 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
   // Streams: the reader's own ring, then the celebrities'. Most readers follow a few
   // celebrities at most: no allocation for the merge's state.
   boost::container::small_vector<Stream, 8> streams;
-  if (const PostBuffer* own = RingOf(reader); own != nullptr && !own->empty())
-    streams.push_back({own, start(*own), reader});
-  if (const InboxSide* side = SideOf(in); side != nullptr) {
-    for (InternalId c : side->celebrities) {
-      const PostBuffer* posts = RingOf(c);
-      if (posts != nullptr && !posts->empty()) streams.push_back({posts, start(*posts), c});
-    }
+  const InboxSide* side = SideOf(in);
+  // Sized once and filled by index: push_back's out-of-line growth path cost 1.5% of a
+  // heavy reader's time.
+  streams.resize(1 + (side != nullptr ? side->celebrities.size() : 0));
+  uint32_t n_streams = 0;
+  auto add_stream = [&](const PostBuffer* posts, InternalId author) {
+    if (posts != nullptr && !posts->empty()) streams[n_streams++] = {posts, start(*posts), author};
+  };
+  add_stream(RingOf(reader), reader);
+  if (side != nullptr) {
+    for (InternalId c : side->celebrities) add_stream(RingOf(c), c);
   }
+  streams.resize(n_streams);
   prefetch_page(1);
   // Inbox heads carry stream number kInbox; the rings' are their index in `streams`.
   constexpr uint32_t kInbox = ~uint32_t{0};
@@ -240,7 +245,7 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
   // Puts the inbox's next entry whose post is still in its ring on the heap; the others are
   // leaving, and the rank above already left them out.
   bool inbox_in_heap = false;
-  auto next_inbox = [&] {
+  auto next_inbox = [&]() __attribute__((always_inline)) {
     while (inbox_pos > 0) {
       const InboxEntry& x = inbox[--inbox_pos];
       if (const PostEntry* e = RingEntry(x); e != nullptr) {
