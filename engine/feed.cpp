@@ -425,17 +425,16 @@ void Feed::InboxInsert(Inbox& in, uint32_t ring, const PostEntry& e) {
   inbox_bytes_ += in.entries.MemoryBytes() - bytes;
 }
 
-// The watermark becomes the dropped entry's key. Its id comes from the ring (or the posts
-// leaving); an entry of an author pending reconcile may have neither, and then every entry of
-// its millisecond goes, with the watermark at the top of that millisecond.
+// The oldest entry goes with every other entry of its millisecond, and the watermark rises to
+// the top of that millisecond. The dropped entry's exact key would need its id, a ring lookup
+// (two cache misses) for every insert into a full inbox; the few more entries this drops are
+// rare, and a read that needs them falls back to pull.
 void Feed::TrimOldest(Inbox& in) {
-  const InboxEntry oldest = in.entries.oldest();
-  const PostId id = IdOfEntry(oldest);
-  const PostKey dropped{oldest.ts(), id != 0 ? id : ~PostId{0}};
+  const PostKey dropped{in.entries.oldest().ts(), ~PostId{0}};
   do {
     in.entries.PopOldest();
     --inbox_entries_;
-  } while (id == 0 && !in.entries.empty() && in.entries.oldest().ts() == dropped.ts);
+  } while (!in.entries.empty() && in.entries.oldest().ts() == dropped.ts);
   if (!in.has_watermark() || in.watermark() < dropped) in.set_watermark(dropped);
 }
 
@@ -616,7 +615,7 @@ void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs
       }
       if (i + kEntriesAhead < n) {
         const uint32_t slot = SlotOf(fans[i + kEntriesAhead].peer);
-        if (slot != kNoSlot) inbox_pool_[slot].entries.Prefetch();
+        if (slot != kNoSlot) inbox_pool_[slot].entries.PrefetchNewest();
       }
       const InternalId f = fans[i].peer;
       Inbox* in = InboxOf(f);

@@ -210,7 +210,7 @@ class Feed {
   // `ring`: the slot of the post's author's ring.
   void InboxInsert(Inbox& in, uint32_t ring, const PostEntry& e);
   void InboxErase(Inbox& in, uint32_t ring, const PostEntry& e);  // when present
-  void TrimOldest(Inbox& in);  // drops the oldest entry (and ties, if its id is unknown)
+  void TrimOldest(Inbox& in);  // drops the oldest entry and the others of its millisecond
   void Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId author);
   void AddPending(InternalId reader, InternalId author);
   bool FreeInbox(InternalId reader);  // false when it had none
