@@ -193,10 +193,10 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
   uint32_t inbox_pos =
       after ? inbox.LowerBound(*after, [this](const InboxEntry& x) { return IdOfEntry(x); })
             : inbox.size();
-  // Each inbox entry on the page costs a lookup in its author's ring (for the post's id), a
-  // chain of three loads: slot, record, entry. The first two links are fetched for the likely
-  // entries now and after the setup below, so their misses overlap with each other and with
-  // that work. (Fetching the entries too made warm readers slower: 3 extra steps an entry.)
+  // Each inbox entry on the page costs a lookup in its author's ring (for the post's id and
+  // author), a chain of two loads: the ring header, then the entry (with the author's
+  // external id). The two links are fetched for the likely entries now and after the setup
+  // below, so their misses overlap with each other and with that work.
   const uint32_t ahead = std::min(request.limit + 1, inbox_pos);
   auto prefetch_page = [&](int stage) {
     for (uint32_t i = 0; i < ahead; ++i) PrefetchRing(g, inbox[inbox_pos - 1 - i], stage);
@@ -245,6 +245,7 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
   // Puts the inbox's next entry whose post is still in its ring on the heap; the others are
   // leaving, and the rank above already left them out.
   bool inbox_in_heap = false;
+  // Inlined: it runs once per entry on the page, and GCC left it out of line.
   auto next_inbox = [&]() __attribute__((always_inline)) {
     while (inbox_pos > 0) {
       const InboxEntry& x = inbox[--inbox_pos];
