@@ -436,5 +436,26 @@ TEST_CASE("feed: sequence numbers wrap, and no two posts of one time share one")
   CHECK((*db)->CheckInvariants().ok());
 }
 
+// Numbers are unique within an author's millisecond among its retained posts and those still
+// leaving timelines, so one author holds at most 65,536 of one time; the next is refused with
+// limit_exceeded, and nothing of it is kept. K is at most 50,000; here K = 1, and the trimmed
+// posts whose removal has not run yet make up the rest.
+TEST_CASE("feed: an author holds at most 65,536 posts of one millisecond") {
+  auto db = OpenManual(1, 300);
+  REQUIRE(db.ok());
+  REQUIRE((*db)->FollowAt(1, 2, 1).ok());  // a fan, so trimmed posts leave through fan-out
+  constexpr TimestampMs kTs = 500;
+  for (PostId p = 1; p <= 65'536; ++p) REQUIRE((*db)->Publish(2, p, 0, kTs).ok());
+  const auto refused = (*db)->Publish(2, 65'537, 0, kTs);
+  CHECK(refused.status().code() == Code::kLimitExceeded);
+  CHECK((*db)->UserPosts(2, FeedPageRequest{}).value().entries.front().post == 65'536);
+  CHECK((*db)->Publish(2, 65'537, 0, kTs + 1).ok());  // another millisecond has room
+  CHECK((*db)->Publish(3, 65'538, 0, kTs).ok());      // and so has another author
+  CHECK((*db)->CheckInvariants().ok());
+  (*db)->DrainFanout();  // the trimmed posts have left: their numbers are free again
+  CHECK((*db)->Publish(2, 65'539, 0, kTs).ok());
+  CHECK((*db)->CheckInvariants().ok());
+}
+
 }  // namespace
 }  // namespace relgraph
