@@ -1,5 +1,7 @@
 // Feed writes, graph hooks, inbox maintenance and the background fan-out.
 #include <algorithm>
+#include <bit>
+#include <limits>
 #include <string>
 
 #include "engine/feed_internal.h"
@@ -27,7 +29,19 @@ Status ValidateFeedOptions(const FeedOptions& o) {
 }
 
 Feed::Feed(const FeedOptions& options, Clock* clock)
-    : options_(options), clock_(clock != nullptr ? clock : SystemClock::Default()) {}
+    : options_(options),
+      clock_(clock != nullptr ? clock : SystemClock::Default()),
+      tick_base_(clock_->NowMs()),
+      tick_shift_(std::bit_width(static_cast<uint64_t>(
+                      std::max<TimestampMs>(1, options.active_reader_ms / 1024))) -
+                  1),
+      active_ticks_(static_cast<uint32_t>(options.active_reader_ms >> tick_shift_)) {}
+
+uint32_t Feed::ActivityTick(TimestampMs now) const {
+  if (now <= tick_base_) return 0;
+  return static_cast<uint32_t>(std::min<TimestampMs>((now - tick_base_) >> tick_shift_,
+                                                     std::numeric_limits<uint32_t>::max()));
+}
 
 Feed::~Feed() = default;
 
@@ -85,9 +99,9 @@ void Feed::SetCelebrity(InternalId u, bool on) {
 void Feed::BumpCelebrityEpoch() {
   ++celebrity_epoch_;
   if (EpochTag() == 0) {
-    // Inboxes keep the epoch's low 32 bits, which just wrapped: mark every list stale.
-    for (size_t slot = 0; slot < inbox_pool_.size(); ++slot)
-      inbox_pool_[slot].celebrities_epoch = 0;
+    // Inboxes keep the epoch's low 31 bits, which just wrapped: mark every list stale.
+    for (size_t slot = 0; slot < inbox_cold_.size(); ++slot)
+      inbox_cold_[slot].celebrities_epoch = 0;
     ++celebrity_epoch_;
   }
 }
@@ -357,45 +371,46 @@ void Feed::RecomputeCelebrities(const Graph& g) {
 
 // ---- inbox maintenance ------------------------------------------------------------------------
 
-size_t Feed::InboxBytes(const Inbox& in) const {
-  const InboxSide* side = in.side == kNoSlot ? nullptr : &sides_[in.side];
-  return sizeof(Inbox) + in.entries.MemoryBytes() + (side != nullptr ? side->MemoryBytes() : 0);
+size_t Feed::InboxBytes(const Inbox& in, const InboxCold& c) const {
+  const InboxSide* side = c.side == kNoSlot ? nullptr : &sides_[c.side];
+  return sizeof(Inbox) + sizeof(InboxCold) + in.entries().MemoryBytes() +
+         (side != nullptr ? side->MemoryBytes() : 0);
 }
 
-Feed::InboxSide* Feed::SideOf(const Inbox& in) {
-  return in.side == kNoSlot ? nullptr : &sides_[in.side];
+Feed::InboxSide* Feed::SideOf(const InboxCold& c) {
+  return c.side == kNoSlot ? nullptr : &sides_[c.side];
 }
 
-Feed::InboxSide& Feed::EnsureSide(Inbox& in) {
-  if (in.side == kNoSlot) {
+Feed::InboxSide& Feed::EnsureSide(InboxCold& c) {
+  if (c.side == kNoSlot) {
     if (!free_sides_.empty()) {
-      in.side = free_sides_.back();
+      c.side = free_sides_.back();
       free_sides_.pop_back();
     } else {
-      in.side = static_cast<uint32_t>(sides_.size());
+      c.side = static_cast<uint32_t>(sides_.size());
       // Grow by a quarter, not double: unused capacity here is counted as inbox memory.
       if (sides_.size() == sides_.capacity())
         sides_.reserve(sides_.size() + sides_.size() / 4 + 16);
       sides_.emplace_back();
     }
   }
-  return sides_[in.side];
+  return sides_[c.side];
 }
 
-void Feed::FreeSide(Inbox& in) {
-  if (in.side == kNoSlot) return;
-  sides_[in.side] = InboxSide{};  // frees the vectors' buffers
-  free_sides_.push_back(in.side);
-  in.side = kNoSlot;
+void Feed::FreeSide(InboxCold& c) {
+  if (c.side == kNoSlot) return;
+  sides_[c.side] = InboxSide{};  // frees the vectors' buffers
+  free_sides_.push_back(c.side);
+  c.side = kNoSlot;
 }
 
-void Feed::ReleaseSideIfEmpty(Inbox& in) {
-  const InboxSide* side = SideOf(in);
-  if (side != nullptr && side->celebrities.empty() && side->pending.empty()) FreeSide(in);
+void Feed::ReleaseSideIfEmpty(InboxCold& c) {
+  const InboxSide* side = SideOf(c);
+  if (side != nullptr && side->celebrities.empty() && side->pending.empty()) FreeSide(c);
 }
 
 Feed::Inbox& Feed::NewInbox(InternalId reader, size_t users) {
-  static_assert(sizeof(Inbox) == 64, "an inbox header is one cache line");
+  static_assert(sizeof(Inbox) == 40 && sizeof(InboxCold) == 12);
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -403,26 +418,27 @@ Feed::Inbox& Feed::NewInbox(InternalId reader, size_t users) {
   } else {
     slot = static_cast<uint32_t>(inbox_pool_.size());
     inbox_pool_.emplace_back();
+    inbox_cold_.emplace_back();
   }
   GrowSlots(inbox_of_, reader, users);
   inbox_of_[reader] = slot;
   ++inboxes_;
-  Inbox& in = inbox_pool_[slot];
-  in.reader = reader;
-  in.referenced = 1;
-  return in;
+  InboxCold& c = inbox_cold_[slot];
+  c.reader = reader;
+  c.referenced = 1;
+  return inbox_pool_[slot];
 }
 
 void Feed::InboxInsert(Inbox& in, uint32_t ring, const PostEntry& e) {
   if (in.Below(e.key())) return;  // below the exact range
-  const size_t bytes = in.entries.MemoryBytes();
-  if (!in.entries.Insert(InboxEntry::Of(ring, e), e.id, options_.timeline_length, inbox_slab_,
-                         [this](const InboxEntry& x) { return IdOfEntry(x); }))
+  const size_t bytes = in.entries().MemoryBytes();
+  if (!in.entries().Insert(InboxEntry::Of(ring, e), e.id, options_.timeline_length, inbox_slab_,
+                           [this](const InboxEntry& x) { return IdOfEntry(x); }))
     return;
   ++fanout_inserts_;
   ++inbox_entries_;
-  if (in.entries.size() > options_.timeline_length) TrimOldest(in);
-  inbox_bytes_ += in.entries.MemoryBytes() - bytes;
+  if (in.entries().size() > options_.timeline_length) TrimOldest(in);
+  inbox_bytes_ += in.entries().MemoryBytes() - bytes;
 }
 
 // The oldest entry goes with every other entry of its millisecond, and the watermark rises to
@@ -430,19 +446,19 @@ void Feed::InboxInsert(Inbox& in, uint32_t ring, const PostEntry& e) {
 // (two cache misses) for every insert into a full inbox; the few more entries this drops are
 // rare, and a read that needs them falls back to pull.
 void Feed::TrimOldest(Inbox& in) {
-  const PostKey dropped{in.entries.oldest().ts(), ~PostId{0}};
+  const PostKey dropped{in.entries().oldest().ts(), ~PostId{0}};
   do {
-    in.entries.PopOldest();
+    in.entries().PopOldest();
     --inbox_entries_;
-  } while (!in.entries.empty() && in.entries.oldest().ts() == dropped.ts);
+  } while (!in.entries().empty() && in.entries().oldest().ts() == dropped.ts);
   if (!in.has_watermark() || in.watermark() < dropped) in.set_watermark(dropped);
 }
 
 void Feed::InboxErase(Inbox& in, uint32_t ring, const PostEntry& e) {
   if (in.Below(e.key())) return;  // nothing is kept there
-  const uint32_t at = in.entries.Find(InboxEntry::Of(ring, e));
-  if (at < in.entries.size()) {
-    in.entries.EraseAt(at);
+  const uint32_t at = in.entries().Find(InboxEntry::Of(ring, e));
+  if (at < in.entries().size()) {
+    in.entries().EraseAt(at);
     --inbox_entries_;
   }
 }
@@ -450,8 +466,9 @@ void Feed::InboxErase(Inbox& in, uint32_t ring, const PostEntry& e) {
 void Feed::AddPending(InternalId reader, InternalId author) {
   Inbox* in = InboxOf(reader);
   if (in == nullptr) return;
-  in->celebrities_epoch = 0;
-  if (const InboxSide* side = SideOf(*in); side != nullptr) {
+  InboxCold& c = ColdOf(reader);
+  c.celebrities_epoch = 0;
+  if (const InboxSide* side = SideOf(c); side != nullptr) {
     if (std::find(side->pending.begin(), side->pending.end(), author) != side->pending.end())
       return;
     if (side->pending.size() >= kMaxPendingPerInbox) {
@@ -459,9 +476,9 @@ void Feed::AddPending(InternalId reader, InternalId author) {
       return;
     }
   }
-  const size_t bytes = InboxBytes(*in);
-  EnsureSide(*in).pending.push_back(author);
-  inbox_bytes_ += InboxBytes(*in) - bytes;
+  const size_t bytes = InboxBytes(*in, c);
+  EnsureSide(c).pending.push_back(author);
+  inbox_bytes_ += InboxBytes(*in, c) - bytes;
 }
 
 // Makes the inbox agree with the reader's current view of `author`: back-fill its retained
@@ -477,7 +494,7 @@ void Feed::Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId au
   // id; re-inserting sorts it by the right one.
   const uint32_t ring = RingSlot(author);
   if (ring == kNoSlot) return;  // it never posted: no entry names it
-  inbox_entries_ -= in.entries.RemoveIf([&](const InboxEntry& x) { return x.ring == ring; });
+  inbox_entries_ -= in.entries().RemoveIf([&](const InboxEntry& x) { return x.ring == ring; });
   if (!wanted) return;
   const PostBuffer& posts = RingAt(ring);
   for (uint32_t i = posts.size(); i-- > 0;) {
@@ -491,12 +508,14 @@ bool Feed::FreeInbox(InternalId reader) {
   const uint32_t slot = SlotOf(reader);
   if (slot == kNoSlot) return false;
   Inbox& in = inbox_pool_[slot];
-  inbox_bytes_ -= InboxBytes(in);
-  inbox_entries_ -= in.entries.size();
+  InboxCold& c = inbox_cold_[slot];
+  inbox_bytes_ -= InboxBytes(in, c);
+  inbox_entries_ -= in.entries().size();
   --inboxes_;
-  FreeSide(in);
-  in.entries.Clear(inbox_slab_);
+  FreeSide(c);
+  in.entries().Clear(inbox_slab_);
   in.Reset();
+  c = InboxCold{};
   free_slots_.push_back(slot);
   inbox_of_[reader] = kNoSlot;
   return true;
@@ -524,14 +543,14 @@ void Feed::DropFanInboxes(const Graph& g, InternalId author) {
 void Feed::EnforceBudget(InternalId keep) {
   if (inbox_bytes_ <= options_.inbox_memory_budget) return;
   const size_t target = options_.inbox_memory_budget / 10 * 9;
-  for (size_t steps = 2 * inbox_pool_.size(); steps > 0 && inbox_bytes_ > target; --steps) {
-    if (clock_hand_ >= inbox_pool_.size()) clock_hand_ = 0;
-    Inbox& in = inbox_pool_[clock_hand_++];
-    if (in.reader == kNoInternalId || in.reader == keep) continue;
-    if (in.referenced != 0) {
-      in.referenced = 0;
+  for (size_t steps = 2 * inbox_cold_.size(); steps > 0 && inbox_bytes_ > target; --steps) {
+    if (clock_hand_ >= inbox_cold_.size()) clock_hand_ = 0;
+    InboxCold& c = inbox_cold_[clock_hand_++];
+    if (c.reader == kNoInternalId || c.reader == keep) continue;
+    if (c.referenced != 0) {
+      c.referenced = 0;
     } else {
-      DropInbox(in.reader);
+      DropInbox(c.reader);
     }
   }
 }
@@ -548,7 +567,7 @@ size_t Feed::RunFanout(const Graph& g) {
   FanRun runs[kBatch];
   size_t visited = 0;
   size_t budget = options_.fanout_batch;
-  const TimestampMs now = Now();
+  const uint32_t now_tick = ActivityTick(Now());
   while (budget > 0 && !tasks_.empty()) {
     uint32_t gathered = 0, n_runs = 0;
     size_t finished = 0;  // tasks at the front of the queue whose fans are all gathered
@@ -576,7 +595,7 @@ size_t Feed::RunFanout(const Graph& g) {
         break;  // the batch is full; this task goes on in the next one
       }
     }
-    PushToFans(fans, runs, n_runs, now);
+    PushToFans(fans, runs, n_runs, now_tick);
     visited += gathered;
     budget -= std::min<size_t>(budget, gathered);
     const auto end = std::chrono::steady_clock::now();
@@ -597,7 +616,8 @@ size_t Feed::RunFanout(const Graph& g) {
 // Each fan costs a chain of dependent loads: its slot in inbox_of_, the inbox header, the
 // entries' newest end. Prefetching each link a different distance ahead overlaps the chains
 // of several fans, so the loop waits for about one miss per fan instead of three.
-void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs, TimestampMs now) {
+void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs,
+                      uint32_t now_tick) {
   constexpr uint32_t kSlotAhead = 32, kHeaderAhead = 20, kEntriesAhead = 10;
   if (n_runs == 0) return;
   const uint32_t n = runs[n_runs - 1].end;
@@ -611,16 +631,20 @@ void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs
         __builtin_prefetch(&inbox_of_[fans[i + kSlotAhead].peer]);
       if (i + kHeaderAhead < n) {
         const uint32_t slot = SlotOf(fans[i + kHeaderAhead].peer);
-        if (slot != kNoSlot) __builtin_prefetch(&inbox_pool_[slot]);
+        if (slot != kNoSlot) {  // a 40-byte header may span two lines
+          const char* header = reinterpret_cast<const char*>(&inbox_pool_[slot]);
+          __builtin_prefetch(header);
+          __builtin_prefetch(header + sizeof(Inbox) - 1);
+        }
       }
       if (i + kEntriesAhead < n) {
         const uint32_t slot = SlotOf(fans[i + kEntriesAhead].peer);
-        if (slot != kNoSlot) inbox_pool_[slot].entries.PrefetchNewest();
+        if (slot != kNoSlot) inbox_pool_[slot].entries().PrefetchNewest();
       }
       const InternalId f = fans[i].peer;
       Inbox* in = InboxOf(f);
       if (in == nullptr) continue;
-      if (now - in->last_read > options_.active_reader_ms) {
+      if (Inactive(*in, now_tick)) {
         DropInbox(f);  // inactive: rebuilt by pull if it ever reads again
         continue;
       }

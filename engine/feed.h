@@ -133,6 +133,7 @@ class Feed {
  private:
   static constexpr uint32_t kNoSlot = ~uint32_t{0};
   struct Inbox;
+  struct InboxCold;
   struct InboxSide;
   struct Task {
     InternalId author;
@@ -180,7 +181,7 @@ class Feed {
   bool IsCelebrity(InternalId u) const { return TestBit(celebrity_bits_, u); }
   void SetCelebrity(InternalId u, bool on);
   void BumpCelebrityEpoch();
-  uint32_t EpochTag() const { return static_cast<uint32_t>(celebrity_epoch_); }
+  uint32_t EpochTag() const { return static_cast<uint32_t>(celebrity_epoch_ & 0x7fff'ffff); }
   // True when `reader` mutes `author`; a bit per user keeps the common no-mutes case to one
   // load from a small array.
   bool Muted(InternalId reader, InternalId author) const;
@@ -199,14 +200,16 @@ class Feed {
     return reader < inbox_of_.size() ? inbox_of_[reader] : kNoSlot;
   }
   Inbox* InboxOf(InternalId reader);  // nullptr when the reader has no inbox
-  InboxSide* SideOf(const Inbox& in);
-  InboxSide& EnsureSide(Inbox& in);
-  void FreeSide(Inbox& in);  // gives the side slot back, if any
-  void ReleaseSideIfEmpty(Inbox& in);
+  // The cold part of the reader's inbox. REQUIRES: the reader has an inbox.
+  InboxCold& ColdOf(InternalId reader);
+  InboxSide* SideOf(const InboxCold& c);
+  InboxSide& EnsureSide(InboxCold& c);
+  void FreeSide(InboxCold& c);  // gives the side slot back, if any
+  void ReleaseSideIfEmpty(InboxCold& c);
   Inbox& NewInbox(InternalId reader, size_t users);  // users: the graph's user count
   Inbox& BuildInbox(const Graph& g, InternalId reader);
   Inbox& PrepareInbox(const Graph& g, InternalId reader);
-  void RefreshCelebrities(const Graph& g, InternalId reader, Inbox& in);
+  void RefreshCelebrities(const Graph& g, InternalId reader, InboxCold& c);
   // `ring`: the slot of the post's author's ring.
   void InboxInsert(Inbox& in, uint32_t ring, const PostEntry& e);
   void InboxErase(Inbox& in, uint32_t ring, const PostEntry& e);  // when present
@@ -217,14 +220,22 @@ class Feed {
   void DropInbox(InternalId reader);  // FreeInbox, counted as a drop
   void DropFanInboxes(const Graph& g, InternalId author);
   void EnforceBudget(InternalId keep);
-  size_t InboxBytes(const Inbox& in) const;
+  size_t InboxBytes(const Inbox& in, const InboxCold& c) const;
+  // Reads are timed in ticks since the feed was made, so that the time of a reader's last
+  // read fits the 4 bytes its header has for it. A tick is the largest power of two of
+  // milliseconds up to active_reader_ms / 1024 (at least 1 ms), so "idle for more than
+  // active_reader_ms" is decided to within 1/1024 of it, by a shift. Saturates (a clock
+  // before the start gives 0; past 2^32 ticks, 71,000 years at the default D and 49 days
+  // when D is under 2 s, inboxes no longer age).
+  uint32_t ActivityTick(TimestampMs now) const;
+  bool Inactive(const Inbox& in, uint32_t now_tick) const;
 
   struct FanRun {  // fans[begin, end) of a batch belong to *task
     const Task* task;
     uint32_t begin, end;
   };
   // Pushes (or retracts) each run's post to its fans, in order.
-  void PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs, TimestampMs now);
+  void PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs, uint32_t now_tick);
 
   // Posts. The index names candidate authors; an author's ring confirms (post_index.h,
   // feed_index.cpp). While the index grows, authors below index_moved_ are in grown_index_.
@@ -298,8 +309,12 @@ class Feed {
   SlabAllocator ring_slab_{sizeof(PostEntry)};
   SlabAllocator inbox_slab_{sizeof(InboxEntry)};
   size_t ring_bytes_ = 0;
-  // Inboxes live in a pool of 64-byte headers, found by reader through inbox_of_.
+  // Inboxes live in two parallel pools (feed_internal.h), found by reader through inbox_of_.
   ChunkedArray<Inbox> inbox_pool_;
+  ChunkedArray<InboxCold> inbox_cold_;
+  const TimestampMs tick_base_;  // Now() when the feed was made
+  const int tick_shift_;         // an activity tick is 2^tick_shift_ milliseconds
+  const uint32_t active_ticks_;  // active_reader_ms in ticks
   std::vector<uint32_t> free_slots_;
   std::vector<uint32_t> inbox_of_;  // by reader internal id: pool slot, or kNoSlot
   std::vector<InboxSide> sides_;

@@ -79,14 +79,14 @@ void Feed::PrefetchRing(const Graph& g, const InboxEntry& x, int stage) const {
   if (const uint32_t i = ring.SeqGuess(x.seq()); i < ring.size()) __builtin_prefetch(&ring[i]);
 }
 
-void Feed::RefreshCelebrities(const Graph& g, InternalId reader, Inbox& in) {
-  if (InboxSide* side = SideOf(in); side != nullptr) side->celebrities.clear();
+void Feed::RefreshCelebrities(const Graph& g, InternalId reader, InboxCold& c) {
+  if (InboxSide* side = SideOf(c); side != nullptr) side->celebrities.clear();
   const FollowingList& following = g.FollowingOf(reader);
   for (size_t i = 0; i < following.size(); ++i) {
     const InternalId f = following.PeerAt(i);
-    if (IsCelebrity(f) && Visible(reader, f)) EnsureSide(in).celebrities.push_back(f);
+    if (IsCelebrity(f) && Visible(reader, f)) EnsureSide(c).celebrities.push_back(f);
   }
-  in.celebrities_epoch = EpochTag();
+  c.celebrities_epoch = EpochTag();
 }
 
 // Builds the reader's inbox by pull: the newest R posts of its visible ordinary followees;
@@ -129,34 +129,40 @@ Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
   }
   // Appended oldest first: the merge gave them in key order.
   for (auto it = newest_first.rbegin(); it != newest_first.rend(); ++it)
-    in.entries.InsertAt(in.entries.size(), *it, r, inbox_slab_);
-  inbox_entries_ += in.entries.size();
-  RefreshCelebrities(g, reader, in);
-  inbox_bytes_ += InboxBytes(in);
-  in.last_read = Now();
+    in.entries().InsertAt(in.entries().size(), *it, r, inbox_slab_);
+  inbox_entries_ += in.entries().size();
+  InboxCold& c = ColdOf(reader);
+  RefreshCelebrities(g, reader, c);
+  inbox_bytes_ += InboxBytes(in, c);
+  in.last_read = ActivityTick(Now());
   return in;
 }
 
 Feed::Inbox& Feed::PrepareInbox(const Graph& g, InternalId reader) {
   Inbox* in = InboxOf(reader);
+  if (in != nullptr) {  // the header is read after the cold part: fetch both at once
+    __builtin_prefetch(in);
+    __builtin_prefetch(reinterpret_cast<const char*>(in) + sizeof(Inbox) - 1);
+  }
   if (in == nullptr) {
     in = &BuildInbox(g, reader);
   } else {
-    InboxSide* side = SideOf(*in);
+    InboxCold& c = ColdOf(reader);
+    InboxSide* side = SideOf(c);
     const bool pending = side != nullptr && !side->pending.empty();
-    if (pending || in->celebrities_epoch != EpochTag()) {
-      const size_t bytes = InboxBytes(*in);
+    if (pending || c.celebrities_epoch != EpochTag()) {
+      const size_t bytes = InboxBytes(*in, c);
       if (pending) {
         std::vector<InternalId> authors;
         authors.swap(side->pending);
         for (InternalId author : authors) Reconcile(g, reader, *in, author);
       }
-      if (in->celebrities_epoch != EpochTag()) RefreshCelebrities(g, reader, *in);
-      ReleaseSideIfEmpty(*in);
-      inbox_bytes_ += InboxBytes(*in) - bytes;
+      if (c.celebrities_epoch != EpochTag()) RefreshCelebrities(g, reader, c);
+      ReleaseSideIfEmpty(c);
+      inbox_bytes_ += InboxBytes(*in, c) - bytes;
     }
-    in->referenced = 1;
-    in->last_read = Now();
+    c.referenced = 1;
+    in->last_read = ActivityTick(Now());
   }
   EnforceBudget(reader);
   return *in;
@@ -189,7 +195,7 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
     if (allow_rebuild) *need_rebuild = true;
     return page;
   }
-  const InboxBuffer& inbox = in.entries;
+  const InboxBuffer& inbox = in.entries();
   uint32_t inbox_pos =
       after ? inbox.LowerBound(*after, [this](const InboxEntry& x) { return IdOfEntry(x); })
             : inbox.size();
@@ -206,7 +212,7 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
   // Streams: the reader's own ring, then the celebrities'. Most readers follow a few
   // celebrities at most: no allocation for the merge's state.
   boost::container::small_vector<Stream, 8> streams;
-  const InboxSide* side = SideOf(in);
+  const InboxSide* side = SideOf(ColdOf(reader));
   // Sized once and filled by index: push_back's out-of-line growth path cost 1.5% of a
   // heavy reader's time.
   streams.resize(1 + (side != nullptr ? side->celebrities.size() : 0));

@@ -20,7 +20,8 @@ FeedStats Feed::Stats() const {
   const size_t live_sides = sides_.size() - free_sides_.size();
   s.inbox_bytes =
       inbox_bytes_ + (inbox_slab_.MemoryBytes() - inbox_slab_.LiveBytes()) +
-      (inbox_pool_.MemoryBytes() - inboxes_ * sizeof(Inbox)) +
+      (inbox_pool_.MemoryBytes() + inbox_cold_.MemoryBytes() -
+       inboxes_ * (sizeof(Inbox) + sizeof(InboxCold))) +
       (sides_.capacity() - live_sides) * sizeof(InboxSide) +
       (inbox_of_.capacity() + free_slots_.capacity() + free_sides_.capacity()) * sizeof(uint32_t);
   s.celebrities = celebrities_;

@@ -89,22 +89,29 @@ Status Feed::CheckInvariants(const Graph& g) const {
   // Inboxes: bounded, sorted, above their watermark, and every entry a retained post or one
   // still leaving (reads name an entry's author only from retained posts).
   size_t entries = 0, inboxes = 0;
+  if (inbox_cold_.size() != inbox_pool_.size())
+    return Broken("the two pools of inbox parts differ in size");
   for (size_t slot = 0; slot < inbox_pool_.size(); ++slot) {
     const Inbox& in = inbox_pool_[slot];
-    if (in.reader == kNoInternalId) continue;
+    const InboxCold& c = inbox_cold_[slot];
+    if (c.reader == kNoInternalId) {
+      if (in.entries().size() != 0 || in.has_watermark() || c.side != kNoSlot)
+        return Broken("free inbox slot " + std::to_string(slot) + " holds state");
+      continue;
+    }
     ++inboxes;
-    const std::string who = "the inbox of user " + name(in.reader);
-    if (SlotOf(in.reader) != slot) return Broken(who + " is not the one its slot names");
-    if (in.entries.size() > options_.timeline_length) return Broken(who + " is over R");
+    const std::string who = "the inbox of user " + name(c.reader);
+    if (SlotOf(c.reader) != slot) return Broken(who + " is not the one its slot names");
+    if (in.entries().size() > options_.timeline_length) return Broken(who + " is over R");
     // Entries of authors queued for reconcile may be stale until the reader's next read
     // reconciles them (before it merges): a removal's fan-out skipped a reader who had
     // stopped following. Their ids may be unknown, so order is checked between known ids.
     const std::vector<InternalId> no_pending;
     const std::vector<InternalId>& pending =
-        in.side != kNoSlot ? sides_[in.side].pending : no_pending;
+        c.side != kNoSlot ? sides_[c.side].pending : no_pending;
     PostKey previous{-1, 0};
-    for (uint32_t k = 0; k < in.entries.size(); ++k) {
-      const InboxEntry& x = in.entries[k];
+    for (uint32_t k = 0; k < in.entries().size(); ++k) {
+      const InboxEntry& x = in.entries()[k];
       if (x.ring >= rings_.size()) return Broken(who + " holds an entry of no ring");
       const InternalId author = RingAt(x.ring).owner;
       const PostId id = IdOfEntry(x);
@@ -120,7 +127,7 @@ Status Feed::CheckInvariants(const Graph& g) const {
       if (in.has_watermark() && (key.ts < in.watermark_ts || (id != 0 && in.Below(key))))
         return Broken(who + " holds an entry at or below its watermark");
     }
-    entries += in.entries.size();
+    entries += in.entries().size();
   }
   if (entries != inbox_entries_ || inboxes != inboxes_) {
     return Broken("inbox counters (" + std::to_string(inboxes_) + " inboxes, " +

@@ -457,5 +457,42 @@ TEST_CASE("feed: an author holds at most 65,536 posts of one millisecond") {
   CHECK((*db)->CheckInvariants().ok());
 }
 
+// The fan-out drops the inbox of a reader idle for more than D (active_reader_ms), and keeps
+// one idle for less. An inbox header keeps its last read in ticks of at most D / 1024, so
+// "more than D" is decided to within one tick (here 512 ms); the checks stay 2 s from D.
+TEST_CASE("feed: the fan-out drops an inbox idle for more than active_reader_ms") {
+  ManualClock clock;
+  DbOptions o;
+  o.graph.rate_limit.enabled = false;
+  o.graph.clock = &clock;
+  o.durability = DurabilityMode::kNone;
+  o.background_fanout = false;
+  constexpr TimestampMs kD = 1'024'000, kTick = kD / 1024;
+  o.feed.active_reader_ms = kD;
+  auto opened = Db::Open("", o);
+  REQUIRE(opened.ok());
+  Db& db = **opened;
+  REQUIRE(db.FollowAt(1, 2, 1).ok());
+  CHECK(TimelineIds(db, 1).empty());  // reader 1 has an inbox
+  PostId post = 0;
+  auto publish_and_drain = [&] {
+    REQUIRE(db.Publish(2, ++post, 0, clock.NowMs()).ok());
+    db.DrainFanout();
+  };
+  for (int round = 0; round < 3; ++round) {  // idle just under D, each time from the last read
+    clock.Advance(kD - 2 * kTick);
+    publish_and_drain();
+    CHECK(db.feed_stats().inbox_drops == 0);
+    CHECK(db.feed_stats().inbox_entries == post);
+    CHECK(TimelineIds(db, 1).front() == post);  // a read: the idle time starts again
+  }
+  clock.Advance(kD + 2 * kTick);
+  publish_and_drain();
+  CHECK(db.feed_stats().inbox_drops == 1);
+  CHECK(db.feed_stats().inboxes == 0);
+  CHECK(TimelineIds(db, 1).size() == post);  // rebuilt by pull, whole
+  CHECK(db.CheckInvariants().ok());
+}
+
 }  // namespace
 }  // namespace relgraph
