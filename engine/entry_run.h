@@ -7,8 +7,9 @@
 // newest end and shrink at the oldest, and are read newest first from a cursor. A movable
 // start gives appends and trims in amortized O(1), and binary search stays possible. Most
 // buffers are tiny (an author's few posts, a light reader's inbox), so blocks of up to 64
-// entries come from a SlabAllocator: no malloc header, no realloc per growth step. Larger ones
-// are malloc'd and sized tightly to their bound.
+// entries come from a BlockPool: no malloc header, no realloc per growth step, and the blocks
+// growth leaves behind are reused by any size. Larger ones are malloc'd and sized tightly to
+// their bound.
 //
 // Thread-safety: none; the feed engine serializes access.
 #pragma once
@@ -20,7 +21,7 @@
 #include <new>
 #include <type_traits>
 
-#include "engine/slab_allocator.h"
+#include "engine/block_pool.h"
 
 namespace relgraph {
 
@@ -29,7 +30,8 @@ class EntryRun {
   static_assert(std::is_trivially_copyable_v<Entry>);
 
  public:
-  static constexpr uint32_t kSlabMaxEntries = 64;  // larger blocks come from malloc
+  // Larger blocks come from malloc.
+  static constexpr uint32_t kSlabMaxEntries = BlockPool::kMaxBlockEntries;
 
   EntryRun() = default;
   // Frees a malloc'd block. A slab block is left to its allocator (Clear gives it back).
@@ -64,7 +66,7 @@ class EntryRun {
   // owner keeps the run under: capacity never grows far past it, so a full run costs
   // bound * sizeof(Entry) plus a little slack. `slab`: the same allocator for every call on
   // one run.
-  void InsertAt(uint32_t pos, const Entry& e, uint32_t bound, SlabAllocator& slab) {
+  void InsertAt(uint32_t pos, const Entry& e, uint32_t bound, BlockPool& slab) {
     if (start_ + size_ == capacity_) MakeRoomAtEnd(bound, slab);
     Entry* at = data_ + start_ + pos;
     if (pos < size_) std::memmove(at + 1, at, size_t{size_ - pos} * sizeof(Entry));
@@ -94,7 +96,7 @@ class EntryRun {
     return removed;
   }
   // Empties the run and frees its block.
-  void Clear(SlabAllocator& slab) {
+  void Clear(BlockPool& slab) {
     FreeBlock(slab);
     data_ = nullptr;
     start_ = size_ = capacity_ = 0;
@@ -115,18 +117,18 @@ class EntryRun {
 
  private:
   // Slides the entries to the front when there is free room before them, else grows: through
-  // the slab's classes (x1.25-1.5) while small, by half past them, and to bound + bound/16 + 4
+  // the pool's classes (x1.25-1.5) while small, by half past them, and to bound + bound/16 + 4
   // once near the bound, so a full run wastes little.
-  void MakeRoomAtEnd(uint32_t bound, SlabAllocator& slab) {
+  void MakeRoomAtEnd(uint32_t bound, BlockPool& slab) {
     if (start_ > 0 && start_ >= size_ / 16) {
       std::memmove(data_, data_ + start_, size_t{size_} * sizeof(Entry));
       start_ = 0;
       return;
     }
-    uint32_t want = capacity_ < kSlabMaxEntries ? SlabAllocator::CapacityFor(capacity_ + 1)
+    uint32_t want = capacity_ < kSlabMaxEntries ? BlockPool::CapacityFor(capacity_ + 1)
                                                 : capacity_ + capacity_ / 2;
     if (want > bound) want = std::max(bound + bound / 16 + 4, size_ + 1);
-    if (want <= kSlabMaxEntries) want = SlabAllocator::CapacityFor(want);
+    if (want <= kSlabMaxEntries) want = BlockPool::CapacityFor(want);
     const size_t bytes = size_t{want} * sizeof(Entry);
     if (capacity_ > kSlabMaxEntries) {  // malloc'd already, and stays so: realloc keeps a prefix
       if (start_ > 0) std::memmove(data_, data_ + start_, size_t{size_} * sizeof(Entry));
@@ -143,7 +145,7 @@ class EntryRun {
     start_ = 0;
     capacity_ = want;
   }
-  void FreeBlock(SlabAllocator& slab) {
+  void FreeBlock(BlockPool& slab) {
     if (capacity_ == 0) return;
     if (capacity_ <= kSlabMaxEntries)
       slab.FreeBlock(data_, capacity_);

@@ -306,8 +306,8 @@ class Feed {
   bool bulk_loading_ = false;
   // Small post buffers: authors' rings and inboxes each from their own slabs, so each side's
   // memory (free blocks included) is accounted to it.
-  SlabAllocator ring_slab_{sizeof(PostEntry)};
-  SlabAllocator inbox_slab_{sizeof(InboxEntry)};
+  BlockPool ring_slab_{sizeof(PostEntry)};
+  BlockPool inbox_slab_{sizeof(InboxEntry)};
   size_t ring_bytes_ = 0;
   // Inboxes live in two parallel pools (feed_internal.h), found by reader through inbox_of_.
   ChunkedArray<Inbox> inbox_pool_;

@@ -63,7 +63,7 @@ class InboxBuffer : public EntryRun<InboxEntry> {
   // Inserts e, whose post has id `id`, in key order; false (no change) when present.
   // `bound` and `slab` as for EntryRun::InsertAt.
   template <typename IdOf>
-  bool Insert(const InboxEntry& e, PostId id, uint32_t bound, SlabAllocator& slab, IdOf&& id_of) {
+  bool Insert(const InboxEntry& e, PostId id, uint32_t bound, BlockPool& slab, IdOf&& id_of) {
     const TimestampMs ts = e.ts();
     if (empty() || newest().ts() < ts) {  // the common case: a new newest entry
       InsertAt(size(), e, bound, slab);

@@ -44,7 +44,7 @@ uint32_t PostBuffer::FindSeq(TimestampMs ts, uint16_t seq) const {
 }
 
 // Insert when e is not newer than the newest entry: find its place.
-bool PostBuffer::InsertInside(const PostEntry& e, uint32_t bound, SlabAllocator& slab) {
+bool PostBuffer::InsertInside(const PostEntry& e, uint32_t bound, BlockPool& slab) {
   const uint32_t pos = LowerBound(e.key());
   if (pos < size() && (*this)[pos].key() == e.key()) return false;
   InsertAt(pos, e, bound, slab);

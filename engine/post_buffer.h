@@ -64,14 +64,14 @@ class PostBuffer : public EntryRun<PostEntry> {
 
   // Inserts e in key order; false (no change) when an entry with its key is present.
   // `bound` and `slab` as for EntryRun::InsertAt.
-  bool Insert(const PostEntry& e, uint32_t bound, SlabAllocator& slab) {
+  bool Insert(const PostEntry& e, uint32_t bound, BlockPool& slab) {
     if (!empty() && !PostEntry::Less(newest(), e)) return InsertInside(e, bound, slab);
     InsertAt(size(), e, bound, slab);  // the common case: a new newest entry
     return true;
   }
 
  private:
-  bool InsertInside(const PostEntry& e, uint32_t bound, SlabAllocator& slab);
+  bool InsertInside(const PostEntry& e, uint32_t bound, BlockPool& slab);
 };
 
 }  // namespace relgraph

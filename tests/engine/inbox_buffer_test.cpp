@@ -36,7 +36,7 @@ TEST_CASE("inbox buffer: an entry keeps the ring entry's word and its author") {
 TEST_CASE("inbox buffer: random ops match a sorted set of keys") {
   std::mt19937_64 rng(11);
   for (uint32_t bound : {1u, 7u, 64u, 300u}) {
-    SlabAllocator slab(sizeof(InboxEntry));
+    BlockPool slab(sizeof(InboxEntry));
     InboxBuffer b;
     std::map<PostKey, InboxEntry> want;  // the model: key order
     // id_of's knowledge: most entries' ids are known, a few are not (0: older than any id).
@@ -94,7 +94,7 @@ TEST_CASE("inbox buffer: random ops match a sorted set of keys") {
 }
 
 TEST_CASE("inbox buffer: an entry whose id is unknown keeps the known ones in order") {
-  SlabAllocator slab(sizeof(InboxEntry));
+  BlockPool slab(sizeof(InboxEntry));
   InboxBuffer b;
   std::map<uint64_t, PostId> ids;  // packed word -> id; seq 0 is left unknown
   auto id_of = [&](const InboxEntry& x) {

@@ -21,7 +21,7 @@ TEST_CASE("post buffer: packed fields round-trip") {
 TEST_CASE("post buffer: random ops match a sorted set, capacity stays near the bound") {
   std::mt19937_64 rng(7);
   for (uint32_t bound : {1u, 5u, 64u, 300u}) {
-    SlabAllocator slab(sizeof(PostEntry));
+    BlockPool slab(sizeof(PostEntry));
     PostBuffer b;
     std::set<PostKey> want;
     for (int op = 0; op < 20000; ++op) {
@@ -64,7 +64,7 @@ TEST_CASE("post buffer: random ops match a sorted set, capacity stays near the b
 
 TEST_CASE("post buffer: FindSeq finds by time and sequence number, hint right or wrong") {
   std::mt19937_64 rng(9);
-  SlabAllocator slab(sizeof(PostEntry));
+  BlockPool slab(sizeof(PostEntry));
   PostBuffer b;
   PostId next_id = 1;
   TimestampMs now = 1000;
