@@ -399,14 +399,14 @@ Feed::InboxSide& Feed::EnsureSide(InboxCold& c) {
 
 void Feed::FreeSide(InboxCold& c) {
   if (c.side == kNoSlot) return;
-  sides_[c.side] = InboxSide{};  // frees the vectors' buffers
+  sides_[c.side].Clear(side_pool_);
   free_sides_.push_back(c.side);
   c.side = kNoSlot;
 }
 
 void Feed::ReleaseSideIfEmpty(InboxCold& c) {
   const InboxSide* side = SideOf(c);
-  if (side != nullptr && side->celebrities.empty() && side->pending.empty()) FreeSide(c);
+  if (side != nullptr && side->empty()) FreeSide(c);
 }
 
 Feed::Inbox& Feed::NewInbox(InternalId reader, size_t users) {
@@ -469,15 +469,14 @@ void Feed::AddPending(InternalId reader, InternalId author) {
   InboxCold& c = ColdOf(reader);
   c.celebrities_epoch = 0;
   if (const InboxSide* side = SideOf(c); side != nullptr) {
-    if (std::find(side->pending.begin(), side->pending.end(), author) != side->pending.end())
-      return;
-    if (side->pending.size() >= kMaxPendingPerInbox) {
+    if (std::ranges::find(side->pending(), author) != side->pending().end()) return;
+    if (side->pending().size() >= kMaxPendingPerInbox) {
       DropInbox(reader);
       return;
     }
   }
   const size_t bytes = InboxBytes(*in, c);
-  EnsureSide(c).pending.push_back(author);
+  EnsureSide(c).AddSecond(author, side_pool_);
   inbox_bytes_ += InboxBytes(*in, c) - bytes;
 }
 

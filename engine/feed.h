@@ -308,6 +308,7 @@ class Feed {
   // memory (free blocks included) is accounted to it.
   BlockPool ring_slab_{sizeof(PostEntry)};
   BlockPool inbox_slab_{sizeof(InboxEntry)};
+  BlockPool side_pool_{2 * sizeof(InternalId)};  // inboxes' side lists (id_list_pair.h)
   size_t ring_bytes_ = 0;
   // Inboxes live in two parallel pools (feed_internal.h), found by reader through inbox_of_.
   ChunkedArray<Inbox> inbox_pool_;

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <algorithm>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "engine/feed.h"
+#include "engine/id_list_pair.h"
 
 namespace relgraph {
 
@@ -59,13 +61,13 @@ struct Feed::InboxCold {
   uint32_t side = kNoSlot;      // index into Feed::sides_, or none (no celebrities, no pending)
 };
 
-// The parts of an inbox that most inboxes do not need, kept off the fan-out's cache line.
-struct Feed::InboxSide {
-  std::vector<InternalId> celebrities;  // visible celebrity followees, for pulls
-  std::vector<InternalId> pending;      // authors whose visibility changed since the last read
-  size_t MemoryBytes() const {
-    return sizeof(InboxSide) + (celebrities.capacity() + pending.capacity()) * sizeof(InternalId);
-  }
+// The parts of an inbox that most inboxes do not need, kept off the fan-out's cache line: the
+// reader's visible celebrity followees (for pulls), then the authors whose visibility
+// changed since the last read. 16 bytes here, the ids in a block of Feed::side_pool_.
+struct Feed::InboxSide : IdListPair {
+  std::span<const InternalId> celebrities() const { return first(); }
+  std::span<const InternalId> pending() const { return second(); }
+  size_t MemoryBytes() const { return sizeof(InboxSide) + BlockBytes(); }
 };
 
 inline Feed::Inbox* Feed::InboxOf(InternalId reader) {

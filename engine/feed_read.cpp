@@ -80,11 +80,11 @@ void Feed::PrefetchRing(const Graph& g, const InboxEntry& x, int stage) const {
 }
 
 void Feed::RefreshCelebrities(const Graph& g, InternalId reader, InboxCold& c) {
-  if (InboxSide* side = SideOf(c); side != nullptr) side->celebrities.clear();
+  if (InboxSide* side = SideOf(c); side != nullptr) side->ClearFirst();
   const FollowingList& following = g.FollowingOf(reader);
   for (size_t i = 0; i < following.size(); ++i) {
     const InternalId f = following.PeerAt(i);
-    if (IsCelebrity(f) && Visible(reader, f)) EnsureSide(c).celebrities.push_back(f);
+    if (IsCelebrity(f) && Visible(reader, f)) EnsureSide(c).AddFirst(f, side_pool_);
   }
   c.celebrities_epoch = EpochTag();
 }
@@ -149,12 +149,12 @@ Feed::Inbox& Feed::PrepareInbox(const Graph& g, InternalId reader) {
   } else {
     InboxCold& c = ColdOf(reader);
     InboxSide* side = SideOf(c);
-    const bool pending = side != nullptr && !side->pending.empty();
+    const bool pending = side != nullptr && !side->pending().empty();
     if (pending || c.celebrities_epoch != EpochTag()) {
       const size_t bytes = InboxBytes(*in, c);
       if (pending) {
-        std::vector<InternalId> authors;
-        authors.swap(side->pending);
+        const std::vector<InternalId> authors(side->pending().begin(), side->pending().end());
+        side->ClearSecond();
         for (InternalId author : authors) Reconcile(g, reader, *in, author);
       }
       if (c.celebrities_epoch != EpochTag()) RefreshCelebrities(g, reader, c);
@@ -215,14 +215,14 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
   const InboxSide* side = SideOf(ColdOf(reader));
   // Sized once and filled by index: push_back's out-of-line growth path cost 1.5% of a
   // heavy reader's time.
-  streams.resize(1 + (side != nullptr ? side->celebrities.size() : 0));
+  streams.resize(1 + (side != nullptr ? side->celebrities().size() : 0));
   uint32_t n_streams = 0;
   auto add_stream = [&](const PostBuffer* posts, InternalId author) {
     if (posts != nullptr && !posts->empty()) streams[n_streams++] = {posts, start(*posts), author};
   };
   add_stream(RingOf(reader), reader);
   if (side != nullptr) {
-    for (InternalId c : side->celebrities) add_stream(RingOf(c), c);
+    for (InternalId c : side->celebrities()) add_stream(RingOf(c), c);
   }
   streams.resize(n_streams);
   prefetch_page(1);

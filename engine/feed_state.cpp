@@ -20,6 +20,7 @@ FeedStats Feed::Stats() const {
   const size_t live_sides = sides_.size() - free_sides_.size();
   s.inbox_bytes =
       inbox_bytes_ + (inbox_slab_.MemoryBytes() - inbox_slab_.LiveBytes()) +
+      (side_pool_.MemoryBytes() - side_pool_.LiveBytes()) +
       (inbox_pool_.MemoryBytes() + inbox_cold_.MemoryBytes() -
        inboxes_ * (sizeof(Inbox) + sizeof(InboxCold))) +
       (sides_.capacity() - live_sides) * sizeof(InboxSide) +

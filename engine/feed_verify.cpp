@@ -106,16 +106,15 @@ Status Feed::CheckInvariants(const Graph& g) const {
     // Entries of authors queued for reconcile may be stale until the reader's next read
     // reconciles them (before it merges): a removal's fan-out skipped a reader who had
     // stopped following. Their ids may be unknown, so order is checked between known ids.
-    const std::vector<InternalId> no_pending;
-    const std::vector<InternalId>& pending =
-        c.side != kNoSlot ? sides_[c.side].pending : no_pending;
+    const std::span<const InternalId> pending =
+        c.side != kNoSlot ? sides_[c.side].pending() : std::span<const InternalId>{};
     PostKey previous{-1, 0};
     for (uint32_t k = 0; k < in.entries().size(); ++k) {
       const InboxEntry& x = in.entries()[k];
       if (x.ring >= rings_.size()) return Broken(who + " holds an entry of no ring");
       const InternalId author = RingAt(x.ring).owner;
       const PostId id = IdOfEntry(x);
-      if (id == 0 && std::find(pending.begin(), pending.end(), author) == pending.end()) {
+      if (id == 0 && std::ranges::find(pending, author) == pending.end()) {
         return Broken(who + " holds an entry of user " + name(author) + " at time " +
                       std::to_string(x.ts()) + " whose post is neither retained nor leaving");
       }
