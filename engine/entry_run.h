@@ -103,13 +103,16 @@ class EntryRun {
   }
   size_t MemoryBytes() const { return size_t{capacity_} * sizeof(Entry); }
   // Hints the CPU to fetch the newest entry and the room an append writes after it (for
-  // entries of 12 bytes that room often starts a new cache line), or the oldest entry.
+  // entries of 12 bytes that room often starts a new cache line); when the block is full,
+  // the header of its pool run instead, which the growth that frees the block updates.
   void PrefetchNewest() const {
     if (size_ == 0) return;
     const Entry* newest = data_ + start_ + size_ - 1;
     __builtin_prefetch(newest);
     if (start_ + size_ < capacity_)
       __builtin_prefetch(reinterpret_cast<const char*>(newest + 2) - 1, 1);
+    else if (capacity_ <= kSlabMaxEntries)
+      BlockPool::PrefetchRunOf(data_);
   }
   void PrefetchOldest() const {
     if (size_ > 0) __builtin_prefetch(data_ + start_);
