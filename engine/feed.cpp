@@ -410,7 +410,7 @@ void Feed::ReleaseSideIfEmpty(InboxCold& c) {
 }
 
 Feed::Inbox& Feed::NewInbox(InternalId reader, size_t users) {
-  static_assert(sizeof(Inbox) == 40 && sizeof(InboxCold) == 12);
+  static_assert(sizeof(Inbox) == 32 && sizeof(InboxCold) == 20);
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -429,8 +429,8 @@ Feed::Inbox& Feed::NewInbox(InternalId reader, size_t users) {
   return inbox_pool_[slot];
 }
 
-void Feed::InboxInsert(Inbox& in, uint32_t ring, const PostEntry& e) {
-  if (in.Below(e.key())) return;  // below the exact range
+void Feed::InboxInsert(Inbox& in, InternalId reader, uint32_t ring, const PostEntry& e) {
+  if (Below(in, reader, e.key())) return;  // below the exact range
   const size_t bytes = in.entries().MemoryBytes();
   if (!in.entries().Insert(InboxEntry::Of(ring, e), e.id, options_.timeline_length, inbox_slab_,
                            [this](const InboxEntry& x) { return IdOfEntry(x); }))
@@ -451,11 +451,11 @@ void Feed::TrimOldest(Inbox& in) {
     in.entries().PopOldest();
     --inbox_entries_;
   } while (!in.entries().empty() && in.entries().oldest().ts() == dropped.ts);
-  if (!in.has_watermark() || in.watermark() < dropped) in.set_watermark(dropped);
+  in.RaiseToTopOf(dropped.ts);
 }
 
-void Feed::InboxErase(Inbox& in, uint32_t ring, const PostEntry& e) {
-  if (in.Below(e.key())) return;  // nothing is kept there
+void Feed::InboxErase(Inbox& in, InternalId reader, uint32_t ring, const PostEntry& e) {
+  if (Below(in, reader, e.key())) return;  // nothing is kept there
   const uint32_t at = in.entries().Find(InboxEntry::Of(ring, e));
   if (at < in.entries().size()) {
     in.entries().EraseAt(at);
@@ -498,8 +498,8 @@ void Feed::Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId au
   const PostBuffer& posts = RingAt(ring);
   for (uint32_t i = posts.size(); i-- > 0;) {
     const PostEntry& e = posts[i];
-    if (in.Below(e.key())) break;  // older ones are below it too
-    InboxInsert(in, ring, e);
+    if (Below(in, reader, e.key())) break;  // older ones are below it too
+    InboxInsert(in, reader, ring, e);
   }
 }
 
@@ -630,11 +630,7 @@ void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs
         __builtin_prefetch(&inbox_of_[fans[i + kSlotAhead].peer]);
       if (i + kHeaderAhead < n) {
         const uint32_t slot = SlotOf(fans[i + kHeaderAhead].peer);
-        if (slot != kNoSlot) {  // a 40-byte header may span two lines
-          const char* header = reinterpret_cast<const char*>(&inbox_pool_[slot]);
-          __builtin_prefetch(header);
-          __builtin_prefetch(header + sizeof(Inbox) - 1);
-        }
+        if (slot != kNoSlot) __builtin_prefetch(&inbox_pool_[slot]);
       }
       if (i + kEntriesAhead < n) {
         const uint32_t slot = SlotOf(fans[i + kEntriesAhead].peer);
@@ -648,12 +644,12 @@ void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs
         continue;
       }
       if (t.retract) {
-        InboxErase(*in, ring, t.post);
+        InboxErase(*in, f, ring, t.post);
         continue;
       }
       if (!Muted(f, t.author) && (hides == nullptr || !SortedContains(*hides, f)))
-        InboxInsert(*in, ring, t.post);
-      if (t.evicted.id != 0) InboxErase(*in, ring, t.evicted);
+        InboxInsert(*in, f, ring, t.post);
+      if (t.evicted.id != 0) InboxErase(*in, f, ring, t.evicted);
     }
   }
 }

@@ -202,6 +202,7 @@ class Feed {
   Inbox* InboxOf(InternalId reader);  // nullptr when the reader has no inbox
   // The cold part of the reader's inbox. REQUIRES: the reader has an inbox.
   InboxCold& ColdOf(InternalId reader);
+  const InboxCold& ColdOf(InternalId reader) const;
   InboxSide* SideOf(const InboxCold& c);
   InboxSide& EnsureSide(InboxCold& c);
   void FreeSide(InboxCold& c);  // gives the side slot back, if any
@@ -211,8 +212,11 @@ class Feed {
   Inbox& PrepareInbox(const Graph& g, InternalId reader);
   void RefreshCelebrities(const Graph& g, InternalId reader, InboxCold& c);
   // `ring`: the slot of the post's author's ring.
-  void InboxInsert(Inbox& in, uint32_t ring, const PostEntry& e);
-  void InboxErase(Inbox& in, uint32_t ring, const PostEntry& e);  // when present
+  void InboxInsert(Inbox& in, InternalId reader, uint32_t ring, const PostEntry& e);
+  // Removes the entry when present.
+  void InboxErase(Inbox& in, InternalId reader, uint32_t ring, const PostEntry& e);
+  // True when k is at or below the reader's inbox's watermark (feed_internal.h).
+  bool Below(const Inbox& in, InternalId reader, const PostKey& k) const;
   void TrimOldest(Inbox& in);  // drops the oldest entry and the others of its millisecond
   void Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId author);
   void AddPending(InternalId reader, InternalId author);

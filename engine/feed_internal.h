@@ -13,10 +13,12 @@
 namespace relgraph {
 
 // One reader's materialized inbox, in two parts kept in parallel pools (one slot names both):
-// - Inbox, 40 bytes: what the fan-out touches for every insert (the entries, the watermark,
-//   the last read), so the fan-out reaches an inbox's newest entry in two dependent loads
-//   (slot, header) after the reader's slot, and the pool packs 1.6 headers to a cache line.
-// - InboxCold, 12 bytes: what only reads, the memory budget and checks use.
+// - Inbox, 32 bytes: what the fan-out touches for every insert (the entries, the watermark's
+//   time, the last read), so the fan-out reaches an inbox's newest entry in two dependent
+//   loads (slot, header) after the reader's slot, and two headers share a cache line, none
+//   crossing one.
+// - InboxCold, 20 bytes: what only reads, the memory budget and checks use, and the
+//   watermark's id, which a comparison needs only at the watermark's own millisecond.
 // Split, a reader's inbox costs 52 bytes before entries, not 64 (docs/feed.md, "Memory per
 // inbox entry and per post"). The memory budget evicts by CLOCK (second chance) over the
 // cold pool, not by an LRU list: a read only sets `referenced` in a line it has loaded
@@ -29,27 +31,37 @@ struct Feed::Inbox : InboxBuffer {
   uint32_t last_read = 0;
   // Exact above the watermark: every such post with a greater key whose fan-out has run is
   // in the entries. Posts at or below it may be missing (trimmed), so reads fall back to
-  // pull. watermark_ts < 0: no watermark (the inbox holds every such post).
-  TimestampMs watermark_ts = -1;
-  PostId watermark_id = 0;
+  // pull. -1: no watermark (the inbox holds every such post). Else the watermark's time
+  // shifted left by one, and in bit 0 a 1 when the watermark is the top of its millisecond
+  // (id ~0, set by trims), a 0 when its id is in InboxCold (set by builds).
+  int64_t watermark = -1;
 
   // Posts of visible ordinary followees, oldest first, at most R.
   InboxBuffer& entries() { return *this; }
   const InboxBuffer& entries() const { return *this; }
-  bool has_watermark() const { return watermark_ts >= 0; }
-  PostKey watermark() const { return {watermark_ts, watermark_id}; }
-  void set_watermark(const PostKey& k) {
-    watermark_ts = k.ts;
-    watermark_id = k.post;
-  }
+  bool has_watermark() const { return watermark >= 0; }
+  TimestampMs watermark_ts() const { return watermark >> 1; }
+  bool watermark_at_top() const { return (watermark & 1) != 0; }
   // True when k is at or below the watermark, where the inbox is not kept exact.
-  bool Below(const PostKey& k) const { return has_watermark() && !(watermark() < k); }
+  // `exact_id()` gives the id kept in the cold part; it is called only when k's time is the
+  // watermark's and the watermark is not the top of its millisecond.
+  template <typename ExactId>
+  bool Below(const PostKey& k, ExactId&& exact_id) const {
+    if (watermark < 0) return false;
+    const TimestampMs ts = watermark_ts();
+    if (k.ts != ts) return k.ts < ts;
+    return watermark_at_top() || k.post <= exact_id();
+  }
+  // Raises the watermark to the top of millisecond ts, unless it is there or above already.
+  void RaiseToTopOf(TimestampMs ts) {
+    if (watermark < 0 || watermark_ts() < ts || (watermark_ts() == ts && !watermark_at_top()))
+      watermark = (ts << 1) | 1;
+  }
   // Back to a free slot's state.
   // REQUIRES: entries is empty and holds no block (Clear it with its allocator first).
   void Reset() {
     last_read = 0;
-    watermark_ts = -1;
-    watermark_id = 0;
+    watermark = -1;
   }
 };
 
@@ -59,6 +71,15 @@ struct Feed::InboxCold {
   uint32_t celebrities_epoch : 31 = 0;
   uint32_t referenced : 1 = 0;  // read since the budget's clock hand last passed
   uint32_t side = kNoSlot;      // index into Feed::sides_, or none (no celebrities, no pending)
+  // The watermark's id when the header says it is not the top of its millisecond; in two
+  // halves, so that the record stays 4-byte aligned (20 bytes).
+  uint32_t watermark_id_low = 0, watermark_id_high = 0;
+
+  PostId watermark_id() const { return (uint64_t{watermark_id_high} << 32) | watermark_id_low; }
+  void set_watermark_id(PostId id) {
+    watermark_id_low = static_cast<uint32_t>(id);
+    watermark_id_high = static_cast<uint32_t>(id >> 32);
+  }
 };
 
 // The parts of an inbox that most inboxes do not need, kept off the fan-out's cache line: the
@@ -77,6 +98,14 @@ inline Feed::Inbox* Feed::InboxOf(InternalId reader) {
 
 inline Feed::InboxCold& Feed::ColdOf(InternalId reader) {
   return inbox_cold_[SlotOf(reader)];
+}
+
+inline const Feed::InboxCold& Feed::ColdOf(InternalId reader) const {
+  return inbox_cold_[SlotOf(reader)];
+}
+
+inline bool Feed::Below(const Inbox& in, InternalId reader, const PostKey& k) const {
+  return in.Below(k, [&] { return ColdOf(reader).watermark_id(); });
 }
 
 inline bool Feed::Inactive(const Inbox& in, uint32_t now_tick) const {

@@ -117,7 +117,8 @@ Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
     const Head h = heap.back();
     heap.pop_back();
     if (newest_first.size() == r) {
-      in.set_watermark(h.e.key());
+      in.watermark = h.e.ts() << 1;  // its id in the cold part
+      ColdOf(reader).set_watermark_id(h.e.id);
       break;
     }
     newest_first.push_back(InboxEntry::Of(RingSlot(h.author), h.e));
@@ -140,10 +141,7 @@ Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
 
 Feed::Inbox& Feed::PrepareInbox(const Graph& g, InternalId reader) {
   Inbox* in = InboxOf(reader);
-  if (in != nullptr) {  // the header is read after the cold part: fetch both at once
-    __builtin_prefetch(in);
-    __builtin_prefetch(reinterpret_cast<const char*>(in) + sizeof(Inbox) - 1);
-  }
+  if (in != nullptr) __builtin_prefetch(in);  // read after the cold part: fetch both at once
   if (in == nullptr) {
     in = &BuildInbox(g, reader);
   } else {
@@ -189,7 +187,7 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
   FeedPage page;
   const uint32_t r = options_.timeline_length;
   const std::optional<PostKey>& after = request.after;
-  if (after && in.Below(*after)) {
+  if (after && Below(in, reader, *after)) {
     // The cursor is at or below the watermark: after a rebuild the inbox alone holds R
     // entries above it, so the page is empty.
     if (allow_rebuild) *need_rebuild = true;
@@ -271,7 +269,8 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
   next_inbox();
   page.entries.reserve(request.limit);
   while (rank < r) {
-    if (!inbox_in_heap && in.has_watermark() && (heap.empty() || in.Below(heap.front().e.key()))) {
+    if (!inbox_in_heap && in.has_watermark() &&
+        (heap.empty() || Below(in, reader, heap.front().e.key()))) {
       // The inbox is exhausted, and older posts of ordinary followees may exist below its
       // watermark.
       if (allow_rebuild) {
