@@ -36,7 +36,8 @@ IdListPair& IdListPair::operator=(IdListPair&& other) noexcept {
 
 void IdListPair::AddFirst(InternalId id, BlockPool& pool) {
   if (first_ + second_ == capacity_) Grow(pool);
-  std::memmove(ids_ + first_ + 1, ids_ + first_, size_t{second_} * sizeof(InternalId));
+  if (second_ > 0)
+    std::memmove(ids_ + first_ + 1, ids_ + first_, size_t{second_} * sizeof(InternalId));
   ids_[first_++] = id;
 }
 
@@ -47,7 +48,7 @@ void IdListPair::AddSecond(InternalId id, BlockPool& pool) {
 }
 
 void IdListPair::ClearFirst() {
-  std::memmove(ids_, ids_ + first_, size_t{second_} * sizeof(InternalId));
+  if (second_ > 0) std::memmove(ids_, ids_ + first_, size_t{second_} * sizeof(InternalId));
   first_ = 0;
 }
 
