@@ -48,6 +48,14 @@ BlockPool::~BlockPool() {
   for (char* slab : slabs_) FreeLarge(slab, kSlabBytes);
 }
 
+bool BlockPool::Holds(const void* block) const {
+  const char* p = static_cast<const char*>(block);
+  for (const char* slab : slabs_) {
+    if (p >= slab && p < slab + kSlabBytes) return true;
+  }
+  return false;
+}
+
 uint32_t BlockPool::CapacityFor(uint32_t n) {
   return kClassCapacity[kClassOf[n]];
 }

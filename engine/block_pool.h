@@ -55,6 +55,8 @@ class BlockPool {
   size_t MemoryBytes() const { return slabs_.size() * kSlabBytes; }
   // Bytes in blocks handed out and not freed (capacity, not just the entries in use).
   size_t LiveBytes() const { return live_bytes_; }
+  // True when `block` lies in one of this pool's slabs. O(slabs): for checks.
+  bool Holds(const void* block) const;
   // Runs that hold no block in use, waiting for any class.
   size_t FreeRuns() const { return free_runs_; }
 

@@ -94,6 +94,15 @@ void Db::FanoutLoop() {
   }
 }
 
+void Db::CompactFeedPools() {
+  {
+    std::shared_lock lock(mu_);
+    std::lock_guard feed_lock(feed_mu_);
+    feed_->BeginPoolCompaction();
+  }
+  if (options_.background_fanout) WakeFanout();
+}
+
 void Db::DrainFanout() {
   while (RunFanoutBatch()) {
   }

@@ -98,6 +98,13 @@ class Db {
   Result<std::vector<UserId>> Hides(UserId author) const;
   // Runs queued fan-out in the calling thread until the queue is empty.
   void DrainFanout();
+  // Runs one bounded batch of it (FeedOptions::fanout_batch) in the calling thread; true
+  // while work remains. Tests interleave it with other calls.
+  bool RunFanoutBatch();
+  // Starts moving the feed's rings and inboxes into fresh, packed pools now (the fan-out
+  // starts it itself when a pool is fragmented, Feed::BeginPoolCompaction); the move runs
+  // with the fan-out, a bounded step at a time.
+  void CompactFeedPools();
   FeedStats feed_stats() const;
   // Graph and feed invariants (Graph::CheckInvariants, Feed::CheckInvariants), under the locks.
   Status CheckInvariants() const;
@@ -144,7 +151,6 @@ class Db {
   void StopFanout();
   void FanoutLoop();
   void WakeFanout();
-  bool RunFanoutBatch();  // one batch; true while work remains
 
   const std::string dir_;
   const DbOptions options_;

@@ -101,7 +101,28 @@ class EntryRun {
     data_ = nullptr;
     start_ = size_ = capacity_ = 0;
   }
+  // Moves the entries of a pool block (from `from`) into a block of `to` sized to them, and
+  // frees the old one; a run with no entries gives its block back. A malloc'd block stays.
+  // For CompactingPool.
+  void MoveBlock(BlockPool& from, BlockPool& to) {
+    if (capacity_ == 0 || capacity_ > kSlabMaxEntries) return;
+    Entry* fresh = nullptr;
+    uint32_t capacity = 0;
+    if (size_ > 0) {
+      capacity = BlockPool::CapacityFor(size_);
+      fresh = static_cast<Entry*>(to.AllocateBlock(capacity));
+      std::memcpy(fresh, data_ + start_, size_t{size_} * sizeof(Entry));
+    }
+    from.FreeBlock(data_, capacity_);
+    data_ = fresh;
+    start_ = 0;
+    capacity_ = capacity;
+  }
   size_t MemoryBytes() const { return size_t{capacity_} * sizeof(Entry); }
+  // The block when it came from a pool, else nullptr (none, or malloc'd).
+  const void* pool_block() const {
+    return capacity_ > 0 && capacity_ <= kSlabMaxEntries ? data_ : nullptr;
+  }
   // Hints the CPU to fetch the newest entry and the room an append writes after it (for
   // entries of 12 bytes that room often starts a new cache line); when the block is full,
   // the header of its pool run instead, which the growth that frees the block updates.

@@ -163,7 +163,7 @@ Result<PublishOutcome> Feed::Publish(Graph& g, UserId author, PostId post, uint3
   }
   const PostEntry e = PostEntry::Make(post, out.ts, static_cast<uint8_t>(kind), *seq);
   const size_t before = posts.MemoryBytes();
-  posts.Insert(e, k, ring_slab_);
+  posts.Insert(e, k, ring_blocks_.For(RingSlot(a)));
   IndexInsert(post, a);
   PostEntry trimmed{0, 0};
   if (posts.size() > k) {
@@ -241,7 +241,7 @@ void Feed::ForgetPosts(InternalId author) {
   if (posts == nullptr) return;
   for (uint32_t i = 0; i < posts->size(); ++i) IndexOf(author).Erase((*posts)[i].id, author);
   ring_bytes_ -= posts->MemoryBytes();
-  posts->Clear(ring_slab_);
+  posts->Clear(ring_blocks_.For(RingSlot(author)));
 }
 
 // ---- mutes and hides --------------------------------------------------------------------------
@@ -432,7 +432,8 @@ Feed::Inbox& Feed::NewInbox(InternalId reader, size_t users) {
 void Feed::InboxInsert(Inbox& in, InternalId reader, uint32_t ring, const PostEntry& e) {
   if (Below(in, reader, e.key())) return;  // below the exact range
   const size_t bytes = in.entries().MemoryBytes();
-  if (!in.entries().Insert(InboxEntry::Of(ring, e), e.id, options_.timeline_length, inbox_slab_,
+  if (!in.entries().Insert(InboxEntry::Of(ring, e), e.id, options_.timeline_length,
+                           inbox_blocks_.For(SlotOf(reader)),
                            [this](const InboxEntry& x) { return IdOfEntry(x); }))
     return;
   ++fanout_inserts_;
@@ -512,7 +513,7 @@ bool Feed::FreeInbox(InternalId reader) {
   inbox_entries_ -= in.entries().size();
   --inboxes_;
   FreeSide(c);
-  in.entries().Clear(inbox_slab_);
+  in.entries().Clear(inbox_blocks_.For(slot));
   in.Reset();
   c = InboxCold{};
   free_slots_.push_back(slot);
@@ -607,9 +608,45 @@ size_t Feed::RunFanout(const Graph& g) {
     }
     if (gathered == 0 && finished == 0) break;  // cannot happen; guards the loop
   }
-  if (index_growing_ && budget > 0) visited += GrowIndexStep(budget);
+  if (index_growing_ && budget > 0) {
+    const size_t moved = GrowIndexStep(budget);
+    visited += moved;
+    budget -= std::min(budget, moved);
+  }
+  if (ring_blocks_.Fragmented()) ring_blocks_.BeginMove();
+  if (inbox_blocks_.Fragmented()) inbox_blocks_.BeginMove();
+  if (budget > 0) visited += CompactStep(budget);
   EnforceBudget(kNoInternalId);
   return visited;
+}
+
+// Rings and inboxes share the budget, so that both moves advance together. A move copies up
+// to a kilobyte and touches two run headers: it counts as kMoveCost fans, so a batch holds
+// the feed about as long either way. Returns the budget used.
+size_t Feed::CompactStep(size_t budget) {
+  constexpr size_t kMoveCost = 4;
+  const size_t moves = std::max<size_t>(1, budget / kMoveCost);
+  size_t moved = 0;
+  if (ring_blocks_.moving()) {
+    const size_t share = inbox_blocks_.moving() ? (moves + 1) / 2 : moves;
+    for (; moved < share && ring_blocks_.next_owner() < rings_.size(); ++moved) {
+      Ring& ring = rings_[ring_blocks_.next_owner()];
+      const size_t before = ring.MemoryBytes();
+      ring_blocks_.MoveNext(ring);
+      ring_bytes_ = ring_bytes_ - before + ring.MemoryBytes();
+    }
+    if (ring_blocks_.next_owner() == rings_.size()) ring_blocks_.EndMove();
+  }
+  if (inbox_blocks_.moving()) {
+    for (; moved < moves && inbox_blocks_.next_owner() < inbox_pool_.size(); ++moved) {
+      InboxBuffer& entries = inbox_pool_[inbox_blocks_.next_owner()].entries();
+      const size_t before = entries.MemoryBytes();
+      inbox_blocks_.MoveNext(entries);
+      inbox_bytes_ = inbox_bytes_ - before + entries.MemoryBytes();
+    }
+    if (inbox_blocks_.next_owner() == inbox_pool_.size()) inbox_blocks_.EndMove();
+  }
+  return moved * kMoveCost;
 }
 
 // Each fan costs a chain of dependent loads: its slot in inbox_of_, the inbox header, the
@@ -675,7 +712,7 @@ Status Feed::ApplyPublish(Graph& g, UserId author, PostId post, TimestampMs ts, 
     const std::optional<uint16_t> seq = NextSeq(a, posts, ts);
     if (!seq) return Status::Corruption("publish record: no sequence number is free");
     posts.Insert(PostEntry::Make(post, ts, static_cast<uint8_t>(kind), *seq),
-                 options_.posts_per_author, ring_slab_);
+                 options_.posts_per_author, ring_blocks_.For(RingSlot(a)));
     IndexInsert(post, a);
   }
   if (evicted != 0 && Holds(a, evicted)) RemovePost(a, evicted);

@@ -32,6 +32,7 @@
 
 #include "engine/chunked_array.h"
 #include "engine/clock.h"
+#include "engine/compacting_pool.h"
 #include "engine/feed_types.h"
 #include "engine/graph.h"
 #include "engine/inbox_buffer.h"
@@ -101,10 +102,21 @@ class Feed {
   Result<std::vector<UserId>> HidesOf(const Graph& g, UserId author) const;
 
   // ---- background fan-out (graph held shared) -------------------------------------------------
-  // True while fan-out is queued, or the post index is moving to a larger table.
-  bool fanout_pending() const { return !tasks_.empty() || index_growing_; }
-  // Runs queued fan-out, visiting at most options.fanout_batch fans, then (with what is left
-  // of that budget) moves posts to the growing index; returns fans visited plus posts moved.
+  // True while fan-out is queued, the post index is moving to a larger table, or buffers are
+  // moving into a fresh pool.
+  bool fanout_pending() const {
+    return !tasks_.empty() || index_growing_ || ring_blocks_.moving() || inbox_blocks_.moving();
+  }
+  // Starts moving the rings' and inboxes' blocks into fresh pools that pack them (the
+  // fan-out starts it itself when a pool's free space passes both 16 MiB and a quarter of its
+  // live bytes, compacting_pool.h); RunFanout moves them a bounded step at a time.
+  void BeginPoolCompaction() {
+    ring_blocks_.BeginMove();
+    inbox_blocks_.BeginMove();
+  }
+  // Runs queued fan-out, visiting at most options.fanout_batch fans, then, with what is left
+  // of that budget, moves posts to the growing index and buffers to fresh pools (starting
+  // such a move when a pool is fragmented); returns the budget used.
   size_t RunFanout(const Graph& g);
   // Milliseconds from publish (or delete) to the end of its fan-out, for finished tasks since
   // the last call.
@@ -273,6 +285,9 @@ class Feed {
   void RebuildIndex(size_t buckets);                 // at once, from the rings
   size_t IndexedPosts() const { return index_.size() + grown_index_.size(); }
   size_t GrowIndexStep(size_t budget);  // moves about `budget` posts; returns posts moved
+  // Moves rings and inboxes into their fresh pools, for about `budget` fans' worth of work;
+  // returns the budget used.
+  size_t CompactStep(size_t budget);
   void Retract(InternalId author, const PostEntry& e);
   void AddLeaving(InternalId author, const PostEntry& e);  // into retracting_
   void EraseLeaving(PostId post);
@@ -310,8 +325,10 @@ class Feed {
   bool bulk_loading_ = false;
   // Small post buffers: authors' rings and inboxes each from their own slabs, so each side's
   // memory (free blocks included) is accounted to it.
-  BlockPool ring_slab_{sizeof(PostEntry)};
-  BlockPool inbox_slab_{sizeof(InboxEntry)};
+  // Rings' blocks by ring slot, inboxes' by inbox slot: every call on a buffer passes
+  // For(its slot), so that a move into a fresh pool can run between calls.
+  CompactingPool ring_blocks_{sizeof(PostEntry)};
+  CompactingPool inbox_blocks_{sizeof(InboxEntry)};
   BlockPool side_pool_{2 * sizeof(InternalId)};  // inboxes' side lists (id_list_pair.h)
   size_t ring_bytes_ = 0;
   // Inboxes live in two parallel pools (feed_internal.h), found by reader through inbox_of_.

@@ -130,7 +130,7 @@ Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
   }
   // Appended oldest first: the merge gave them in key order.
   for (auto it = newest_first.rbegin(); it != newest_first.rend(); ++it)
-    in.entries().InsertAt(in.entries().size(), *it, r, inbox_slab_);
+    in.entries().InsertAt(in.entries().size(), *it, r, inbox_blocks_.For(SlotOf(reader)));
   inbox_entries_ += in.entries().size();
   InboxCold& c = ColdOf(reader);
   RefreshCelebrities(g, reader, c);

@@ -13,13 +13,13 @@ FeedStats Feed::Stats() const {
   // Free slab blocks and the untouched rest of each slab count against their side.
   s.post_index_bytes = index_.MemoryBytes() + grown_index_.MemoryBytes();
   s.post_bytes =
-      ring_bytes_ + (ring_slab_.MemoryBytes() - ring_slab_.LiveBytes()) + s.post_index_bytes;
+      ring_bytes_ + (ring_blocks_.MemoryBytes() - ring_blocks_.LiveBytes()) + s.post_index_bytes;
   s.feed_user_bytes = rings_.MemoryBytes() + ring_of_.capacity() * sizeof(uint32_t) + ListBytes();
   s.inboxes = inboxes_;
   s.inbox_entries = inbox_entries_;
   const size_t live_sides = sides_.size() - free_sides_.size();
   s.inbox_bytes =
-      inbox_bytes_ + (inbox_slab_.MemoryBytes() - inbox_slab_.LiveBytes()) +
+      inbox_bytes_ + (inbox_blocks_.MemoryBytes() - inbox_blocks_.LiveBytes()) +
       (side_pool_.MemoryBytes() - side_pool_.LiveBytes()) +
       (inbox_pool_.MemoryBytes() + inbox_cold_.MemoryBytes() -
        inboxes_ * (sizeof(Inbox) + sizeof(InboxCold))) +

@@ -103,6 +103,11 @@ class Harness {
       ref_.RemoveUser(u);
     } else if (x < 690) {
       clock_.Advance(Rand(15'000));  // some readers become inactive
+    } else if (x < 700) {
+      // Rings and inboxes move into fresh pools, a batch at a time among the other calls.
+      db_->CompactFeedPools();
+    } else if (x < 760) {
+      db_->RunFanoutBatch();
     } else {
       Read(u);
     }
