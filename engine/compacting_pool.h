@@ -4,8 +4,8 @@
 // Why this design: a BlockPool reuses a run only once all its blocks are free. Buffers that
 // stop growing pin runs that growth has otherwise left (an author who posted once, among
 // authors who went on), so a pool that grew through many classes keeps much more than its
-// live bytes: at 27 posts per author the rings' pool held 1.5 times theirs. Moving every
-// block into a fresh pool packs each class's runs full, and, unlike moving blocks out of
+// live bytes: at 27 posts per author the rings' pool held about 1.3 times its live bytes. Moving
+// every block into a fresh pool packs each class's runs full, and, unlike moving blocks out of
 // sparse runs, needs no way back from a block to its owner: the feed walks its owners in slot
 // order. Owners below the cursor have their blocks in the fresh pool, the others in the old
 // one, so For(owner) names the pool every call on an owner's buffer must use. The move runs
