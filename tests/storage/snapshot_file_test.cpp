@@ -108,7 +108,7 @@ TEST_CASE("snapshot_file: blocks filled on two threads keep each follower's entr
   TestDir dir;
   std::array<Lists, 2> halves = {RandomLists(5, 3000, 70'000), RandomLists(6, 3000, 150'000)};
   for (int extra = 0; extra < 4; ++extra) {  // more long lists, interleaved with short ones
-    halves[extra % 2][(uint64_t{extra} << 40) | 2] =
+    halves[extra % 2][(static_cast<uint64_t>(extra) << 40) | 2] =
         RandomLists(7 + extra, 1, 70'000).begin()->second;
   }
   auto w = SnapshotWriter::Create(Env::Posix(), dir.path(), 9, 123);
