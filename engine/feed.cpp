@@ -613,19 +613,23 @@ size_t Feed::RunFanout(const Graph& g) {
     visited += moved;
     budget -= std::min(budget, moved);
   }
-  if (ring_blocks_.Fragmented()) ring_blocks_.BeginMove();
-  if (inbox_blocks_.Fragmented()) inbox_blocks_.BeginMove();
-  if (budget > 0) visited += CompactStep(budget);
+  // Pools are compacted only while no fan-out waits: a move is never in a post's way.
+  if (tasks_.empty() && budget > 0) {
+    if (ring_blocks_.Fragmented()) ring_blocks_.BeginMove();
+    if (inbox_blocks_.Fragmented()) inbox_blocks_.BeginMove();
+    visited += CompactStep(budget);
+  }
   EnforceBudget(kNoInternalId);
   return visited;
 }
 
 // Rings and inboxes share the budget, so that both moves advance together. A move copies up
-// to a kilobyte and touches two run headers: it counts as kMoveCost fans, so a batch holds
-// the feed about as long either way. Returns the budget used.
+// to a kilobyte and touches two run headers and two blocks, a few cache misses: it counts
+// as kMoveCost fans, and a call makes at most kMaxMoves, so that a post published while a
+// move runs does not wait behind thousands of them for its fan-out. Returns the budget used.
 size_t Feed::CompactStep(size_t budget) {
-  constexpr size_t kMoveCost = 4;
-  const size_t moves = std::max<size_t>(1, budget / kMoveCost);
+  constexpr size_t kMoveCost = 4, kMaxMoves = 128;
+  const size_t moves = std::clamp<size_t>(budget / kMoveCost, 1, kMaxMoves);
   size_t moved = 0;
   if (ring_blocks_.moving()) {
     const size_t share = inbox_blocks_.moving() ? (moves + 1) / 2 : moves;

@@ -115,8 +115,8 @@ class Feed {
     inbox_blocks_.BeginMove();
   }
   // Runs queued fan-out, visiting at most options.fanout_batch fans, then, with what is left
-  // of that budget, moves posts to the growing index and buffers to fresh pools (starting
-  // such a move when a pool is fragmented); returns the budget used.
+  // of that budget, moves posts to the growing index and, once no fan-out is queued, buffers
+  // to fresh pools (starting such a move when a pool is fragmented); returns the budget used.
   size_t RunFanout(const Graph& g);
   // Milliseconds from publish (or delete) to the end of its fan-out, for finished tasks since
   // the last call.
