@@ -213,14 +213,14 @@ void Feed::Retract(InternalId author, const PostEntry& e) {
 void Feed::AddLeaving(InternalId author, const PostEntry& e) {
   const uint32_t ring = RingSlot(author);
   retracting_[e.id] = LeavingPost{ring, e};
-  leaving_by_seq_.emplace((uint64_t{ring} << 16) | e.seq(), e.id);
+  leaving_by_seq_.emplace(LeavingKey(ring, e.seq()), e.id);
 }
 
 void Feed::EraseLeaving(PostId post) {
   const auto it = retracting_.find(post);
   if (it == retracting_.end()) return;
   auto [first, last] =
-      leaving_by_seq_.equal_range((uint64_t{it->second.ring} << 16) | it->second.entry.seq());
+      leaving_by_seq_.equal_range(LeavingKey(it->second.ring, it->second.entry.seq()));
   for (; first != last; ++first) {
     if (first->second == post) {
       leaving_by_seq_.erase(first);

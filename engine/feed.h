@@ -353,7 +353,8 @@ class Feed {
     PostEntry entry;
   };
   std::unordered_map<PostId, LeavingPost> retracting_;
-  std::unordered_multimap<uint64_t, PostId> leaving_by_seq_;
+  std::unordered_multimap<uint64_t, PostId> leaving_by_seq_;  // keyed by LeavingKey
+  static uint64_t LeavingKey(uint32_t ring, uint16_t seq) { return (uint64_t{ring} << 16) | seq; }
   std::vector<double> fanout_delays_;
   uint64_t fanout_inserts_ = 0, rebuilds_ = 0, drops_ = 0, fallbacks_ = 0;
 };

@@ -57,7 +57,7 @@ const PostEntry* Feed::RingEntry(const InboxEntry& x) const {
 
 PostId Feed::LeavingIdOf(const InboxEntry& x) const {
   if (leaving_by_seq_.empty()) return 0;
-  auto [first, last] = leaving_by_seq_.equal_range((uint64_t{x.ring} << 16) | x.seq());
+  auto [first, last] = leaving_by_seq_.equal_range(LeavingKey(x.ring, x.seq()));
   for (; first != last; ++first) {
     if (retracting_.at(first->second).entry.packed == x.packed()) return first->second;
   }
