@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <utility>
 
 #include "engine/block_pool.h"
 
@@ -31,18 +32,37 @@ class CompactingPool {
       : entry_bytes_(entry_bytes), current_(std::make_unique<BlockPool>(entry_bytes)) {}
 
   // The pool that owner `owner`'s block comes from and goes back to.
-  BlockPool& For(size_t owner) { return fresh_ != nullptr && owner < moved_ ? *fresh_ : *current_; }
+  BlockPool& For(size_t owner) { return const_cast<BlockPool&>(std::as_const(*this).For(owner)); }
+  const BlockPool& For(size_t owner) const {
+    return fresh_ != nullptr && owner < moved_ ? *fresh_ : *current_;
+  }
 
   bool moving() const { return fresh_ != nullptr; }
-  // True when `block` (owner `owner`'s, from a pool) is in the pool For(owner) names.
-  // O(slabs): for checks.
-  bool InPoolOf(size_t owner, const void* block) const {
-    return (fresh_ != nullptr && owner < moved_ ? *fresh_ : *current_).Holds(block);
-  }
-  // For checks: the live bytes of the pool that owners below next_owner() use (the fresh
-  // one; 0 when not moving), and of the other.
-  size_t LiveBytesBelowCursor() const { return fresh_ != nullptr ? fresh_->LiveBytes() : 0; }
-  size_t LiveBytesFromCursor() const { return current_->LiveBytes(); }
+
+  // For checks: adds up the owners' blocks by the pool For(owner) names, to compare with the
+  // pools' live bytes. A block allocated from or freed to the wrong pool shows there, even
+  // after its move has ended.
+  class Tally {
+   public:
+    explicit Tally(const CompactingPool& pool) : pool_(pool) {}
+    // Counts owner `owner`'s block of `bytes` (nullptr: it has none from a pool); false when
+    // the block lies outside the pool For(owner) names. O(slabs).
+    bool Add(size_t owner, const void* block, size_t bytes) {
+      if (block == nullptr) return true;
+      const BlockPool& pool = pool_.For(owner);
+      (&pool == pool_.current_.get() ? current_bytes_ : fresh_bytes_) += bytes;
+      return pool.Holds(block);
+    }
+    // True when the counts equal each pool's live bytes.
+    bool Balanced() const {
+      return current_bytes_ == pool_.current_->LiveBytes() &&
+             fresh_bytes_ == (pool_.fresh_ != nullptr ? pool_.fresh_->LiveBytes() : 0);
+    }
+
+   private:
+    const CompactingPool& pool_;
+    size_t current_bytes_ = 0, fresh_bytes_ = 0;
+  };
   // True when a move is due (and none is under way).
   bool Fragmented() const {
     const size_t live = current_->LiveBytes(), reserved = current_->MemoryBytes();

@@ -631,25 +631,26 @@ size_t Feed::CompactStep(size_t budget) {
   constexpr size_t kMoveCost = 4, kMaxMoves = 128;
   const size_t moves = std::clamp<size_t>(budget / kMoveCost, 1, kMaxMoves);
   size_t moved = 0;
-  if (ring_blocks_.moving()) {
-    const size_t share = inbox_blocks_.moving() ? (moves + 1) / 2 : moves;
-    for (; moved < share && ring_blocks_.next_owner() < rings_.size(); ++moved) {
-      Ring& ring = rings_[ring_blocks_.next_owner()];
-      const size_t before = ring.MemoryBytes();
-      ring_blocks_.MoveNext(ring);
-      ring_bytes_ = ring_bytes_ - before + ring.MemoryBytes();
+  // Moves `pool`'s owners [next_owner(), owners) while moved < limit, keeping `bytes` (the
+  // side's count of buffer capacity) right; ends the move past the last owner.
+  auto advance = [&](CompactingPool& pool, size_t owners, auto&& buffer_of, size_t& bytes,
+                     size_t limit) {
+    if (!pool.moving()) return;
+    for (; moved < limit && pool.next_owner() < owners; ++moved) {
+      auto& buffer = buffer_of(pool.next_owner());
+      const size_t before = buffer.MemoryBytes();
+      pool.MoveNext(buffer);
+      bytes = bytes - before + buffer.MemoryBytes();
     }
-    if (ring_blocks_.next_owner() == rings_.size()) ring_blocks_.EndMove();
-  }
-  if (inbox_blocks_.moving()) {
-    for (; moved < moves && inbox_blocks_.next_owner() < inbox_pool_.size(); ++moved) {
-      InboxBuffer& entries = inbox_pool_[inbox_blocks_.next_owner()].entries();
-      const size_t before = entries.MemoryBytes();
-      inbox_blocks_.MoveNext(entries);
-      inbox_bytes_ = inbox_bytes_ - before + entries.MemoryBytes();
-    }
-    if (inbox_blocks_.next_owner() == inbox_pool_.size()) inbox_blocks_.EndMove();
-  }
+    if (pool.next_owner() == owners) pool.EndMove();
+  };
+  advance(
+      ring_blocks_, rings_.size(), [&](size_t slot) -> PostBuffer& { return rings_[slot]; },
+      ring_bytes_, inbox_blocks_.moving() ? (moves + 1) / 2 : moves);
+  advance(
+      inbox_blocks_, inbox_pool_.size(),
+      [&](size_t slot) -> InboxBuffer& { return inbox_pool_[slot].entries(); }, inbox_bytes_,
+      moves);
   return moved * kMoveCost;
 }
 

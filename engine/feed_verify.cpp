@@ -24,9 +24,7 @@ Status Feed::CheckInvariants(const Graph& g) const {
   // its author in the index.
   size_t ring_posts = 0;
   size_t rings = 0;
-  // Block bytes per pool, by where each owner's calls go: a block allocated from or freed to
-  // the wrong pool shows here even after the move has ended.
-  size_t ring_blocks_below = 0, ring_blocks_from = 0;
+  CompactingPool::Tally ring_blocks(ring_blocks_);
   for (size_t i = 0; i < ring_of_.size(); ++i) {
     const auto u = static_cast<InternalId>(i);
     if (RingOf(u) == nullptr) continue;
@@ -34,13 +32,8 @@ Status Feed::CheckInvariants(const Graph& g) const {
     if (RingAt(ring_of_[u]).owner != u)
       return Broken("the ring of user " + name(u) + " names another owner");
     const PostBuffer& ring = *RingOf(u);
-    if (ring.pool_block() != nullptr && !ring_blocks_.InPoolOf(ring_of_[u], ring.pool_block()))
+    if (!ring_blocks.Add(ring_of_[u], ring.pool_block(), ring.MemoryBytes()))
       return Broken("the ring of user " + name(u) + " has its block in the wrong pool");
-    if (ring.pool_block() != nullptr) {
-      (ring_of_[u] < ring_blocks_.next_owner() && ring_blocks_.moving() ? ring_blocks_below
-                                                                        : ring_blocks_from) +=
-          ring.MemoryBytes();
-    }
     for (uint32_t k = 0; k < ring.size(); ++k) {
       const PostEntry& e = ring[k];
       if (k > 0 && !PostEntry::Less(ring[k - 1], e))
@@ -57,8 +50,7 @@ Status Feed::CheckInvariants(const Graph& g) const {
     ring_posts += ring.size();
   }
   if (rings != rings_.size()) return Broken("a ring slot belongs to no user");
-  if (ring_blocks_below != ring_blocks_.LiveBytesBelowCursor() ||
-      ring_blocks_from != ring_blocks_.LiveBytesFromCursor())
+  if (!ring_blocks.Balanced())
     return Broken("the rings' blocks disagree with their pools' live bytes");
   // Mutes and hides: non-empty sorted sets without the owner, each user's bit set exactly
   // when it has a list.
@@ -102,7 +94,7 @@ Status Feed::CheckInvariants(const Graph& g) const {
   // Inboxes: bounded, sorted, above their watermark, and every entry a retained post or one
   // still leaving (reads name an entry's author only from retained posts).
   size_t entries = 0, inboxes = 0;
-  size_t inbox_blocks_below = 0, inbox_blocks_from = 0;
+  CompactingPool::Tally inbox_blocks(inbox_blocks_);
   if (inbox_cold_.size() != inbox_pool_.size())
     return Broken("the two pools of inbox parts differ in size");
   for (size_t slot = 0; slot < inbox_pool_.size(); ++slot) {
@@ -117,14 +109,8 @@ Status Feed::CheckInvariants(const Graph& g) const {
     const std::string who = "the inbox of user " + name(c.reader);
     if (SlotOf(c.reader) != slot) return Broken(who + " is not the one its slot names");
     if (in.entries().size() > options_.timeline_length) return Broken(who + " is over R");
-    if (const void* block = in.entries().pool_block();
-        block != nullptr && !inbox_blocks_.InPoolOf(slot, block))
+    if (!inbox_blocks.Add(slot, in.entries().pool_block(), in.entries().MemoryBytes()))
       return Broken(who + " has its block in the wrong pool");
-    if (in.entries().pool_block() != nullptr) {
-      (slot < inbox_blocks_.next_owner() && inbox_blocks_.moving() ? inbox_blocks_below
-                                                                   : inbox_blocks_from) +=
-          in.entries().MemoryBytes();
-    }
     // Entries of authors queued for reconcile may be stale until the reader's next read
     // reconciles them (before it merges): a removal's fan-out skipped a reader who had
     // stopped following. Their ids may be unknown, so order is checked between known ids.
@@ -151,8 +137,7 @@ Status Feed::CheckInvariants(const Graph& g) const {
     }
     entries += in.entries().size();
   }
-  if (inbox_blocks_below != inbox_blocks_.LiveBytesBelowCursor() ||
-      inbox_blocks_from != inbox_blocks_.LiveBytesFromCursor())
+  if (!inbox_blocks.Balanced())
     return Broken("the inboxes' blocks disagree with their pools' live bytes");
   if (entries != inbox_entries_ || inboxes != inboxes_) {
     return Broken("inbox counters (" + std::to_string(inboxes_) + " inboxes, " +
