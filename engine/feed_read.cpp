@@ -129,8 +129,9 @@ Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
     }
   }
   // Appended oldest first: the merge gave them in key order.
+  BlockPool& blocks = inbox_blocks_.For(SlotOf(reader));
   for (auto it = newest_first.rbegin(); it != newest_first.rend(); ++it)
-    in.entries().InsertAt(in.entries().size(), *it, r, inbox_blocks_.For(SlotOf(reader)));
+    in.entries().InsertAt(in.entries().size(), *it, r, blocks);
   inbox_entries_ += in.entries().size();
   InboxCold& c = ColdOf(reader);
   RefreshCelebrities(g, reader, c);
@@ -141,10 +142,10 @@ Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
 
 Feed::Inbox& Feed::PrepareInbox(const Graph& g, InternalId reader) {
   Inbox* in = InboxOf(reader);
-  if (in != nullptr) __builtin_prefetch(in);  // read after the cold part: fetch both at once
   if (in == nullptr) {
     in = &BuildInbox(g, reader);
   } else {
+    __builtin_prefetch(in);  // read after the cold part: fetch both at once
     InboxCold& c = ColdOf(reader);
     InboxSide* side = SideOf(c);
     const bool pending = side != nullptr && !side->pending().empty();
