@@ -106,17 +106,8 @@ class EntryRun {
   // For CompactingPool.
   void MoveBlock(BlockPool& from, BlockPool& to) {
     if (capacity_ == 0 || capacity_ > kSlabMaxEntries) return;
-    Entry* fresh = nullptr;
-    uint32_t capacity = 0;
-    if (size_ > 0) {
-      capacity = BlockPool::CapacityFor(size_);
-      fresh = static_cast<Entry*>(to.AllocateBlock(capacity));
-      std::memcpy(fresh, data_ + start_, size_t{size_} * sizeof(Entry));
-    }
-    from.FreeBlock(data_, capacity_);
-    data_ = fresh;
-    start_ = 0;
-    capacity_ = capacity;
+    const uint32_t capacity = size_ > 0 ? BlockPool::CapacityFor(size_) : 0;
+    Adopt(capacity > 0 ? to.AllocateBlock(capacity) : nullptr, capacity, from);
   }
   size_t MemoryBytes() const { return size_t{capacity_} * sizeof(Entry); }
   // The block when it came from a pool, else nullptr (none, or malloc'd).
@@ -159,15 +150,22 @@ class EntryRun {
       void* grown = std::realloc(data_, bytes);
       if (grown == nullptr) throw std::bad_alloc();
       data_ = static_cast<Entry*>(grown);
-    } else {  // a fresh block: copy the entries straight to its front
+      start_ = 0;
+      capacity_ = want;
+    } else {
       void* fresh = want <= kSlabMaxEntries ? slab.AllocateBlock(want) : std::malloc(bytes);
       if (fresh == nullptr) throw std::bad_alloc();
-      if (size_ > 0) std::memcpy(fresh, data_ + start_, size_t{size_} * sizeof(Entry));
-      FreeBlock(slab);
-      data_ = static_cast<Entry*>(fresh);
+      Adopt(fresh, want, slab);
     }
+  }
+  // Copies the entries straight to the front of `fresh` (room for `capacity`), frees the old
+  // block (to `old_pool` when it came from a pool), and keeps the new one.
+  void Adopt(void* fresh, uint32_t capacity, BlockPool& old_pool) {
+    if (size_ > 0) std::memcpy(fresh, data_ + start_, size_t{size_} * sizeof(Entry));
+    FreeBlock(old_pool);
+    data_ = static_cast<Entry*>(fresh);
     start_ = 0;
-    capacity_ = want;
+    capacity_ = capacity;
   }
   void FreeBlock(BlockPool& slab) {
     if (capacity_ == 0) return;
