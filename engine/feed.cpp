@@ -78,6 +78,11 @@ size_t Feed::ListBytes() const {
   return bytes;
 }
 
+size_t Feed::ExactWatermarkBytes() const {
+  constexpr size_t kNode = sizeof(void*) + sizeof(std::pair<const uint32_t, PostId>) + 8;
+  return exact_watermarks_.size() * kNode + exact_watermarks_.bucket_count() * sizeof(void*);
+}
+
 void Feed::SetBit(std::vector<uint64_t>& bits, InternalId u, bool on) {
   if (u / 64 >= bits.size()) bits.resize(u / 64 + 1, 0);
   const uint64_t bit = uint64_t{1} << (u % 64);
@@ -410,7 +415,7 @@ void Feed::ReleaseSideIfEmpty(InboxCold& c) {
 }
 
 Feed::Inbox& Feed::NewInbox(InternalId reader, size_t users) {
-  static_assert(sizeof(Inbox) == 32 && sizeof(InboxCold) == 20);
+  static_assert(sizeof(Inbox) == 32 && sizeof(InboxCold) == 12);
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -438,7 +443,7 @@ void Feed::InboxInsert(Inbox& in, InternalId reader, uint32_t ring, const PostEn
     return;
   ++fanout_inserts_;
   ++inbox_entries_;
-  if (in.entries().size() > options_.timeline_length) TrimOldest(in);
+  if (in.entries().size() > options_.timeline_length) TrimOldest(in, reader);
   inbox_bytes_ += in.entries().MemoryBytes() - bytes;
 }
 
@@ -446,12 +451,14 @@ void Feed::InboxInsert(Inbox& in, InternalId reader, uint32_t ring, const PostEn
 // the top of that millisecond. The dropped entry's exact key would need its id, a ring lookup
 // (two cache misses) for every insert into a full inbox; the few more entries this drops are
 // rare, and a read that needs them falls back to pull.
-void Feed::TrimOldest(Inbox& in) {
+void Feed::TrimOldest(Inbox& in, InternalId reader) {
   const PostKey dropped{in.entries().oldest().ts(), ~PostId{0}};
   do {
     in.entries().PopOldest();
     --inbox_entries_;
   } while (!in.entries().empty() && in.entries().oldest().ts() == dropped.ts);
+  // Every entry is above the watermark, so it rises: an exact one becomes a top one.
+  if (in.has_watermark() && !in.watermark_at_top()) exact_watermarks_.erase(SlotOf(reader));
   in.RaiseToTopOf(dropped.ts);
 }
 
@@ -513,6 +520,7 @@ bool Feed::FreeInbox(InternalId reader) {
   inbox_entries_ -= in.entries().size();
   --inboxes_;
   FreeSide(c);
+  if (in.has_watermark() && !in.watermark_at_top()) exact_watermarks_.erase(slot);
   in.entries().Clear(inbox_blocks_.For(slot));
   in.Reset();
   c = InboxCold{};

@@ -185,7 +185,8 @@ class Feed {
   // A user's mutes (mute) or hides, sorted; nullptr when it has none.
   using IdSet = std::vector<InternalId>;
   const IdSet* ListOf(InternalId u, bool mute) const;
-  size_t ListBytes() const;  // the mute and hide maps, estimated
+  size_t ListBytes() const;            // the mute and hide maps, estimated
+  size_t ExactWatermarkBytes() const;  // exact_watermarks_, estimated
   static bool TestBit(const std::vector<uint64_t>& bits, InternalId u) {
     return u < bits.size() * 64 && ((bits[u / 64] >> (u % 64)) & 1) != 0;
   }
@@ -229,7 +230,8 @@ class Feed {
   void InboxErase(Inbox& in, InternalId reader, uint32_t ring, const PostEntry& e);
   // True when k is at or below the reader's inbox's watermark (feed_internal.h).
   bool Below(const Inbox& in, InternalId reader, const PostKey& k) const;
-  void TrimOldest(Inbox& in);  // drops the oldest entry and the others of its millisecond
+  // Drops the oldest entry and the others of its millisecond.
+  void TrimOldest(Inbox& in, InternalId reader);
   void Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId author);
   void AddPending(InternalId reader, InternalId author);
   bool FreeInbox(InternalId reader);  // false when it had none
@@ -339,6 +341,9 @@ class Feed {
   const uint32_t active_ticks_;  // active_reader_ms in ticks
   std::vector<uint32_t> free_slots_;
   std::vector<uint32_t> inbox_of_;  // by reader internal id: pool slot, or kNoSlot
+  // By inbox slot: the id of the watermark, for inboxes whose watermark a build set (the
+  // header has its time, feed_internal.h).
+  std::unordered_map<uint32_t, PostId> exact_watermarks_;
   std::vector<InboxSide> sides_;
   std::vector<uint32_t> free_sides_;
   size_t inbox_bytes_ = 0;  // live inboxes: headers, entry buffers, side data

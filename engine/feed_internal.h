@@ -17,12 +17,13 @@ namespace relgraph {
 //   time, the last read), so the fan-out reaches an inbox's newest entry in two dependent
 //   loads (slot, header) after the reader's slot, and two headers share a cache line, none
 //   crossing one.
-// - InboxCold, 20 bytes: what only reads, the memory budget and checks use, and the
-//   watermark's id, which a comparison needs only at the watermark's own millisecond.
-// Split, a reader's inbox costs 52 bytes before entries, not 64 (docs/feed.md, "Memory per
-// inbox entry and per post"). The memory budget evicts by CLOCK (second chance) over the
-// cold pool, not by an LRU list: a read only sets `referenced` in a line it has loaded
-// anyway, instead of relinking neighbours.
+// - InboxCold, 12 bytes: what only reads, the memory budget and checks use.
+// Split, a reader's inbox costs 44 bytes before entries, not 64 (docs/feed.md, "Memory per
+// inbox entry and per post"). The id of a watermark that a build set, which a comparison
+// needs only at the watermark's own millisecond, lives apart in Feed::exact_watermarks_: few
+// inboxes have one (a build sets it only when more than R posts qualify). The memory budget evicts
+// by CLOCK (second chance) over the cold pool, not by an LRU list: a read only sets `referenced` in
+// a line it has loaded anyway, instead of relinking neighbours.
 //
 // Inbox derives from its entry buffer, not holds it, so that last_read fills the buffer's
 // tail padding.
@@ -33,7 +34,7 @@ struct Feed::Inbox : InboxBuffer {
   // in the entries. Posts at or below it may be missing (trimmed), so reads fall back to
   // pull. -1: no watermark (the inbox holds every such post). Else the watermark's time
   // shifted left by one, and in bit 0 a 1 when the watermark is the top of its millisecond
-  // (id ~0, set by trims), a 0 when its id is in InboxCold (set by builds).
+  // (id ~0, set by trims), a 0 when its id is in Feed::exact_watermarks_ (set by builds).
   int64_t watermark = -1;
 
   // Posts of visible ordinary followees, oldest first, at most R.
@@ -43,7 +44,7 @@ struct Feed::Inbox : InboxBuffer {
   TimestampMs watermark_ts() const { return watermark >> 1; }
   bool watermark_at_top() const { return (watermark & 1) != 0; }
   // True when k is at or below the watermark, where the inbox is not kept exact.
-  // `exact_id()` gives the id kept in the cold part; it is called only when k's time is the
+  // `exact_id()` gives the id kept apart; it is called only when k's time is the
   // watermark's and the watermark is not the top of its millisecond.
   template <typename ExactId>
   bool Below(const PostKey& k, ExactId&& exact_id) const {
@@ -71,15 +72,6 @@ struct Feed::InboxCold {
   uint32_t celebrities_epoch : 31 = 0;
   uint32_t referenced : 1 = 0;  // read since the budget's clock hand last passed
   uint32_t side = kNoSlot;      // index into Feed::sides_, or none (no celebrities, no pending)
-  // The watermark's id when the header says it is not the top of its millisecond; in two
-  // halves, so that the record stays 4-byte aligned (20 bytes).
-  uint32_t watermark_id_low = 0, watermark_id_high = 0;
-
-  PostId watermark_id() const { return (uint64_t{watermark_id_high} << 32) | watermark_id_low; }
-  void set_watermark_id(PostId id) {
-    watermark_id_low = static_cast<uint32_t>(id);
-    watermark_id_high = static_cast<uint32_t>(id >> 32);
-  }
 };
 
 // The parts of an inbox that most inboxes do not need, kept off the fan-out's cache line: the
@@ -105,7 +97,7 @@ inline const Feed::InboxCold& Feed::ColdOf(InternalId reader) const {
 }
 
 inline bool Feed::Below(const Inbox& in, InternalId reader, const PostKey& k) const {
-  return in.Below(k, [&] { return ColdOf(reader).watermark_id(); });
+  return in.Below(k, [&] { return exact_watermarks_.at(SlotOf(reader)); });
 }
 
 inline bool Feed::Inactive(const Inbox& in, uint32_t now_tick) const {

@@ -117,8 +117,8 @@ Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
     const Head h = heap.back();
     heap.pop_back();
     if (newest_first.size() == r) {
-      in.watermark = h.e.ts() << 1;  // its id in the cold part
-      ColdOf(reader).set_watermark_id(h.e.id);
+      in.watermark = h.e.ts() << 1;  // its id kept apart
+      exact_watermarks_[SlotOf(reader)] = h.e.id;
       break;
     }
     newest_first.push_back(InboxEntry::Of(RingSlot(h.author), h.e));

@@ -24,7 +24,8 @@ FeedStats Feed::Stats() const {
       (inbox_pool_.MemoryBytes() + inbox_cold_.MemoryBytes() -
        inboxes_ * (sizeof(Inbox) + sizeof(InboxCold))) +
       (sides_.capacity() - live_sides) * sizeof(InboxSide) +
-      (inbox_of_.capacity() + free_slots_.capacity() + free_sides_.capacity()) * sizeof(uint32_t);
+      (inbox_of_.capacity() + free_slots_.capacity() + free_sides_.capacity()) * sizeof(uint32_t) +
+      ExactWatermarkBytes();
   s.celebrities = celebrities_;
   s.fanout_queue = tasks_.size();
   s.fanout_inserts = fanout_inserts_;

@@ -93,7 +93,7 @@ Status Feed::CheckInvariants(const Graph& g) const {
     return Broken("the two maps of posts leaving timelines differ in size");
   // Inboxes: bounded, sorted, above their watermark, and every entry a retained post or one
   // still leaving (reads name an entry's author only from retained posts).
-  size_t entries = 0, inboxes = 0;
+  size_t entries = 0, inboxes = 0, exact_watermark_count = 0;
   CompactingPool::Tally inbox_blocks(inbox_blocks_);
   if (inbox_cold_.size() != inbox_pool_.size())
     return Broken("the two pools of inbox parts differ in size");
@@ -109,6 +109,10 @@ Status Feed::CheckInvariants(const Graph& g) const {
     const std::string who = "the inbox of user " + name(c.reader);
     if (SlotOf(c.reader) != slot) return Broken(who + " is not the one its slot names");
     if (in.entries().size() > options_.timeline_length) return Broken(who + " is over R");
+    const bool exact = in.has_watermark() && !in.watermark_at_top();
+    if (exact != exact_watermarks_.contains(static_cast<uint32_t>(slot)))
+      return Broken(who + (exact ? " lacks" : " has") + " a watermark id kept apart");
+    exact_watermark_count += exact;
     if (!inbox_blocks.Add(slot, in.entries().pool_block(), in.entries().MemoryBytes()))
       return Broken(who + " has its block in the wrong pool");
     // Entries of authors queued for reconcile may be stale until the reader's next read
@@ -139,6 +143,8 @@ Status Feed::CheckInvariants(const Graph& g) const {
   }
   if (!inbox_blocks.Balanced())
     return Broken("the inboxes' blocks disagree with their pools' live bytes");
+  if (exact_watermark_count != exact_watermarks_.size())
+    return Broken("watermark ids are kept for inboxes that have none");
   if (entries != inbox_entries_ || inboxes != inboxes_) {
     return Broken("inbox counters (" + std::to_string(inboxes_) + " inboxes, " +
                   std::to_string(inbox_entries_) + " entries) disagree with a recount (" +
