@@ -223,7 +223,18 @@ class Feed {
   Inbox& NewInbox(InternalId reader, size_t users);  // users: the graph's user count
   Inbox& BuildInbox(const Graph& g, InternalId reader);
   Inbox& PrepareInbox(const Graph& g, InternalId reader);
+  // A reader who follows at most this many accounts finds its visible celebrity followees by
+  // scanning its following list at each read (a few bit tests); one who follows more keeps
+  // them in its inbox's side, refreshed when the celebrity epoch or its view changes. Most
+  // readers follow few, and a side costs about 26 bytes.
+  static constexpr uint32_t kCelebrityListFrom = 16;
+  // Caches the visible celebrity followees in the side when the reader follows more than
+  // kCelebrityListFrom accounts; marks the side current either way.
   void RefreshCelebrities(const Graph& g, InternalId reader, InboxCold& c);
+  // Appends the reader's visible celebrity followees to `out`, from its following list or
+  // its side (as RefreshCelebrities left it).
+  template <typename Out>
+  void CelebrityFollowees(const Graph& g, InternalId reader, const InboxCold& c, Out& out) const;
   // `ring`: the slot of the post's author's ring.
   void InboxInsert(Inbox& in, InternalId reader, uint32_t ring, const PostEntry& e);
   // Removes the entry when present.

@@ -82,11 +82,33 @@ void Feed::PrefetchRing(const Graph& g, const InboxEntry& x, int stage) const {
 void Feed::RefreshCelebrities(const Graph& g, InternalId reader, InboxCold& c) {
   if (InboxSide* side = SideOf(c); side != nullptr) side->ClearFirst();
   const FollowingList& following = g.FollowingOf(reader);
-  for (size_t i = 0; i < following.size(); ++i) {
-    const InternalId f = following.PeerAt(i);
-    if (IsCelebrity(f) && Visible(reader, f)) EnsureSide(c).AddFirst(f, side_pool_);
+  if (following.size() > kCelebrityListFrom) {
+    for (size_t i = 0; i < following.size(); ++i) {
+      const InternalId f = following.PeerAt(i);
+      if (IsCelebrity(f) && Visible(reader, f)) EnsureSide(c).AddFirst(f, side_pool_);
+    }
   }
   c.celebrities_epoch = EpochTag();
+}
+
+// The list is current: a read refreshes it first whenever the epoch moved or the reader's
+// view changed (AddPending clears the epoch), so the following list has not crossed
+// kCelebrityListFrom since.
+template <typename Out>
+void Feed::CelebrityFollowees(const Graph& g, InternalId reader, const InboxCold& c,
+                              Out& out) const {
+  const FollowingList& following = g.FollowingOf(reader);
+  if (following.size() > kCelebrityListFrom) {
+    if (c.side != kNoSlot) {
+      const std::span<const InternalId> cached = sides_[c.side].celebrities();
+      out.insert(out.end(), cached.begin(), cached.end());
+    }
+    return;
+  }
+  for (size_t i = 0; i < following.size(); ++i) {
+    const InternalId f = following.PeerAt(i);
+    if (IsCelebrity(f) && Visible(reader, f)) out.push_back(f);
+  }
 }
 
 // Builds the reader's inbox by pull: the newest R posts of its visible ordinary followees;
@@ -210,19 +232,18 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
   auto start = [&](const PostBuffer& b) { return after ? b.LowerBound(*after) : b.size(); };
   // Streams: the reader's own ring, then the celebrities'. Most readers follow a few
   // celebrities at most: no allocation for the merge's state.
+  boost::container::small_vector<InternalId, kCelebrityListFrom> celebrities;
+  CelebrityFollowees(g, reader, ColdOf(reader), celebrities);
   boost::container::small_vector<Stream, 8> streams;
-  const InboxSide* side = SideOf(ColdOf(reader));
   // Sized once and filled by index: push_back's out-of-line growth path cost 1.5% of a
   // heavy reader's time.
-  streams.resize(1 + (side != nullptr ? side->celebrities().size() : 0));
+  streams.resize(1 + celebrities.size());
   uint32_t n_streams = 0;
   auto add_stream = [&](const PostBuffer* posts, InternalId author) {
     if (posts != nullptr && !posts->empty()) streams[n_streams++] = {posts, start(*posts), author};
   };
   add_stream(RingOf(reader), reader);
-  if (side != nullptr) {
-    for (InternalId c : side->celebrities()) add_stream(RingOf(c), c);
-  }
+  for (InternalId c : celebrities) add_stream(RingOf(c), c);
   streams.resize(n_streams);
   prefetch_page(1);
   // Inbox heads carry stream number kInbox; the rings' are their index in `streams`.
