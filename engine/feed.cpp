@@ -472,8 +472,9 @@ void Feed::InboxErase(Inbox& in, InternalId reader, uint32_t ring, const PostEnt
 }
 
 void Feed::AddPending(InternalId reader, InternalId author) {
-  Inbox* in = InboxOf(reader);
-  if (in == nullptr) return;
+  const uint32_t word = SlotOf(reader);
+  if (word == kNoSlot) return;
+  Inbox* in = IsMark(word) ? &MaterializeMark(reader) : &inbox_pool_[word];
   InboxCold& c = ColdOf(reader);
   c.celebrities_epoch = 0;
   if (const InboxSide* side = SideOf(c); side != nullptr) {
@@ -514,6 +515,12 @@ void Feed::Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId au
 bool Feed::FreeInbox(InternalId reader) {
   const uint32_t slot = SlotOf(reader);
   if (slot == kNoSlot) return false;
+  if (IsMark(slot)) {
+    inbox_of_[reader] = kNoSlot;
+    --inboxes_;
+    --marks_;
+    return true;
+  }
   Inbox& in = inbox_pool_[slot];
   InboxCold& c = inbox_cold_[slot];
   inbox_bytes_ -= InboxBytes(in, c);
@@ -526,6 +533,33 @@ bool Feed::FreeInbox(InternalId reader) {
   c = InboxCold{};
   free_slots_.push_back(slot);
   inbox_of_[reader] = kNoSlot;
+  return true;
+}
+
+Feed::Inbox& Feed::MaterializeMark(InternalId reader) {
+  const uint32_t tick = inbox_of_[reader] - kMarkBit;
+  --inboxes_;  // NewInbox counts it again
+  --marks_;
+  Inbox& in = NewInbox(reader, inbox_of_.size());
+  in.last_read = tick;
+  InboxCold& c = ColdOf(reader);
+  // Its reader follows at most kCelebrityListFrom accounts (a follow would have given it a
+  // header before), so a read finds its celebrities without a list: none is stale.
+  c.celebrities_epoch = EpochTag();
+  inbox_bytes_ += InboxBytes(in, c);
+  return in;
+}
+
+bool Feed::MarkIfEmpty(const Graph& g, InternalId reader, uint32_t now_tick) {
+  const uint32_t slot = SlotOf(reader);
+  const Inbox& in = inbox_pool_[slot];
+  if (!in.entries().empty() || in.has_watermark() || inbox_cold_[slot].side != kNoSlot ||
+      now_tick > kMaxMarkTick || g.FollowingOf(reader).size() > kCelebrityListFrom)
+    return false;
+  FreeInbox(reader);
+  inbox_of_[reader] = kMarkBit | now_tick;
+  ++inboxes_;
+  ++marks_;
   return true;
 }
 
@@ -680,26 +714,30 @@ void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs
         __builtin_prefetch(&inbox_of_[fans[i + kSlotAhead].peer]);
       if (i + kHeaderAhead < n) {
         const uint32_t slot = SlotOf(fans[i + kHeaderAhead].peer);
-        if (slot != kNoSlot) __builtin_prefetch(&inbox_pool_[slot]);
+        if (IsPoolSlot(slot)) __builtin_prefetch(&inbox_pool_[slot]);
       }
       if (i + kEntriesAhead < n) {
         const uint32_t slot = SlotOf(fans[i + kEntriesAhead].peer);
-        if (slot != kNoSlot) inbox_pool_[slot].entries().PrefetchNewest();
+        if (IsPoolSlot(slot)) inbox_pool_[slot].entries().PrefetchNewest();
       }
       const InternalId f = fans[i].peer;
-      Inbox* in = InboxOf(f);
-      if (in == nullptr) continue;
-      if (Inactive(*in, now_tick)) {
+      const uint32_t word = SlotOf(f);
+      if (word == kNoSlot) continue;
+      const bool mark = !IsPoolSlot(word);
+      if (Inactive(mark ? word - kMarkBit : inbox_pool_[word].last_read, now_tick)) {
         DropInbox(f);  // inactive: rebuilt by pull if it ever reads again
         continue;
       }
+      const bool insert =
+          !t.retract && !Muted(f, t.author) && (hides == nullptr || !SortedContains(*hides, f));
+      if (mark && !insert) continue;  // an empty inbox has nothing to remove
+      Inbox& in = mark ? MaterializeMark(f) : inbox_pool_[word];
       if (t.retract) {
-        InboxErase(*in, f, ring, t.post);
+        InboxErase(in, f, ring, t.post);
         continue;
       }
-      if (!Muted(f, t.author) && (hides == nullptr || !SortedContains(*hides, f)))
-        InboxInsert(*in, f, ring, t.post);
-      if (t.evicted.id != 0) InboxErase(*in, f, ring, t.evicted);
+      if (insert) InboxInsert(in, f, ring, t.post);
+      if (t.evicted.id != 0) InboxErase(in, f, ring, t.evicted);
     }
   }
 }

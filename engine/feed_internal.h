@@ -85,9 +85,10 @@ struct Feed::InboxSide : IdListPair {
 
 inline Feed::Inbox* Feed::InboxOf(InternalId reader) {
   const uint32_t slot = SlotOf(reader);
-  return slot == kNoSlot ? nullptr : &inbox_pool_[slot];
+  return IsPoolSlot(slot) ? &inbox_pool_[slot] : nullptr;
 }
 
+// REQUIRES (both): the reader has a header.
 inline Feed::InboxCold& Feed::ColdOf(InternalId reader) {
   return inbox_cold_[SlotOf(reader)];
 }
@@ -98,10 +99,6 @@ inline const Feed::InboxCold& Feed::ColdOf(InternalId reader) const {
 
 inline bool Feed::Below(const Inbox& in, InternalId reader, const PostKey& k) const {
   return in.Below(k, [&] { return exact_watermarks_.at(SlotOf(reader)); });
-}
-
-inline bool Feed::Inactive(const Inbox& in, uint32_t now_tick) const {
-  return uint64_t{now_tick} > uint64_t{in.last_read} + active_ticks_;
 }
 
 // kInvalidUserId for id 0, naming the id's role ("author", "user", ...).

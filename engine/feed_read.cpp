@@ -28,6 +28,8 @@ bool KindWanted(uint64_t kinds, uint8_t kind) {
 
 }  // namespace
 
+const Feed::Inbox Feed::kEmptyInbox;
+
 // One author's ring as a source of a merge, consumed from index `pos - 1` downwards.
 struct Feed::Stream {
   const PostBuffer* buf;
@@ -95,12 +97,12 @@ void Feed::RefreshCelebrities(const Graph& g, InternalId reader, InboxCold& c) {
 // view changed (AddPending clears the epoch), so the following list has not crossed
 // kCelebrityListFrom since.
 template <typename Out>
-void Feed::CelebrityFollowees(const Graph& g, InternalId reader, const InboxCold& c,
+void Feed::CelebrityFollowees(const Graph& g, InternalId reader, const InboxCold* c,
                               Out& out) const {
   const FollowingList& following = g.FollowingOf(reader);
-  if (following.size() > kCelebrityListFrom) {
-    if (c.side != kNoSlot) {
-      const std::span<const InternalId> cached = sides_[c.side].celebrities();
+  if (following.size() > kCelebrityListFrom) {  // so the reader has a header
+    if (c->side != kNoSlot) {
+      const std::span<const InternalId> cached = sides_[c->side].celebrities();
       out.insert(out.end(), cached.begin(), cached.end());
     }
     return;
@@ -112,8 +114,9 @@ void Feed::CelebrityFollowees(const Graph& g, InternalId reader, const InboxCold
 }
 
 // Builds the reader's inbox by pull: the newest R posts of its visible ordinary followees;
-// the watermark is the newest post left out, so the inbox is exact above it.
-Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
+// the watermark is the newest post left out, so the inbox is exact above it. An inbox that
+// comes out empty becomes a mark, when the reader qualifies.
+const Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
   FreeInbox(reader);  // a rebuild is not a drop
   Inbox& in = NewInbox(reader, g.user_count());
   ++rebuilds_;
@@ -158,14 +161,25 @@ Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
   InboxCold& c = ColdOf(reader);
   RefreshCelebrities(g, reader, c);
   inbox_bytes_ += InboxBytes(in, c);
-  in.last_read = ActivityTick(Now());
-  return in;
+  const uint32_t now_tick = ActivityTick(Now());
+  in.last_read = now_tick;
+  return MarkIfEmpty(g, reader, now_tick) ? kEmptyInbox : in;
 }
 
-Feed::Inbox& Feed::PrepareInbox(const Graph& g, InternalId reader) {
+const Feed::Inbox& Feed::PrepareInbox(const Graph& g, InternalId reader) {
+  const uint32_t now_tick = ActivityTick(Now());
+  if (IsMark(SlotOf(reader))) {
+    // Nothing to reconcile or refresh: a change of the reader's view gives it a header.
+    if (now_tick <= kMaxMarkTick) {
+      inbox_of_[reader] = kMarkBit | now_tick;
+      return kEmptyInbox;
+    }
+    MaterializeMark(reader);  // the clock passed what a mark holds
+  }
   Inbox* in = InboxOf(reader);
+  const Inbox* out = in;
   if (in == nullptr) {
-    in = &BuildInbox(g, reader);
+    out = &BuildInbox(g, reader);
   } else {
     __builtin_prefetch(in);  // read after the cold part: fetch both at once
     InboxCold& c = ColdOf(reader);
@@ -183,10 +197,11 @@ Feed::Inbox& Feed::PrepareInbox(const Graph& g, InternalId reader) {
       inbox_bytes_ += InboxBytes(*in, c) - bytes;
     }
     c.referenced = 1;
-    in->last_read = ActivityTick(Now());
+    in->last_read = now_tick;
+    if (MarkIfEmpty(g, reader, now_tick)) out = &kEmptyInbox;
   }
   EnforceBudget(reader);
-  return *in;
+  return *out;
 }
 
 Result<FeedPage> Feed::Timeline(const Graph& g, UserId user, const FeedPageRequest& request) {
@@ -204,7 +219,7 @@ Result<FeedPage> Feed::Timeline(const Graph& g, UserId user, const FeedPageReque
 // newer than the one being looked at, so a page at a cursor starts at the cursor's rank and
 // stops at R. The inbox stream is exact only above its watermark: when the merge would need an
 // entry at or below it, the caller rebuilds the inbox by pull and merges again.
-Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
+Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, const Inbox& in,
                              const FeedPageRequest& request, bool allow_rebuild,
                              bool* need_rebuild) {
   FeedPage page;
@@ -233,7 +248,8 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, Inbox& in,
   // Streams: the reader's own ring, then the celebrities'. Most readers follow a few
   // celebrities at most: no allocation for the merge's state.
   boost::container::small_vector<InternalId, kCelebrityListFrom> celebrities;
-  CelebrityFollowees(g, reader, ColdOf(reader), celebrities);
+  const uint32_t slot = SlotOf(reader);
+  CelebrityFollowees(g, reader, IsPoolSlot(slot) ? &inbox_cold_[slot] : nullptr, celebrities);
   boost::container::small_vector<Stream, 8> streams;
   // Sized once and filled by index: push_back's out-of-line growth path cost 1.5% of a
   // heavy reader's time.

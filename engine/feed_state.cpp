@@ -17,12 +17,13 @@ FeedStats Feed::Stats() const {
   s.feed_user_bytes = rings_.MemoryBytes() + ring_of_.capacity() * sizeof(uint32_t) + ListBytes();
   s.inboxes = inboxes_;
   s.inbox_entries = inbox_entries_;
+  s.empty_inboxes = marks_;
   const size_t live_sides = sides_.size() - free_sides_.size();
   s.inbox_bytes =
       inbox_bytes_ + (inbox_blocks_.MemoryBytes() - inbox_blocks_.LiveBytes()) +
       (side_pool_.MemoryBytes() - side_pool_.LiveBytes()) +
       (inbox_pool_.MemoryBytes() + inbox_cold_.MemoryBytes() -
-       inboxes_ * (sizeof(Inbox) + sizeof(InboxCold))) +
+       (inboxes_ - marks_) * (sizeof(Inbox) + sizeof(InboxCold))) +
       (sides_.capacity() - live_sides) * sizeof(InboxSide) +
       (inbox_of_.capacity() + free_slots_.capacity() + free_sides_.capacity()) * sizeof(uint32_t) +
       ExactWatermarkBytes();

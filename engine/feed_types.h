@@ -72,6 +72,7 @@ struct FeedStats {
   uint64_t feed_user_bytes = 0;
   uint64_t inboxes = 0;  // materialized inboxes
   uint64_t inbox_entries = 0;
+  uint64_t empty_inboxes = 0;  // of `inboxes`: empty ones kept as a mark, with no header
   // Everything inboxes use: headers, entry buffers, side lists, free pool and slab space,
   // and the per-user slot array.
   uint64_t inbox_bytes = 0;

@@ -141,10 +141,27 @@ Status Feed::CheckInvariants(const Graph& g) const {
     }
     entries += in.entries().size();
   }
+  // Marks: inboxes that hold nothing, of readers following few enough to need no list.
+  size_t marks = 0;
+  for (size_t u = 0; u < inbox_of_.size(); ++u) {
+    if (!IsMark(inbox_of_[u])) continue;
+    ++inboxes;
+    ++marks;
+    const auto reader = static_cast<InternalId>(u);
+    if (u >= g.user_count())
+      return Broken("internal id " + std::to_string(u) + " has a mark for an inbox but no user");
+    if (g.FollowingOf(reader).size() > kCelebrityListFrom)
+      return Broken("user " + name(reader) + " has a mark for an inbox but follows over " +
+                    std::to_string(kCelebrityListFrom) + " accounts");
+  }
   if (!inbox_blocks.Balanced())
     return Broken("the inboxes' blocks disagree with their pools' live bytes");
   if (exact_watermark_count != exact_watermarks_.size())
     return Broken("watermark ids are kept for inboxes that have none");
+  if (marks != marks_) {
+    return Broken("the count of inboxes kept as marks (" + std::to_string(marks_) +
+                  ") disagrees with a recount (" + std::to_string(marks) + ")");
+  }
   if (entries != inbox_entries_ || inboxes != inboxes_) {
     return Broken("inbox counters (" + std::to_string(inboxes_) + " inboxes, " +
                   std::to_string(inbox_entries_) + " entries) disagree with a recount (" +

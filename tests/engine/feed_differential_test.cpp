@@ -246,13 +246,16 @@ class Harness {
       if (op_ % 500 == 0) {
         const Status s = db_->CheckInvariants();
         REQUIRE_MESSAGE(s.ok(), "op " << op_ << ": " << s.message());
+        most_empty_inboxes_ = std::max(most_empty_inboxes_, db_->feed_stats().empty_inboxes);
       }
     }
     CompareAll();
+    CHECK(most_empty_inboxes_ > 0);  // the runs reach inboxes kept as marks
     const FeedStats s = db_->feed_stats();
     MESSAGE("posts " << s.posts << " inboxes " << s.inboxes << " rebuilds " << s.inbox_rebuilds
                      << " drops " << s.inbox_drops << " fallbacks " << s.watermark_fallbacks
-                     << " celebrities " << s.celebrities << " inserts " << s.fanout_inserts);
+                     << " celebrities " << s.celebrities << " inserts " << s.fanout_inserts
+                     << " most empty inboxes " << most_empty_inboxes_);
   }
 
  private:
@@ -267,6 +270,7 @@ class Harness {
   TimestampMs base_ts_ = 1'700'000'000'000;
   PostId next_post_ = 1;
   int op_ = 0;
+  uint64_t most_empty_inboxes_ = 0;  // kept as marks, seen at a check
 };
 
 void RunSeed(uint64_t seed, const Params& p) {
@@ -462,21 +466,28 @@ TEST_CASE("feed: an author holds at most 65,536 posts of one millisecond") {
   CHECK((*db)->CheckInvariants().ok());
 }
 
-// The fan-out drops the inbox of a reader idle for more than D (active_reader_ms), and keeps
-// one idle for less. An inbox header keeps its last read in ticks of at most D / 1024, so
-// "more than D" is decided to within one tick (here 512 ms); the checks stay 2 s from D.
-TEST_CASE("feed: the fan-out drops an inbox idle for more than active_reader_ms") {
-  ManualClock clock;
+// D (active_reader_ms) for the idle tests. An inbox keeps its last read in ticks of at most
+// D / 1024, so "more than D" is decided to within one tick (here 512 ms); the checks stay two
+// ticks from D.
+constexpr TimestampMs kD = 1'024'000, kTick = kD / 1024;
+
+std::unique_ptr<Db> OpenIdleTest(ManualClock& clock) {
   DbOptions o;
   o.graph.rate_limit.enabled = false;
   o.graph.clock = &clock;
   o.durability = DurabilityMode::kNone;
   o.background_fanout = false;
-  constexpr TimestampMs kD = 1'024'000, kTick = kD / 1024;
   o.feed.active_reader_ms = kD;
   auto opened = Db::Open("", o);
   REQUIRE(opened.ok());
-  Db& db = **opened;
+  return std::move(*opened);
+}
+
+// The fan-out drops the inbox of a reader idle for more than D, and keeps one idle for less.
+TEST_CASE("feed: the fan-out drops an inbox idle for more than active_reader_ms") {
+  ManualClock clock;
+  const std::unique_ptr<Db> opened = OpenIdleTest(clock);
+  Db& db = *opened;
   REQUIRE(db.FollowAt(1, 2, 1).ok());
   CHECK(TimelineIds(db, 1).empty());  // reader 1 has an inbox
   PostId post = 0;
@@ -496,6 +507,64 @@ TEST_CASE("feed: the fan-out drops an inbox idle for more than active_reader_ms"
   CHECK(db.feed_stats().inbox_drops == 1);
   CHECK(db.feed_stats().inboxes == 0);
   CHECK(TimelineIds(db, 1).size() == post);  // rebuilt by pull, whole
+  CHECK(db.CheckInvariants().ok());
+}
+
+// An inbox that holds nothing is kept as a mark in the reader's slot, with no header. A push
+// or a change of the reader's view gives it a header back; the fan-out drops an idle mark as
+// it drops an idle header.
+TEST_CASE("feed: an empty inbox is kept as a mark until something reaches it") {
+  ManualClock clock;
+  const std::unique_ptr<Db> opened = OpenIdleTest(clock);
+  Db& db = *opened;
+  REQUIRE(db.FollowAt(1, 2, 1).ok());
+  CHECK(TimelineIds(db, 1).empty());
+  CHECK(db.feed_stats().inboxes == 1);
+  CHECK(db.feed_stats().empty_inboxes == 1);
+  const uint64_t empty_bytes = db.feed_stats().inbox_bytes;
+  CHECK(empty_bytes < (uint64_t{64} << 20));  // no header counted, nor taken away
+
+  // A post pushed to it: a header again, with the post.
+  REQUIRE(db.Publish(2, 10, 0, clock.NowMs()).ok());
+  db.DrainFanout();
+  CHECK(db.feed_stats().empty_inboxes == 0);
+  CHECK(db.feed_stats().inbox_entries == 1);
+  CHECK(db.feed_stats().inbox_bytes > empty_bytes);
+  CHECK(TimelineIds(db, 1) == std::vector<PostId>{10});
+  // Emptied by a delete: the next read makes it a mark again.
+  REQUIRE(db.DeletePost(2, 10).ok());
+  db.DrainFanout();
+  CHECK(TimelineIds(db, 1).empty());
+  CHECK(db.feed_stats().empty_inboxes == 1);
+  CHECK(db.CheckInvariants().ok());
+
+  // A follow gives it a header, to back-fill the new followee's posts.
+  REQUIRE(db.Publish(3, 20, 0, clock.NowMs()).ok());
+  db.DrainFanout();
+  REQUIRE(db.FollowAt(1, 3, 2).ok());
+  CHECK(db.feed_stats().empty_inboxes == 0);
+  CHECK(TimelineIds(db, 1) == std::vector<PostId>{20});
+  REQUIRE(db.Unfollow(1, 3).ok());
+  CHECK(TimelineIds(db, 1).empty());
+  CHECK(db.feed_stats().empty_inboxes == 1);
+
+  // Idle for just under D, a mark takes the push; idle for more, the push drops it.
+  clock.Advance(kD - 2 * kTick);
+  REQUIRE(db.Publish(2, 11, 0, clock.NowMs()).ok());
+  db.DrainFanout();
+  CHECK(db.feed_stats().inbox_drops == 0);
+  CHECK(db.feed_stats().inbox_entries == 1);
+  REQUIRE(db.DeletePost(2, 11).ok());
+  db.DrainFanout();
+  CHECK(TimelineIds(db, 1).empty());  // a read: the idle time starts again
+  CHECK(db.feed_stats().empty_inboxes == 1);
+  clock.Advance(kD + 2 * kTick);
+  REQUIRE(db.Publish(2, 12, 0, clock.NowMs()).ok());
+  db.DrainFanout();
+  CHECK(db.feed_stats().inbox_drops == 1);
+  CHECK(db.feed_stats().inboxes == 0);
+  CHECK(db.feed_stats().empty_inboxes == 0);
+  CHECK(TimelineIds(db, 1) == std::vector<PostId>{12});  // rebuilt by pull
   CHECK(db.CheckInvariants().ok());
 }
 
