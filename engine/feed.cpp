@@ -371,7 +371,11 @@ void Feed::RecomputeCelebrities(const Graph& g) {
     if (g.FanCountOf(static_cast<InternalId>(u)) > options_.celebrity_fans)
       SetCelebrity(static_cast<InternalId>(u), true);
   }
-  BumpCelebrityEpoch();
+  BumpCelebrityEpoch();  // stales every header's celebrity state
+  // Marks keep no epoch: their readers get theirs again by pull.
+  for (size_t u = 0; u < inbox_of_.size(); ++u) {
+    if (IsMark(inbox_of_[u])) DropInbox(static_cast<InternalId>(u));
+  }
 }
 
 // ---- inbox maintenance ------------------------------------------------------------------------
@@ -537,14 +541,15 @@ bool Feed::FreeInbox(InternalId reader) {
 }
 
 Feed::Inbox& Feed::MaterializeMark(InternalId reader) {
-  const uint32_t tick = inbox_of_[reader] - kMarkBit;
+  const uint32_t mark = inbox_of_[reader];
   --inboxes_;  // NewInbox counts it again
   --marks_;
   Inbox& in = NewInbox(reader, inbox_of_.size());
-  in.last_read = tick;
+  in.last_read = MarkTick(mark);
   InboxCold& c = ColdOf(reader);
+  c.follows_celebrity = MarkFollowsCelebrity(mark);
   // Its reader follows at most kCelebrityListFrom accounts (a follow would have given it a
-  // header before), so a read finds its celebrities without a list: none is stale.
+  // header first), so it has no list to go stale, and the mark kept its celebrity bit right.
   c.celebrities_epoch = EpochTag();
   inbox_bytes_ += InboxBytes(in, c);
   return in;
@@ -553,11 +558,13 @@ Feed::Inbox& Feed::MaterializeMark(InternalId reader) {
 bool Feed::MarkIfEmpty(const Graph& g, InternalId reader, uint32_t now_tick) {
   const uint32_t slot = SlotOf(reader);
   const Inbox& in = inbox_pool_[slot];
-  if (!in.entries().empty() || in.has_watermark() || inbox_cold_[slot].side != kNoSlot ||
-      now_tick > kMaxMarkTick || g.FollowingOf(reader).size() > kCelebrityListFrom)
+  const InboxCold& c = inbox_cold_[slot];
+  if (!in.entries().empty() || in.has_watermark() || c.side != kNoSlot || now_tick > kMaxMarkTick ||
+      g.FollowingOf(reader).size() > kCelebrityListFrom)
     return false;
+  const bool follows_celebrity = c.follows_celebrity;
   FreeInbox(reader);
-  inbox_of_[reader] = kMarkBit | now_tick;
+  inbox_of_[reader] = MarkOf(now_tick, follows_celebrity);
   ++inboxes_;
   ++marks_;
   return true;
@@ -724,7 +731,7 @@ void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs
       const uint32_t word = SlotOf(f);
       if (word == kNoSlot) continue;
       const bool mark = !IsPoolSlot(word);
-      if (Inactive(mark ? word - kMarkBit : inbox_pool_[word].last_read, now_tick)) {
+      if (Inactive(mark ? MarkTick(word) : inbox_pool_[word].last_read, now_tick)) {
         DropInbox(f);  // inactive: rebuilt by pull if it ever reads again
         continue;
       }

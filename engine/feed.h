@@ -194,7 +194,7 @@ class Feed {
   bool IsCelebrity(InternalId u) const { return TestBit(celebrity_bits_, u); }
   void SetCelebrity(InternalId u, bool on);
   void BumpCelebrityEpoch();
-  uint32_t EpochTag() const { return static_cast<uint32_t>(celebrity_epoch_ & 0x7fff'ffff); }
+  uint32_t EpochTag() const { return static_cast<uint32_t>(celebrity_epoch_ & 0x3fff'ffff); }
   // True when `reader` mutes `author`; a bit per user keeps the common no-mutes case to one
   // load from a small array.
   bool Muted(InternalId reader, InternalId author) const;
@@ -209,15 +209,24 @@ class Feed {
   TimestampMs Now() const { return clock_->NowMs(); }
 
   // Inboxes. A reader's word in inbox_of_ is kNoSlot (no inbox), a pool slot (below
-  // kMarkBit), or a mark: kMarkBit plus the activity tick of its last read, for an inbox that
-  // holds nothing (no entries, no watermark, no side) of a reader who follows at most
+  // kMarkBit), or a mark: kMarkBit, kMarkCelebrityBit when the reader follows a visible
+  // celebrity, and the activity tick of its last read. A mark stands for an inbox that holds
+  // nothing (no entries, no watermark, no side) of a reader who follows at most
   // kCelebrityListFrom accounts, so it needs no cached list either. Such an inbox has no
   // header: about a third of the bench's inboxes are empty, and a header costs 44 bytes. The
-  // first post pushed to it, or any change of the reader's view, gives it one back.
+  // first post pushed to it, or any change of the reader's view, gives it one back. A mark has
+  // no celebrity epoch: its celebrity bit stays right because a followee's promotion or
+  // demotion drops its fans' inboxes, marks included, and RecomputeCelebrities drops marks.
   static constexpr uint32_t kMarkBit = uint32_t{1} << 31;
-  static constexpr uint32_t kMaxMarkTick = kNoSlot - kMarkBit - 1;
+  static constexpr uint32_t kMarkCelebrityBit = uint32_t{1} << 30;
+  static constexpr uint32_t kMaxMarkTick = kMarkCelebrityBit - 2;  // so no mark is kNoSlot
   static bool IsPoolSlot(uint32_t word) { return word < kMarkBit; }
   static bool IsMark(uint32_t word) { return word >= kMarkBit && word != kNoSlot; }
+  static uint32_t MarkOf(uint32_t tick, bool follows_celebrity) {
+    return kMarkBit | (follows_celebrity ? kMarkCelebrityBit : 0) | tick;
+  }
+  static uint32_t MarkTick(uint32_t mark) { return mark & (kMarkCelebrityBit - 1); }
+  static bool MarkFollowsCelebrity(uint32_t mark) { return (mark & kMarkCelebrityBit) != 0; }
   uint32_t SlotOf(InternalId reader) const {
     return reader < inbox_of_.size() ? inbox_of_[reader] : kNoSlot;
   }
@@ -245,9 +254,10 @@ class Feed {
   // them in its inbox's side, refreshed when the celebrity epoch or its view changes. Most
   // readers follow few, and a side costs about 26 bytes.
   static constexpr uint32_t kCelebrityListFrom = 16;
-  // Caches the visible celebrity followees in the side when the reader follows more than
-  // kCelebrityListFrom accounts; marks the side current either way.
+  // Notes whether the reader follows a visible celebrity, and caches which in the side when
+  // it follows more than kCelebrityListFrom accounts; marks both current.
   void RefreshCelebrities(const Graph& g, InternalId reader, InboxCold& c);
+  bool FollowsVisibleCelebrity(const Graph& g, InternalId reader) const;  // by a scan, for checks
   // Appends the reader's visible celebrity followees to `out`, from its following list or
   // its side (as RefreshCelebrities left it).
   template <typename Out>

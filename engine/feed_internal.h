@@ -68,8 +68,11 @@ struct Feed::Inbox : InboxBuffer {
 
 struct Feed::InboxCold {
   InternalId reader = kNoInternalId;  // the owner; kNoInternalId for a free slot
-  // Low 31 bits of the celebrity epoch the side's celebrity list was built at (0: stale).
-  uint32_t celebrities_epoch : 31 = 0;
+  // Low 30 bits of the celebrity epoch that follows_celebrity and the side's celebrity list
+  // were found at (0: stale).
+  uint32_t celebrities_epoch : 30 = 0;
+  // The reader follows a celebrity it may see: a read that is not looks for none.
+  uint32_t follows_celebrity : 1 = 0;
   uint32_t referenced : 1 = 0;  // read since the budget's clock hand last passed
   uint32_t side = kNoSlot;      // index into Feed::sides_, or none (no celebrities, no pending)
 };

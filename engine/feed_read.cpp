@@ -84,12 +84,16 @@ void Feed::PrefetchRing(const Graph& g, const InboxEntry& x, int stage) const {
 void Feed::RefreshCelebrities(const Graph& g, InternalId reader, InboxCold& c) {
   if (InboxSide* side = SideOf(c); side != nullptr) side->ClearFirst();
   const FollowingList& following = g.FollowingOf(reader);
-  if (following.size() > kCelebrityListFrom) {
-    for (size_t i = 0; i < following.size(); ++i) {
-      const InternalId f = following.PeerAt(i);
-      if (IsCelebrity(f) && Visible(reader, f)) EnsureSide(c).AddFirst(f, side_pool_);
-    }
+  const bool cache = following.size() > kCelebrityListFrom;
+  bool any = false;
+  for (size_t i = 0; i < following.size(); ++i) {
+    const InternalId f = following.PeerAt(i);
+    if (!IsCelebrity(f) || !Visible(reader, f)) continue;
+    any = true;
+    if (!cache) break;
+    EnsureSide(c).AddFirst(f, side_pool_);
   }
+  c.follows_celebrity = any;
   c.celebrities_epoch = EpochTag();
 }
 
@@ -171,7 +175,7 @@ const Feed::Inbox& Feed::PrepareInbox(const Graph& g, InternalId reader) {
   if (IsMark(SlotOf(reader))) {
     // Nothing to reconcile or refresh: a change of the reader's view gives it a header.
     if (now_tick <= kMaxMarkTick) {
-      inbox_of_[reader] = kMarkBit | now_tick;
+      inbox_of_[reader] = MarkOf(now_tick, MarkFollowsCelebrity(inbox_of_[reader]));
       return kEmptyInbox;
     }
     MaterializeMark(reader);  // the clock passed what a mark holds
@@ -208,6 +212,7 @@ Result<FeedPage> Feed::Timeline(const Graph& g, UserId user, const FeedPageReque
   RELGRAPH_RETURN_IF_ERROR(CheckRequest(user, request));
   const InternalId u = g.FindUser(user);
   if (u == kNoInternalId) return FeedPage{};  // follows nobody, has posted nothing
+  g.PrefetchFollowing(u, 0);                  // while the inbox loads, for the celebrity followees
   bool need_rebuild = false;
   auto page = Merge(g, u, PrepareInbox(g, u), request, /*allow_rebuild=*/true, &need_rebuild);
   if (!need_rebuild) return page;
@@ -231,6 +236,11 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, const Inbox& in,
     if (allow_rebuild) *need_rebuild = true;
     return page;
   }
+  const uint32_t word = SlotOf(reader);
+  const InboxCold* cold = IsPoolSlot(word) ? &inbox_cold_[word] : nullptr;
+  const bool follows_celebrity =
+      cold != nullptr ? cold->follows_celebrity != 0 : MarkFollowsCelebrity(word);
+  if (follows_celebrity) g.PrefetchFollowing(reader, 1);
   const InboxBuffer& inbox = in.entries();
   uint32_t inbox_pos =
       after ? inbox.LowerBound(*after, [this](const InboxEntry& x) { return IdOfEntry(x); })
@@ -248,8 +258,7 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, const Inbox& in,
   // Streams: the reader's own ring, then the celebrities'. Most readers follow a few
   // celebrities at most: no allocation for the merge's state.
   boost::container::small_vector<InternalId, kCelebrityListFrom> celebrities;
-  const uint32_t slot = SlotOf(reader);
-  CelebrityFollowees(g, reader, IsPoolSlot(slot) ? &inbox_cold_[slot] : nullptr, celebrities);
+  if (follows_celebrity) CelebrityFollowees(g, reader, cold, celebrities);
   boost::container::small_vector<Stream, 8> streams;
   // Sized once and filled by index: push_back's out-of-line growth path cost 1.5% of a
   // heavy reader's time.

@@ -18,6 +18,15 @@ Status Broken(const std::string& what) {
 
 }  // namespace
 
+bool Feed::FollowsVisibleCelebrity(const Graph& g, InternalId reader) const {
+  const FollowingList& following = g.FollowingOf(reader);
+  for (size_t i = 0; i < following.size(); ++i) {
+    const InternalId f = following.PeerAt(i);
+    if (IsCelebrity(f) && Visible(reader, f)) return true;
+  }
+  return false;
+}
+
 Status Feed::CheckInvariants(const Graph& g) const {
   const auto name = [&](InternalId u) { return std::to_string(g.ExternalOf(u)); };
   // Rings: sorted, no two posts of a time with one sequence number, each post held by exactly
@@ -108,6 +117,9 @@ Status Feed::CheckInvariants(const Graph& g) const {
     ++inboxes;
     const std::string who = "the inbox of user " + name(c.reader);
     if (SlotOf(c.reader) != slot) return Broken(who + " is not the one its slot names");
+    if (c.celebrities_epoch == EpochTag() && c.follows_celebrity == 0 &&
+        FollowsVisibleCelebrity(g, c.reader))
+      return Broken(who + " follows a celebrity, but its current cold part says not");
     if (in.entries().size() > options_.timeline_length) return Broken(who + " is over R");
     const bool exact = in.has_watermark() && !in.watermark_at_top();
     if (exact != exact_watermarks_.contains(static_cast<uint32_t>(slot)))
@@ -150,6 +162,8 @@ Status Feed::CheckInvariants(const Graph& g) const {
     const auto reader = static_cast<InternalId>(u);
     if (u >= g.user_count())
       return Broken("internal id " + std::to_string(u) + " has a mark for an inbox but no user");
+    if (!MarkFollowsCelebrity(inbox_of_[u]) && FollowsVisibleCelebrity(g, reader))
+      return Broken("user " + name(reader) + " follows a celebrity, but its mark says not");
     if (g.FollowingOf(reader).size() > kCelebrityListFrom)
       return Broken("user " + name(reader) + " has a mark for an inbox but follows over " +
                     std::to_string(kCelebrityListFrom) + " accounts");
