@@ -381,16 +381,21 @@ void Feed::RecomputeCelebrities(const Graph& g) {
 // ---- inbox maintenance ------------------------------------------------------------------------
 
 size_t Feed::InboxBytes(const Inbox& in, const InboxCold& c) const {
-  const InboxSide* side = c.side == kNoSlot ? nullptr : &sides_[c.side];
+  const InboxSide* side = SideOf(c);
   return sizeof(Inbox) + sizeof(InboxCold) + in.entries().MemoryBytes() +
          (side != nullptr ? side->MemoryBytes() : 0);
 }
 
-Feed::InboxSide* Feed::SideOf(const InboxCold& c) {
-  return c.side == kNoSlot ? nullptr : &sides_[c.side];
+const Feed::InboxSide* Feed::SideOf(const InboxCold& c) const {
+  return c.one_celebrity || c.side == kNoSlot ? nullptr : &sides_[c.side];
 }
 
 Feed::InboxSide& Feed::EnsureSide(InboxCold& c) {
+  const InternalId one = c.one_celebrity ? c.side : kNoInternalId;
+  if (one != kNoInternalId) {
+    c.one_celebrity = 0;
+    c.side = kNoSlot;
+  }
   if (c.side == kNoSlot) {
     if (!free_sides_.empty()) {
       c.side = free_sides_.back();
@@ -403,10 +408,16 @@ Feed::InboxSide& Feed::EnsureSide(InboxCold& c) {
       sides_.emplace_back();
     }
   }
+  if (one != kNoInternalId) sides_[c.side].AddFirst(one, side_pool_);
   return sides_[c.side];
 }
 
 void Feed::FreeSide(InboxCold& c) {
+  if (c.one_celebrity) {
+    c.one_celebrity = 0;
+    c.side = kNoSlot;
+    return;
+  }
   if (c.side == kNoSlot) return;
   sides_[c.side].Clear(side_pool_);
   free_sides_.push_back(c.side);
@@ -541,30 +552,26 @@ bool Feed::FreeInbox(InternalId reader) {
 }
 
 Feed::Inbox& Feed::MaterializeMark(InternalId reader) {
-  const uint32_t mark = inbox_of_[reader];
+  const uint32_t tick = inbox_of_[reader] - kMarkBit;
   --inboxes_;  // NewInbox counts it again
   --marks_;
   Inbox& in = NewInbox(reader, inbox_of_.size());
-  in.last_read = MarkTick(mark);
+  in.last_read = tick;
   InboxCold& c = ColdOf(reader);
-  c.follows_celebrity = MarkFollowsCelebrity(mark);
-  // Its reader follows at most kCelebrityListFrom accounts (a follow would have given it a
-  // header first), so it has no list to go stale, and the mark kept its celebrity bit right.
-  c.celebrities_epoch = EpochTag();
+  c.celebrities_epoch = EpochTag();  // no celebrity followee, which a mark keeps right
   inbox_bytes_ += InboxBytes(in, c);
   return in;
 }
 
-bool Feed::MarkIfEmpty(const Graph& g, InternalId reader, uint32_t now_tick) {
+bool Feed::MarkIfEmpty(InternalId reader, uint32_t now_tick) {
   const uint32_t slot = SlotOf(reader);
   const Inbox& in = inbox_pool_[slot];
-  const InboxCold& c = inbox_cold_[slot];
-  if (!in.entries().empty() || in.has_watermark() || c.side != kNoSlot || now_tick > kMaxMarkTick ||
-      g.FollowingOf(reader).size() > kCelebrityListFrom)
+  // No side, and no celebrity in the cold part (one_celebrity keeps it in `side` too).
+  if (!in.entries().empty() || in.has_watermark() || inbox_cold_[slot].side != kNoSlot ||
+      now_tick > kMaxMarkTick)
     return false;
-  const bool follows_celebrity = c.follows_celebrity;
   FreeInbox(reader);
-  inbox_of_[reader] = MarkOf(now_tick, follows_celebrity);
+  inbox_of_[reader] = kMarkBit | now_tick;
   ++inboxes_;
   ++marks_;
   return true;
@@ -731,7 +738,7 @@ void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs
       const uint32_t word = SlotOf(f);
       if (word == kNoSlot) continue;
       const bool mark = !IsPoolSlot(word);
-      if (Inactive(mark ? MarkTick(word) : inbox_pool_[word].last_read, now_tick)) {
+      if (Inactive(mark ? word - kMarkBit : inbox_pool_[word].last_read, now_tick)) {
         DropInbox(f);  // inactive: rebuilt by pull if it ever reads again
         continue;
       }

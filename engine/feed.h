@@ -209,24 +209,17 @@ class Feed {
   TimestampMs Now() const { return clock_->NowMs(); }
 
   // Inboxes. A reader's word in inbox_of_ is kNoSlot (no inbox), a pool slot (below
-  // kMarkBit), or a mark: kMarkBit, kMarkCelebrityBit when the reader follows a visible
-  // celebrity, and the activity tick of its last read. A mark stands for an inbox that holds
-  // nothing (no entries, no watermark, no side) of a reader who follows at most
-  // kCelebrityListFrom accounts, so it needs no cached list either. Such an inbox has no
-  // header: about a third of the bench's inboxes are empty, and a header costs 44 bytes. The
-  // first post pushed to it, or any change of the reader's view, gives it one back. A mark has
-  // no celebrity epoch: its celebrity bit stays right because a followee's promotion or
-  // demotion drops its fans' inboxes, marks included, and RecomputeCelebrities drops marks.
+  // kMarkBit), or a mark: kMarkBit plus the activity tick of its last read, for an inbox that
+  // holds nothing (no entries, no watermark, no side) of a reader who follows no celebrity it
+  // may see. Such an inbox has no header: about a third of the bench's inboxes are empty, and
+  // a header costs 44 bytes. The first post pushed to it, or any change of the reader's view,
+  // gives it one back. A mark keeps no celebrity epoch: "no celebrity followee" stays true
+  // because a followee's promotion drops its fans' inboxes, marks included, and
+  // RecomputeCelebrities drops marks.
   static constexpr uint32_t kMarkBit = uint32_t{1} << 31;
-  static constexpr uint32_t kMarkCelebrityBit = uint32_t{1} << 30;
-  static constexpr uint32_t kMaxMarkTick = kMarkCelebrityBit - 2;  // so no mark is kNoSlot
+  static constexpr uint32_t kMaxMarkTick = kNoSlot - kMarkBit - 1;  // so no mark is kNoSlot
   static bool IsPoolSlot(uint32_t word) { return word < kMarkBit; }
   static bool IsMark(uint32_t word) { return word >= kMarkBit && word != kNoSlot; }
-  static uint32_t MarkOf(uint32_t tick, bool follows_celebrity) {
-    return kMarkBit | (follows_celebrity ? kMarkCelebrityBit : 0) | tick;
-  }
-  static uint32_t MarkTick(uint32_t mark) { return mark & (kMarkCelebrityBit - 1); }
-  static bool MarkFollowsCelebrity(uint32_t mark) { return (mark & kMarkCelebrityBit) != 0; }
   uint32_t SlotOf(InternalId reader) const {
     return reader < inbox_of_.size() ? inbox_of_[reader] : kNoSlot;
   }
@@ -234,35 +227,33 @@ class Feed {
   Inbox* InboxOf(InternalId reader);
   // Gives a marked reader a header for its (empty) inbox. REQUIRES: IsMark(SlotOf(reader)).
   Inbox& MaterializeMark(InternalId reader);
-  // Replaces the reader's header with a mark when its inbox holds nothing and it follows at
-  // most kCelebrityListFrom accounts; true when it did.
-  bool MarkIfEmpty(const Graph& g, InternalId reader, uint32_t now_tick);
+  // Replaces the reader's header with a mark when its inbox holds nothing and it follows no
+  // celebrity; true when it did. REQUIRES: the reader has a header, current (PrepareInbox).
+  bool MarkIfEmpty(InternalId reader, uint32_t now_tick);
   // The cold part of the reader's inbox. REQUIRES: the reader has an inbox.
   InboxCold& ColdOf(InternalId reader);
   const InboxCold& ColdOf(InternalId reader) const;
-  InboxSide* SideOf(const InboxCold& c);
+  // The inbox's side; nullptr when it has none (its one celebrity, if any, is in c).
+  const InboxSide* SideOf(const InboxCold& c) const;
+  InboxSide* SideOf(const InboxCold& c) {
+    return const_cast<InboxSide*>(static_cast<const Feed*>(this)->SideOf(c));
+  }
+  // The side, made if missing; a celebrity kept in c moves into it.
   InboxSide& EnsureSide(InboxCold& c);
-  void FreeSide(InboxCold& c);  // gives the side slot back, if any
+  void FreeSide(InboxCold& c);  // gives the side slot back, or forgets c's one celebrity
   void ReleaseSideIfEmpty(InboxCold& c);
   Inbox& NewInbox(InternalId reader, size_t users);  // users: the graph's user count
   static const Inbox kEmptyInbox;                    // what reads merge for a marked reader
   // Both return the reader's header, or kEmptyInbox when the reader has a mark.
   const Inbox& BuildInbox(const Graph& g, InternalId reader);
   const Inbox& PrepareInbox(const Graph& g, InternalId reader);
-  // A reader who follows at most this many accounts finds its visible celebrity followees by
-  // scanning its following list at each read (a few bit tests); one who follows more keeps
-  // them in its inbox's side, refreshed when the celebrity epoch or its view changes. Most
-  // readers follow few, and a side costs about 26 bytes.
-  static constexpr uint32_t kCelebrityListFrom = 16;
-  // Notes whether the reader follows a visible celebrity, and caches which in the side when
-  // it follows more than kCelebrityListFrom accounts; marks both current.
+  // Lists the reader's visible celebrity followees again: one in c itself, two or more in
+  // the side (about 26 bytes: most readers who follow a celebrity follow one), and marks the
+  // list current.
   void RefreshCelebrities(const Graph& g, InternalId reader, InboxCold& c);
-  bool FollowsVisibleCelebrity(const Graph& g, InternalId reader) const;  // by a scan, for checks
-  // Appends the reader's visible celebrity followees to `out`, from its following list or
-  // its side (as RefreshCelebrities left it).
-  template <typename Out>
-  // `c`: the reader's cold part, nullptr for a marked reader.
-  void CelebrityFollowees(const Graph& g, InternalId reader, const InboxCold* c, Out& out) const;
+  std::span<const InternalId> CelebritiesOf(const InboxCold& c) const;  // as last refreshed
+  // The reader's visible celebrity followees by a scan of its following list, for checks.
+  std::vector<InternalId> ScanCelebrities(const Graph& g, InternalId reader) const;
   // `ring`: the slot of the post's author's ring.
   void InboxInsert(Inbox& in, InternalId reader, uint32_t ring, const PostEntry& e);
   // Removes the entry when present.

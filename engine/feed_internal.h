@@ -68,18 +68,21 @@ struct Feed::Inbox : InboxBuffer {
 
 struct Feed::InboxCold {
   InternalId reader = kNoInternalId;  // the owner; kNoInternalId for a free slot
-  // Low 30 bits of the celebrity epoch that follows_celebrity and the side's celebrity list
-  // were found at (0: stale).
+  // Low 30 bits of the celebrity epoch that the reader's celebrity followees were listed at
+  // (0: stale).
   uint32_t celebrities_epoch : 30 = 0;
-  // The reader follows a celebrity it may see: a read that is not looks for none.
-  uint32_t follows_celebrity : 1 = 0;
+  // `side` holds the reader's one visible celebrity followee, not a side slot.
+  uint32_t one_celebrity : 1 = 0;
   uint32_t referenced : 1 = 0;  // read since the budget's clock hand last passed
-  uint32_t side = kNoSlot;      // index into Feed::sides_, or none (no celebrities, no pending)
+  // Index into Feed::sides_, or kNoSlot (no side: at most one celebrity, nothing pending);
+  // when one_celebrity, that celebrity's internal id.
+  uint32_t side = kNoSlot;
 };
 
 // The parts of an inbox that most inboxes do not need, kept off the fan-out's cache line: the
-// reader's visible celebrity followees (for pulls), then the authors whose visibility
-// changed since the last read. 16 bytes here, the ids in a block of Feed::side_pool_.
+// reader's visible celebrity followees (for pulls) when there are two or more, or one and
+// something pending, then the authors whose visibility changed since the last read. 16 bytes
+// here, the ids in a block of Feed::side_pool_.
 struct Feed::InboxSide : IdListPair {
   std::span<const InternalId> celebrities() const { return first(); }
   std::span<const InternalId> pending() const { return second(); }

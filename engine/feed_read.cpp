@@ -82,39 +82,35 @@ void Feed::PrefetchRing(const Graph& g, const InboxEntry& x, int stage) const {
 }
 
 void Feed::RefreshCelebrities(const Graph& g, InternalId reader, InboxCold& c) {
-  if (InboxSide* side = SideOf(c); side != nullptr) side->ClearFirst();
+  if (c.one_celebrity) {
+    FreeSide(c);
+  } else if (InboxSide* side = SideOf(c); side != nullptr) {
+    side->ClearFirst();
+    ReleaseSideIfEmpty(c);  // so that one celebrity can go in the cold part
+  }
   const FollowingList& following = g.FollowingOf(reader);
-  const bool cache = following.size() > kCelebrityListFrom;
-  bool any = false;
+  InternalId first = kNoInternalId;  // held back until a second one shows
   for (size_t i = 0; i < following.size(); ++i) {
     const InternalId f = following.PeerAt(i);
     if (!IsCelebrity(f) || !Visible(reader, f)) continue;
-    any = true;
-    if (!cache) break;
-    EnsureSide(c).AddFirst(f, side_pool_);
+    if (first == kNoInternalId && SideOf(c) == nullptr) {
+      first = f;
+      continue;
+    }
+    InboxSide& side = EnsureSide(c);
+    if (first != kNoInternalId) side.AddFirst(std::exchange(first, kNoInternalId), side_pool_);
+    side.AddFirst(f, side_pool_);
   }
-  c.follows_celebrity = any;
+  if (first != kNoInternalId) {
+    c.one_celebrity = 1;
+    c.side = first;
+  }
   c.celebrities_epoch = EpochTag();
 }
 
-// The list is current: a read refreshes it first whenever the epoch moved or the reader's
-// view changed (AddPending clears the epoch), so the following list has not crossed
-// kCelebrityListFrom since.
-template <typename Out>
-void Feed::CelebrityFollowees(const Graph& g, InternalId reader, const InboxCold* c,
-                              Out& out) const {
-  const FollowingList& following = g.FollowingOf(reader);
-  if (following.size() > kCelebrityListFrom) {  // so the reader has a header
-    if (c->side != kNoSlot) {
-      const std::span<const InternalId> cached = sides_[c->side].celebrities();
-      out.insert(out.end(), cached.begin(), cached.end());
-    }
-    return;
-  }
-  for (size_t i = 0; i < following.size(); ++i) {
-    const InternalId f = following.PeerAt(i);
-    if (IsCelebrity(f) && Visible(reader, f)) out.push_back(f);
-  }
+std::span<const InternalId> Feed::CelebritiesOf(const InboxCold& c) const {
+  if (c.one_celebrity) return {&c.side, 1};
+  return c.side == kNoSlot ? std::span<const InternalId>{} : sides_[c.side].celebrities();
 }
 
 // Builds the reader's inbox by pull: the newest R posts of its visible ordinary followees;
@@ -167,7 +163,7 @@ const Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
   inbox_bytes_ += InboxBytes(in, c);
   const uint32_t now_tick = ActivityTick(Now());
   in.last_read = now_tick;
-  return MarkIfEmpty(g, reader, now_tick) ? kEmptyInbox : in;
+  return MarkIfEmpty(reader, now_tick) ? kEmptyInbox : in;
 }
 
 const Feed::Inbox& Feed::PrepareInbox(const Graph& g, InternalId reader) {
@@ -175,7 +171,7 @@ const Feed::Inbox& Feed::PrepareInbox(const Graph& g, InternalId reader) {
   if (IsMark(SlotOf(reader))) {
     // Nothing to reconcile or refresh: a change of the reader's view gives it a header.
     if (now_tick <= kMaxMarkTick) {
-      inbox_of_[reader] = MarkOf(now_tick, MarkFollowsCelebrity(inbox_of_[reader]));
+      inbox_of_[reader] = kMarkBit | now_tick;
       return kEmptyInbox;
     }
     MaterializeMark(reader);  // the clock passed what a mark holds
@@ -202,7 +198,7 @@ const Feed::Inbox& Feed::PrepareInbox(const Graph& g, InternalId reader) {
     }
     c.referenced = 1;
     in->last_read = now_tick;
-    if (MarkIfEmpty(g, reader, now_tick)) out = &kEmptyInbox;
+    if (MarkIfEmpty(reader, now_tick)) out = &kEmptyInbox;
   }
   EnforceBudget(reader);
   return *out;
@@ -212,7 +208,6 @@ Result<FeedPage> Feed::Timeline(const Graph& g, UserId user, const FeedPageReque
   RELGRAPH_RETURN_IF_ERROR(CheckRequest(user, request));
   const InternalId u = g.FindUser(user);
   if (u == kNoInternalId) return FeedPage{};  // follows nobody, has posted nothing
-  g.PrefetchFollowing(u, 0);                  // while the inbox loads, for the celebrity followees
   bool need_rebuild = false;
   auto page = Merge(g, u, PrepareInbox(g, u), request, /*allow_rebuild=*/true, &need_rebuild);
   if (!need_rebuild) return page;
@@ -236,11 +231,6 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, const Inbox& in,
     if (allow_rebuild) *need_rebuild = true;
     return page;
   }
-  const uint32_t word = SlotOf(reader);
-  const InboxCold* cold = IsPoolSlot(word) ? &inbox_cold_[word] : nullptr;
-  const bool follows_celebrity =
-      cold != nullptr ? cold->follows_celebrity != 0 : MarkFollowsCelebrity(word);
-  if (follows_celebrity) g.PrefetchFollowing(reader, 1);
   const InboxBuffer& inbox = in.entries();
   uint32_t inbox_pos =
       after ? inbox.LowerBound(*after, [this](const InboxEntry& x) { return IdOfEntry(x); })
@@ -257,8 +247,10 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, const Inbox& in,
   auto start = [&](const PostBuffer& b) { return after ? b.LowerBound(*after) : b.size(); };
   // Streams: the reader's own ring, then the celebrities'. Most readers follow a few
   // celebrities at most: no allocation for the merge's state.
-  boost::container::small_vector<InternalId, kCelebrityListFrom> celebrities;
-  if (follows_celebrity) CelebrityFollowees(g, reader, cold, celebrities);
+  // A marked reader follows no celebrity (kMarkBit).
+  const uint32_t slot = SlotOf(reader);
+  const std::span<const InternalId> celebrities =
+      IsPoolSlot(slot) ? CelebritiesOf(inbox_cold_[slot]) : std::span<const InternalId>{};
   boost::container::small_vector<Stream, 8> streams;
   // Sized once and filled by index: push_back's out-of-line growth path cost 1.5% of a
   // heavy reader's time.

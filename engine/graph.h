@@ -174,14 +174,6 @@ class Graph {
   UserId ExternalOf(InternalId i) const { return ids_.External(i); }
   void PrefetchExternal(InternalId i) const { ids_.PrefetchExternal(i); }
   const FollowingList& FollowingOf(InternalId i) const { return users_[i].following; }
-  // Starts fetching what FollowingOf(i).PeerAt reads: stage 0 the user's record, stage 1 (once
-  // the record is cached) the followees' ids.
-  void PrefetchFollowing(InternalId i, int stage) const {
-    if (stage == 0)
-      __builtin_prefetch(&users_[i]);
-    else
-      __builtin_prefetch(users_[i].following.peers_address());
-  }
   uint32_t FanCountOf(InternalId i) const { return users_[i].fans.size(); }
   bool FollowsInternal(InternalId a, InternalId b) const {
     return users_[a].following.FindPeer(b) < users_[a].following.size();
