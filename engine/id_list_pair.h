@@ -1,12 +1,14 @@
 // IdListPair: two short lists of internal ids in one block, for the side of an inbox that
 // needs them (its visible celebrity followees, its authors pending reconcile).
 //
-// Why this design: about 40% of the bench's inboxes follow a celebrity, most of them one or
-// two, and few have anything pending. Two std::vectors cost 48 bytes plus a malloc chunk of
-// 32 bytes or more for each list in use; this costs 16 bytes plus one block of the ids
-// (8 bytes for one or two), from a BlockPool of 8-byte entries that holds two ids each. The
-// first list comes first in the block and the second follows it, so adding to the first
-// moves the second (at most 64 ids, the inbox's bound on pending authors).
+// Why this design: about 40% of the bench's inboxes follow a celebrity, and few have anything
+// pending. An inbox keeps a lone celebrity in its own record (feed_internal.h), so a pair
+// serves those that follow two or more (about 19%), mostly two. Two std::vectors cost 48
+// bytes plus a malloc chunk of 32 bytes or more for each list in use; this costs 16 bytes
+// plus one block of the ids (8 bytes for one or two), from a BlockPool of 8-byte entries
+// that holds two ids each. The first list comes first in the block and the second follows
+// it, so adding to the first moves the second (at most 64 ids, the inbox's bound on pending
+// authors).
 //
 // Thread-safety: none; the feed engine serializes access.
 #pragma once
