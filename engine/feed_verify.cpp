@@ -140,7 +140,7 @@ Status Feed::CheckInvariants(const Graph& g) const {
     // reconciles them (before it merges): a removal's fan-out skipped a reader who had
     // stopped following. Their ids may be unknown, so order is checked between known ids.
     const std::span<const InternalId> pending =
-        c.side != kNoSlot ? sides_[c.side].pending() : std::span<const InternalId>{};
+        SideOf(c) != nullptr ? SideOf(c)->pending() : std::span<const InternalId>{};
     PostKey previous{-1, 0};
     for (uint32_t k = 0; k < in.entries().size(); ++k) {
       const InboxEntry& x = in.entries()[k];
