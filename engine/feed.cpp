@@ -473,7 +473,7 @@ void Feed::TrimOldest(Inbox& in, InternalId reader) {
     --inbox_entries_;
   } while (!in.entries().empty() && in.entries().oldest().ts() == dropped.ts);
   // Every entry is above the watermark, so it rises: an exact one becomes a top one.
-  if (in.has_watermark() && !in.watermark_at_top()) exact_watermarks_.erase(SlotOf(reader));
+  if (in.has_exact_watermark()) exact_watermarks_.erase(SlotOf(reader));
   in.RaiseToTopOf(dropped.ts);
 }
 
@@ -542,7 +542,7 @@ bool Feed::FreeInbox(InternalId reader) {
   inbox_entries_ -= in.entries().size();
   --inboxes_;
   FreeSide(c);
-  if (in.has_watermark() && !in.watermark_at_top()) exact_watermarks_.erase(slot);
+  if (in.has_exact_watermark()) exact_watermarks_.erase(slot);
   in.entries().Clear(inbox_blocks_.For(slot));
   in.Reset();
   c = InboxCold{};
@@ -552,7 +552,7 @@ bool Feed::FreeInbox(InternalId reader) {
 }
 
 Feed::Inbox& Feed::MaterializeMark(InternalId reader) {
-  const uint32_t tick = inbox_of_[reader] - kMarkBit;
+  const uint32_t tick = MarkTick(inbox_of_[reader]);
   --inboxes_;  // NewInbox counts it again
   --marks_;
   Inbox& in = NewInbox(reader, inbox_of_.size());
@@ -571,7 +571,7 @@ bool Feed::MarkIfEmpty(InternalId reader, uint32_t now_tick) {
       now_tick > kMaxMarkTick)
     return false;
   FreeInbox(reader);
-  inbox_of_[reader] = kMarkBit | now_tick;
+  inbox_of_[reader] = MarkOf(now_tick);
   ++inboxes_;
   ++marks_;
   return true;
@@ -738,7 +738,7 @@ void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs
       const uint32_t word = SlotOf(f);
       if (word == kNoSlot) continue;
       const bool mark = !IsPoolSlot(word);
-      if (Inactive(mark ? word - kMarkBit : inbox_pool_[word].last_read, now_tick)) {
+      if (Inactive(mark ? MarkTick(word) : inbox_pool_[word].last_read, now_tick)) {
         DropInbox(f);  // inactive: rebuilt by pull if it ever reads again
         continue;
       }

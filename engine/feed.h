@@ -220,6 +220,8 @@ class Feed {
   static constexpr uint32_t kMaxMarkTick = kNoSlot - kMarkBit - 1;  // so no mark is kNoSlot
   static bool IsPoolSlot(uint32_t word) { return word < kMarkBit; }
   static bool IsMark(uint32_t word) { return word >= kMarkBit && word != kNoSlot; }
+  static uint32_t MarkOf(uint32_t tick) { return kMarkBit | tick; }  // tick <= kMaxMarkTick
+  static uint32_t MarkTick(uint32_t mark) { return mark - kMarkBit; }
   uint32_t SlotOf(InternalId reader) const {
     return reader < inbox_of_.size() ? inbox_of_[reader] : kNoSlot;
   }

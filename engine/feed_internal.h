@@ -41,6 +41,8 @@ struct Feed::Inbox : InboxBuffer {
   InboxBuffer& entries() { return *this; }
   const InboxBuffer& entries() const { return *this; }
   bool has_watermark() const { return watermark >= 0; }
+  // A watermark a build set, whose id Feed::exact_watermarks_ keeps.
+  bool has_exact_watermark() const { return watermark >= 0 && (watermark & 1) == 0; }
   TimestampMs watermark_ts() const { return watermark >> 1; }
   bool watermark_at_top() const { return (watermark & 1) != 0; }
   // True when k is at or below the watermark, where the inbox is not kept exact.

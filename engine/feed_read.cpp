@@ -88,22 +88,17 @@ void Feed::RefreshCelebrities(const Graph& g, InternalId reader, InboxCold& c) {
     side->ClearFirst();
     ReleaseSideIfEmpty(c);  // so that one celebrity can go in the cold part
   }
+  boost::container::small_vector<InternalId, 8> found;
   const FollowingList& following = g.FollowingOf(reader);
-  InternalId first = kNoInternalId;  // held back until a second one shows
   for (size_t i = 0; i < following.size(); ++i) {
     const InternalId f = following.PeerAt(i);
-    if (!IsCelebrity(f) || !Visible(reader, f)) continue;
-    if (first == kNoInternalId && SideOf(c) == nullptr) {
-      first = f;
-      continue;
-    }
-    InboxSide& side = EnsureSide(c);
-    if (first != kNoInternalId) side.AddFirst(std::exchange(first, kNoInternalId), side_pool_);
-    side.AddFirst(f, side_pool_);
+    if (IsCelebrity(f) && Visible(reader, f)) found.push_back(f);
   }
-  if (first != kNoInternalId) {
+  if (found.size() == 1 && SideOf(c) == nullptr) {
     c.one_celebrity = 1;
-    c.side = first;
+    c.side = found[0];
+  } else {
+    for (InternalId f : found) EnsureSide(c).AddFirst(f, side_pool_);
   }
   c.celebrities_epoch = EpochTag();
 }
@@ -171,7 +166,7 @@ const Feed::Inbox& Feed::PrepareInbox(const Graph& g, InternalId reader) {
   if (IsMark(SlotOf(reader))) {
     // Nothing to reconcile or refresh: a change of the reader's view gives it a header.
     if (now_tick <= kMaxMarkTick) {
-      inbox_of_[reader] = kMarkBit | now_tick;
+      inbox_of_[reader] = MarkOf(now_tick);
       return kEmptyInbox;
     }
     MaterializeMark(reader);  // the clock passed what a mark holds

@@ -119,18 +119,18 @@ Status Feed::CheckInvariants(const Graph& g) const {
     ++inboxes;
     const std::string who = "the inbox of user " + name(c.reader);
     if (SlotOf(c.reader) != slot) return Broken(who + " is not the one its slot names");
+    const InboxSide* side = SideOf(c);
     if (c.celebrities_epoch == EpochTag()) {
       const std::span<const InternalId> cached = CelebritiesOf(c);
       std::vector<InternalId> sorted(cached.begin(), cached.end());
       std::sort(sorted.begin(), sorted.end());
       if (sorted != ScanCelebrities(g, c.reader))
         return Broken(who + " lists other celebrity followees than the reader has");
-      if (c.one_celebrity == 0 && c.side != kNoSlot && cached.size() == 1 &&
-          sides_[c.side].pending().empty())
+      if (side != nullptr && cached.size() == 1 && side->pending().empty())
         return Broken(who + " keeps a side for one celebrity");
     }
     if (in.entries().size() > options_.timeline_length) return Broken(who + " is over R");
-    const bool exact = in.has_watermark() && !in.watermark_at_top();
+    const bool exact = in.has_exact_watermark();
     if (exact != exact_watermarks_.contains(static_cast<uint32_t>(slot)))
       return Broken(who + (exact ? " lacks" : " has") + " a watermark id kept apart");
     exact_watermark_count += exact;
@@ -140,7 +140,7 @@ Status Feed::CheckInvariants(const Graph& g) const {
     // reconciles them (before it merges): a removal's fan-out skipped a reader who had
     // stopped following. Their ids may be unknown, so order is checked between known ids.
     const std::span<const InternalId> pending =
-        SideOf(c) != nullptr ? SideOf(c)->pending() : std::span<const InternalId>{};
+        side != nullptr ? side->pending() : std::span<const InternalId>{};
     PostKey previous{-1, 0};
     for (uint32_t k = 0; k < in.entries().size(); ++k) {
       const InboxEntry& x = in.entries()[k];
@@ -162,7 +162,7 @@ Status Feed::CheckInvariants(const Graph& g) const {
     }
     entries += in.entries().size();
   }
-  // Marks: inboxes that hold nothing, of readers following few enough to need no list.
+  // Marks: inboxes that hold nothing, of readers who follow no celebrity they may see.
   size_t marks = 0;
   for (size_t u = 0; u < inbox_of_.size(); ++u) {
     if (!IsMark(inbox_of_[u])) continue;
