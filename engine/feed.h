@@ -123,6 +123,8 @@ class Feed {
   std::vector<double> TakeFanoutDelays();
 
   FeedStats Stats() const;
+  // FeedStats::inbox_bytes by part. O(inboxes): for benchmarks and checks.
+  InboxMemory InboxMemoryBreakdown() const;
   // Walks all state against the feed's rules (sorted rings and inboxes, the post index naming
   // every retained post, each inbox entry retained or still leaving, counters equal to a
   // recount); kCorruption naming the first rule broken. O(posts + inbox entries).

@@ -181,12 +181,13 @@ const Feed::Inbox& Feed::PrepareInbox(const Graph& g, InternalId reader) {
     InboxSide* side = SideOf(c);
     const bool pending = side != nullptr && !side->pending().empty();
     if (pending || c.celebrities_epoch != EpochTag()) {
-      const size_t bytes = InboxBytes(*in, c);
       if (pending) {
+        // Reconcile's inserts count the bytes their entries take; the side's are counted below.
         const std::vector<InternalId> authors(side->pending().begin(), side->pending().end());
         side->ClearSecond();
         for (InternalId author : authors) Reconcile(g, reader, *in, author);
       }
+      const size_t bytes = InboxBytes(*in, c);
       if (c.celebrities_epoch != EpochTag()) RefreshCelebrities(g, reader, c);
       ReleaseSideIfEmpty(c);
       inbox_bytes_ += InboxBytes(*in, c) - bytes;

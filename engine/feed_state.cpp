@@ -36,6 +36,25 @@ FeedStats Feed::Stats() const {
   return s;
 }
 
+InboxMemory Feed::InboxMemoryBreakdown() const {
+  InboxMemory m;
+  for (size_t slot = 0; slot < inbox_pool_.size(); ++slot) {
+    const InboxCold& c = inbox_cold_[slot];
+    if (c.reader == kNoInternalId) continue;
+    ++m.headers;
+    m.entry_bytes += inbox_pool_[slot].entries().MemoryBytes();
+    if (const InboxSide* side = SideOf(c); side != nullptr) m.side_bytes += side->MemoryBytes();
+  }
+  m.entry_bytes += inbox_blocks_.MemoryBytes() - inbox_blocks_.LiveBytes();
+  m.header_bytes = inbox_pool_.MemoryBytes() + inbox_cold_.MemoryBytes() + ExactWatermarkBytes();
+  const size_t live_sides = sides_.size() - free_sides_.size();
+  m.side_bytes += (side_pool_.MemoryBytes() - side_pool_.LiveBytes()) +
+                  (sides_.capacity() - live_sides) * sizeof(InboxSide);
+  m.slot_bytes =
+      (inbox_of_.capacity() + free_slots_.capacity() + free_sides_.capacity()) * sizeof(uint32_t);
+  return m;
+}
+
 void Feed::CopyUsers(const Graph& g, size_t begin, size_t end, std::vector<UserState>* out) const {
   const size_t users =
       std::max({ring_of_.size(), muting_bits_.size() * 64, hiding_bits_.size() * 64});

@@ -62,6 +62,20 @@ struct FeedOptions {
   uint32_t max_hides = 10'000;   // per author
 };
 
+// Where FeedStats::inbox_bytes goes (Feed::InboxMemoryBreakdown); the four parts add up to
+// it. Inbox memory grows with entries, with inboxes that have a header, and with users (the
+// slot array), so a figure per entry alone depends on how full inboxes are.
+struct InboxMemory {
+  uint64_t entry_bytes = 0;  // entry blocks (their capacity) and the free space of their pool
+  // Per-inbox records: headers and cold parts (their arrays' whole chunks, free slots
+  // included) and the watermark ids kept apart.
+  uint64_t header_bytes = 0;
+  uint64_t side_bytes = 0;  // side lists (celebrity followees, pending authors) and their pool
+  uint64_t slot_bytes = 0;  // the per-user slot array and the free lists
+  uint64_t headers = 0;     // inboxes with a header (not kept as a mark)
+  uint64_t total() const { return entry_bytes + header_bytes + side_bytes + slot_bytes; }
+};
+
 struct FeedStats {
   uint64_t posts = 0;             // retained posts
   uint64_t post_bytes = 0;        // author rings (with their slab's free space) plus the post index

@@ -104,7 +104,7 @@ Status Feed::CheckInvariants(const Graph& g) const {
     return Broken("the two maps of posts leaving timelines differ in size");
   // Inboxes: bounded, sorted, above their watermark, and every entry a retained post or one
   // still leaving (reads name an entry's author only from retained posts).
-  size_t entries = 0, inboxes = 0, exact_watermark_count = 0;
+  size_t entries = 0, inboxes = 0, exact_watermark_count = 0, live_bytes = 0;
   CompactingPool::Tally inbox_blocks(inbox_blocks_);
   if (inbox_cold_.size() != inbox_pool_.size())
     return Broken("the two pools of inbox parts differ in size");
@@ -161,6 +161,7 @@ Status Feed::CheckInvariants(const Graph& g) const {
         return Broken(who + " holds an entry at or below its watermark");
     }
     entries += in.entries().size();
+    live_bytes += InboxBytes(in, c);
   }
   // Marks: inboxes that hold nothing, of readers who follow no celebrity they may see.
   size_t marks = 0;
@@ -187,6 +188,13 @@ Status Feed::CheckInvariants(const Graph& g) const {
                   std::to_string(inbox_entries_) + " entries) disagree with a recount (" +
                   std::to_string(inboxes) + ", " + std::to_string(entries) + ")");
   }
+  // The memory budget evicts by this count.
+  if (live_bytes != inbox_bytes_) {
+    return Broken("the count of inbox bytes (" + std::to_string(inbox_bytes_) +
+                  ") disagrees with a recount (" + std::to_string(live_bytes) + ")");
+  }
+  if (InboxMemoryBreakdown().total() != Stats().inbox_bytes)
+    return Broken("the parts of inbox memory do not add up to its total");
   return Status::OK();
 }
 

@@ -152,17 +152,27 @@ WorkloadResult FeedWorkloads::Fanout() {
 std::string FeedWorkloads::MemoryNote() const {
   const FeedStats s = feed_->Stats();
   const FeedStats& base = after_setup_;
+  const InboxMemory m = feed_->InboxMemoryBreakdown();
   auto per = [](double bytes, double n) { return bytes / std::max(1.0, n); };
   std::ostringstream note;
   note.precision(3);
+  // Each figure per what it grows with: posts and inbox entries, authors' and readers'
+  // records, users' slots. "All in" divides everything by the items alone, so it depends
+  // on how many posts an author and entries an inbox hold.
   note << s.posts << " posts at " << per(s.post_bytes, s.posts) << " B/post (index "
-       << per(s.post_index_bytes, s.posts) << "; feed user records "
-       << per(s.feed_user_bytes, s.posts) << " more); " << s.inbox_entries << " inbox entries at "
-       << per(s.inbox_bytes, s.inbox_entries) << " B/entry (in " << s.inboxes
-       << " inboxes; each entry added since setup cost "
+       << per(s.post_index_bytes, s.posts) << "; " << per(s.post_bytes + s.feed_user_bytes, s.posts)
+       << " all in, with the feed's user records); " << s.inbox_entries << " inbox entries at "
+       << per(static_cast<double>(m.entry_bytes), s.inbox_entries) << " B/entry in their blocks, "
+       << per(static_cast<double>(s.inbox_bytes), s.inbox_entries) << " all in (" << s.inboxes
+       << " inboxes, " << m.headers
+       << " with a header: " << per(static_cast<double>(m.header_bytes), m.headers)
+       << " B of header and " << per(static_cast<double>(m.side_bytes), m.headers)
+       << " B of side list per header; "
+       << per(static_cast<double>(m.slot_bytes), graph_.user_count())
+       << " B of slot per user); each entry added since setup cost "
        << per(static_cast<double>(s.inbox_bytes) - base.inbox_bytes,
               static_cast<double>(s.inbox_entries) - base.inbox_entries)
-       << " B)";
+       << " B all in";
   return note.str();
 }
 
