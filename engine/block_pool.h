@@ -35,6 +35,8 @@ class BlockPool {
   BlockPool(const BlockPool&) = delete;
   BlockPool& operator=(const BlockPool&) = delete;
 
+  static constexpr size_t kClasses = 25;  // block capacities, 1 to kMaxBlockEntries entries
+
   // Entries a block for `n` entries can hold: the smallest class capacity >= n.
   // REQUIRES: 1 <= n <= kMaxBlockEntries.
   static uint32_t CapacityFor(uint32_t n);
@@ -62,7 +64,6 @@ class BlockPool {
 
  private:
   static constexpr size_t kSlabBytes = size_t{2} << 20;
-  static constexpr size_t kClasses = 16;
   struct Run;
   Run* TakeRun(int cls);  // a reset run of class cls, on its class's list
   void Link(Run* run);    // onto its class's list of runs with room

@@ -132,8 +132,9 @@ class EntryRun {
 
  private:
   // Slides the entries to the front when there is free room before them, else grows: through
-  // the pool's classes (x1.25-1.5) while small, by half past them, and to bound + bound/16 + 4
-  // once near the bound, so a full run wastes little.
+  // the pool's classes while small, by an eighth past them, and to bound + bound/16 + 4 once
+  // near the bound, so that a run wastes little at any size. Small steps cost copies: about
+  // eight per entry past the pool's classes, a memcpy of a few hundred bytes each.
   void MakeRoomAtEnd(uint32_t bound, BlockPool& slab) {
     if (start_ > 0 && start_ >= size_ / 16) {
       std::memmove(data_, data_ + start_, size_t{size_} * sizeof(Entry));
@@ -141,7 +142,7 @@ class EntryRun {
       return;
     }
     uint32_t want = capacity_ < kSlabMaxEntries ? BlockPool::CapacityFor(capacity_ + 1)
-                                                : capacity_ + capacity_ / 2;
+                                                : capacity_ + capacity_ / 8;
     if (want > bound) want = std::max(bound + bound / 16 + 4, size_ + 1);
     if (want <= kSlabMaxEntries) want = BlockPool::CapacityFor(want);
     const size_t bytes = size_t{want} * sizeof(Entry);

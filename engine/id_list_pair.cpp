@@ -64,7 +64,7 @@ void IdListPair::Clear(BlockPool& pool) {
   second_ = 0;
 }
 
-// Pool blocks hold an even number of ids, in the pool's classes (x1.25-1.5); past them the
+// Pool blocks hold an even number of ids, in the pool's classes (x1.1-1.5); past them the
 // block grows by half.
 void IdListPair::Grow(BlockPool& pool) {
   const uint32_t size = first_ + second_;

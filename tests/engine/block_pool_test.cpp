@@ -17,6 +17,7 @@ TEST_CASE("block pool: capacity classes are monotone, cover every size and keep 
     REQUIRE(cap >= prev);
     REQUIRE(cap <= BlockPool::kMaxBlockEntries);
     if (n >= 8) REQUIRE(cap <= n * 3 / 2 + 1);
+    if (n > 12) REQUIRE(cap * 10 <= n * 11 + 10);  // past 12, at most about a tenth unused
     prev = cap;
   }
 }

@@ -62,6 +62,22 @@ TEST_CASE("post buffer: random ops match a sorted set, capacity stays near the b
   }
 }
 
+TEST_CASE("post buffer: a growing ring leaves at most an eighth unused past the pool's blocks") {
+  for (uint32_t bound : {100u, 300u, 5000u}) {
+    BlockPool slab(sizeof(PostEntry));
+    PostBuffer b;
+    for (uint32_t n = 1; n <= bound; ++n) {
+      REQUIRE(b.Insert(PostEntry::Make(n, n, 0, 0), bound, slab));
+      const size_t capacity = b.MemoryBytes() / sizeof(PostEntry);
+      // The last step goes to the full size (bound + bound/16 + 4) at once.
+      if (n > PostBuffer::kSlabMaxEntries)
+        REQUIRE((capacity <= n + n / 8 + 1 || capacity == bound + bound / 16 + 4));
+    }
+    CHECK(b.MemoryBytes() <= (size_t{bound} + bound / 16 + 4) * sizeof(PostEntry));
+    b.Clear(slab);
+  }
+}
+
 TEST_CASE("post buffer: FindSeq finds by time and sequence number, hint right or wrong") {
   std::mt19937_64 rng(9);
   BlockPool slab(sizeof(PostEntry));
