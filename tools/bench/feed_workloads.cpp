@@ -14,7 +14,9 @@ double Micros(SteadyClock::time_point a, SteadyClock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
 }
 
-constexpr UserId kHeavyReader = ~uint64_t{0} - 1;  // an id the generator never draws
+constexpr UserId kHeavyReader = ~uint64_t{0} - 1;  // ids the generator never draws
+constexpr UserId kMillionFanAuthor = ~uint64_t{0} - 2;
+constexpr uint32_t kMillionFans = 1'000'000;
 
 }  // namespace
 
@@ -115,8 +117,50 @@ WorkloadResult FeedWorkloads::Publish() {
   std::ostringstream note;
   note << "top-fan author (" << graph_.FanCountOf(graph_.FindUser(celebrity)) << " fans) p50 "
        << Percentile(top, 0.5) << " us p99 " << Percentile(top, 0.99) << " us; queue "
-       << feed_->Stats().fanout_queue << " tasks";
+       << feed_->Stats().fanout_queue << " tasks; " << MillionFanNote();
   return Summarize("publish", flags_.posts, seconds, std::move(samples), note.str());
+}
+
+// The graph has no author with a million fans, so one is made for this measurement: a new
+// account that a million users follow, published to on feeds of its own, which hold as many
+// posts from random authors as the publish workload made. The main feed never sees the
+// follows, and they are undone after, so the workloads after this one run on the same graph.
+// Two feeds: with the default threshold the author is a celebrity (its posts are pulled);
+// with a threshold above its fans it is pushed, and each publish queues a fan-out task.
+std::string FeedWorkloads::MillionFanNote() {
+  std::vector<UserId> fans;
+  for (size_t i = 0; i < graph_.user_count() && fans.size() < kMillionFans; ++i) {
+    const UserId u = graph_.ExternalOf(static_cast<InternalId>(i));
+    if (u != kHeavyReader) fans.push_back(u);
+  }
+  TimestampMs ts = 1'700'000'000'000;
+  uint32_t following = 0;
+  for (UserId u : fans) following += graph_.FollowAt(u, kMillionFanAuthor, ++ts).ok();
+  std::ostringstream note;
+  note << "author with " << graph_.FanCountOf(graph_.FindUser(kMillionFanAuthor)) << " fans";
+  for (bool pushed : {false, true}) {
+    FeedOptions options = feed_->options();
+    if (pushed) options.celebrity_fans = following + 1;
+    Feed feed(options, nullptr);
+    feed.RecomputeCelebrities(graph_);
+    PostId id = next_post_;
+    TimestampMs post_ts = post_ts_;
+    std::mt19937_64 rng(flags_.posts);  // not rng_: the later workloads draw as they would
+    for (uint64_t i = 0; i < flags_.posts; ++i) {
+      const UserId author = authors_[rng() % authors_.size()];
+      feed.Publish(graph_, author, id++, 0, post_ts += 1).status().IgnoreError();
+    }
+    std::vector<double> samples;
+    for (int i = 0; i < 10000; ++i) {
+      const auto t0 = SteadyClock::now();
+      feed.Publish(graph_, kMillionFanAuthor, id++, 0, post_ts += 1).status().IgnoreError();
+      samples.push_back(Micros(t0, SteadyClock::now()));
+    }
+    note << (pushed ? ", pushed" : ", pulled") << " p50 " << Percentile(samples, 0.5) << " us p99 "
+         << Percentile(samples, 0.99) << " us";
+  }
+  for (UserId u : fans) graph_.Unfollow(u, kMillionFanAuthor).status().IgnoreError();
+  return note.str();
 }
 
 WorkloadResult FeedWorkloads::Fanout() {

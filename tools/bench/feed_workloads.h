@@ -1,5 +1,6 @@
 // Feed workloads of relgraph-bench (issue 5), on one thread, over the loaded benchmark graph:
-//   publish                 Feed::Publish alone (fan-out not run while timed)
+//   publish                 Feed::Publish alone (fan-out not run while timed); the note
+//                           times the author with the most fans, and one made with 1M
 //   fanout                  the queued fan-out run to the end: inbox inserts per second; the
 //                           note holds the fan-out delay measured under a paced publish stream
 //   timeline_first_page     a typical active reader's first page (20)
@@ -43,6 +44,7 @@ class FeedWorkloads {
   WorkloadResult DeepPage();
   WorkloadResult HeavyReader();
   std::string MemoryNote() const;
+  std::string MillionFanNote();  // publish timed for an author with a million fans
   UserId RandomAuthor();
 
   Graph& graph_;
