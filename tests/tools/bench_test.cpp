@@ -1,6 +1,6 @@
 // relgraph-bench as a user runs it, on a tiny graph: every durability row comes out with its
-// operations counted (the restart row runs the bench again in child processes), and bad flags
-// and directories fail with a non-zero exit.
+// operations counted (the restart row runs the bench again in child processes), the feed rows
+// come out with their notes, and bad flags and directories fail with a non-zero exit.
 #include <doctest.h>
 #include <sys/wait.h>
 
@@ -63,6 +63,31 @@ TEST_CASE("relgraph-bench: the snapshot workload reports recovery in-process and
   }
   CHECK(rows.at("recovery_snapshot_restart") == rows.at("snapshot_write_offline"));
   CHECK(rows.at("recovery_wal") > 0);
+}
+
+TEST_CASE("relgraph-bench: the feed workloads run on a tiny graph and report their notes") {
+  // Text, not csv: the notes are in the text rows only.
+  const Ran ran = RunBench(
+      "--edges=20000 --workloads=publish,fanout,timeline_first_page,timeline_deep_page,"
+      "timeline_heavy_reader --feed-readers=2000 --feed-posts=3000 --ops=200");
+  INFO(ran.out);
+  REQUIRE(ran.exit_code == 0);
+  std::map<std::string, std::string> rows;  // workload -> its whole line
+  std::istringstream in(ran.out);
+  for (std::string line; std::getline(in, line);) rows[line.substr(0, line.find(' '))] = line;
+  for (const char* name : {"publish", "fanout", "timeline_first_page", "timeline_deep_page",
+                           "timeline_heavy_reader"}) {
+    REQUIRE(rows.count(name) == 1);
+    std::istringstream row(rows[name]);
+    std::string workload;
+    uint64_t ops = 0;
+    row >> workload >> ops;
+    CHECK(ops > 0);
+  }
+  // The graph has fewer than a million users: all of them follow the made-up author.
+  CHECK(rows["publish"].find("pulled p50") != std::string::npos);
+  CHECK(rows["publish"].find("pushed p50") != std::string::npos);
+  CHECK(rows["fanout"].find("B/entry in their blocks") != std::string::npos);
 }
 
 TEST_CASE("relgraph-bench: bad flags exit 2; --open-only on a bad directory exits 1") {
