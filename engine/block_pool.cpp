@@ -7,24 +7,28 @@
 namespace relgraph {
 namespace {
 
-// Capacities in entries. Up to 12 the steps are those of SlabAllocator (x1.2-1.5): a block
-// that small wastes at most an entry or two. Past 12 they are about x1.1, so that a block
-// holds about 5% more than its entries on average, not 12%: feed buffers are mostly
-// entries, and each step costs only a copy of the block.
-constexpr std::array<uint32_t, BlockPool::kClasses> kClassCapacity = {
+// Capacities in entries. kFewCopies: SlabAllocator's ladder (x1.2-1.5). kTight: the same up
+// to 12, where a block wastes at most an entry or two, then about x1.1.
+constexpr std::array<uint32_t, 16> kFewCopiesCapacity = {1,  2,  3,  4,  5,  6,  8,  10,
+                                                         12, 16, 20, 24, 32, 40, 48, 64};
+constexpr std::array<uint32_t, 25> kTightCapacity = {
     1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 27, 30, 33, 36, 40, 44, 48, 53, 58, 64};
+static_assert(kTightCapacity.size() <= BlockPool::kMaxClasses);
 
 // Class index of every size up to 64: one load instead of a search.
-constexpr std::array<uint8_t, BlockPool::kMaxBlockEntries + 1> MakeClassTable() {
+template <size_t N>
+constexpr std::array<uint8_t, BlockPool::kMaxBlockEntries + 1> MakeClassTable(
+    const std::array<uint32_t, N>& capacity) {
   std::array<uint8_t, BlockPool::kMaxBlockEntries + 1> t{};
   uint8_t c = 0;
   for (uint32_t n = 0; n <= BlockPool::kMaxBlockEntries; ++n) {
-    while (kClassCapacity[c] < n) ++c;
+    while (capacity[c] < n) ++c;
     t[n] = c;
   }
   return t;
 }
-constexpr std::array<uint8_t, BlockPool::kMaxBlockEntries + 1> kClassOf = MakeClassTable();
+constexpr auto kFewCopiesClassOf = MakeClassTable(kFewCopiesCapacity);
+constexpr auto kTightClassOf = MakeClassTable(kTightCapacity);
 
 }  // namespace
 
@@ -40,11 +44,17 @@ struct BlockPool::Run {
   uint8_t listed;  // on its class's list
 };
 
-BlockPool::BlockPool(size_t entry_bytes) : entry_bytes_(entry_bytes) {
+BlockPool::BlockPool(size_t entry_bytes, Growth growth)
+    : entry_bytes_(entry_bytes),
+      growth_(growth),
+      capacity_(growth == Growth::kTight ? kTightCapacity.data() : kFewCopiesCapacity.data()),
+      class_of_(growth == Growth::kTight ? kTightClassOf.data() : kFewCopiesClassOf.data()) {
   static_assert(sizeof(Run) == 32 || sizeof(void*) != 8);
-  static_assert(kClassCapacity.size() == kClasses && kClassCapacity.back() == kMaxBlockEntries);
-  for (size_t c = 0; c < kClasses; ++c)
-    block_bytes_[c] = static_cast<uint32_t>(kClassCapacity[c] * entry_bytes_);
+  static_assert(kFewCopiesCapacity.back() == kMaxBlockEntries &&
+                kTightCapacity.back() == kMaxBlockEntries);
+  const size_t classes = class_of_[kMaxBlockEntries] + size_t{1};
+  for (size_t c = 0; c < classes; ++c)
+    block_bytes_[c] = static_cast<uint32_t>(capacity_[c] * entry_bytes_);
 }
 
 BlockPool::~BlockPool() {
@@ -59,12 +69,16 @@ bool BlockPool::Holds(const void* block) const {
   return false;
 }
 
-uint32_t BlockPool::CapacityFor(uint32_t n) {
-  return kClassCapacity[kClassOf[n]];
+uint32_t BlockPool::CapacityFor(uint32_t n) const {
+  return capacity_[class_of_[n]];
+}
+
+uint32_t BlockPool::GrownPastBlocks(uint32_t capacity) const {
+  return capacity + (growth_ == Growth::kTight ? capacity / 8 : capacity / 2);
 }
 
 void* BlockPool::AllocateBlock(uint32_t n) {
-  const int c = kClassOf[n];
+  const int c = class_of_[n];
   const uint32_t bytes = block_bytes_[c];
   Run* run = with_room_[c];
   if (run == nullptr) run = TakeRun(c);
@@ -84,7 +98,7 @@ void* BlockPool::AllocateBlock(uint32_t n) {
 
 void BlockPool::FreeBlock(void* block, uint32_t n) {
   if (block == nullptr) return;
-  live_bytes_ -= block_bytes_[kClassOf[n]];
+  live_bytes_ -= block_bytes_[class_of_[n]];
   // Runs are aligned to their size within 2 MiB-aligned slabs: the mask finds the header.
   Run* run = reinterpret_cast<Run*>(reinterpret_cast<uintptr_t>(block) & ~(kRunBytes - 1));
   std::memcpy(block, &run->free, sizeof(char*));

@@ -28,18 +28,27 @@ class BlockPool {
   static constexpr uint32_t kMaxBlockEntries = 64;
   static constexpr size_t kRunBytes = 16 << 10;
 
+  // How buffers grow: a trade of copies against unused room, chosen per pool.
+  // - kFewCopies: classes step x1.2-1.5, and buffers past the pool grow by half. About 12%
+  //   of a growing buffer is unused, past 12 entries.
+  // - kTight: the same up to 12 entries, then classes step about x1.1, and buffers past the
+  //   pool grow by an eighth. About 5% is unused, for about twice the copies.
+  enum class Growth { kFewCopies, kTight };
+  static constexpr size_t kMaxClasses = 25;
+
   // entry_bytes: the size of one entry, a multiple of 4 in [8, 32] (a free block holds a
   // link; the largest block stays small beside a run).
-  explicit BlockPool(size_t entry_bytes);
+  explicit BlockPool(size_t entry_bytes, Growth growth = Growth::kFewCopies);
   ~BlockPool();
   BlockPool(const BlockPool&) = delete;
   BlockPool& operator=(const BlockPool&) = delete;
 
-  static constexpr size_t kClasses = 25;  // block capacities, 1 to kMaxBlockEntries entries
-
+  Growth growth() const { return growth_; }
   // Entries a block for `n` entries can hold: the smallest class capacity >= n.
   // REQUIRES: 1 <= n <= kMaxBlockEntries.
-  static uint32_t CapacityFor(uint32_t n);
+  uint32_t CapacityFor(uint32_t n) const;
+  // The next capacity of a buffer past the pool's blocks (malloc'd), from `capacity`.
+  uint32_t GrownPastBlocks(uint32_t capacity) const;
 
   // A block of CapacityFor(n) entries, 4-byte aligned (aligned to the entry size when that is
   // a power of two), contents unspecified. REQUIRES: 1 <= n <= kMaxBlockEntries.
@@ -70,9 +79,12 @@ class BlockPool {
   void Unlink(Run* run);
 
   const size_t entry_bytes_;
-  std::array<uint32_t, kClasses> block_bytes_;  // per class
-  std::array<Run*, kClasses> with_room_{};      // per class: runs with a free block or room
-  Run* free_ = nullptr;                         // runs with no block in use
+  const Growth growth_;
+  const uint32_t* capacity_;                         // per class
+  const uint8_t* class_of_;                          // per size, 0..kMaxBlockEntries
+  std::array<uint32_t, kMaxClasses> block_bytes_{};  // per class
+  std::array<Run*, kMaxClasses> with_room_{};        // per class: runs with a free block or room
+  Run* free_ = nullptr;                              // runs with no block in use
   size_t free_runs_ = 0;
   std::vector<char*> slabs_;
   char* next_run_ = nullptr;  // the newest slab's first run not handed out yet

@@ -28,8 +28,11 @@ class CompactingPool {
   // it a move would return little more than the slabs it rounds to.
   static constexpr size_t kMinFreeBytes = size_t{16} << 20;
 
-  explicit CompactingPool(size_t entry_bytes)
-      : entry_bytes_(entry_bytes), current_(std::make_unique<BlockPool>(entry_bytes)) {}
+  explicit CompactingPool(size_t entry_bytes,
+                          BlockPool::Growth growth = BlockPool::Growth::kFewCopies)
+      : entry_bytes_(entry_bytes),
+        growth_(growth),
+        current_(std::make_unique<BlockPool>(entry_bytes, growth)) {}
 
   // The pool that owner `owner`'s block comes from and goes back to.
   BlockPool& For(size_t owner) { return const_cast<BlockPool&>(std::as_const(*this).For(owner)); }
@@ -71,7 +74,7 @@ class CompactingPool {
   // Starts a move; owners from 0 on move with MoveNext. No-op when one is under way.
   void BeginMove() {
     if (moving()) return;
-    fresh_ = std::make_unique<BlockPool>(entry_bytes_);
+    fresh_ = std::make_unique<BlockPool>(entry_bytes_, growth_);
     moved_ = 0;
   }
   // The next owner to move.
@@ -98,6 +101,7 @@ class CompactingPool {
 
  private:
   const size_t entry_bytes_;
+  const BlockPool::Growth growth_;
   std::unique_ptr<BlockPool> current_;
   std::unique_ptr<BlockPool> fresh_;  // while moving: where owners below moved_ are
   size_t moved_ = 0;

@@ -106,7 +106,7 @@ class EntryRun {
   // For CompactingPool.
   void MoveBlock(BlockPool& from, BlockPool& to) {
     if (capacity_ == 0 || capacity_ > kSlabMaxEntries) return;
-    const uint32_t capacity = size_ > 0 ? BlockPool::CapacityFor(size_) : 0;
+    const uint32_t capacity = size_ > 0 ? to.CapacityFor(size_) : 0;
     Adopt(capacity > 0 ? to.AllocateBlock(capacity) : nullptr, capacity, from);
   }
   size_t MemoryBytes() const { return size_t{capacity_} * sizeof(Entry); }
@@ -132,19 +132,18 @@ class EntryRun {
 
  private:
   // Slides the entries to the front when there is free room before them, else grows: through
-  // the pool's classes while small, by an eighth past them, and to bound + bound/16 + 4 once
-  // near the bound, so that a run wastes little at any size. Small steps cost copies: about
-  // eight per entry past the pool's classes, a memcpy of a few hundred bytes each.
+  // the pool's classes while small, past them as the pool's Growth says, and to bound +
+  // bound/16 + 4 once near the bound, so that a full run wastes little.
   void MakeRoomAtEnd(uint32_t bound, BlockPool& slab) {
     if (start_ > 0 && start_ >= size_ / 16) {
       std::memmove(data_, data_ + start_, size_t{size_} * sizeof(Entry));
       start_ = 0;
       return;
     }
-    uint32_t want = capacity_ < kSlabMaxEntries ? BlockPool::CapacityFor(capacity_ + 1)
-                                                : capacity_ + capacity_ / 8;
+    uint32_t want = capacity_ < kSlabMaxEntries ? slab.CapacityFor(capacity_ + 1)
+                                                : slab.GrownPastBlocks(capacity_);
     if (want > bound) want = std::max(bound + bound / 16 + 4, size_ + 1);
-    if (want <= kSlabMaxEntries) want = BlockPool::CapacityFor(want);
+    if (want <= kSlabMaxEntries) want = slab.CapacityFor(want);
     const size_t bytes = size_t{want} * sizeof(Entry);
     if (capacity_ > kSlabMaxEntries) {  // malloc'd already, and stays so: realloc keeps a prefix
       if (start_ > 0) std::memmove(data_, data_ + start_, size_t{size_} * sizeof(Entry));

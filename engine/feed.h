@@ -365,8 +365,11 @@ class Feed {
   // memory (free blocks included) is accounted to it.
   // Rings' blocks by ring slot, inboxes' by inbox slot: every call on a buffer passes
   // For(its slot), so that a move into a fresh pool can run between calls.
-  CompactingPool ring_blocks_{sizeof(PostEntry)};
-  CompactingPool inbox_blocks_{sizeof(InboxEntry)};
+  // Rings grow tight: a ring grows at a publish, once per post, where a copy is cheap beside
+  // the publish. Inboxes grow with few copies: they grow in the fan-out, whose throughput
+  // the copies of the tight steps cost 3-6% (docs/benchmarks.md, session 18).
+  CompactingPool ring_blocks_{sizeof(PostEntry), BlockPool::Growth::kTight};
+  CompactingPool inbox_blocks_{sizeof(InboxEntry), BlockPool::Growth::kFewCopies};
   BlockPool side_pool_{2 * sizeof(InternalId)};  // inboxes' side lists (id_list_pair.h)
   size_t ring_bytes_ = 0;
   // Inboxes live in two parallel pools (feed_internal.h), found by reader through inbox_of_.

@@ -64,13 +64,13 @@ void IdListPair::Clear(BlockPool& pool) {
   second_ = 0;
 }
 
-// Pool blocks hold an even number of ids, in the pool's classes (x1.1-1.5); past them the
+// Pool blocks hold an even number of ids, in the pool's classes; past them the
 // block grows by half.
 void IdListPair::Grow(BlockPool& pool) {
   const uint32_t size = first_ + second_;
   uint32_t want = size + 1;
   if (want <= kPoolMaxIds)
-    want = 2 * BlockPool::CapacityFor((want + 1) / 2);
+    want = 2 * pool.CapacityFor((want + 1) / 2);
   else
     want = std::max(want, size + size / 2);
   const size_t bytes = size_t{want} * sizeof(InternalId);

@@ -10,27 +10,35 @@ namespace relgraph {
 namespace {
 
 TEST_CASE("block pool: capacity classes are monotone, cover every size and keep slack bounded") {
-  uint32_t prev = 0;
-  for (uint32_t n = 1; n <= BlockPool::kMaxBlockEntries; ++n) {
-    const uint32_t cap = BlockPool::CapacityFor(n);
-    REQUIRE(cap >= n);
-    REQUIRE(cap >= prev);
-    REQUIRE(cap <= BlockPool::kMaxBlockEntries);
-    if (n >= 8) REQUIRE(cap <= n * 3 / 2 + 1);
-    if (n > 12) REQUIRE(cap * 10 <= n * 11 + 10);  // past 12, at most about a tenth unused
-    prev = cap;
+  for (const auto growth : {BlockPool::Growth::kFewCopies, BlockPool::Growth::kTight}) {
+    const BlockPool pool(16, growth);
+    uint32_t prev = 0;
+    for (uint32_t n = 1; n <= BlockPool::kMaxBlockEntries; ++n) {
+      const uint32_t cap = pool.CapacityFor(n);
+      REQUIRE(cap >= n);
+      REQUIRE(cap >= prev);
+      REQUIRE(cap <= BlockPool::kMaxBlockEntries);
+      if (n >= 8) REQUIRE(cap <= n * 3 / 2 + 1);
+      // Tight: past 12, at most about a tenth unused.
+      if (growth == BlockPool::Growth::kTight && n > 12) REQUIRE(cap * 10 <= n * 11 + 10);
+      prev = cap;
+    }
   }
+  CHECK(BlockPool(16).CapacityFor(33) == 40);  // few copies: the old ladder
+  CHECK(BlockPool(16, BlockPool::Growth::kTight).GrownPastBlocks(64) == 72);
+  CHECK(BlockPool(16).GrownPastBlocks(64) == 96);
 }
 
 // A block handed out, stamped in every byte so an overlap shows.
 struct Held {
   char* block;
   uint32_t n;
+  size_t bytes;  // the block's capacity in bytes
   uint8_t stamp;
 };
 
-void Stamp(const Held& h, size_t entry_bytes) {
-  std::memset(h.block, h.stamp, BlockPool::CapacityFor(h.n) * entry_bytes);
+void Stamp(const Held& h) {
+  std::memset(h.block, h.stamp, h.bytes);
 }
 
 // True when every byte of the block still holds its stamp.
@@ -41,36 +49,38 @@ bool AllBytesAre(const char* block, size_t bytes, uint8_t stamp) {
   return true;
 }
 
-void CheckStamp(const Held& h, size_t entry_bytes) {
-  REQUIRE(AllBytesAre(h.block, BlockPool::CapacityFor(h.n) * entry_bytes, h.stamp));
+void CheckStamp(const Held& h) {
+  REQUIRE(AllBytesAre(h.block, h.bytes, h.stamp));
 }
 
 TEST_CASE("block pool: blocks never overlap, are aligned, and live bytes are counted") {
   for (const size_t entry : {size_t{8}, size_t{12}, size_t{16}, size_t{32}}) {
-    BlockPool pool(entry);
+    const bool tight = entry % 8 != 0;  // both ladders, across the entry sizes
+    BlockPool pool(entry, tight ? BlockPool::Growth::kTight : BlockPool::Growth::kFewCopies);
     std::mt19937 rng(static_cast<uint32_t>(entry));
     std::vector<Held> held;
     size_t live = 0;
     for (uint32_t i = 0; i < 60'000; ++i) {
       if (!held.empty() && rng() % 5 < 2) {
         const size_t k = rng() % held.size();
-        CheckStamp(held[k], entry);
+        CheckStamp(held[k]);
         pool.FreeBlock(held[k].block, held[k].n);
-        live -= BlockPool::CapacityFor(held[k].n) * entry;
+        live -= held[k].bytes;
         held[k] = held.back();
         held.pop_back();
       } else {
         const uint32_t n = 1 + rng() % BlockPool::kMaxBlockEntries;
-        Held h{static_cast<char*>(pool.AllocateBlock(n)), n, static_cast<uint8_t>(i)};
+        Held h{static_cast<char*>(pool.AllocateBlock(n)), n, pool.CapacityFor(n) * entry,
+               static_cast<uint8_t>(i)};
         REQUIRE(reinterpret_cast<uintptr_t>(h.block) % (entry % 8 == 0 ? 8 : 4) == 0);
-        Stamp(h, entry);
+        Stamp(h);
         held.push_back(h);
-        live += BlockPool::CapacityFor(n) * entry;
+        live += h.bytes;
       }
       REQUIRE(pool.LiveBytes() == live);
     }
     for (const Held& h : held) {
-      CheckStamp(h, entry);
+      CheckStamp(h);
       pool.FreeBlock(h.block, h.n);
     }
     CHECK(pool.LiveBytes() == 0);
@@ -109,7 +119,7 @@ TEST_CASE("block pool: buffers growing together leave little memory behind") {
     const size_t k = rng() % growing.size();
     const uint32_t b = growing[k];
     const uint32_t n = size[b] + 1;
-    if (size[b] == 0 || BlockPool::CapacityFor(n) != BlockPool::CapacityFor(size[b])) {
+    if (size[b] == 0 || pool.CapacityFor(n) != pool.CapacityFor(size[b])) {
       char* fresh = static_cast<char*>(pool.AllocateBlock(n));
       if (size[b] > 0) {
         std::memcpy(fresh, block[b], size[b] * kEntry);
