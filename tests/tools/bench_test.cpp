@@ -84,7 +84,7 @@ TEST_CASE("relgraph-bench: the feed workloads run on a tiny graph and report the
     row >> workload >> ops;
     CHECK(ops > 0);
   }
-  // The graph has fewer than a million users: all of them follow the made-up author.
+  // The million-fan author lives on a graph of its own, so it has its million here too.
   CHECK(rows["publish"].find("pulled p50") != std::string::npos);
   CHECK(rows["publish"].find("pushed p50") != std::string::npos);
   CHECK(rows["fanout"].find("B/entry in their blocks") != std::string::npos);

@@ -44,7 +44,7 @@ class FeedWorkloads {
   WorkloadResult DeepPage();
   WorkloadResult HeavyReader();
   std::string MemoryNote() const;
-  std::string MillionFanNote();  // publish timed for an author with a million fans
+  std::string MillionFanNote() const;  // publish timed for an author with a million fans
   UserId RandomAuthor();
 
   Graph& graph_;
