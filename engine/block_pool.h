@@ -43,7 +43,6 @@ class BlockPool {
   BlockPool(const BlockPool&) = delete;
   BlockPool& operator=(const BlockPool&) = delete;
 
-  Growth growth() const { return growth_; }
   // Entries a block for `n` entries can hold: the smallest class capacity >= n.
   // REQUIRES: 1 <= n <= kMaxBlockEntries.
   uint32_t CapacityFor(uint32_t n) const;
