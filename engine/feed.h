@@ -256,7 +256,11 @@ class Feed {
   // list current.
   void RefreshCelebrities(const Graph& g, InternalId reader, InboxCold& c);
   std::span<const InternalId> CelebritiesOf(const InboxCold& c) const;  // as last refreshed
-  // The reader's visible celebrity followees by a scan of its following list, for checks.
+  // Calls fn(f) for each celebrity f that the reader follows and may see, in the order of its
+  // following list (feed_internal.h).
+  template <typename Fn>
+  void ForEachVisibleCelebrity(const Graph& g, InternalId reader, Fn&& fn) const;
+  // The same ids sorted, for checks.
   std::vector<InternalId> ScanCelebrities(const Graph& g, InternalId reader) const;
   // `ring`: the slot of the post's author's ring.
   void InboxInsert(Inbox& in, InternalId reader, uint32_t ring, const PostEntry& e);

@@ -105,6 +105,15 @@ inline const Feed::InboxCold& Feed::ColdOf(InternalId reader) const {
   return inbox_cold_[SlotOf(reader)];
 }
 
+template <typename Fn>
+void Feed::ForEachVisibleCelebrity(const Graph& g, InternalId reader, Fn&& fn) const {
+  const FollowingList& following = g.FollowingOf(reader);
+  for (size_t i = 0; i < following.size(); ++i) {
+    const InternalId f = following.PeerAt(i);
+    if (IsCelebrity(f) && Visible(reader, f)) fn(f);
+  }
+}
+
 inline bool Feed::Below(const Inbox& in, InternalId reader, const PostKey& k) const {
   return in.Below(k, [&] { return exact_watermarks_.at(SlotOf(reader)); });
 }

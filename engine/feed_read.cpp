@@ -89,23 +89,21 @@ void Feed::RefreshCelebrities(const Graph& g, InternalId reader, InboxCold& c) {
     ReleaseSideIfEmpty(c);  // so that one celebrity can go in the cold part
   }
   boost::container::small_vector<InternalId, 8> found;
-  const FollowingList& following = g.FollowingOf(reader);
-  for (size_t i = 0; i < following.size(); ++i) {
-    const InternalId f = following.PeerAt(i);
-    if (IsCelebrity(f) && Visible(reader, f)) found.push_back(f);
-  }
+  ForEachVisibleCelebrity(g, reader, [&](InternalId f) { found.push_back(f); });
   if (found.size() == 1 && SideOf(c) == nullptr) {
     c.one_celebrity = 1;
     c.side = found[0];
-  } else {
-    for (InternalId f : found) EnsureSide(c).AddFirst(f, side_pool_);
+  } else if (!found.empty()) {
+    InboxSide& side = EnsureSide(c);
+    for (InternalId f : found) side.AddFirst(f, side_pool_);
   }
   c.celebrities_epoch = EpochTag();
 }
 
 std::span<const InternalId> Feed::CelebritiesOf(const InboxCold& c) const {
   if (c.one_celebrity) return {&c.side, 1};
-  return c.side == kNoSlot ? std::span<const InternalId>{} : sides_[c.side].celebrities();
+  const InboxSide* side = SideOf(c);
+  return side != nullptr ? side->celebrities() : std::span<const InternalId>{};
 }
 
 // Builds the reader's inbox by pull: the newest R posts of its visible ordinary followees;

@@ -20,11 +20,7 @@ Status Broken(const std::string& what) {
 
 std::vector<InternalId> Feed::ScanCelebrities(const Graph& g, InternalId reader) const {
   std::vector<InternalId> out;
-  const FollowingList& following = g.FollowingOf(reader);
-  for (size_t i = 0; i < following.size(); ++i) {
-    const InternalId f = following.PeerAt(i);
-    if (IsCelebrity(f) && Visible(reader, f)) out.push_back(f);
-  }
+  ForEachVisibleCelebrity(g, reader, [&](InternalId f) { out.push_back(f); });
   std::sort(out.begin(), out.end());
   return out;
 }
