@@ -189,6 +189,10 @@ class Feed {
   const IdSet* ListOf(InternalId u, bool mute) const;
   size_t ListBytes() const;            // the mute and hide maps, estimated
   size_t ExactWatermarkBytes() const;  // exact_watermarks_, estimated
+  // Inbox memory that no one inbox holds, shared by Stats and InboxMemoryBreakdown: side
+  // records and side-pool space not in use, and the per-user slot array with the free lists.
+  size_t SideSlackBytes() const;
+  size_t InboxSlotBytes() const;
   static bool TestBit(const std::vector<uint64_t>& bits, InternalId u) {
     return u < bits.size() * 64 && ((bits[u / 64] >> (u % 64)) & 1) != 0;
   }

@@ -18,15 +18,10 @@ FeedStats Feed::Stats() const {
   s.inboxes = inboxes_;
   s.inbox_entries = inbox_entries_;
   s.empty_inboxes = marks_;
-  const size_t live_sides = sides_.size() - free_sides_.size();
-  s.inbox_bytes =
-      inbox_bytes_ + (inbox_blocks_.MemoryBytes() - inbox_blocks_.LiveBytes()) +
-      (side_pool_.MemoryBytes() - side_pool_.LiveBytes()) +
-      (inbox_pool_.MemoryBytes() + inbox_cold_.MemoryBytes() -
-       (inboxes_ - marks_) * (sizeof(Inbox) + sizeof(InboxCold))) +
-      (sides_.capacity() - live_sides) * sizeof(InboxSide) +
-      (inbox_of_.capacity() + free_slots_.capacity() + free_sides_.capacity()) * sizeof(uint32_t) +
-      ExactWatermarkBytes();
+  s.inbox_bytes = inbox_bytes_ + (inbox_blocks_.MemoryBytes() - inbox_blocks_.LiveBytes()) +
+                  (inbox_pool_.MemoryBytes() + inbox_cold_.MemoryBytes() -
+                   (inboxes_ - marks_) * (sizeof(Inbox) + sizeof(InboxCold))) +
+                  SideSlackBytes() + InboxSlotBytes() + ExactWatermarkBytes();
   s.celebrities = celebrities_;
   s.fanout_queue = tasks_.size();
   s.fanout_inserts = fanout_inserts_;
@@ -47,12 +42,20 @@ InboxMemory Feed::InboxMemoryBreakdown() const {
   }
   m.entry_bytes += inbox_blocks_.MemoryBytes() - inbox_blocks_.LiveBytes();
   m.header_bytes = inbox_pool_.MemoryBytes() + inbox_cold_.MemoryBytes() + ExactWatermarkBytes();
-  const size_t live_sides = sides_.size() - free_sides_.size();
-  m.side_bytes += (side_pool_.MemoryBytes() - side_pool_.LiveBytes()) +
-                  (sides_.capacity() - live_sides) * sizeof(InboxSide);
-  m.slot_bytes =
-      (inbox_of_.capacity() + free_slots_.capacity() + free_sides_.capacity()) * sizeof(uint32_t);
+  m.side_bytes += SideSlackBytes();
+  m.slot_bytes = InboxSlotBytes();
   return m;
+}
+
+size_t Feed::SideSlackBytes() const {
+  const size_t live_sides = sides_.size() - free_sides_.size();
+  return (side_pool_.MemoryBytes() - side_pool_.LiveBytes()) +
+         (sides_.capacity() - live_sides) * sizeof(InboxSide);
+}
+
+size_t Feed::InboxSlotBytes() const {
+  return (inbox_of_.capacity() + free_slots_.capacity() + free_sides_.capacity()) *
+         sizeof(uint32_t);
 }
 
 void Feed::CopyUsers(const Graph& g, size_t begin, size_t end, std::vector<UserState>* out) const {
