@@ -240,7 +240,7 @@ Status Db::ApplyRetention() {
   for (size_t i = keep; i < snapshots.size(); ++i) {
     RELGRAPH_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(dir_, SnapshotName(snapshots[i]))));
   }
-  if (snapshots.empty()) return Status::OK();
+  if (snapshots.empty() || options_.keep_all_wal) return env_->SyncDir(dir_);
   const uint64_t oldest_kept = snapshots[std::min(keep, snapshots.size()) - 1];
   // A segment may go when the next one starts at or below oldest_kept + 1: all its records
   // are then covered by every snapshot we keep. The newest segment is always kept.

@@ -50,6 +50,10 @@ struct DbOptions {
   Env* env = nullptr;  // nullptr: the POSIX filesystem
   uint64_t wal_segment_bytes = uint64_t{64} << 20;
   uint32_t keep_snapshots = 2;  // >= 1; WAL is kept back to the oldest kept snapshot
+  // true: snapshots never delete WAL segments, so the WAL holds every record since LSN 1 (an
+  // archive of the whole history; tests that replay it). The directory then grows without
+  // bound: use it where the history is wanted, not on a long-running server.
+  bool keep_all_wal = false;
   // Users copied per shared-lock hold while snapshotting (a slice of lists also stops at 256k
   // entries).
   uint32_t snapshot_slice_users = 4096;
@@ -126,8 +130,9 @@ class Db {
   }
 
   // Writes a snapshot of the current state online, then applies retention: keeps the newest
-  // keep_snapshots snapshots and deletes WAL segments the oldest kept one covers. One snapshot
-  // runs at a time (a second caller waits). kInvalidArgument for an in-memory Db.
+  // keep_snapshots snapshots and deletes WAL segments the oldest kept one covers (none with
+  // keep_all_wal). One snapshot runs at a time (a second caller waits). kInvalidArgument for
+  // an in-memory Db.
   Result<SnapshotInfo> Snapshot();
 
   uint64_t last_lsn() const;     // the newest LSN logged (0 in memory)

@@ -329,6 +329,35 @@ TEST_CASE("db: retention keeps the newest snapshots and the WAL the oldest kept 
   CHECK((*db)->Read([](const Graph& g) { return Edges(g); }) == final_edges);
 }
 
+TEST_CASE("db: keep_all_wal keeps every segment from LSN 1 while snapshots come and go") {
+  TestDir dir;
+  Driver d(9);
+  auto opts = d.Options(Env::Posix(), DurabilityMode::kAlways);
+  opts.keep_snapshots = 1;
+  opts.keep_all_wal = true;
+  uint64_t last = 0;
+  {
+    auto db = Db::Open(dir.path(), opts);
+    REQUIRE(db.ok());
+    for (int round = 0; round < 5; ++round) {
+      for (int i = 0; i < 300; ++i) REQUIRE(d.Step(**db).ok());
+      REQUIRE((*db)->Snapshot().ok());
+    }
+    last = (*db)->last_lsn();
+  }
+  CHECK(ListNumberedFiles(Env::Posix(), dir.path(), FileType::kSnapshot)->size() == 1);
+  REQUIRE(ListWalSegments(Env::Posix(), dir.path())->size() > 1);
+  uint64_t first = 0, count = 0;
+  auto scan = ScanWal(Env::Posix(), dir.path(), {}, [&](const WalRecordView& r) {
+    if (first == 0) first = r.lsn;
+    ++count;
+    return Status::OK();
+  });
+  REQUIRE(scan.ok());
+  CHECK(first == 1);
+  CHECK(count == last);
+}
+
 TEST_CASE(
     "db: a snapshot that fails midway leaves no snapshot; writes go on or are refused cleanly") {
   for (int which = 0; which < 3; ++which) {
