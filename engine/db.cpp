@@ -6,12 +6,12 @@
 #include <optional>
 #include <utility>
 
-#include "engine/clock.h"
-#include "engine/feed_snapshot.h"
-#include "engine/graph_image.h"
-#include "engine/graph_snapshot.h"
-#include "storage/file_names.h"
-#include "storage/wal_reader.h"
+#include "engine/graph/clock.h"
+#include "engine/durable/feed_snapshot.h"
+#include "engine/durable/graph_image_loader.h"
+#include "engine/durable/graph_snapshot.h"
+#include "storage/env/file_names.h"
+#include "storage/wal/wal_reader.h"
 
 namespace relgraph {
 

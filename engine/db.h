@@ -17,7 +17,7 @@
 // (Graph::BeginImage, copy-on-write per user) copied in slices, each under the lock held
 // shared, so writers wait for one slice at most and readers never.
 //
-// The feed (engine/feed.h) lives beside the graph under its own mutex, taken after the graph's
+// The feed (engine/feed/feed.h) lives beside the graph under its own mutex, taken after the graph's
 // lock: timeline reads hold the graph shared and the feed exclusively, so they never block
 // graph reads. A background thread runs the feed's fan-out in bounded batches, each under the
 // graph lock shared and the feed mutex; DrainFanout() runs it to the end in the caller.
@@ -34,13 +34,13 @@
 #include <thread>
 #include <vector>
 
-#include "engine/feed.h"
-#include "engine/graph.h"
-#include "engine/recovery.h"
-#include "engine/wal_records.h"
-#include "storage/env.h"
-#include "storage/snapshot_file.h"
-#include "storage/wal_writer.h"
+#include "engine/feed/feed.h"
+#include "engine/graph/graph.h"
+#include "engine/durable/recovery.h"
+#include "engine/durable/wal_records.h"
+#include "storage/env/env.h"
+#include "storage/snapshot/snapshot_file.h"
+#include "storage/wal/wal_writer.h"
 
 namespace relgraph {
 
@@ -89,7 +89,7 @@ class Db {
   // once the WAL has failed.
   Status WaitDurable(uint64_t lsn);
 
-  // Feed's mutations (engine/feed.h), logged like the graph's.
+  // Feed's mutations (engine/feed/feed.h), logged like the graph's.
   Result<PublishOutcome> Publish(UserId author, PostId post, uint32_t kind,
                                  std::optional<TimestampMs> ts, uint64_t* commit_lsn = nullptr);
   Status DeletePost(UserId author, PostId post, uint64_t* commit_lsn = nullptr);

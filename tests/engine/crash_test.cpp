@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "engine/db.h"
-#include "engine/wal_records.h"
+#include "engine/durable/wal_records.h"
 #include "storage/coding.h"
-#include "storage/wal_reader.h"
+#include "storage/wal/wal_reader.h"
 #include "tests/storage/test_dir.h"
 
 namespace relgraph {

@@ -9,11 +9,11 @@
 #include <tuple>
 #include <vector>
 
-#include "engine/clock.h"
+#include "engine/graph/clock.h"
 #include "engine/db.h"
-#include "storage/fault_injection_env.h"
-#include "storage/file_names.h"
-#include "storage/wal_reader.h"
+#include "storage/env/fault_injection_env.h"
+#include "storage/env/file_names.h"
+#include "storage/wal/wal_reader.h"
 #include "tests/storage/test_dir.h"
 
 namespace relgraph {

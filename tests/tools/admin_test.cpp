@@ -8,9 +8,9 @@
 #include <tuple>
 
 #include "engine/db.h"
-#include "engine/edge_list.h"
-#include "storage/file_names.h"
-#include "storage/wal_reader.h"
+#include "engine/import/edge_list.h"
+#include "storage/env/file_names.h"
+#include "storage/wal/wal_reader.h"
 #include "tests/storage/test_dir.h"
 #include "tools/admin/admin_commands.h"
 

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "engine/db.h"
-#include "net/client.h"
+#include "net/client/client.h"
 #include "tests/storage/test_dir.h"
 
 namespace relgraph {

@@ -8,16 +8,16 @@
 #include <map>
 
 #include "engine/db.h"
-#include "engine/edge_list.h"
-#include "engine/edge_list_import.h"
-#include "engine/graph_snapshot.h"
-#include "engine/recovery.h"
-#include "engine/wal_records.h"
-#include "net/client.h"
-#include "storage/file_names.h"
-#include "storage/snapshot_file.h"
-#include "storage/wal_reader.h"
-#include "storage/wal_repair.h"
+#include "engine/import/edge_list.h"
+#include "engine/import/edge_list_import.h"
+#include "engine/durable/graph_snapshot.h"
+#include "engine/durable/recovery.h"
+#include "engine/durable/wal_records.h"
+#include "net/client/client.h"
+#include "storage/env/file_names.h"
+#include "storage/snapshot/snapshot_file.h"
+#include "storage/wal/wal_reader.h"
+#include "storage/wal/wal_repair.h"
 
 namespace relgraph::admin {
 namespace {

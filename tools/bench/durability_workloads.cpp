@@ -16,9 +16,9 @@
 #include <thread>
 
 #include "engine/db.h"
-#include "engine/edge_list.h"
-#include "engine/edge_list_import.h"
-#include "engine/graph_snapshot.h"
+#include "engine/import/edge_list.h"
+#include "engine/import/edge_list_import.h"
+#include "engine/durable/graph_snapshot.h"
 
 namespace relgraph::bench {
 namespace {

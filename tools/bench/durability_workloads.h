@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/graph.h"
+#include "engine/graph/graph.h"
 #include "tools/bench/workload_generator.h"
 #include "tools/bench/workloads.h"
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/feed.h"
-#include "engine/graph.h"
+#include "engine/feed/feed.h"
+#include "engine/graph/graph.h"
 #include "tools/bench/workloads.h"
 
 namespace relgraph::bench {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "net/client.h"
+#include "net/client/client.h"
 #include "tools/bench/workload_generator.h"
 #include "tools/bench/workloads.h"
 

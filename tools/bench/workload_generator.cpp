@@ -10,7 +10,7 @@
 #include <random>
 #include <sstream>
 
-#include "engine/edge_list.h"
+#include "engine/import/edge_list.h"
 
 namespace relgraph::bench {
 namespace {

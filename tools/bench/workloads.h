@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/graph.h"
+#include "engine/graph/graph.h"
 #include "tools/bench/workload_generator.h"
 
 namespace relgraph::bench {

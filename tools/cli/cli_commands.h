@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "net/client.h"
+#include "net/client/client.h"
 #include "storage/status.h"
 
 namespace relgraph::cli {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "net/client.h"
+#include "net/client/client.h"
 #include "tools/cli/cli_commands.h"
 
 namespace relgraph::cli {

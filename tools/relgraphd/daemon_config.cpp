@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "net/client.h"
+#include "net/client/client.h"
 
 namespace relgraph {
 namespace {

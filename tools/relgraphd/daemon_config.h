@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/db.h"
-#include "net/server_core.h"
+#include "net/server/server_options.h"
 #include "storage/status.h"
 
 namespace relgraph {

@@ -8,9 +8,9 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/command_service.h"
+#include "tools/service/command_service.h"
 #include "engine/db.h"
-#include "net/server.h"
+#include "net/server/server.h"
 #include "tools/relgraphd/daemon_config.h"
 
 namespace relgraph {

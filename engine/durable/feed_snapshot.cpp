@@ -1,0 +1,73 @@
+#include "engine/durable/feed_snapshot.h"
+
+#include "storage/coding.h"
+
+namespace relgraph {
+
+namespace {
+enum FeedRecordTag : uint8_t { kPosts = 1, kMutes = 2, kHides = 3 };
+
+void PutHeader(std::string* r, uint8_t tag, uint64_t owner, size_t count) {
+  r->push_back(static_cast<char>(tag));
+  PutFixed64(r, owner);
+  PutFixed32(r, static_cast<uint32_t>(count));
+}
+}  // namespace
+
+Status AddFeedUsersToSnapshot(const std::vector<Feed::UserState>& users, SnapshotWriter* writer) {
+  std::string r;
+  for (const Feed::UserState& u : users) {
+    if (!u.posts.empty()) {
+      r.clear();
+      PutHeader(&r, kPosts, u.user, u.posts.size());
+      for (const FeedEntry& p : u.posts) {
+        PutFixed64(&r, p.post);
+        PutFixed64(&r, static_cast<uint64_t>(p.ts));
+        r.push_back(static_cast<char>(p.kind));
+      }
+      RELGRAPH_RETURN_IF_ERROR(writer->AddFeedRecord(r));
+    }
+    for (const auto& [tag, ids] : {std::pair{kMutes, &u.mutes}, std::pair{kHides, &u.hides}}) {
+      if (ids->empty()) continue;
+      r.clear();
+      PutHeader(&r, tag, u.user, ids->size());
+      for (UserId id : *ids) PutFixed64(&r, id);
+      RELGRAPH_RETURN_IF_ERROR(writer->AddFeedRecord(r));
+    }
+  }
+  return Status::OK();
+}
+
+Status ApplyFeedBlock(std::string_view block, Graph& g, Feed& feed) {
+  Decoder in(block);
+  auto bad = [](const std::string& what) { return Status::Corruption("feed block: " + what); };
+  while (in.remaining() > 0) {
+    uint8_t tag;
+    uint64_t owner;
+    uint32_t count;
+    if (!in.U8(&tag) || !in.U64(&owner) || !in.U32(&count)) return bad("record header cut short");
+    const size_t item = tag == kPosts ? 17 : 8;
+    if (tag < kPosts || tag > kHides) return bad("unknown record tag " + std::to_string(tag));
+    if (in.remaining() / item < count) return bad("record longer than its block");
+    for (uint32_t i = 0; i < count; ++i) {
+      uint64_t id = 0;  // the length check above makes every read succeed
+      in.U64(&id);
+      Status s;
+      if (tag == kPosts) {
+        int64_t ts = 0;
+        uint8_t kind = 0;
+        in.I64(&ts);
+        in.U8(&kind);
+        s = feed.ApplyPublish(g, owner, id, ts, kind, 0);
+      } else if (tag == kMutes) {
+        s = feed.ApplyMute(g, owner, id, true);
+      } else {
+        s = feed.ApplyHide(g, owner, id, true);
+      }
+      if (!s.ok()) return bad(s.message());
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace relgraph

@@ -1,0 +1,24 @@
+// The feed's records inside a snapshot's feed blocks (docs/snapshot-format.md, "Feed blocks"):
+//   record := tag:u8 owner:u64 count:u32 item{count}
+//   tag 1 posts  item := post:u64 ts_ms:i64 kind:u8     (the author's retained posts, oldest first)
+//   tag 2 mutes  item := user:u64                       (users the owner mutes)
+//   tag 3 hides  item := user:u64                       (users the owner hides its posts from)
+// Thread-safety: pure functions over the arguments.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "engine/feed/feed.h"
+#include "storage/snapshot/snapshot_file.h"
+
+namespace relgraph {
+
+// Appends the records of `users` to the snapshot.
+Status AddFeedUsersToSnapshot(const std::vector<Feed::UserState>& users, SnapshotWriter* writer);
+
+// Applies the records of one feed block to `feed` (ensure forms). kCorruption for a record that
+// breaks the layout or holds values no writer could have written.
+Status ApplyFeedBlock(std::string_view block, Graph& g, Feed& feed);
+
+}  // namespace relgraph

@@ -1,0 +1,119 @@
+#include "engine/durable/graph_builder.h"
+
+#include <algorithm>
+#include <string>
+
+namespace relgraph {
+
+GraphBuilder::GraphBuilder(const GraphOptions& options)
+    : graph_(std::make_unique<Graph>(options)) {}
+
+uint32_t& GraphBuilder::Mark(InternalId x) {
+  if (x >= mark_.size()) mark_.resize(std::max<size_t>(x + 1, mark_.size() * 2), 0);
+  return mark_[x];
+}
+
+Status GraphBuilder::AddFollowing(UserId follower, std::span<const SnapshotEdge> edges) {
+  Graph& g = *graph_;
+  if (follower == 0) return Status(Code::kInvalidUserId, "snapshot names user id 0");
+  for (const SnapshotEdge& e : edges) g.ids_.Prefetch(e.followee);
+  const InternalId a = g.Intern(follower);
+  FollowingList& list = g.users_[a].following;
+  if (a != marked_follower_) {
+    // A new list: mark its followees under a fresh generation (a list split across calls
+    // keeps its marks). Followers arrive once each, in one run of calls.
+    if (!list.empty()) {
+      return Status::Corruption("snapshot lists user " + std::to_string(follower) +
+                                " in two places");
+    }
+    ++generation_;
+    marked_follower_ = a;
+  }
+  EntryKey prev{-1, 0};
+  if (!list.empty())
+    prev = {list.TsAt(list.size() - 1), g.ids_.External(list.PeerAt(list.size() - 1))};
+  scratch_.clear();
+  for (const SnapshotEdge& e : edges) {
+    if (e.followee == 0) return Status(Code::kInvalidUserId, "snapshot names user id 0");
+    if (e.followee == follower) {
+      return Status(Code::kSelfFollow,
+                    "snapshot has user " + std::to_string(follower) + " following itself");
+    }
+    if (e.ts_ms < 0 || e.ts_ms > kMaxTimestampMs)
+      return Status::InvalidArgument("snapshot time out of range");
+    const EntryKey key{e.ts_ms, e.followee};
+    if (!(prev < key)) {
+      return Status::Corruption("snapshot list of user " + std::to_string(follower) +
+                                " is out of order at followee " + std::to_string(e.followee));
+    }
+    prev = key;
+    const InternalId b = g.Intern(e.followee);
+    uint32_t& m = Mark(b);
+    if (m == generation_) {
+      return Status::Corruption("snapshot lists followee " + std::to_string(e.followee) +
+                                " twice for user " + std::to_string(follower));
+    }
+    m = generation_;
+    edges_.push_back({a, b, static_cast<uint32_t>(list.size() + scratch_.size())});
+    scratch_.push_back(MakeEntry(b, e.ts_ms, false));
+  }
+  g.users_[a].following.AppendRun(scratch_.data(), static_cast<uint32_t>(scratch_.size()), g.slab_);
+  return Status::OK();
+}
+
+std::unique_ptr<Graph> GraphBuilder::Finish() {
+  Graph& g = *graph_;
+  const size_t users = g.users_.size();
+
+  // ---- counting sort of the edges by followee --------------------------------------------------
+  std::vector<uint32_t> start(users + 1, 0);
+  for (const PendingEdge& e : edges_) ++start[e.followee + 1];
+  for (size_t i = 0; i < users; ++i) start[i + 1] += start[i];
+  struct Fan {
+    InternalId follower;
+    uint32_t index;  // the edge's position in the follower's list
+    TimestampMs ts;
+  };
+  std::vector<Fan> fans(edges_.size());
+  {
+    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+    // edges_ is grouped by follower, so these reads of the time walk each list in order.
+    for (const PendingEdge& e : edges_) {
+      fans[fill[e.followee]++] = {e.follower, e.index,
+                                  g.users_[e.follower].following.TsAt(e.index)};
+    }
+  }
+  edges_.clear();
+  edges_.shrink_to_fit();
+
+  // ---- per followee: order, mutual bits, fan list
+  // ------------------------------------------------
+  const FanContext ctx = g.fan_context();
+  std::vector<EdgeEntry> run;
+  for (size_t b = 0; b < users; ++b) {
+    const uint32_t begin = start[b], end = start[b + 1];
+    if (begin == end) continue;
+    std::sort(fans.begin() + begin, fans.begin() + end, [&](const Fan& x, const Fan& y) {
+      return x.ts != y.ts ? x.ts < y.ts : g.ids_.External(x.follower) < g.ids_.External(y.follower);
+    });
+    // Mark whom b follows, then each fan a is mutual iff a is marked.
+    const FollowingList& theirs = g.users_[b].following;
+    ++generation_;
+    for (uint32_t i = 0; i < theirs.size(); ++i) Mark(theirs.PeerAt(i)) = generation_;
+    run.clear();
+    for (uint32_t i = begin; i < end; ++i) {
+      const InternalId a = fans[i].follower;
+      const bool mutual = Mark(a) == generation_;  // b follows a back
+      run.push_back(MakeEntry(a, fans[i].ts, mutual));
+      if (mutual) {
+        g.users_[a].following.SetMutual(fans[i].index, true);
+        ++g.users_[a].friends;
+      }
+    }
+    g.users_[b].fans.BuildFromSorted(run.data(), static_cast<uint32_t>(run.size()), ctx);
+    g.edge_count_ += run.size();
+  }
+  return std::move(graph_);
+}
+
+}  // namespace relgraph

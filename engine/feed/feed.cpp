@@ -1,0 +1,805 @@
+// Feed writes, graph hooks, inbox maintenance and the background fan-out.
+#include <algorithm>
+#include <bit>
+#include <limits>
+#include <string>
+
+#include "engine/feed/feed_internal.h"
+
+namespace relgraph {
+
+namespace {
+
+constexpr size_t kMaxPendingPerInbox = 64;  // past this, dropping the inbox is cheaper
+
+}  // namespace
+
+Status ValidateFeedOptions(const FeedOptions& o) {
+  // A snapshot writes an author's posts as one record of at most 1 MiB (17 bytes a post).
+  if (o.posts_per_author < 1 || o.posts_per_author > 50'000)
+    return Status::InvalidArgument("posts_per_author must be in 1..50000");
+  if (o.timeline_length < 1 || o.timeline_length > 100'000)
+    return Status::InvalidArgument("timeline_length must be in 1..100000");
+  if (o.celebrity_fans < 1) return Status::InvalidArgument("celebrity_fans must be >= 1");
+  if (o.active_reader_ms < 1) return Status::InvalidArgument("active_reader_ms must be >= 1");
+  if (o.fanout_batch < 1) return Status::InvalidArgument("fanout_batch must be >= 1");
+  if (o.max_mutes < 1 || o.max_mutes > 100'000 || o.max_hides < 1 || o.max_hides > 100'000)
+    return Status::InvalidArgument("max_mutes and max_hides must be in 1..100000");
+  return Status::OK();
+}
+
+Feed::Feed(const FeedOptions& options, Clock* clock)
+    : options_(options),
+      clock_(clock != nullptr ? clock : SystemClock::Default()),
+      tick_base_(clock_->NowMs()),
+      tick_shift_(std::bit_width(static_cast<uint64_t>(
+                      std::max<TimestampMs>(1, options.active_reader_ms / 1024))) -
+                  1),
+      active_ticks_(static_cast<uint32_t>(options.active_reader_ms >> tick_shift_)) {}
+
+uint32_t Feed::ActivityTick(TimestampMs now) const {
+  if (now <= tick_base_) return 0;
+  return static_cast<uint32_t>(std::min<TimestampMs>((now - tick_base_) >> tick_shift_,
+                                                     std::numeric_limits<uint32_t>::max()));
+}
+
+Feed::~Feed() = default;
+
+void Feed::GrowSlots(std::vector<uint32_t>& slots, InternalId u, size_t users) {
+  if (u < slots.size()) return;
+  // Sized to the graph's users, plus 1/8 for growth: a doubling vector would leave up to half
+  // of this per-user array unused.
+  const size_t want = std::max<size_t>(size_t{u} + 1, users);
+  slots.reserve(want + want / 8);
+  slots.resize(want, kNoSlot);
+}
+
+PostBuffer& Feed::EnsureRing(InternalId a, size_t users) {
+  GrowSlots(ring_of_, a, users);
+  if (ring_of_[a] == kNoSlot) {
+    ring_of_[a] = static_cast<uint32_t>(rings_.size());
+    rings_.emplace_back().owner = a;
+  }
+  return rings_[ring_of_[a]];
+}
+
+const Feed::IdSet* Feed::ListOf(InternalId u, bool mute) const {
+  const auto& lists = mute ? mutes_ : hides_;
+  const auto it = lists.find(u);
+  return it == lists.end() ? nullptr : &it->second;
+}
+
+size_t Feed::ListBytes() const {
+  // A node of a std::unordered_map: next pointer and value, plus malloc's 8-byte header.
+  constexpr size_t kNode = sizeof(void*) + sizeof(std::pair<const InternalId, IdSet>) + 8;
+  size_t bytes = list_capacity_ * sizeof(InternalId);
+  for (const auto* lists : {&mutes_, &hides_})
+    bytes += lists->size() * kNode + lists->bucket_count() * sizeof(void*);
+  return bytes;
+}
+
+size_t Feed::ExactWatermarkBytes() const {
+  constexpr size_t kNode = sizeof(void*) + sizeof(std::pair<const uint32_t, PostId>) + 8;
+  return exact_watermarks_.size() * kNode + exact_watermarks_.bucket_count() * sizeof(void*);
+}
+
+void Feed::SetBit(std::vector<uint64_t>& bits, InternalId u, bool on) {
+  if (u / 64 >= bits.size()) bits.resize(u / 64 + 1, 0);
+  const uint64_t bit = uint64_t{1} << (u % 64);
+  if (on)
+    bits[u / 64] |= bit;
+  else
+    bits[u / 64] &= ~bit;
+}
+
+void Feed::SetCelebrity(InternalId u, bool on) {
+  SetBit(celebrity_bits_, u, on);
+  if (on)
+    ++celebrities_;
+  else
+    --celebrities_;
+  BumpCelebrityEpoch();
+}
+
+void Feed::BumpCelebrityEpoch() {
+  ++celebrity_epoch_;
+  if (EpochTag() == 0) {
+    // Inboxes keep the epoch's low 31 bits, which just wrapped: mark every list stale.
+    for (size_t slot = 0; slot < inbox_cold_.size(); ++slot)
+      inbox_cold_[slot].celebrities_epoch = 0;
+    ++celebrity_epoch_;
+  }
+}
+
+bool Feed::Muted(InternalId reader, InternalId author) const {
+  if (!TestBit(muting_bits_, reader)) return false;
+  const IdSet* mutes = ListOf(reader, /*mute=*/true);
+  return mutes != nullptr && SortedContains(*mutes, author);
+}
+
+bool Feed::HiddenFrom(InternalId author, InternalId reader) const {
+  if (!TestBit(hiding_bits_, author)) return false;
+  const IdSet* hides = ListOf(author, /*mute=*/false);
+  return hides != nullptr && SortedContains(*hides, reader);
+}
+
+std::optional<uint16_t> Feed::NextSeq(InternalId author, const PostBuffer& posts, TimestampMs ts) {
+  // Counting up from the newest post's number, a number is taken only if a post at the same
+  // millisecond holds it: the loop nearly always ends at its first step.
+  uint16_t seq = posts.SeqAfterNewest();
+  for (uint32_t tries = 0; tries <= 0xffff; ++tries, ++seq) {
+    if (posts.FindSeq(ts, seq) < posts.size()) continue;
+    if (LeavingIdOf(InboxEntry::Of(RingSlot(author), PostEntry::Make(0, ts, 0, seq))) != 0)
+      continue;
+    return seq;
+  }
+  return std::nullopt;
+}
+
+// ---- posts ------------------------------------------------------------------------------------
+
+Result<PublishOutcome> Feed::Publish(Graph& g, UserId author, PostId post, uint32_t kind,
+                                     std::optional<TimestampMs> ts) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(author, "author"));
+  if (post == 0) return Status::InvalidArgument("post id must be nonzero");
+  if (kind > kMaxPostKind)
+    return Status::InvalidArgument("kind " + std::to_string(kind) + " is out of range 0..63");
+  if (ts && (*ts < 0 || *ts > kMaxTimestampMs))
+    return Status::InvalidArgument("timestamp " + std::to_string(*ts) + " is out of range");
+  if (HolderOf(post) != kNoInternalId)
+    return Status(Code::kAlreadyExists, "post " + std::to_string(post) + " already exists");
+  if (retracting_.count(post) != 0) {
+    return Status(Code::kAlreadyExists, "post " + std::to_string(post) +
+                                            " was just removed and is still leaving timelines");
+  }
+  PublishOutcome out;
+  out.ts = ts ? *ts : Now();
+  const InternalId a = g.InternUser(author);
+  PostBuffer& posts = EnsureRing(a, g.user_count());
+  const uint32_t k = options_.posts_per_author;
+  if (posts.size() >= k && PostEntry::Make(post, out.ts, 0, 0).LessThan(posts.oldest().key())) {
+    out.retained = false;  // older than every one of the newest K: it would leave at once
+    return out;
+  }
+  const std::optional<uint16_t> seq = NextSeq(a, posts, out.ts);
+  if (!seq) {
+    return Status(Code::kLimitExceeded, "user " + std::to_string(author) +
+                                            " has 65536 posts at time " + std::to_string(out.ts));
+  }
+  const PostEntry e = PostEntry::Make(post, out.ts, static_cast<uint8_t>(kind), *seq);
+  const size_t before = posts.MemoryBytes();
+  posts.Insert(e, k, ring_blocks_.For(RingSlot(a)));
+  IndexInsert(post, a);
+  PostEntry trimmed{0, 0};
+  if (posts.size() > k) {
+    const PostEntry old = posts.oldest();
+    posts.PopOldest();
+    IndexOf(a).Erase(old.id, a);
+    out.evicted = old.id;
+    if (!IsCelebrity(a)) {  // fans' inboxes may hold it: this publish's fan-out removes it
+      trimmed = old;
+      AddLeaving(a, old);
+    }
+  }
+  ring_bytes_ += posts.MemoryBytes() - before;
+  if (!IsCelebrity(a)) EnqueueFanout(a, e, /*retract=*/false, trimmed);
+  return out;
+}
+
+Status Feed::DeletePost(Graph& g, UserId author, PostId post) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(author, "author"));
+  const InternalId a = g.FindUser(author);
+  if (post == 0 || a == kNoInternalId || !Holds(a, post)) {
+    return Status::NotFound("user " + std::to_string(author) + " has no post " +
+                            std::to_string(post));
+  }
+  const PostEntry e = RemovePost(a, post);
+  if (!IsCelebrity(a)) Retract(a, e);
+  return Status::OK();
+}
+
+PostEntry Feed::RemovePost(InternalId author, PostId post) {
+  PostBuffer& posts = *RingOf(author);
+  const uint32_t i = posts.FindId(post);
+  PostEntry e{post, 0};
+  if (i < posts.size()) {
+    e = posts[i];
+    posts.EraseAt(i);
+  }
+  IndexOf(author).Erase(post, author);
+  return e;
+}
+
+void Feed::Retract(InternalId author, const PostEntry& e) {
+  AddLeaving(author, e);
+  EnqueueFanout(author, e, /*retract=*/true);
+}
+
+void Feed::AddLeaving(InternalId author, const PostEntry& e) {
+  const uint32_t ring = RingSlot(author);
+  retracting_[e.id] = LeavingPost{ring, e};
+  leaving_by_seq_.emplace(LeavingKey(ring, e.seq()), e.id);
+}
+
+void Feed::EraseLeaving(PostId post) {
+  const auto it = retracting_.find(post);
+  if (it == retracting_.end()) return;
+  auto [first, last] =
+      leaving_by_seq_.equal_range(LeavingKey(it->second.ring, it->second.entry.seq()));
+  for (; first != last; ++first) {
+    if (first->second == post) {
+      leaving_by_seq_.erase(first);
+      break;
+    }
+  }
+  retracting_.erase(it);
+}
+
+void Feed::EnqueueFanout(InternalId author, const PostEntry& e, bool retract,
+                         const PostEntry& evicted) {
+  tasks_.push_back(Task{author, RingSlot(author), e, retract, evicted, std::nullopt,
+                        std::chrono::steady_clock::now()});
+}
+
+void Feed::ForgetPosts(InternalId author) {
+  PostBuffer* posts = RingOf(author);
+  if (posts == nullptr) return;
+  for (uint32_t i = 0; i < posts->size(); ++i) IndexOf(author).Erase((*posts)[i].id, author);
+  ring_bytes_ -= posts->MemoryBytes();
+  posts->Clear(ring_blocks_.For(RingSlot(author)));
+}
+
+// ---- mutes and hides --------------------------------------------------------------------------
+
+Result<bool> Feed::SetMembership(Graph& g, UserId owner, UserId other, bool on, bool mute,
+                                 bool replay) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(owner, "user"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(other, "other user"));
+  if (owner == other) {
+    return Status::InvalidArgument(mute ? "a user cannot mute themselves"
+                                        : "a user cannot hide their posts from themselves");
+  }
+  InternalId o = g.FindUser(owner), x = g.FindUser(other);
+  if (!on && (o == kNoInternalId || x == kNoInternalId)) return false;
+  if (o == kNoInternalId) o = g.InternUser(owner);
+  if (x == kNoInternalId) x = g.InternUser(other);
+  auto& lists = mute ? mutes_ : hides_;
+  const IdSet* existing = ListOf(o, mute);
+  const bool present = existing != nullptr && SortedContains(*existing, x);
+  if (present == on) return false;
+  if (on) {
+    const uint32_t cap = mute ? options_.max_mutes : options_.max_hides;
+    if (!replay && existing != nullptr && existing->size() >= cap) {
+      return Status(Code::kLimitExceeded, std::string(mute ? "mute" : "hide") + " list of user " +
+                                              std::to_string(owner) + " is full (" +
+                                              std::to_string(cap) + ")");
+    }
+  }
+  IdSet& set = lists[o];
+  list_capacity_ -= set.capacity();
+  const auto it = std::lower_bound(set.begin(), set.end(), x);
+  if (on) {
+    set.insert(it, x);
+  } else {
+    set.erase(it);
+  }
+  const bool any = !set.empty();
+  if (any)
+    list_capacity_ += set.capacity();
+  else
+    lists.erase(o);  // an empty list has no entry: the bit alone says "none"
+  SetBit(mute ? muting_bits_ : hiding_bits_, o, any);
+  // The reader whose view changed: the muter, or the user hidden from.
+  if (mute)
+    AddPending(o, x);
+  else
+    AddPending(x, o);
+  return true;
+}
+
+Result<bool> Feed::Mute(Graph& g, UserId user, UserId other, bool on) {
+  return SetMembership(g, user, other, on, /*mute=*/true, /*replay=*/false);
+}
+
+Result<bool> Feed::Hide(Graph& g, UserId author, UserId from, bool on) {
+  return SetMembership(g, author, from, on, /*mute=*/false, /*replay=*/false);
+}
+
+// ---- graph hooks ------------------------------------------------------------------------------
+
+void Feed::OnFollow(const Graph& g, InternalId follower, InternalId followee) {
+  AddPending(follower, followee);
+  CheckCelebrity(g, followee);
+}
+
+void Feed::OnUnfollow(const Graph& g, InternalId follower, InternalId followee) {
+  AddPending(follower, followee);
+  CheckCelebrity(g, followee);
+}
+
+std::vector<InternalId> Feed::BeforeRemoveUser(const Graph& g, UserId user) {
+  std::vector<InternalId> followees;
+  const InternalId u = g.FindUser(user);
+  if (u == kNoInternalId) return followees;
+  const FollowingList& following = g.FollowingOf(u);
+  for (size_t i = 0; i < following.size(); ++i) followees.push_back(following.PeerAt(i));
+  if (const PostBuffer* posts = RingOf(u); posts != nullptr) {
+    // Its fans' inboxes hold its posts; dropping them (rebuilt exactly on their next read) is
+    // cheaper than retracting up to K posts one by one.
+    if (!posts->empty() && !IsCelebrity(u)) DropFanInboxes(g, u);
+    ForgetPosts(u);
+    // Its queued tasks would push posts that are gone and not in retracting_.
+    for (Task& t : tasks_) t.cancelled |= t.author == u;
+  }
+  for (auto* lists : {&mutes_, &hides_}) {
+    const auto it = lists->find(u);
+    if (it == lists->end()) continue;
+    list_capacity_ -= it->second.capacity();
+    lists->erase(it);
+  }
+  SetBit(muting_bits_, u, false);
+  SetBit(hiding_bits_, u, false);
+  DropInbox(u);
+  if (IsCelebrity(u)) SetCelebrity(u, false);  // its fans' pull lists go stale by the epoch
+  BumpCelebrityEpoch();                        // the user leaves its fans' following lists
+  return followees;
+}
+
+void Feed::AfterRemoveUser(const Graph& g, std::span<const InternalId> former_followees) {
+  for (InternalId b : former_followees) CheckCelebrity(g, b);
+}
+
+// Promotes past celebrity_fans, demotes below half of it. Both drop the fans' inboxes: on
+// promotion they hold pushed posts that pulls would now return too, on demotion they lack the
+// posts published while pulled. Rare, and bounded by the fan count at the threshold.
+void Feed::CheckCelebrity(const Graph& g, InternalId author) {
+  const uint32_t fans = g.FanCountOf(author);
+  const bool celebrity = IsCelebrity(author);
+  if (!celebrity && fans > options_.celebrity_fans) {
+    SetCelebrity(author, true);
+    DropFanInboxes(g, author);
+  } else if (celebrity && fans < options_.celebrity_fans / 2) {
+    SetCelebrity(author, false);
+    DropFanInboxes(g, author);
+  }
+}
+
+void Feed::RecomputeCelebrities(const Graph& g) {
+  celebrity_bits_.assign(g.user_count() / 64 + 1, 0);
+  celebrities_ = 0;
+  for (size_t u = 0; u < g.user_count(); ++u) {
+    if (g.FanCountOf(static_cast<InternalId>(u)) > options_.celebrity_fans)
+      SetCelebrity(static_cast<InternalId>(u), true);
+  }
+  BumpCelebrityEpoch();  // stales every header's celebrity state
+  // Marks keep no epoch: their readers get theirs again by pull.
+  for (size_t u = 0; u < inbox_of_.size(); ++u) {
+    if (IsMark(inbox_of_[u])) DropInbox(static_cast<InternalId>(u));
+  }
+}
+
+// ---- inbox maintenance ------------------------------------------------------------------------
+
+size_t Feed::InboxBytes(const Inbox& in, const InboxCold& c) const {
+  const InboxSide* side = SideOf(c);
+  return sizeof(Inbox) + sizeof(InboxCold) + in.entries().MemoryBytes() +
+         (side != nullptr ? side->MemoryBytes() : 0);
+}
+
+const Feed::InboxSide* Feed::SideOf(const InboxCold& c) const {
+  return c.one_celebrity || c.side == kNoSlot ? nullptr : &sides_[c.side];
+}
+
+Feed::InboxSide& Feed::EnsureSide(InboxCold& c) {
+  const InternalId one = c.one_celebrity ? c.side : kNoInternalId;
+  if (one != kNoInternalId) {
+    c.one_celebrity = 0;
+    c.side = kNoSlot;
+  }
+  if (c.side == kNoSlot) {
+    if (!free_sides_.empty()) {
+      c.side = free_sides_.back();
+      free_sides_.pop_back();
+    } else {
+      c.side = static_cast<uint32_t>(sides_.size());
+      // Grow by a quarter, not double: unused capacity here is counted as inbox memory.
+      if (sides_.size() == sides_.capacity())
+        sides_.reserve(sides_.size() + sides_.size() / 4 + 16);
+      sides_.emplace_back();
+    }
+  }
+  if (one != kNoInternalId) sides_[c.side].AddFirst(one, side_pool_);
+  return sides_[c.side];
+}
+
+void Feed::FreeSide(InboxCold& c) {
+  if (c.one_celebrity) {
+    c.one_celebrity = 0;
+    c.side = kNoSlot;
+    return;
+  }
+  if (c.side == kNoSlot) return;
+  sides_[c.side].Clear(side_pool_);
+  free_sides_.push_back(c.side);
+  c.side = kNoSlot;
+}
+
+void Feed::ReleaseSideIfEmpty(InboxCold& c) {
+  const InboxSide* side = SideOf(c);
+  if (side != nullptr && side->empty()) FreeSide(c);
+}
+
+Feed::Inbox& Feed::NewInbox(InternalId reader, size_t users) {
+  static_assert(sizeof(Inbox) == 32 && sizeof(InboxCold) == 12);
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(inbox_pool_.size());
+    inbox_pool_.emplace_back();
+    inbox_cold_.emplace_back();
+  }
+  GrowSlots(inbox_of_, reader, users);
+  inbox_of_[reader] = slot;
+  ++inboxes_;
+  InboxCold& c = inbox_cold_[slot];
+  c.reader = reader;
+  c.referenced = 1;
+  return inbox_pool_[slot];
+}
+
+void Feed::InboxInsert(Inbox& in, InternalId reader, uint32_t ring, const PostEntry& e) {
+  if (Below(in, reader, e.key())) return;  // below the exact range
+  const size_t bytes = in.entries().MemoryBytes();
+  if (!in.entries().Insert(InboxEntry::Of(ring, e), e.id, options_.timeline_length,
+                           inbox_blocks_.For(SlotOf(reader)),
+                           [this](const InboxEntry& x) { return IdOfEntry(x); }))
+    return;
+  ++fanout_inserts_;
+  ++inbox_entries_;
+  if (in.entries().size() > options_.timeline_length) TrimOldest(in, reader);
+  inbox_bytes_ += in.entries().MemoryBytes() - bytes;
+}
+
+// The oldest entry goes with every other entry of its millisecond, and the watermark rises to
+// the top of that millisecond. The dropped entry's exact key would need its id, a ring lookup
+// (two cache misses) for every insert into a full inbox; the few more entries this drops are
+// rare, and a read that needs them falls back to pull.
+void Feed::TrimOldest(Inbox& in, InternalId reader) {
+  const PostKey dropped{in.entries().oldest().ts(), ~PostId{0}};
+  do {
+    in.entries().PopOldest();
+    --inbox_entries_;
+  } while (!in.entries().empty() && in.entries().oldest().ts() == dropped.ts);
+  // Every entry is above the watermark, so it rises: an exact one becomes a top one.
+  if (in.has_exact_watermark()) exact_watermarks_.erase(SlotOf(reader));
+  in.RaiseToTopOf(dropped.ts);
+}
+
+void Feed::InboxErase(Inbox& in, InternalId reader, uint32_t ring, const PostEntry& e) {
+  if (Below(in, reader, e.key())) return;  // nothing is kept there
+  const uint32_t at = in.entries().Find(InboxEntry::Of(ring, e));
+  if (at < in.entries().size()) {
+    in.entries().EraseAt(at);
+    --inbox_entries_;
+  }
+}
+
+void Feed::AddPending(InternalId reader, InternalId author) {
+  const uint32_t word = SlotOf(reader);
+  if (word == kNoSlot) return;
+  Inbox* in = IsMark(word) ? &MaterializeMark(reader) : &inbox_pool_[word];
+  InboxCold& c = ColdOf(reader);
+  c.celebrities_epoch = 0;
+  if (const InboxSide* side = SideOf(c); side != nullptr) {
+    if (std::ranges::find(side->pending(), author) != side->pending().end()) return;
+    if (side->pending().size() >= kMaxPendingPerInbox) {
+      DropInbox(reader);
+      return;
+    }
+  }
+  const size_t bytes = InboxBytes(*in, c);
+  EnsureSide(c).AddSecond(author, side_pool_);
+  inbox_bytes_ += InboxBytes(*in, c) - bytes;
+}
+
+// Makes the inbox agree with the reader's current view of `author`: back-fill its retained
+// posts when visible and pushed, purge its entries otherwise. Decided from the current state,
+// so queued changes of one pair coalesce to the last one.
+void Feed::Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId author) {
+  const bool wanted = author != reader && !IsCelebrity(author) &&
+                      g.FollowsInternal(reader, author) && Visible(reader, author);
+  // The author's entries all go, and the wanted ones come back from the ring, in place. An
+  // entry may be stale: a removal's fan-out walks the author's fans, which this reader may
+  // have stopped being before it ran (and may be again now). Its (time, number) may even
+  // have passed to a newer post of that millisecond since, with the entry sorted by the old
+  // id; re-inserting sorts it by the right one.
+  const uint32_t ring = RingSlot(author);
+  if (ring == kNoSlot) return;  // it never posted: no entry names it
+  inbox_entries_ -= in.entries().RemoveIf([&](const InboxEntry& x) { return x.ring == ring; });
+  if (!wanted) return;
+  const PostBuffer& posts = RingAt(ring);
+  for (uint32_t i = posts.size(); i-- > 0;) {
+    const PostEntry& e = posts[i];
+    if (Below(in, reader, e.key())) break;  // older ones are below it too
+    InboxInsert(in, reader, ring, e);
+  }
+}
+
+bool Feed::FreeInbox(InternalId reader) {
+  const uint32_t slot = SlotOf(reader);
+  if (slot == kNoSlot) return false;
+  if (IsMark(slot)) {
+    inbox_of_[reader] = kNoSlot;
+    --inboxes_;
+    --marks_;
+    return true;
+  }
+  Inbox& in = inbox_pool_[slot];
+  InboxCold& c = inbox_cold_[slot];
+  inbox_bytes_ -= InboxBytes(in, c);
+  inbox_entries_ -= in.entries().size();
+  --inboxes_;
+  FreeSide(c);
+  if (in.has_exact_watermark()) exact_watermarks_.erase(slot);
+  in.entries().Clear(inbox_blocks_.For(slot));
+  in.Reset();
+  c = InboxCold{};
+  free_slots_.push_back(slot);
+  inbox_of_[reader] = kNoSlot;
+  return true;
+}
+
+Feed::Inbox& Feed::MaterializeMark(InternalId reader) {
+  const uint32_t tick = MarkTick(inbox_of_[reader]);
+  --inboxes_;  // NewInbox counts it again
+  --marks_;
+  Inbox& in = NewInbox(reader, inbox_of_.size());
+  in.last_read = tick;
+  InboxCold& c = ColdOf(reader);
+  c.celebrities_epoch = EpochTag();  // no celebrity followee, which a mark keeps right
+  inbox_bytes_ += InboxBytes(in, c);
+  return in;
+}
+
+bool Feed::MarkIfEmpty(InternalId reader, uint32_t now_tick) {
+  const uint32_t slot = SlotOf(reader);
+  const Inbox& in = inbox_pool_[slot];
+  // No side, and no celebrity in the cold part (one_celebrity keeps it in `side` too).
+  if (!in.entries().empty() || in.has_watermark() || inbox_cold_[slot].side != kNoSlot ||
+      now_tick > kMaxMarkTick)
+    return false;
+  FreeInbox(reader);
+  inbox_of_[reader] = MarkOf(now_tick);
+  ++inboxes_;
+  ++marks_;
+  return true;
+}
+
+void Feed::DropInbox(InternalId reader) {
+  if (FreeInbox(reader)) ++drops_;
+}
+
+void Feed::DropFanInboxes(const Graph& g, InternalId author) {
+  std::vector<EdgeEntry> fans(1024);
+  std::optional<EntryKey> cursor;
+  for (;;) {
+    const uint32_t n =
+        g.FansBefore(author, cursor, static_cast<uint32_t>(fans.size()), fans.data());
+    for (uint32_t i = 0; i < n; ++i) DropInbox(fans[i].peer);
+    if (n < fans.size()) return;
+    cursor = g.KeyOf(fans[n - 1]);
+  }
+}
+
+// CLOCK: the hand sweeps the pool; an inbox read since the hand's last pass loses its mark
+// and stays, one not read since is dropped. Two passes visit every inbox with its mark clear,
+// so the loop ends having reached the target or dropped all but `keep`.
+void Feed::EnforceBudget(InternalId keep) {
+  if (inbox_bytes_ <= options_.inbox_memory_budget) return;
+  const size_t target = options_.inbox_memory_budget / 10 * 9;
+  for (size_t steps = 2 * inbox_cold_.size(); steps > 0 && inbox_bytes_ > target; --steps) {
+    if (clock_hand_ >= inbox_cold_.size()) clock_hand_ = 0;
+    InboxCold& c = inbox_cold_[clock_hand_++];
+    if (c.reader == kNoInternalId || c.reader == keep) continue;
+    if (c.referenced != 0) {
+      c.referenced = 0;
+    } else {
+      DropInbox(c.reader);
+    }
+  }
+}
+
+// ---- background fan-out -----------------------------------------------------------------------
+
+// Gathers the fans of the first queued tasks into one batch, then pushes the whole batch in
+// one pass: most authors have a handful of fans, so prefetching across task boundaries is what
+// keeps several fans' cache misses in flight at once.
+size_t Feed::RunFanout(const Graph& g) {
+  constexpr uint32_t kBatch = 256;
+  constexpr size_t kTaskAhead = 8;
+  EdgeEntry fans[kBatch];
+  FanRun runs[kBatch];
+  size_t visited = 0;
+  size_t budget = options_.fanout_batch;
+  const uint32_t now_tick = ActivityTick(Now());
+  while (budget > 0 && !tasks_.empty()) {
+    uint32_t gathered = 0, n_runs = 0;
+    size_t finished = 0;  // tasks at the front of the queue whose fans are all gathered
+    for (size_t i = 0; i < tasks_.size() && gathered < kBatch && gathered < budget; ++i) {
+      // A task's own chain: the author's record, then its newest fans.
+      if (i + kTaskAhead < tasks_.size()) g.PrefetchFans(tasks_[i + kTaskAhead].author, 0);
+      if (i + kTaskAhead / 2 < tasks_.size()) g.PrefetchFans(tasks_[i + kTaskAhead / 2].author, 1);
+      Task& t = tasks_[i];
+      // A promoted author's fans lost their inboxes: nothing to push or remove. A post
+      // removed since it was published is pushed all the same: the task that removes it from
+      // inboxes (its retraction, or the publish that trimmed it) comes later in the queue, and
+      // until then reads skip it (its ring lookup fails). That spares a lookup per task.
+      if (t.cancelled || (!t.retract && IsCelebrity(t.author))) {
+        ++finished;
+        continue;
+      }
+      const uint32_t want = static_cast<uint32_t>(std::min<size_t>(budget, kBatch) - gathered);
+      const uint32_t n = g.FansBefore(t.author, t.cursor, want, fans + gathered);
+      if (n > 0) runs[n_runs++] = FanRun{&t, gathered, gathered + n};
+      gathered += n;
+      if (n < want) {
+        ++finished;
+      } else {
+        t.cursor = g.KeyOf(fans[gathered - 1]);
+        break;  // the batch is full; this task goes on in the next one
+      }
+    }
+    PushToFans(fans, runs, n_runs, now_tick);
+    visited += gathered;
+    budget -= std::min<size_t>(budget, gathered);
+    const auto end = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < finished; ++i) {
+      const Task& t = tasks_.front();
+      if (t.retract) EraseLeaving(t.post.id);
+      if (t.evicted.id != 0) EraseLeaving(t.evicted.id);
+      fanout_delays_.push_back(std::chrono::duration<double, std::milli>(end - t.enqueued).count());
+      tasks_.pop_front();
+    }
+    if (gathered == 0 && finished == 0) break;  // cannot happen; guards the loop
+  }
+  if (index_growing_ && budget > 0) {
+    const size_t moved = GrowIndexStep(budget);
+    visited += moved;
+    budget -= std::min(budget, moved);
+  }
+  // Pools are compacted only while no fan-out waits: a move is never in a post's way.
+  if (tasks_.empty() && budget > 0) {
+    if (ring_blocks_.Fragmented()) ring_blocks_.BeginMove();
+    if (inbox_blocks_.Fragmented()) inbox_blocks_.BeginMove();
+    visited += CompactStep(budget);
+  }
+  EnforceBudget(kNoInternalId);
+  return visited;
+}
+
+// Rings and inboxes share the budget, so that both moves advance together. A move copies up
+// to a kilobyte and touches two run headers and two blocks, a few cache misses: it counts
+// as kMoveCost fans, and a call makes at most kMaxMoves, so that a post published while a
+// move runs does not wait behind thousands of them for its fan-out. Returns the budget used.
+size_t Feed::CompactStep(size_t budget) {
+  constexpr size_t kMoveCost = 4, kMaxMoves = 128;
+  const size_t moves = std::clamp<size_t>(budget / kMoveCost, 1, kMaxMoves);
+  size_t moved = 0;
+  // Moves `pool`'s owners [next_owner(), owners) while moved < limit, keeping `bytes` (the
+  // side's count of buffer capacity) right; ends the move past the last owner.
+  auto advance = [&](CompactingPool& pool, size_t owners, auto&& buffer_of, size_t& bytes,
+                     size_t limit) {
+    if (!pool.moving()) return;
+    for (; moved < limit && pool.next_owner() < owners; ++moved) {
+      auto& buffer = buffer_of(pool.next_owner());
+      const size_t before = buffer.MemoryBytes();
+      pool.MoveNext(buffer);
+      bytes = bytes - before + buffer.MemoryBytes();
+    }
+    if (pool.next_owner() == owners) pool.EndMove();
+  };
+  advance(
+      ring_blocks_, rings_.size(), [&](size_t slot) -> PostBuffer& { return rings_[slot]; },
+      ring_bytes_, inbox_blocks_.moving() ? (moves + 1) / 2 : moves);
+  advance(
+      inbox_blocks_, inbox_pool_.size(),
+      [&](size_t slot) -> InboxBuffer& { return inbox_pool_[slot].entries(); }, inbox_bytes_,
+      moves);
+  return moved * kMoveCost;
+}
+
+// Each fan costs a chain of dependent loads: its slot in inbox_of_, the inbox header, the
+// entries' newest end. Prefetching each link a different distance ahead overlaps the chains
+// of several fans, so the loop waits for about one miss per fan instead of three.
+void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs,
+                      uint32_t now_tick) {
+  constexpr uint32_t kSlotAhead = 32, kHeaderAhead = 20, kEntriesAhead = 10;
+  if (n_runs == 0) return;
+  const uint32_t n = runs[n_runs - 1].end;
+  for (uint32_t r = 0; r < n_runs; ++r) {
+    const Task& t = *runs[r].task;
+    const IdSet* hides =
+        TestBit(hiding_bits_, t.author) ? ListOf(t.author, /*mute=*/false) : nullptr;
+    const uint32_t ring = t.ring;
+    for (uint32_t i = runs[r].begin; i < runs[r].end; ++i) {
+      if (i + kSlotAhead < n && fans[i + kSlotAhead].peer < inbox_of_.size())
+        __builtin_prefetch(&inbox_of_[fans[i + kSlotAhead].peer]);
+      if (i + kHeaderAhead < n) {
+        const uint32_t slot = SlotOf(fans[i + kHeaderAhead].peer);
+        if (IsPoolSlot(slot)) __builtin_prefetch(&inbox_pool_[slot]);
+      }
+      if (i + kEntriesAhead < n) {
+        const uint32_t slot = SlotOf(fans[i + kEntriesAhead].peer);
+        if (IsPoolSlot(slot)) inbox_pool_[slot].entries().PrefetchNewest();
+      }
+      const InternalId f = fans[i].peer;
+      const uint32_t word = SlotOf(f);
+      if (word == kNoSlot) continue;
+      const bool mark = !IsPoolSlot(word);
+      if (Inactive(mark ? MarkTick(word) : inbox_pool_[word].last_read, now_tick)) {
+        DropInbox(f);  // inactive: rebuilt by pull if it ever reads again
+        continue;
+      }
+      const bool insert =
+          !t.retract && !Muted(f, t.author) && (hides == nullptr || !SortedContains(*hides, f));
+      if (mark && !insert) continue;  // an empty inbox has nothing to remove
+      Inbox& in = mark ? MaterializeMark(f) : inbox_pool_[word];
+      if (t.retract) {
+        InboxErase(in, f, ring, t.post);
+        continue;
+      }
+      if (insert) InboxInsert(in, f, ring, t.post);
+      if (t.evicted.id != 0) InboxErase(in, f, ring, t.evicted);
+    }
+  }
+}
+
+std::vector<double> Feed::TakeFanoutDelays() {
+  std::vector<double> out;
+  out.swap(fanout_delays_);
+  return out;
+}
+
+// ---- replay -----------------------------------------------------------------------------------
+
+Status Feed::ApplyPublish(Graph& g, UserId author, PostId post, TimestampMs ts, uint32_t kind,
+                          PostId evicted) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(author, "author"));
+  if (post == 0 || kind > kMaxPostKind || ts < 0 || ts > kMaxTimestampMs)
+    return Status::InvalidArgument("publish record out of range");
+  const InternalId a = g.InternUser(author);
+  PostBuffer& posts = EnsureRing(a, g.user_count());
+  const size_t before = posts.MemoryBytes();
+  if (evicted != post && HolderOf(post) == kNoInternalId) {
+    // At most K posts share a time, and replay leaves nothing leaving: a number is free.
+    const std::optional<uint16_t> seq = NextSeq(a, posts, ts);
+    if (!seq) return Status::Corruption("publish record: no sequence number is free");
+    posts.Insert(PostEntry::Make(post, ts, static_cast<uint8_t>(kind), *seq),
+                 options_.posts_per_author, ring_blocks_.For(RingSlot(a)));
+    IndexInsert(post, a);
+  }
+  if (evicted != 0 && Holds(a, evicted)) RemovePost(a, evicted);
+  ring_bytes_ += posts.MemoryBytes() - before;
+  return Status::OK();
+}
+
+Status Feed::ApplyDeletePost(Graph& g, UserId author, PostId post) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUser(author, "author"));
+  const InternalId a = g.FindUser(author);
+  if (a != kNoInternalId && Holds(a, post)) RemovePost(a, post);
+  return Status::OK();
+}
+
+Status Feed::ApplyMute(Graph& g, UserId user, UserId other, bool on) {
+  auto r = SetMembership(g, user, other, on, /*mute=*/true, /*replay=*/true);
+  return r.ok() ? Status::OK() : r.status();
+}
+
+Status Feed::ApplyHide(Graph& g, UserId author, UserId from, bool on) {
+  auto r = SetMembership(g, author, from, on, /*mute=*/false, /*replay=*/true);
+  return r.ok() ? Status::OK() : r.status();
+}
+
+}  // namespace relgraph

@@ -1,0 +1,415 @@
+// Feed: posts, home timelines, mute and hide, over a Graph (docs/feed.md has the exact
+// semantics and the design).
+//
+// Why this design: a timeline is "the newest R retained posts of me and the people I follow,
+// minus muted and hiding authors". Each author keeps a sorted ring of their newest K posts;
+// reading a timeline merges, newest first, three kinds of sorted streams:
+//   - the reader's materialized inbox: posts of ordinary (non-celebrity) followees, pushed by a
+//     background fan-out, exact above the inbox's watermark;
+//   - the reader's own ring (an author sees their post at once, before any fan-out);
+//   - the rings of the celebrities the reader follows (pulled: no fan-out to millions).
+// Inboxes exist only for readers who read: the first read builds one by pull, a reader idle
+// for active_reader_ms or evicted by the memory budget loses it and gets it rebuilt, exactly,
+// on the next read. Changes that alter who a reader sees (follow, unfollow, mute, hide) are
+// queued per (reader, author) pair, coalesced, and applied to the inbox before the reader's
+// next read, so they show at once. Deleted (and, when K < R, trimmed) posts are retracted by
+// the fan-out, and hidden from reads until it has run. Inboxes are derived: posts, mutes and
+// hides are the state that the WAL and snapshots keep.
+//
+// Thread-safety: not thread-safe. Every method needs the feed serialized (Db holds a feed
+// mutex) and the graph locked: shared for reads and fan-out, exclusive for writes and hooks.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/mem/chunked_array.h"
+#include "engine/graph/clock.h"
+#include "engine/mem/compacting_pool.h"
+#include "engine/feed/feed_types.h"
+#include "engine/graph/graph.h"
+#include "engine/feed/inbox_buffer.h"
+#include "engine/feed/post_buffer.h"
+#include "engine/feed/post_index.h"
+#include "storage/status.h"
+
+namespace relgraph {
+
+// Checks ranges of every option; the Feed constructor REQUIRES this to be OK.
+Status ValidateFeedOptions(const FeedOptions& options);
+
+class Feed {
+ public:
+  // REQUIRES: ValidateFeedOptions(options).ok(). clock: not owned; nullptr = the system clock.
+  Feed(const FeedOptions& options, Clock* clock);
+  ~Feed();
+  Feed(const Feed&) = delete;
+  Feed& operator=(const Feed&) = delete;
+
+  // ---- writes (graph held exclusively) --------------------------------------------------------
+  // Errors: kInvalidUserId (author 0), kInvalidArgument (post id 0, kind > kMaxPostKind, ts out
+  // of range), kAlreadyExists (the engine holds a post with this id, or is still retracting a
+  // deleted one). A post older than the author's newest K is accepted but not retained.
+  Result<PublishOutcome> Publish(Graph& g, UserId author, PostId post, uint32_t kind,
+                                 std::optional<TimestampMs> ts);
+  // kNotFound when `author` holds no post `post`.
+  Status DeletePost(Graph& g, UserId author, PostId post);
+  // user stops (mute) or resumes (unmute) seeing `other`'s posts; true when it changed.
+  // kInvalidArgument for user == other, kLimitExceeded past max_mutes.
+  Result<bool> Mute(Graph& g, UserId user, UserId other, bool on);
+  // author's posts are (hide) or are again (unhide) kept from `from`; true when it changed.
+  // kInvalidArgument for author == from, kLimitExceeded past max_hides.
+  Result<bool> Hide(Graph& g, UserId author, UserId from, bool on);
+
+  // Graph hooks, called under the same exclusive lock right after the graph changed.
+  void OnFollow(const Graph& g, InternalId follower, InternalId followee);
+  void OnUnfollow(const Graph& g, InternalId follower, InternalId followee);
+  // Account deletion: call Before while the user's edges still exist (forgets the user's
+  // posts, mutes, hides and inbox; returns its followees), then After once the graph removed
+  // them (re-checks those followees' celebrity state).
+  std::vector<InternalId> BeforeRemoveUser(const Graph& g, UserId user);
+  void AfterRemoveUser(const Graph& g, std::span<const InternalId> former_followees);
+
+  // ---- replay: idempotent "ensure" forms, outcome already decided --------------------------
+  // Ensures `post` is retained (unless evicted == post) and `evicted` (when nonzero) is not.
+  Status ApplyPublish(Graph& g, UserId author, PostId post, TimestampMs ts, uint32_t kind,
+                      PostId evicted);
+  Status ApplyDeletePost(Graph& g, UserId author, PostId post);  // ensures it is gone
+  Status ApplyMute(Graph& g, UserId user, UserId other, bool on);
+  Status ApplyHide(Graph& g, UserId author, UserId from, bool on);
+  // Recomputes every author's celebrity state from fan counts (after recovery, bulk loads).
+  void RecomputeCelebrities(const Graph& g);
+  // Around a load of many posts (recovery): the post index grows by doubling in between, and
+  // is rebuilt once at its usual load at the end. A rebuild is O(posts), and growth by the
+  // usual 13% would rebuild about 8 times the posts loaded.
+  void BeginBulkLoad() { bulk_loading_ = true; }
+  void EndBulkLoad();
+
+  // ---- reads (graph held shared at least) ---------------------------------------------------
+  // Not const: a read builds or refreshes the reader's inbox. limit 1..kMaxFeedPageLimit.
+  Result<FeedPage> Timeline(const Graph& g, UserId user, const FeedPageRequest& request);
+  Result<FeedPage> UserPosts(const Graph& g, UserId author, const FeedPageRequest& request) const;
+  // The mutes of `user` / the users `author` hides from, as external ids in id order.
+  // kInvalidUserId for id 0.
+  Result<std::vector<UserId>> MutesOf(const Graph& g, UserId user) const;
+  Result<std::vector<UserId>> HidesOf(const Graph& g, UserId author) const;
+
+  // ---- background fan-out (graph held shared) -------------------------------------------------
+  // True while fan-out is queued, the post index is moving to a larger table, or buffers are
+  // moving into a fresh pool.
+  bool fanout_pending() const {
+    return !tasks_.empty() || index_growing_ || ring_blocks_.moving() || inbox_blocks_.moving();
+  }
+  // Starts moving the rings' and inboxes' blocks into fresh pools that pack them (the
+  // fan-out starts it itself when a pool's free space passes both 16 MiB and a quarter of its
+  // live bytes, compacting_pool.h); RunFanout moves them a bounded step at a time.
+  void BeginPoolCompaction() {
+    ring_blocks_.BeginMove();
+    inbox_blocks_.BeginMove();
+  }
+  // Runs queued fan-out, visiting at most options.fanout_batch fans, then, with what is left
+  // of that budget, moves posts to the growing index and, once no fan-out is queued, buffers
+  // to fresh pools (starting such a move when a pool is fragmented); returns the budget used.
+  size_t RunFanout(const Graph& g);
+  // Milliseconds from publish (or delete) to the end of its fan-out, for finished tasks since
+  // the last call.
+  std::vector<double> TakeFanoutDelays();
+
+  FeedStats Stats() const;
+  // FeedStats::inbox_bytes by part. O(inboxes): for benchmarks and checks.
+  InboxMemory InboxMemoryBreakdown() const;
+  // Walks all state against the feed's rules (sorted rings and inboxes, the post index naming
+  // every retained post, each inbox entry retained or still leaving, counters equal to a
+  // recount); kCorruption naming the first rule broken. O(posts + inbox entries).
+  Status CheckInvariants(const Graph& g) const;
+  const FeedOptions& options() const { return options_; }
+
+  // ---- whole-feed access (snapshots) --------------------------------------------------------
+  // Calls fn(author, posts oldest first) for every author with posts among internal users
+  // [begin, end); likewise mutes and hides (ids in id order).
+  struct UserState {
+    UserId user = 0;
+    std::vector<FeedEntry> posts;  // oldest first
+    std::vector<UserId> mutes;
+    std::vector<UserId> hides;
+  };
+  void CopyUsers(const Graph& g, size_t begin, size_t end, std::vector<UserState>* out) const;
+  // An order-independent digest of posts, mutes and hides (equal state, equal digest).
+  uint64_t Digest(const Graph& g) const;
+
+ private:
+  static constexpr uint32_t kNoSlot = ~uint32_t{0};
+  struct Inbox;
+  struct InboxCold;
+  struct InboxSide;
+  struct Task {
+    InternalId author;
+    uint32_t ring;  // the author's ring slot, saved here so the fan-out need not load it
+    PostEntry post;
+    bool retract;
+    // A publish that trimmed the author's oldest post also removes that post from the fans'
+    // inboxes (id 0: none). Riding on the publish costs no second walk of the fans.
+    PostEntry evicted;
+    std::optional<EntryKey> cursor;  // the last fan visited
+    std::chrono::steady_clock::time_point enqueued;
+    bool cancelled = false;  // its author was removed (and its fans' inboxes dropped)
+  };
+  struct Stream;
+
+  // An author's ring of retained posts, with its owner: inbox entries name a post by the ring
+  // slot, and a read needs the author too. The owner fills the buffer's tail padding, so a
+  // ring header stays 24 bytes.
+  struct Ring : PostBuffer {
+    InternalId owner = kNoInternalId;
+  };
+  static_assert(sizeof(Ring) == 24 || sizeof(void*) != 8);
+  // The ring slot of an author (kNoSlot when it never had a ring), and a ring by slot.
+  uint32_t RingSlot(InternalId a) const { return a < ring_of_.size() ? ring_of_[a] : kNoSlot; }
+  const Ring& RingAt(uint32_t slot) const { return rings_[slot]; }
+  // An author's ring of retained posts, or nullptr when it never had one.
+  const PostBuffer* RingOf(InternalId a) const {
+    const uint32_t slot = a < ring_of_.size() ? ring_of_[a] : kNoSlot;
+    return slot == kNoSlot ? nullptr : &rings_[slot];
+  }
+  PostBuffer* RingOf(InternalId a) {
+    return const_cast<PostBuffer*>(static_cast<const Feed*>(this)->RingOf(a));
+  }
+  PostBuffer& EnsureRing(InternalId a, size_t users);  // users: the graph's user count
+  // Grows a per-user slot array (kNoSlot filled) to cover u.
+  static void GrowSlots(std::vector<uint32_t>& slots, InternalId u, size_t users);
+  // A user's mutes (mute) or hides, sorted; nullptr when it has none.
+  using IdSet = std::vector<InternalId>;
+  const IdSet* ListOf(InternalId u, bool mute) const;
+  size_t ListBytes() const;            // the mute and hide maps, estimated
+  size_t ExactWatermarkBytes() const;  // exact_watermarks_, estimated
+  // Inbox memory that no one inbox holds, shared by Stats and InboxMemoryBreakdown: side
+  // records and side-pool space not in use, and the per-user slot array with the free lists.
+  size_t SideSlackBytes() const;
+  size_t InboxSlotBytes() const;
+  static bool TestBit(const std::vector<uint64_t>& bits, InternalId u) {
+    return u < bits.size() * 64 && ((bits[u / 64] >> (u % 64)) & 1) != 0;
+  }
+  static void SetBit(std::vector<uint64_t>& bits, InternalId u, bool on);
+  bool IsCelebrity(InternalId u) const { return TestBit(celebrity_bits_, u); }
+  void SetCelebrity(InternalId u, bool on);
+  void BumpCelebrityEpoch();
+  uint32_t EpochTag() const { return static_cast<uint32_t>(celebrity_epoch_ & 0x3fff'ffff); }
+  // True when `reader` mutes `author`; a bit per user keeps the common no-mutes case to one
+  // load from a small array.
+  bool Muted(InternalId reader, InternalId author) const;
+  bool HiddenFrom(InternalId author, InternalId reader) const;
+  bool Visible(InternalId reader, InternalId author) const {
+    return !Muted(reader, author) && !HiddenFrom(author, reader);
+  }
+  // A sequence number for the author's new post at time ts that no retained or leaving post
+  // of the author at that time has (inbox entries name posts by it); nullopt when all 65,536
+  // are taken.
+  std::optional<uint16_t> NextSeq(InternalId author, const PostBuffer& posts, TimestampMs ts);
+  TimestampMs Now() const { return clock_->NowMs(); }
+
+  // Inboxes. A reader's word in inbox_of_ is kNoSlot (no inbox), a pool slot (below
+  // kMarkBit), or a mark: kMarkBit plus the activity tick of its last read, for an inbox that
+  // holds nothing (no entries, no watermark, no side) of a reader who follows no celebrity it
+  // may see. Such an inbox has no header: about a third of the bench's inboxes are empty, and
+  // a header costs 44 bytes. The first post pushed to it, or any change of the reader's view,
+  // gives it one back. A mark keeps no celebrity epoch: "no celebrity followee" stays true
+  // because a followee's promotion drops its fans' inboxes, marks included, and
+  // RecomputeCelebrities drops marks.
+  static constexpr uint32_t kMarkBit = uint32_t{1} << 31;
+  static constexpr uint32_t kMaxMarkTick = kNoSlot - kMarkBit - 1;  // so no mark is kNoSlot
+  static bool IsPoolSlot(uint32_t word) { return word < kMarkBit; }
+  static bool IsMark(uint32_t word) { return word >= kMarkBit && word != kNoSlot; }
+  static uint32_t MarkOf(uint32_t tick) { return kMarkBit | tick; }  // tick <= kMaxMarkTick
+  static uint32_t MarkTick(uint32_t mark) { return mark - kMarkBit; }
+  uint32_t SlotOf(InternalId reader) const {
+    return reader < inbox_of_.size() ? inbox_of_[reader] : kNoSlot;
+  }
+  // The reader's inbox header; nullptr when the reader has no inbox or a mark.
+  Inbox* InboxOf(InternalId reader);
+  // Gives a marked reader a header for its (empty) inbox. REQUIRES: IsMark(SlotOf(reader)).
+  Inbox& MaterializeMark(InternalId reader);
+  // Replaces the reader's header with a mark when its inbox holds nothing and it follows no
+  // celebrity; true when it did. REQUIRES: the reader has a header, current (PrepareInbox).
+  bool MarkIfEmpty(InternalId reader, uint32_t now_tick);
+  // The cold part of the reader's inbox. REQUIRES: the reader has an inbox.
+  InboxCold& ColdOf(InternalId reader);
+  const InboxCold& ColdOf(InternalId reader) const;
+  // The inbox's side; nullptr when it has none (its one celebrity, if any, is in c).
+  const InboxSide* SideOf(const InboxCold& c) const;
+  InboxSide* SideOf(const InboxCold& c) {
+    return const_cast<InboxSide*>(static_cast<const Feed*>(this)->SideOf(c));
+  }
+  // The side, made if missing; a celebrity kept in c moves into it.
+  InboxSide& EnsureSide(InboxCold& c);
+  void FreeSide(InboxCold& c);  // gives the side slot back, or forgets c's one celebrity
+  void ReleaseSideIfEmpty(InboxCold& c);
+  Inbox& NewInbox(InternalId reader, size_t users);  // users: the graph's user count
+  static const Inbox kEmptyInbox;                    // what reads merge for a marked reader
+  // Both return the reader's header, or kEmptyInbox when the reader has a mark.
+  const Inbox& BuildInbox(const Graph& g, InternalId reader);
+  const Inbox& PrepareInbox(const Graph& g, InternalId reader);
+  // Lists the reader's visible celebrity followees again: one in c itself, two or more in
+  // the side (about 26 bytes: most readers who follow a celebrity follow one), and marks the
+  // list current.
+  void RefreshCelebrities(const Graph& g, InternalId reader, InboxCold& c);
+  std::span<const InternalId> CelebritiesOf(const InboxCold& c) const;  // as last refreshed
+  // Calls fn(f) for each celebrity f that the reader follows and may see, in the order of its
+  // following list (feed_internal.h).
+  template <typename Fn>
+  void ForEachVisibleCelebrity(const Graph& g, InternalId reader, Fn&& fn) const;
+  // The same ids sorted, for checks.
+  std::vector<InternalId> ScanCelebrities(const Graph& g, InternalId reader) const;
+  // `ring`: the slot of the post's author's ring.
+  void InboxInsert(Inbox& in, InternalId reader, uint32_t ring, const PostEntry& e);
+  // Removes the entry when present.
+  void InboxErase(Inbox& in, InternalId reader, uint32_t ring, const PostEntry& e);
+  // True when k is at or below the reader's inbox's watermark (feed_internal.h).
+  bool Below(const Inbox& in, InternalId reader, const PostKey& k) const;
+  // Drops the oldest entry and the others of its millisecond.
+  void TrimOldest(Inbox& in, InternalId reader);
+  void Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId author);
+  void AddPending(InternalId reader, InternalId author);
+  bool FreeInbox(InternalId reader);  // false when it had none
+  void DropInbox(InternalId reader);  // FreeInbox, counted as a drop
+  void DropFanInboxes(const Graph& g, InternalId author);
+  void EnforceBudget(InternalId keep);
+  size_t InboxBytes(const Inbox& in, const InboxCold& c) const;
+  // Reads are timed in ticks since the feed was made, so that the time of a reader's last
+  // read fits the 4 bytes its header has for it. A tick is the largest power of two of
+  // milliseconds up to active_reader_ms / 1024 (at least 1 ms), so "idle for more than
+  // active_reader_ms" is decided to within 1/1024 of it, by a shift. Saturates (a clock
+  // before the start gives 0; past 2^32 ticks, 71,000 years at the default D and 49 days
+  // when D is under 2 s, inboxes no longer age).
+  uint32_t ActivityTick(TimestampMs now) const;
+  bool Inactive(uint32_t last_read, uint32_t now_tick) const {
+    return uint64_t{now_tick} > uint64_t{last_read} + active_ticks_;
+  }
+
+  struct FanRun {  // fans[begin, end) of a batch belong to *task
+    const Task* task;
+    uint32_t begin, end;
+  };
+  // Pushes (or retracts) each run's post to its fans, in order.
+  void PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs, uint32_t now_tick);
+
+  // Posts. The index names candidate authors; an author's ring confirms (post_index.h,
+  // feed_index.cpp). While the index grows, authors below index_moved_ are in grown_index_.
+  PostIndex& IndexOf(InternalId a) {
+    return index_growing_ && a < index_moved_ ? grown_index_ : index_;
+  }
+  const PostIndex& IndexOf(InternalId a) const {
+    return index_growing_ && a < index_moved_ ? grown_index_ : index_;
+  }
+  template <typename Fn>
+  void ForEachCandidate(PostId post, Fn&& fn) const {
+    bool stop = false;
+    index_.ForEachCandidate(post, [&](InternalId a) { return stop = fn(a); });
+    if (!stop && index_growing_) grown_index_.ForEachCandidate(post, fn);
+  }
+  bool RingHolds(InternalId author, PostId post) const;
+  bool Holds(InternalId author, PostId post) const {
+    return IndexOf(author).MayHold(post, author) && RingHolds(author, post);
+  }
+  InternalId HolderOf(PostId post) const;  // kNoInternalId when no author retains it
+  // The ring entry of an inbox entry's post; nullptr when the post has left the ring.
+  const PostEntry* RingEntry(const InboxEntry& x) const;
+  // The id of an inbox entry's post: from the ring, else from the posts leaving; 0 if neither
+  // knows it (an entry of an author pending reconcile).
+  PostId IdOfEntry(const InboxEntry& x) const;
+  PostId LeavingIdOf(const InboxEntry& x) const;  // 0 unless its post is in retracting_
+  // Fetches, ahead of RingEntry(x), stage 0: the ring's header; 1: the entry where the
+  // number predicts it, and the author's external id.
+  void PrefetchRing(const Graph& g, const InboxEntry& x, int stage) const;
+  void IndexInsert(PostId post, InternalId author);  // grows the index when it asks
+  void RebuildIndex(size_t buckets);                 // at once, from the rings
+  size_t IndexedPosts() const { return index_.size() + grown_index_.size(); }
+  size_t GrowIndexStep(size_t budget);  // moves about `budget` posts; returns posts moved
+  // Moves rings and inboxes into their fresh pools, for about `budget` fans' worth of work;
+  // returns the budget used.
+  size_t CompactStep(size_t budget);
+  void Retract(InternalId author, const PostEntry& e);
+  void AddLeaving(InternalId author, const PostEntry& e);  // into retracting_
+  void EraseLeaving(PostId post);
+  void EnqueueFanout(InternalId author, const PostEntry& e, bool retract,
+                     const PostEntry& evicted = PostEntry{0, 0});
+  void CheckCelebrity(const Graph& g, InternalId author);
+  void ForgetPosts(InternalId author);
+  // Removes `post` from the author's ring (when there) and from the index; returns its entry.
+  // REQUIRES: the index says `author` holds it.
+  PostEntry RemovePost(InternalId author, PostId post);
+  Result<bool> SetMembership(Graph& g, UserId owner, UserId other, bool on, bool mute, bool replay);
+  Result<std::vector<UserId>> ExternalSet(const Graph& g, UserId owner, bool mutes) const;
+  Result<FeedPage> Merge(const Graph& g, InternalId reader, const Inbox& in,
+                         const FeedPageRequest& request, bool allow_rebuild, bool* need_rebuild);
+
+  const FeedOptions options_;
+  Clock* const clock_;
+  // Authors' rings: 24-byte headers in a pool, found through a 4-byte slot per user, so a
+  // user who never posts costs 4 bytes (docs/feed.md). A slot is kept for the user's life.
+  std::vector<uint32_t> ring_of_;  // by internal id: slot in rings_, or kNoSlot
+  ChunkedArray<Ring> rings_;
+  // Mutes and hides in maps of their own: few users have any, and the bit arrays below keep
+  // the common case from looking here.
+  std::unordered_map<InternalId, IdSet> mutes_, hides_;
+  size_t list_capacity_ = 0;  // ids the lists' vectors have room for
+  std::vector<uint64_t> celebrity_bits_;
+  std::vector<uint64_t> muting_bits_;  // users with at least one mute
+  std::vector<uint64_t> hiding_bits_;  // users with at least one hide
+  uint64_t celebrity_epoch_ = 1;       // bumped when any author's celebrity state changes
+  uint64_t celebrities_ = 0;
+  PostIndex index_;
+  PostIndex grown_index_;   // while index_growing_: the larger table being filled
+  size_t index_moved_ = 0;  // authors [0, index_moved_) are in grown_index_
+  bool index_growing_ = false;
+  bool bulk_loading_ = false;
+  // Small post buffers: authors' rings and inboxes each from their own slabs, so each side's
+  // memory (free blocks included) is accounted to it.
+  // Rings' blocks by ring slot, inboxes' by inbox slot: every call on a buffer passes
+  // For(its slot), so that a move into a fresh pool can run between calls.
+  // Rings grow tight: a ring grows at a publish, once per post, where a copy is cheap beside
+  // the publish. Inboxes grow with few copies: they grow in the fan-out, whose throughput
+  // the copies of the tight steps cost 3-6% (docs/benchmarks.md, session 18).
+  CompactingPool ring_blocks_{sizeof(PostEntry), BlockPool::Growth::kTight};
+  CompactingPool inbox_blocks_{sizeof(InboxEntry), BlockPool::Growth::kFewCopies};
+  BlockPool side_pool_{2 * sizeof(InternalId)};  // inboxes' side lists (id_list_pair.h)
+  size_t ring_bytes_ = 0;
+  // Inboxes live in two parallel pools (feed_internal.h), found by reader through inbox_of_.
+  ChunkedArray<Inbox> inbox_pool_;
+  ChunkedArray<InboxCold> inbox_cold_;
+  const TimestampMs tick_base_;  // Now() when the feed was made
+  const int tick_shift_;         // an activity tick is 2^tick_shift_ milliseconds
+  const uint32_t active_ticks_;  // active_reader_ms in ticks
+  std::vector<uint32_t> free_slots_;
+  std::vector<uint32_t> inbox_of_;  // by reader internal id: pool slot, or kNoSlot
+  // By inbox slot: the id of the watermark, for inboxes whose watermark a build set (the
+  // header has its time, feed_internal.h).
+  std::unordered_map<uint32_t, PostId> exact_watermarks_;
+  std::vector<InboxSide> sides_;
+  std::vector<uint32_t> free_sides_;
+  size_t inbox_bytes_ = 0;  // live inboxes: headers, entry buffers, side data
+  size_t inbox_entries_ = 0;
+  size_t inboxes_ = 0;  // headers and marks
+  size_t marks_ = 0;
+  size_t clock_hand_ = 0;  // the budget's next pool slot to look at
+  std::deque<Task> tasks_;
+  // Posts removed (deleted, trimmed) whose fan-out has not yet taken them out of inboxes,
+  // and the same by (ring slot << 16 | seq), to find one from an inbox entry.
+  struct LeavingPost {
+    uint32_t ring;  // the author's ring slot
+    PostEntry entry;
+  };
+  std::unordered_map<PostId, LeavingPost> retracting_;
+  std::unordered_multimap<uint64_t, PostId> leaving_by_seq_;  // keyed by LeavingKey
+  static uint64_t LeavingKey(uint32_t ring, uint16_t seq) { return (uint64_t{ring} << 16) | seq; }
+  std::vector<double> fanout_delays_;
+  uint64_t fanout_inserts_ = 0, rebuilds_ = 0, drops_ = 0, fallbacks_ = 0;
+};
+
+}  // namespace relgraph

@@ -1,0 +1,107 @@
+// Feed statistics, digest and the copy of its durable state (posts, mutes, hides) that
+// snapshots write.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "engine/feed/feed_internal.h"
+
+namespace relgraph {
+
+FeedStats Feed::Stats() const {
+  FeedStats s;
+  s.posts = IndexedPosts();
+  // Free slab blocks and the untouched rest of each slab count against their side.
+  s.post_index_bytes = index_.MemoryBytes() + grown_index_.MemoryBytes();
+  s.post_bytes =
+      ring_bytes_ + (ring_blocks_.MemoryBytes() - ring_blocks_.LiveBytes()) + s.post_index_bytes;
+  s.feed_user_bytes = rings_.MemoryBytes() + ring_of_.capacity() * sizeof(uint32_t) + ListBytes();
+  s.inboxes = inboxes_;
+  s.inbox_entries = inbox_entries_;
+  s.empty_inboxes = marks_;
+  s.inbox_bytes = inbox_bytes_ + (inbox_blocks_.MemoryBytes() - inbox_blocks_.LiveBytes()) +
+                  (inbox_pool_.MemoryBytes() + inbox_cold_.MemoryBytes() -
+                   (inboxes_ - marks_) * (sizeof(Inbox) + sizeof(InboxCold))) +
+                  SideSlackBytes() + InboxSlotBytes() + ExactWatermarkBytes();
+  s.celebrities = celebrities_;
+  s.fanout_queue = tasks_.size();
+  s.fanout_inserts = fanout_inserts_;
+  s.inbox_rebuilds = rebuilds_;
+  s.inbox_drops = drops_;
+  s.watermark_fallbacks = fallbacks_;
+  return s;
+}
+
+InboxMemory Feed::InboxMemoryBreakdown() const {
+  InboxMemory m;
+  for (size_t slot = 0; slot < inbox_pool_.size(); ++slot) {
+    const InboxCold& c = inbox_cold_[slot];
+    if (c.reader == kNoInternalId) continue;
+    ++m.headers;
+    m.entry_bytes += inbox_pool_[slot].entries().MemoryBytes();
+    if (const InboxSide* side = SideOf(c); side != nullptr) m.side_bytes += side->MemoryBytes();
+  }
+  m.entry_bytes += inbox_blocks_.MemoryBytes() - inbox_blocks_.LiveBytes();
+  m.header_bytes = inbox_pool_.MemoryBytes() + inbox_cold_.MemoryBytes() + ExactWatermarkBytes();
+  m.side_bytes += SideSlackBytes();
+  m.slot_bytes = InboxSlotBytes();
+  return m;
+}
+
+size_t Feed::SideSlackBytes() const {
+  const size_t live_sides = sides_.size() - free_sides_.size();
+  return (side_pool_.MemoryBytes() - side_pool_.LiveBytes()) +
+         (sides_.capacity() - live_sides) * sizeof(InboxSide);
+}
+
+size_t Feed::InboxSlotBytes() const {
+  return (inbox_of_.capacity() + free_slots_.capacity() + free_sides_.capacity()) *
+         sizeof(uint32_t);
+}
+
+void Feed::CopyUsers(const Graph& g, size_t begin, size_t end, std::vector<UserState>* out) const {
+  const size_t users =
+      std::max({ring_of_.size(), muting_bits_.size() * 64, hiding_bits_.size() * 64});
+  end = std::min(end, users);
+  for (size_t i = begin; i < end; ++i) {
+    const auto u = static_cast<InternalId>(i);
+    const PostBuffer* posts = RingOf(u);
+    const IdSet* mutes = TestBit(muting_bits_, u) ? ListOf(u, /*mute=*/true) : nullptr;
+    const IdSet* hides = TestBit(hiding_bits_, u) ? ListOf(u, /*mute=*/false) : nullptr;
+    if ((posts == nullptr || posts->empty()) && mutes == nullptr && hides == nullptr) continue;
+    UserState st;
+    st.user = g.ExternalOf(u);
+    for (uint32_t k = 0; posts != nullptr && k < posts->size(); ++k) {
+      const PostEntry& e = (*posts)[k];
+      st.posts.push_back({e.id, st.user, e.ts(), e.kind()});
+    }
+    if (mutes != nullptr)
+      for (InternalId m : *mutes) st.mutes.push_back(g.ExternalOf(m));
+    if (hides != nullptr)
+      for (InternalId h : *hides) st.hides.push_back(g.ExternalOf(h));
+    out->push_back(std::move(st));
+  }
+}
+
+uint64_t Feed::Digest(const Graph& g) const {
+  uint64_t sum = 0;
+  auto add = [&](uint64_t tag, uint64_t a, uint64_t b, uint64_t c) {
+    const uint64_t words[4] = {tag, a, b, c};
+    sum += XXH3_64bits(words, sizeof words);
+  };
+  for (size_t u = 0; u < ring_of_.size(); ++u) {
+    const PostBuffer* posts = RingOf(static_cast<InternalId>(u));
+    if (posts == nullptr) continue;
+    const UserId user = g.ExternalOf(static_cast<InternalId>(u));
+    for (uint32_t i = 0; i < posts->size(); ++i) {
+      const PostEntry& e = (*posts)[i];
+      add(1, user, e.id, (static_cast<uint64_t>(e.ts()) << 8) | e.kind());
+    }
+  }
+  for (const auto& [u, mutes] : mutes_)
+    for (InternalId m : mutes) add(2, g.ExternalOf(u), g.ExternalOf(m), 0);
+  for (const auto& [u, hides] : hides_)
+    for (InternalId h : hides) add(3, g.ExternalOf(u), g.ExternalOf(h), 0);
+  return sum;
+}
+
+}  // namespace relgraph

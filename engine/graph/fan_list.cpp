@@ -1,0 +1,287 @@
+#include "engine/graph/fan_list.h"
+
+#include <algorithm>
+
+namespace relgraph {
+
+// ---- FanList: dispatch between the short and the chunked form ---------------------------------
+
+void FanList::Insert(const EdgeEntry& e, const FanContext& ctx) {
+  if (!chunked()) {
+    EntryArray a = TakeSmall();
+    if (a.size() < ctx.chunk_entries) {
+      a.Insert(e, ctx.order, ctx.slab);
+      PutSmall(a);
+      return;
+    }
+    // A full short list becomes the first chunk of a chunked one.
+    ptr_ = reinterpret_cast<uintptr_t>(new FanChunks(std::move(a), ctx.order)) | 1;
+  }
+  chunks()->Insert(e, ctx);
+  size_ = chunks()->size();
+}
+
+void FanList::BuildFromSorted(const EdgeEntry* entries, uint32_t n, const FanContext& ctx) {
+  if (n <= ctx.chunk_entries) {
+    EntryArray a;
+    a.AppendRun(entries, n, ctx.slab);
+    PutSmall(a);
+    return;
+  }
+  ptr_ = reinterpret_cast<uintptr_t>(FanChunks::FromSorted(entries, n, ctx)) | 1;
+  size_ = n;
+}
+
+bool FanList::Erase(const EntryKey& k, const FanContext& ctx) {
+  if (!chunked()) {
+    EntryArray a = TakeSmall();
+    const size_t i = ctx.order.Find(a.data(), a.size(), k);
+    const bool found = i < a.size();
+    if (found) a.EraseAt(i, ctx.slab);
+    PutSmall(a);
+    return found;
+  }
+  FanChunks* c = chunks();
+  if (!c->Erase(k, ctx)) return false;
+  size_ = c->size();
+  if (size_ <= ctx.chunk_entries / 4) {
+    EntryArray a = c->Flatten(ctx.slab);
+    delete c;
+    PutSmall(a);
+  }
+  return true;
+}
+
+EdgeEntry* FanList::Find(const EntryKey& k, const EntryOrder& order) {
+  if (chunked()) return chunks()->Find(k, order);
+  auto* a = reinterpret_cast<EdgeEntry*>(ptr_);
+  const size_t i = order.Find(a, size_, k);
+  return i < size_ ? a + i : nullptr;
+}
+
+size_t FanList::Rank(const EntryKey& k, const EntryOrder& order) const {
+  if (chunked()) return chunks()->Rank(k, order);
+  return order.LowerBound(small_data(), size_, k);
+}
+
+uint32_t FanList::CopyDescending(size_t end, uint32_t limit, EdgeEntry* out) const {
+  if (chunked()) return chunks()->CopyDescending(end, limit, out);
+  return CopyRunDescending(small_data(), end, limit, out);
+}
+
+void FanList::Clear(SlabAllocator& slab) {
+  if (chunked()) {
+    chunks()->Clear(slab);
+    delete chunks();
+    ptr_ = 0;
+    size_ = 0;
+    return;
+  }
+  EntryArray a = TakeSmall();
+  a.Clear(slab);
+  PutSmall(a);
+}
+
+size_t FanList::MemoryBytes() const {
+  return chunked() ? chunks()->MemoryBytes() : 0;
+}
+
+// ---- FanChunks ------------------------------------------------------------------------------
+
+FanChunks::FanChunks(EntryArray first, const EntryOrder& order) {
+  chunks_.push_back(first);
+  RebuildIndex(order);
+}
+
+FanChunks* FanChunks::FromSorted(const EdgeEntry* entries, uint32_t n, const FanContext& ctx) {
+  auto* c = new FanChunks();
+  for (uint32_t at = 0; at < n; at += ctx.chunk_entries) {
+    EntryArray chunk;
+    chunk.AppendRun(entries + at, std::min(ctx.chunk_entries, n - at), ctx.slab);
+    c->chunks_.push_back(chunk);
+  }
+  c->RebuildIndex(ctx.order);
+  return c;
+}
+
+size_t FanChunks::Locate(const EntryKey& k) const {
+  // The last chunk whose first key is <= k; keys before every chunk route to chunk 0.
+  const auto it = std::upper_bound(first_.begin(), first_.end(), k);
+  return it == first_.begin() ? 0 : static_cast<size_t>(it - first_.begin()) - 1;
+}
+
+void FanChunks::Insert(const EdgeEntry& e, const FanContext& ctx) {
+  const EntryKey k = ctx.order.KeyOf(e);
+  size_t c = Locate(k);
+  if (chunks_[c].size() >= ctx.chunk_entries) {
+    const bool newest =
+        c + 1 == chunks_.size() && ctx.order.Less(chunks_[c][chunks_[c].size() - 1], k);
+    if (newest) {
+      // Appending past the newest entry: start a fresh chunk and leave this one full.
+      EntryArray fresh;
+      fresh.InsertAt(0, e, ctx.slab);
+      chunks_.push_back(fresh);
+      ++total_;
+      RebuildIndex(ctx.order);
+      return;
+    }
+    Split(c, ctx);
+    c = Locate(k);
+  }
+  EntryArray& chunk = chunks_[c];
+  chunk.Insert(e, ctx.order, ctx.slab);
+  ++total_;
+  if (k < first_[c]) first_[c] = k;
+  FenwickAdd(c, +1);
+}
+
+bool FanChunks::Erase(const EntryKey& k, const FanContext& ctx) {
+  const size_t c = Locate(k);
+  EntryArray& chunk = chunks_[c];
+  const size_t i = ctx.order.Find(chunk.data(), chunk.size(), k);
+  if (i == chunk.size()) return false;
+  chunk.EraseAt(i, ctx.slab);
+  --total_;
+  if (chunk.empty()) {
+    RemoveChunk(c, ctx.slab);
+    RebuildIndex(ctx.order);
+    return true;
+  }
+  if (i == 0) first_[c] = ctx.order.KeyOf(chunk[0]);
+  FenwickAdd(c, -1);
+  MaybeMerge(c, ctx);
+  return true;
+}
+
+EdgeEntry* FanChunks::Find(const EntryKey& k, const EntryOrder& order) {
+  EntryArray& chunk = chunks_[Locate(k)];
+  const size_t i = order.Find(chunk.data(), chunk.size(), k);
+  return i < chunk.size() ? &chunk[i] : nullptr;
+}
+
+size_t FanChunks::Rank(const EntryKey& k, const EntryOrder& order) const {
+  const size_t c = Locate(k);
+  return Prefix(c) + chunks_[c].Rank(k, order);
+}
+
+uint32_t FanChunks::CopyDescending(size_t end, uint32_t limit, EdgeEntry* out) const {
+  uint32_t n = 0;
+  if (end == 0 || limit == 0) return 0;
+  size_t offset = 0;
+  size_t c = ChunkOfRank(end - 1, &offset);
+  size_t chunk_end = offset + 1;  // entries [0, chunk_end) of chunk c come next, newest first
+  while (n < limit) {
+    n += chunks_[c].CopyDescending(chunk_end, limit - n, out + n);
+    if (c == 0) break;
+    --c;
+    chunk_end = chunks_[c].size();
+  }
+  return n;
+}
+
+EntryArray FanChunks::Flatten(SlabAllocator& slab) {
+  EntryArray all;
+  for (EntryArray& c : chunks_) {
+    all.AppendRun(c.data(), c.size(), slab);
+    c.Clear(slab);
+  }
+  chunks_.clear();
+  total_ = 0;
+  return all;
+}
+
+void FanChunks::Clear(SlabAllocator& slab) {
+  for (EntryArray& c : chunks_) c.Clear(slab);
+  chunks_.clear();
+  first_.clear();
+  fenwick_.clear();
+  total_ = 0;
+}
+
+size_t FanChunks::MemoryBytes() const {
+  return sizeof(*this) + chunks_.capacity() * sizeof(EntryArray) +
+         first_.capacity() * sizeof(EntryKey) + fenwick_.capacity() * sizeof(uint32_t);
+}
+
+// ---- structure maintenance --------------------------------------------------------------------
+
+void FanChunks::Split(size_t c, const FanContext& ctx) {
+  EntryArray& full = chunks_[c];
+  const uint32_t keep = full.size() / 2;
+  EntryArray upper;
+  upper.AppendRun(full.data() + keep, full.size() - keep, ctx.slab);
+  full.Truncate(keep, ctx.slab);
+  chunks_.insert(chunks_.begin() + static_cast<ptrdiff_t>(c) + 1, upper);
+  RebuildIndex(ctx.order);
+}
+
+void FanChunks::MaybeMerge(size_t c, const FanContext& ctx) {
+  const uint32_t small = ctx.chunk_entries / 4;
+  if (chunks_[c].size() > small) return;
+  // Merge with the smaller neighbour when the pair fits comfortably in one chunk.
+  const bool has_right = c + 1 < chunks_.size();
+  const bool has_left = c > 0;
+  size_t left;
+  if (has_right && (!has_left || chunks_[c + 1].size() <= chunks_[c - 1].size())) {
+    left = c;
+  } else if (has_left) {
+    left = c - 1;
+  } else {
+    return;
+  }
+  EntryArray& a = chunks_[left];
+  EntryArray& b = chunks_[left + 1];
+  if (a.size() + b.size() > ctx.chunk_entries * 3 / 4) return;
+  a.AppendRun(b.data(), b.size(), ctx.slab);
+  RemoveChunk(left + 1, ctx.slab);
+  RebuildIndex(ctx.order);
+}
+
+void FanChunks::RemoveChunk(size_t c, SlabAllocator& slab) {
+  chunks_[c].Clear(slab);
+  chunks_.erase(chunks_.begin() + static_cast<ptrdiff_t>(c));
+}
+
+void FanChunks::RebuildIndex(const EntryOrder& order) {
+  first_.resize(chunks_.size());
+  fenwick_.assign(chunks_.size() + 1, 0);
+  total_ = 0;
+  for (size_t c = 0; c < chunks_.size(); ++c) {
+    first_[c] = order.KeyOf(chunks_[c][0]);
+    total_ += chunks_[c].size();
+    // O(m) Fenwick build: add own size, then push the partial sum to the parent.
+    fenwick_[c + 1] += chunks_[c].size();
+    const size_t parent = (c + 1) + ((c + 1) & (~(c + 1) + 1));
+    if (parent <= chunks_.size()) fenwick_[parent] += fenwick_[c + 1];
+  }
+}
+
+void FanChunks::FenwickAdd(size_t c, int delta) {
+  for (size_t i = c + 1; i < fenwick_.size(); i += i & (~i + 1)) {
+    fenwick_[i] = static_cast<uint32_t>(static_cast<int64_t>(fenwick_[i]) + delta);
+  }
+}
+
+size_t FanChunks::Prefix(size_t c) const {
+  size_t sum = 0;
+  for (size_t i = c; i > 0; i -= i & (~i + 1)) sum += fenwick_[i];
+  return sum;
+}
+
+size_t FanChunks::ChunkOfRank(size_t rank, size_t* offset) const {
+  // Descend the Fenwick tree: the largest prefix of whole chunks that stays <= rank.
+  size_t pos = 0;
+  size_t step = 1;
+  while (step * 2 < fenwick_.size()) step *= 2;
+  size_t remaining = rank;
+  for (; step > 0; step /= 2) {
+    if (pos + step < fenwick_.size() && fenwick_[pos + step] <= remaining) {
+      pos += step;
+      remaining -= fenwick_[pos];
+    }
+  }
+  *offset = remaining;
+  return pos;  // chunks [0, pos) hold `rank - remaining` entries; chunk pos holds the rank
+}
+
+}  // namespace relgraph

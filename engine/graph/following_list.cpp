@@ -1,0 +1,146 @@
+#include "engine/graph/following_list.h"
+
+#include <algorithm>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace relgraph {
+namespace {
+
+#if defined(__x86_64__)
+// 16 ids per iteration with AVX2; chosen at run time, so the binary still runs without AVX2.
+__attribute__((target("avx2"))) size_t FindPeerAvx2(const uint32_t* p, size_t n, uint32_t peer) {
+  const __m256i needle = _mm256_set1_epi32(static_cast<int>(peer));
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 8));
+    const __m256i eq =
+        _mm256_or_si256(_mm256_cmpeq_epi32(a, needle), _mm256_cmpeq_epi32(b, needle));
+    if (!_mm256_testz_si256(eq, eq)) break;
+  }
+  for (; i < n; ++i) {
+    if (p[i] == peer) return i;
+  }
+  return n;
+}
+const bool kHaveAvx2 = __builtin_cpu_supports("avx2");
+#endif
+
+}  // namespace
+
+size_t FollowingList::FindPeer(InternalId peer) const {
+  const uint32_t* p = peers();
+  const size_t n = size_;
+#if defined(__x86_64__)
+  if (n >= 16 && kHaveAvx2) return FindPeerAvx2(p, n, peer);
+#endif
+  size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i needle = _mm_set1_epi32(static_cast<int>(peer));
+  for (; i + 8 <= n; i += 8) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + 4));
+    const __m128i eq = _mm_or_si128(_mm_cmpeq_epi32(a, needle), _mm_cmpeq_epi32(b, needle));
+    if (_mm_movemask_epi8(eq) != 0) break;
+  }
+#endif
+  for (; i < n; ++i) {
+    if (p[i] == peer) return i;
+  }
+  return n;
+}
+
+size_t FollowingList::Rank(const EntryKey& k, const EntryOrder& order) const {
+  size_t lo = 0, hi = size_;
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    const TimestampMs ts = TsAt(mid);
+    const bool less = ts != k.ts ? ts < k.ts : order.External(PeerAt(mid)) < k.user;
+    if (less)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+void FollowingList::Resize(uint32_t new_size, SlabAllocator& slab) {
+  const uint32_t old_cap = capacity();
+  const uint32_t new_cap = new_size == 0 ? 0 : SlabAllocator::CapacityFor(new_size);
+  if (old_cap != new_cap) {
+    char* fresh = new_size == 0 ? nullptr : reinterpret_cast<char*>(slab.Allocate(new_size));
+    if (block_ != nullptr) {
+      if (fresh != nullptr) {
+        const size_t keep = std::min(size_, new_size);
+        std::memcpy(fresh, block_, 4 * keep);
+        std::memcpy(fresh + 4 * size_t{new_cap}, block_ + 4 * size_t{old_cap}, 4 * keep);
+        std::memcpy(fresh + 8 * size_t{new_cap}, block_ + 8 * size_t{old_cap}, 2 * keep);
+      }
+      slab.Free(reinterpret_cast<EdgeEntry*>(block_), size_);
+    }
+    block_ = fresh;
+  }
+  size_ = new_size;
+}
+
+void FollowingList::Insert(const EdgeEntry& e, const EntryOrder& order, SlabAllocator& slab) {
+  const EntryKey key = order.KeyOf(e);
+  // Most inserts are the newest entry: check the back before searching.
+  size_t pos = size_;
+  if (size_ > 0) {
+    const TimestampMs last = TsAt(size_ - 1);
+    const bool after_last =
+        last != key.ts ? last < key.ts : order.External(PeerAt(size_ - 1)) < key.user;
+    if (!after_last) pos = Rank(key, order);
+  }
+  const size_t tail = size_ - pos;
+  Resize(size_ + 1, slab);
+  std::memmove(peers() + pos + 1, peers() + pos, 4 * tail);
+  std::memmove(ts_lo() + pos + 1, ts_lo() + pos, 4 * tail);
+  std::memmove(ts_hi() + pos + 1, ts_hi() + pos, 2 * tail);
+  peers()[pos] = e.peer;
+  ts_lo()[pos] = e.ts_lo;
+  ts_hi()[pos] = e.ts_hi_flags;
+}
+
+void FollowingList::AppendRun(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab) {
+  const uint32_t old_size = size_;
+  Resize(size_ + n, slab);
+  for (uint32_t i = 0; i < n; ++i) {
+    peers()[old_size + i] = entries[i].peer;
+    ts_lo()[old_size + i] = entries[i].ts_lo;
+    ts_hi()[old_size + i] = entries[i].ts_hi_flags;
+  }
+}
+
+void FollowingList::AppendArrays(const char* peer_bytes, const char* ts_lo_bytes,
+                                 const char* ts_hi_bytes, uint32_t n, SlabAllocator& slab) {
+  const uint32_t old_size = size_;
+  Resize(size_ + n, slab);
+  std::memcpy(peers() + old_size, peer_bytes, 4 * size_t{n});
+  std::memcpy(ts_lo() + old_size, ts_lo_bytes, 4 * size_t{n});
+  std::memcpy(ts_hi() + old_size, ts_hi_bytes, 2 * size_t{n});
+}
+
+void FollowingList::EraseAt(size_t pos, SlabAllocator& slab) {
+  const size_t tail = size_ - pos - 1;
+  std::memmove(peers() + pos, peers() + pos + 1, 4 * tail);
+  std::memmove(ts_lo() + pos, ts_lo() + pos + 1, 4 * tail);
+  std::memmove(ts_hi() + pos, ts_hi() + pos + 1, 2 * tail);
+  Resize(size_ - 1, slab);
+}
+
+void FollowingList::Clear(SlabAllocator& slab) {
+  Resize(0, slab);
+}
+
+uint32_t FollowingList::CopyDescending(size_t end, uint32_t limit, EdgeEntry* out) const {
+  const uint32_t n = static_cast<uint32_t>(std::min<size_t>(end, limit));
+  for (uint32_t i = 0; i < n; ++i) out[i] = EntryAt(end - 1 - i);
+  return n;
+}
+
+}  // namespace relgraph

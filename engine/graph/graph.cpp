@@ -1,0 +1,344 @@
+// Graph mutations: follow, unfollow, remove_user, and the bookkeeping that keeps both copies of
+// an edge, their kMutual bits and the three counters exact. Queries live in graph_lists.cpp.
+//
+// Invariants (checked by tests/engine/graph/graph_differential_test.cpp after every batch):
+//   * a -> b is in a's following list iff (a, ts) is in b's fan list, with the same ts;
+//   * both copies of a -> b carry kMutual iff b -> a exists;
+//   * friends(a) = number of mutual entries in a's following list; edge_count = sum of lists.
+#include "engine/graph/graph.h"
+
+#include <algorithm>
+#include <string>
+
+#include <xxhash.h>
+
+#include "engine/graph/clock.h"
+#include "engine/graph/graph_image.h"
+
+namespace relgraph {
+
+Status Graph::CheckUserId(UserId u, const char* role) {
+  if (u == 0)
+    return Status(Code::kInvalidUserId, std::string(role) + " id 0 is invalid (ids start at 1)");
+  return Status::OK();
+}
+
+Status ValidateGraphOptions(const GraphOptions& o) {
+  if (o.max_following < 1 || o.max_following > kMaxFollowingLimit) {
+    return Status::InvalidArgument("max_following must be in [1, " +
+                                   std::to_string(kMaxFollowingLimit) + "], got " +
+                                   std::to_string(o.max_following));
+  }
+  if (o.rate_limit.enabled) {
+    if (!(o.rate_limit.capacity >= 1 && o.rate_limit.capacity <= 1e9)) {
+      return Status::InvalidArgument("rate limit capacity must be in [1, 1e9] tokens");
+    }
+    if (!(o.rate_limit.refill_per_second >= 0.001 && o.rate_limit.refill_per_second <= 1e6)) {
+      return Status::InvalidArgument("rate limit refill must be in [0.001, 1e6] tokens per second");
+    }
+  }
+  if (o.fan_chunk_entries < 4 || o.fan_chunk_entries > 1024) {
+    return Status::InvalidArgument("fan_chunk_entries must be in [4, 1024]");
+  }
+  return Status::OK();
+}
+
+Graph::Graph(const GraphOptions& options)
+    : options_(options),
+      clock_(options.clock != nullptr ? options.clock : SystemClock::Default()),
+      limiter_(options.rate_limit) {}
+
+Graph::~Graph() {
+  for (size_t i = 0; i < users_.size(); ++i) {
+    users_[i].following.Clear(slab_);
+    users_[i].fans.Clear(slab_);
+  }
+}
+
+void Graph::Reserve(size_t users) {
+  ids_.Reserve(users);
+}
+
+void Graph::PrefaultEdges(uint64_t edges) {
+  // Both copies of every edge, 10 bytes each, plus the size classes' slack (about 2% on real
+  // graphs; 5% here, since what is left over is given back).
+  slab_.BeginPrefault(static_cast<size_t>(static_cast<double>(edges) * 2 * 10 * 1.05));
+}
+
+void Graph::EndPrefaultEdges() {
+  slab_.EndPrefault();
+}
+
+InternalId Graph::Intern(UserId user) {
+  const InternalId id = ids_.Intern(user);
+  if (id >= users_.size()) users_.grow_to(size_t{id} + 1);
+  return id;
+}
+
+// ---- follow -----------------------------------------------------------------------------------
+
+Result<FollowOutcome> Graph::Follow(UserId a, UserId b) {
+  return FollowImpl(a, b, 0, /*engine_time=*/true, /*rate_limited=*/true);
+}
+
+Result<FollowOutcome> Graph::FollowAt(UserId a, UserId b, TimestampMs ts) {
+  return FollowImpl(a, b, ts, /*engine_time=*/false, /*rate_limited=*/true);
+}
+
+Result<ImportStats> Graph::Import(std::span<const ImportEdge> edges) {
+  // Prefetch distances, in edges: id slots first, then user records, then list tails.
+  constexpr size_t kSlots = 32, kRecords = 16, kLists = 8;
+  ImportStats stats;
+  for (size_t i = 0; i < edges.size(); ++i) {
+    if (i + kSlots < edges.size()) PrefetchForImport(edges[i + kSlots], 0);
+    if (i + kRecords < edges.size()) PrefetchForImport(edges[i + kRecords], 1);
+    if (i + kLists < edges.size()) PrefetchForImport(edges[i + kLists], 2);
+    const ImportEdge& e = edges[i];
+    if (e.follower == e.followee && e.follower != 0) {
+      ++stats.self_loops;
+      continue;
+    }
+    auto r = FollowImpl(e.follower, e.followee, e.ts, /*engine_time=*/false,
+                        /*rate_limited=*/false);
+    if (r.ok()) {
+      (r->created ? stats.added : stats.duplicates)++;
+    } else if (r.status().code() == Code::kFollowLimit) {
+      ++stats.over_cap;
+    } else {
+      return Status(r.status().code(),
+                    "import edge " + std::to_string(i) + ": " + r.status().message(),
+                    static_cast<int64_t>(i));
+    }
+  }
+  return stats;
+}
+
+void Graph::PrefetchForImport(const ImportEdge& e, int stage) const {
+  if (stage == 0) {
+    ids_.Prefetch(e.follower);
+    ids_.Prefetch(e.followee);
+    return;
+  }
+  const InternalId a = ids_.Find(e.follower);
+  const InternalId b = ids_.Find(e.followee);
+  if (stage == 1) {
+    if (a != kNoInternalId) __builtin_prefetch(&users_[a]);
+    if (b != kNoInternalId) __builtin_prefetch(&users_[b]);
+    return;
+  }
+  if (a != kNoInternalId) users_[a].following.PrefetchForInsert();
+  if (b != kNoInternalId) {
+    __builtin_prefetch(users_[b].following.peers_address());
+    users_[b].fans.PrefetchTail();
+  }
+}
+
+Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool engine_time,
+                                        bool rate_limited) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(b, "user"));
+  if (a == b)
+    return Status(Code::kSelfFollow, "user " + std::to_string(a) + " cannot follow itself");
+  if (!engine_time && (ts < 0 || ts > kMaxTimestampMs)) {
+    return Status::InvalidArgument("timestamp " + std::to_string(ts) + " is outside [0, " +
+                                   std::to_string(kMaxTimestampMs) + "] ms");
+  }
+
+  // Look up without interning: a refused call must not create users.
+  InternalId ai = ids_.Find(a);
+  InternalId bi = ids_.Find(b);
+  if (ai != kNoInternalId) {
+    const FollowingList& following = users_[ai].following;
+    if (bi != kNoInternalId) {
+      const size_t i = following.FindPeer(bi);
+      if (i < following.size()) {
+        return FollowOutcome{false,
+                             following.MutualAt(i) ? Relation::kMutual : Relation::kFollowing,
+                             following.TsAt(i)};
+      }
+    }
+    if (following.size() >= options_.max_following) {
+      return Status(Code::kFollowLimit, "user " + std::to_string(a) + " already follows " +
+                                            std::to_string(following.size()) +
+                                            " users (the maximum)");
+    }
+  }
+  const bool limit = rate_limited && limiter_.enabled();
+  TimestampMs now = 0;
+  if (engine_time || limit) {
+    now = std::clamp<TimestampMs>(clock_->NowMs(), 0, kMaxTimestampMs);
+    now = std::max(now, last_engine_ts_);  // the engine's time never goes backwards
+  }
+  if (const int64_t wait = limit ? limiter_.TryAcquire(a, now) : 0; wait > 0) {
+    return Status(Code::kRateLimited,
+                  "user " + std::to_string(a) + " is following too fast; retry in " +
+                      std::to_string(wait) + " ms",
+                  wait);
+  }
+  if (engine_time) {
+    ts = now;
+    last_engine_ts_ = now;
+  }
+  if (ai == kNoInternalId) ai = Intern(a);
+  if (bi == kNoInternalId) bi = Intern(b);
+  const bool mutual = Link(ai, bi, ts, a, b);
+  return FollowOutcome{true, mutual ? Relation::kMutual : Relation::kFollowing, ts};
+}
+
+bool Graph::Link(InternalId a, InternalId b, TimestampMs ts, UserId a_external, UserId b_external) {
+  BeforeChange(a);
+  BeforeChange(b);
+  UserRecord& ua = users_[a];
+  UserRecord& ub = users_[b];
+  const size_t back = ub.following.FindPeer(a);
+  const bool mutual = back < ub.following.size();
+  const FanContext ctx = fan_context(order().WithKnown(a, a_external, b, b_external));
+  ua.following.Insert(MakeEntry(b, ts, mutual), ctx.order, slab_);
+  ub.fans.Insert(MakeEntry(a, ts, mutual), ctx);
+  if (mutual) {
+    ub.following.SetMutual(back, true);
+    EdgeEntry* reverse_fan = ua.fans.Find({ub.following.TsAt(back), b_external}, ctx.order);
+    SetEntryMutual(*reverse_fan, true);
+    ++ua.friends;
+    ++ub.friends;
+  }
+  ++edge_count_;
+  return mutual;
+}
+
+// ---- unfollow and remove_user -----------------------------------------------------------------
+
+Result<bool> Graph::Unfollow(UserId a, UserId b) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(b, "user"));
+  const InternalId ai = ids_.Find(a);
+  const InternalId bi = ids_.Find(b);
+  if (ai == kNoInternalId || bi == kNoInternalId) return false;
+  const size_t i = users_[ai].following.FindPeer(bi);
+  if (i == users_[ai].following.size()) return false;
+  Unlink(ai, i);
+  return true;
+}
+
+void Graph::Unlink(InternalId a, size_t following_index) {
+  UserRecord& ua = users_[a];
+  const EdgeEntry e = ua.following.EntryAt(following_index);
+  const InternalId b = e.peer;
+  BeforeChange(a);
+  BeforeChange(b);
+  UserRecord& ub = users_[b];
+  const FanContext ctx = fan_context();
+  ua.following.EraseAt(following_index, slab_);
+  ub.fans.Erase({EntryTs(e), ids_.External(a)}, ctx);
+  if (EntryMutual(e)) {
+    const size_t back = ub.following.FindPeer(a);
+    ub.following.SetMutual(back, false);
+    EdgeEntry* reverse_fan = ua.fans.Find({ub.following.TsAt(back), ids_.External(b)}, ctx.order);
+    SetEntryMutual(*reverse_fan, false);
+    --ua.friends;
+    --ub.friends;
+  }
+  --edge_count_;
+}
+
+Result<uint64_t> Graph::RemoveUser(UserId a) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
+  const InternalId ai = ids_.Find(a);
+  limiter_.Forget(a);
+  if (ai == kNoInternalId) return uint64_t{0};
+  uint64_t removed = 0;
+  // Out-edges first, through the ordinary path: it clears every kMutual bit, so the in-edges
+  // left afterwards are all one-way.
+  while (!users_[ai].following.empty()) {
+    Unlink(ai, users_[ai].following.size() - 1);
+    ++removed;
+  }
+  BeforeChange(ai);
+  UserRecord& ua = users_[ai];
+  ua.fans.ForEach([&](const EdgeEntry& fan_entry) {
+    BeforeChange(fan_entry.peer);
+    FollowingList& theirs = users_[fan_entry.peer].following;
+    theirs.EraseAt(theirs.FindPeer(ai), slab_);
+    ++removed;
+  });
+  edge_count_ -= ua.fans.size();
+  ua.fans.Clear(slab_);
+  return removed;
+}
+
+// ---- replay -----------------------------------------------------------------------------------
+
+Status Graph::ApplyFollow(UserId a, UserId b, TimestampMs ts, bool exact) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(b, "user"));
+  if (a == b)
+    return Status(Code::kSelfFollow, "replayed follow of user " + std::to_string(a) + " by itself");
+  if (ts < 0 || ts > kMaxTimestampMs)
+    return Status::InvalidArgument("replayed timestamp out of range");
+  const InternalId ai = Intern(a);
+  const InternalId bi = Intern(b);
+  const size_t i = exact ? users_[ai].following.size() : users_[ai].following.FindPeer(bi);
+  if (i < users_[ai].following.size()) {
+    if (users_[ai].following.TsAt(i) == ts) return Status::OK();
+    Unlink(ai, i);  // same edge, another time: replace it
+  }
+  Link(ai, bi, ts, a, b);
+  return Status::OK();
+}
+
+Status Graph::ApplyUnfollow(UserId a, UserId b) {
+  return Unfollow(a, b).status();
+}
+
+Status Graph::ApplyBatch(std::span<const ReplayOp> ops, bool exact) {
+  constexpr size_t kSlots = 32, kRecords = 16, kLists = 8;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (i + kSlots < ops.size()) PrefetchForImport({ops[i + kSlots].a, ops[i + kSlots].b, 0}, 0);
+    if (i + kRecords < ops.size())
+      PrefetchForImport({ops[i + kRecords].a, ops[i + kRecords].b, 0}, 1);
+    if (i + kLists < ops.size()) PrefetchForImport({ops[i + kLists].a, ops[i + kLists].b, 0}, 2);
+    const ReplayOp& op = ops[i];
+    Status s = op.kind == ReplayOp::kFollow     ? ApplyFollow(op.a, op.b, op.ts, exact)
+               : op.kind == ReplayOp::kUnfollow ? ApplyUnfollow(op.a, op.b)
+                                                : ApplyRemoveUser(op.a);
+    if (!s.ok()) return Status(s.code(), s.message(), static_cast<int64_t>(i));
+  }
+  return Status::OK();
+}
+
+Status Graph::ApplyRemoveUser(UserId a) {
+  return RemoveUser(a).status();
+}
+
+// ---- whole-graph access -----------------------------------------------------------------------
+
+uint64_t Graph::Digest() const {
+  uint64_t sum = 0;
+  ForEachEdge([&](UserId a, UserId b, TimestampMs ts) {
+    const uint64_t edge[3] = {a, b, static_cast<uint64_t>(ts)};
+    sum += XXH3_64bits(edge, sizeof edge);
+  });
+  return sum;
+}
+
+void Graph::ForEachEdge(const std::function<void(UserId, UserId, TimestampMs)>& fn) const {
+  for (InternalId a = 0; a < users_.size(); ++a) {
+    const FollowingList& f = users_[a].following;
+    for (uint32_t i = 0; i < f.size(); ++i) {
+      fn(ids_.External(a), ids_.External(f.PeerAt(i)), f.TsAt(i));
+    }
+  }
+}
+
+MemoryUsage Graph::Memory() const {
+  MemoryUsage m;
+  m.id_map = ids_.MemoryBytes();
+  m.user_records = users_.MemoryBytes();
+  m.edge_blocks = slab_.MemoryBytes();
+  m.edge_blocks_live = slab_.LiveBytes();
+  for (size_t i = 0; i < users_.size(); ++i) m.fan_index += users_[i].fans.MemoryBytes();
+  m.rate_limiter = limiter_.MemoryBytes();
+  return m;
+}
+
+}  // namespace relgraph

@@ -1,0 +1,254 @@
+// Graph: the in-memory follow graph. Usable on its own, embedded (no server); Db (engine/db.h)
+// makes it durable with the WAL and snapshots; the server (issue 4) will serve a Db.
+//
+// Model: users are 64-bit ids (0 is invalid); a user exists once an edge names it, and an
+// unknown user has empty lists and zero counts. follow(a, b) creates the directed edge a -> b
+// with a follow time; mutual edges make a and b friends, and the friendship's time is the later
+// of the two follow times. Every list is newest first by (time, user id), both descending.
+//
+// Storage (see docs/design.md for the memory budget): users are interned to dense internal ids;
+// each user record holds a following list (FollowingList, bounded by the follow cap), a fan list
+// (FanList: one array when short, chunks with a Fenwick index when long) and three O(1)
+// counters. Each edge is stored once per side; both copies carry the kMutual bit.
+//
+// Errors: every method that takes user input returns Status/Result; nothing asserts on input.
+// Thread-safety: not thread-safe. Const methods may run concurrently with each other (they
+// mutate nothing, not even caches); a mutating method needs exclusive access. The durable Db
+// and the server wrap a Graph in a reader/writer lock or a single engine thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/mem/chunked_array.h"
+#include "engine/graph/edge_entry.h"
+#include "engine/graph/entry_array.h"
+#include "engine/graph/fan_list.h"
+#include "engine/graph/following_list.h"
+#include "engine/mem/huge_pages.h"
+#include "engine/graph/id_map.h"
+#include "engine/graph/rate_limiter.h"
+#include "engine/graph/slab_allocator.h"
+#include "engine/types.h"
+#include "storage/status.h"
+
+namespace relgraph {
+
+// Checks ranges of every option; the Graph constructor REQUIRES this to be OK.
+Status ValidateGraphOptions(const GraphOptions& options);
+
+struct MemoryUsage {
+  size_t id_map = 0;  // external ids and the hash index
+  size_t user_records = 0;
+  size_t edge_blocks = 0;       // slab memory of following and fan arrays, free blocks included
+  size_t edge_blocks_live = 0;  // of which handed out to lists (part of edge_blocks)
+  size_t fan_index = 0;         // chunk directories of long fan lists
+  size_t rate_limiter = 0;
+  size_t total() const { return id_map + user_records + edge_blocks + fan_index + rate_limiter; }
+};
+
+class Graph {
+ public:
+  // REQUIRES: ValidateGraphOptions(options).ok().
+  explicit Graph(const GraphOptions& options = {});
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  // ---- mutations ------------------------------------------------------------------------------
+  // Creates a -> b at the engine clock's time. Errors: kInvalidUserId (an id is 0),
+  // kSelfFollow (a == b), kFollowLimit (a follows max_following users already), kRateLimited
+  // (Status::retry_after_ms() says when to retry). Following an existing edge is not an error:
+  // created == false and the original time is kept. A failed call changes nothing (it does not
+  // even create the users it names).
+  Result<FollowOutcome> Follow(UserId a, UserId b);
+  // As Follow, with the caller's time (imports, replay). Also kInvalidArgument when ts is
+  // outside [0, kMaxTimestampMs]. The cap and the rate limiter still apply.
+  Result<FollowOutcome> FollowAt(UserId a, UserId b, TimestampMs ts);
+  // Bulk import (edge lists, restores): FollowAt for each edge in order, without the rate
+  // limiter, software-pipelined so the cache misses of consecutive edges overlap. Self-loops,
+  // duplicates and over-cap edges are counted, not errors; an id of 0 or a time out of range
+  // stops the import with an error whose detail() is the edge's index (the edges before it stay).
+  Result<ImportStats> Import(std::span<const ImportEdge> edges);
+  // true: the edge was removed; false: a did not follow b (no change).
+  Result<bool> Unfollow(UserId a, UserId b);
+  // Removes every edge into and out of `a` (account deletion); returns how many were removed.
+  // O(following + fans * following-list length of each fan).
+  Result<uint64_t> RemoveUser(UserId a);
+
+  // ---- replay (WAL records, fuzzy snapshots) ---------------------------------------------------
+  // Idempotent "ensure" forms of the mutations, with the outcome already decided: no cap, no
+  // rate limit, no clock. Replaying records L..N over a state that matches any LSN in [L-1, N]
+  // yields the state at N (docs/wal-format.md). kInvalidArgument/kInvalidUserId for input no
+  // writer could have logged (id 0, self-follow, time out of range).
+  // Ensures a -> b exists with time ts (replacing a different time).
+  // exact: see ApplyBatch.
+  Status ApplyFollow(UserId a, UserId b, TimestampMs ts, bool exact = false);
+  Status ApplyUnfollow(UserId a, UserId b);  // ensures a -> b does not exist
+  Status ApplyRemoveUser(UserId a);          // ensures a has no edges
+  // Applies ops in order, as the three calls above, prefetching ahead so the cache misses of
+  // consecutive ops overlap (WAL replay). On error, Status::detail() is the failing op's index.
+  // `exact`: the graph is exactly the state each op was logged against (replay from empty or
+  // from a point-in-time image). A follow is logged only when it created its edge, so a
+  // follow then skips the existence check, an O(following) scan of the follower's list that
+  // was a fifth of replay.
+  struct ReplayOp {
+    enum Kind : uint8_t { kFollow, kUnfollow, kRemoveUser } kind;
+    UserId a = 0, b = 0;
+    TimestampMs ts = 0;
+  };
+  Status ApplyBatch(std::span<const ReplayOp> ops, bool exact = false);
+
+  // ---- queries --------------------------------------------------------------------------------
+  Result<Relation> GetRelation(UserId a, UserId b) const;  // relation(a, a) is kNone
+  // relation(a, b) for each b, in order; 1..kMaxBatchSize ids, each nonzero.
+  Result<std::vector<Relation>> GetRelations(UserId a, std::span<const UserId> others) const;
+
+  // Pages of a's lists. limit 1..kMaxPageLimit. With `after`, the entries strictly older than
+  // the cursor (offset ignored): walking by cursors returns every entry present throughout the
+  // walk exactly once. Following and fans pages cost O(log n + limit) at any depth or offset;
+  // friends pages O(f log f) for f friends (f <= the follow cap).
+  Result<Page> Following(UserId a, const PageRequest& request) const;
+  Result<Page> Fans(UserId a, const PageRequest& request) const;
+  Result<Page> Friends(UserId a, const PageRequest& request) const;
+
+  Result<Counts> GetCounts(UserId a) const;  // O(1)
+  // Users `viewer` follows who follow `target`, newest first by the viewer's follow time;
+  // `total` counts all of them. limit 0..kMaxPageLimit (0: just the total).
+  Result<KnownFollowers> GetKnownFollowers(UserId viewer, UserId target, uint32_t limit) const;
+
+  // ---- whole-graph access ---------------------------------------------------------------------
+  size_t user_count() const { return ids_.size(); }  // interned users, including isolated ones
+  uint64_t edge_count() const { return edge_count_; }
+  // A 64-bit digest of the edge set (follower, followee, time): equal graphs have equal
+  // digests whatever their history or internal layout. Order-independent (a sum of per-edge
+  // xxh3 hashes), O(edges).
+  uint64_t Digest() const;
+  // Calls fn(follower, followee, ts) for every edge, grouped by follower.
+  void ForEachEdge(const std::function<void(UserId, UserId, TimestampMs)>& fn) const;
+  MemoryUsage Memory() const;
+  // Checks every structural invariant: each edge's two copies agree on time and kMutual bit,
+  // kMutual matches the reverse edge, lists are strictly ordered, counters equal a recount.
+  // O(edges * log). Returns kCorruption naming the first violation.
+  Status CheckInvariants() const;
+  // Pre-sizes the id map and user table (bulk loads).
+  void Reserve(size_t users);
+  // Bulk loads that will add about `edges` edges: their list memory is faulted in on a
+  // background thread meanwhile (SlabAllocator::BeginPrefault). EndPrefetchEdges stops it and
+  // gives back what was not used; both are optional and safe to skip.
+  void PrefaultEdges(uint64_t edges);
+  void EndPrefaultEdges();
+
+  // ---- point-in-time images (version-3 snapshots; engine/graph/graph_image.h) ----------------------
+  // BeginImage fixes an image of the graph as it is now: users [0, image_users()) and their
+  // lists, image_edges() edges. Until EndImage, a mutation first saves the lists of each user
+  // it is about to change, unless AppendImageLists has handed them out already: copy-on-write
+  // per user, so the image stays at this point in time while writes go on. A writer pays at
+  // most one copy per user it touches, once per image. REQUIRES: exclusive access, for both;
+  // BeginImage: no image in progress.
+  void BeginImage();
+  void EndImage();
+  size_t image_users() const;    // users_count() when no image is in progress
+  uint64_t image_edges() const;  // edge_count() when no image is in progress
+  // Append the image records of users from `begin` to *out: their external ids, or their lists
+  // as of BeginImage. With no image in progress, the graph as it is, which must not change
+  // meanwhile. AppendImageIds covers [begin, end) clamped to the image. AppendImageLists stops
+  // before `end`, the image's end, or the first user that would take the entries appended past
+  // `max_entries` (it always takes one user), and returns where it stopped; it hands out each
+  // user's lists once. Thread-safety: may run under shared access, from one thread at a time:
+  // they change only the capture's bookkeeping, which mutations touch only under exclusive
+  // access.
+  void AppendImageIds(size_t begin, size_t end, std::string* out) const;
+  size_t AppendImageLists(size_t begin, size_t end, uint64_t max_entries, std::string* out) const;
+  const GraphOptions& options() const { return options_; }
+
+  // ---- internal ids, for the feed engine (engine/feed/feed.h) ------------------------------------
+  // Internal ids are dense, stable for the life of the Graph and never reused.
+  InternalId FindUser(UserId u) const { return ids_.Find(u); }  // kNoInternalId when unknown
+  InternalId InternUser(UserId u) { return Intern(u); }         // REQUIRES: u != 0
+  UserId ExternalOf(InternalId i) const { return ids_.External(i); }
+  void PrefetchExternal(InternalId i) const { ids_.PrefetchExternal(i); }
+  const FollowingList& FollowingOf(InternalId i) const { return users_[i].following; }
+  uint32_t FanCountOf(InternalId i) const { return users_[i].fans.size(); }
+  bool FollowsInternal(InternalId a, InternalId b) const {
+    return users_[a].following.FindPeer(b) < users_[a].following.size();
+  }
+  // Starts fetching what FansBefore(a, none, ...) reads: stage 0 the user's record, stage 1
+  // (once the record is cached) the newest fans. For pipelines over many users.
+  void PrefetchFans(InternalId a, int stage) const;
+  // Copies up to `limit` fans of `a`, newest first, strictly older than `before` (all when
+  // empty) into out; returns the count. Walking by the last fan's key visits every fan present
+  // throughout the walk exactly once.
+  uint32_t FansBefore(InternalId a, const std::optional<EntryKey>& before, uint32_t limit,
+                      EdgeEntry* out) const;
+  EntryKey KeyOf(const EdgeEntry& e) const { return order().KeyOf(e); }
+
+ private:
+  friend class GraphBuilder;      // bulk loads fill the structures directly
+  friend class GraphImageLoader;  // likewise, from a snapshot image
+  struct ImageCapture;            // engine/graph/graph_image.h
+
+#pragma pack(push, 4)
+  struct UserRecord {
+    FollowingList following;
+    FanList fans;
+    uint32_t friends = 0;
+  };
+#pragma pack(pop)
+  static_assert(sizeof(UserRecord) == 28);
+
+  // kInvalidUserId for id 0, naming the argument's role ("user", "viewer", ...).
+  static Status CheckUserId(UserId u, const char* role);
+  static Status CheckPageRequest(UserId a, const PageRequest& request);  // ids and limit
+  Result<FollowOutcome> FollowImpl(UserId a, UserId b, TimestampMs ts, bool engine_time,
+                                   bool rate_limited);
+  void PrefetchForImport(const ImportEdge& e, int stage) const;
+  // Every change to a user's lists or counter calls this first (see BeginImage).
+  void BeforeChange(InternalId x) {
+    if (image_ != nullptr) [[unlikely]]
+      SaveForImage(x);
+  }
+  void SaveForImage(InternalId x);
+  void AppendUserImage(InternalId x, std::string* out) const;  // x's list records
+  InternalId Intern(UserId user);
+  // Creates a -> b; returns whether b -> a exists. The external ids save two lookups.
+  bool Link(InternalId a, InternalId b, TimestampMs ts, UserId a_external, UserId b_external);
+  void Unlink(InternalId a, size_t following_index);
+  Relation RelationOf(InternalId a, InternalId b) const;
+  // Starts fetching the records, then the following lists, of `ids` (kNoInternalId skipped).
+  void PrefetchUsers(const InternalId* ids, size_t n) const;
+  Relation ViewerRelation(InternalId viewer, InternalId other) const;
+  EntryOrder order() const {
+    return EntryOrder(ids_);
+  }
+  FanContext fan_context() {
+    return fan_context(order());
+  }
+  FanContext fan_context(const EntryOrder& order) {
+    return FanContext{slab_, order, options_.fan_chunk_entries};
+  }
+  template <typename List>
+  Page BuildPage(const List& list, const PageRequest& request, InternalId viewer) const;
+  InternalId FindViewer(const PageRequest& request) const;  // and prefetches its list
+  template <typename List>
+  Result<Page> ListPage(UserId a, const PageRequest& request, List UserRecord::*list) const;
+  void AnnotateViewer(Page& page, const PageRequest& request) const;
+  TimestampMs FollowTimeOf(InternalId a, InternalId b) const;  // REQUIRES: a follows b
+
+  GraphOptions options_;
+  Clock* clock_;
+  TimestampMs last_engine_ts_ = 0;
+  IdMap ids_;
+  ChunkedArray<UserRecord> users_;
+  SlabAllocator slab_;
+  RateLimiter limiter_;
+  uint64_t edge_count_ = 0;
+  std::unique_ptr<ImageCapture> image_;  // set between BeginImage and EndImage
+};
+
+}  // namespace relgraph

@@ -1,0 +1,299 @@
+#include "net/client/client.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+namespace relgraph::net {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+constexpr uint32_t kMaxReplyFrame = 64u << 20;
+
+int MsUntil(SteadyClock::time_point deadline) {
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()).count();
+  return left <= 0 ? 0 : static_cast<int>(std::min<int64_t>(left, 1 << 30));
+}
+
+// Waits until fd is ready for `events`; kTimeout at the deadline.
+Status WaitFor(int fd, short events, SteadyClock::time_point deadline, const char* what) {
+  for (;;) {
+    pollfd p{fd, events, 0};
+    const int ms = MsUntil(deadline);
+    const int r = ::poll(&p, 1, ms);
+    if (r > 0) return Status::OK();
+    if (r == 0) return Status(Code::kTimeout, std::string("timed out ") + what);
+    if (errno != EINTR) return Status::IOError(std::string("poll: ") + std::strerror(errno));
+  }
+}
+
+}  // namespace
+
+Status ParseHostPort(std::string_view text, std::string* host, uint16_t* port) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    return Status::InvalidArgument("'" + std::string(text) + "' is not HOST:PORT");
+  }
+  const std::string_view p = text.substr(colon + 1);
+  unsigned value = 0;
+  auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
+  if (ec != std::errc() || ptr != p.data() + p.size() || value > 65535) {
+    return Status::InvalidArgument("port '" + std::string(p) + "' is not a number in 0..65535");
+  }
+  *host = std::string(text.substr(0, colon));
+  *port = static_cast<uint16_t>(value);
+  return Status::OK();
+}
+
+Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
+  std::unique_ptr<Client> client(new Client(options));
+  RELGRAPH_RETURN_IF_ERROR(client->Open());
+  auto hello = client->Call(HelloRequest{kProtocolVersion, options.token});
+  if (!hello.ok()) return hello.status();
+  client->hello_ = *hello;
+  return client;
+}
+
+Client::~Client() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status Client::Open() {
+  const std::string where = options_.host + ":" + std::to_string(options_.port);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int gai =
+      ::getaddrinfo(options_.host.c_str(), std::to_string(options_.port).c_str(), &hints, &found);
+  if (gai != 0) return Status::IOError("cannot resolve " + where + ": " + ::gai_strerror(gai));
+  const auto deadline = SteadyClock::now() + options_.connect_timeout;
+  Status last = Status::IOError("no address for " + where);
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    int r = ::connect(fd, a->ai_addr, a->ai_addrlen);
+    if (r != 0 && errno == EINPROGRESS) {
+      Status s = WaitFor(fd, POLLOUT, deadline, ("connecting to " + where).c_str());
+      if (!s.ok()) {
+        ::close(fd);
+        last = s;
+        continue;
+      }
+      int err = 0;
+      socklen_t len = sizeof(err);
+      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+      errno = err;
+      r = err == 0 ? 0 : -1;
+    }
+    if (r != 0) {
+      last = Status::IOError("cannot connect to " + where + ": " + std::strerror(errno));
+      ::close(fd);
+      continue;
+    }
+    const int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    fd_ = fd;
+    break;
+  }
+  ::freeaddrinfo(found);
+  return fd_ >= 0 ? Status::OK() : last;
+}
+
+Status Client::Broken(Status why) {
+  broken_ = why;
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  return why;
+}
+
+Status Client::SendAll(std::string_view bytes, SteadyClock::time_point deadline) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      bytes.remove_prefix(static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      // The server may be waiting for us to read its replies (it pauses past its unsent cap);
+      // RoundTrip callers send at most what the server accepts, so just wait.
+      RELGRAPH_RETURN_IF_ERROR(WaitFor(fd_, POLLOUT, deadline, "sending"));
+      continue;
+    }
+    return Status::IOError(std::string("send: ") + std::strerror(errno));
+  }
+  return Status::OK();
+}
+
+Status Client::ReadFrame(RawReply* reply, SteadyClock::time_point deadline) {
+  for (;;) {
+    const std::string_view pending(in_.data() + in_begin_, in_.size() - in_begin_);
+    DecodeResult r = DecodeFrame(pending, kMaxReplyFrame);
+    if (r.state == DecodeState::kBad) {
+      return Status(Code::kProtocolError, "bad reply frame: " + r.error.message());
+    }
+    if (r.state == DecodeState::kFrame) {
+      reply->opcode = r.frame.opcode;
+      reply->status = StatusFromReply(r.frame);
+      reply->body.assign(r.frame.body);
+      in_begin_ += r.frame.size;
+      if (in_begin_ == in_.size()) {
+        in_.clear();
+        in_begin_ = 0;
+      }
+      if (r.frame.opcode == static_cast<uint8_t>(Opcode::kNotice)) {
+        return reply->status.ok() ? Status(Code::kProtocolError, "empty notice") : reply->status;
+      }
+      return Status::OK();
+    }
+    if (in_begin_ > 0 && in_begin_ * 2 > in_.size()) {
+      in_.erase(0, in_begin_);
+      in_begin_ = 0;
+    }
+    char buf[65536];
+    const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+    if (n > 0) {
+      in_.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n == 0) return Status::IOError("the server closed the connection");
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      RELGRAPH_RETURN_IF_ERROR(WaitFor(fd_, POLLIN, deadline, "waiting for a reply"));
+      continue;
+    }
+    return Status::IOError(std::string("recv: ") + std::strerror(errno));
+  }
+}
+
+Status Client::RoundTrip(std::string_view bytes, size_t replies, std::vector<RawReply>* out) {
+  if (fd_ < 0) {
+    return Status(Code::kUnavailable,
+                  "the connection is closed after an earlier error: " + broken_.ToString());
+  }
+  const auto deadline = SteadyClock::now() + options_.io_timeout;
+  out->clear();
+  out->resize(replies);
+  if (Status s = SendAll(bytes, deadline); !s.ok()) return Broken(s);
+  for (RawReply& reply : *out) {
+    if (Status s = ReadFrame(&reply, deadline); !s.ok()) return Broken(s);
+  }
+  return Status::OK();
+}
+
+Result<std::vector<RawReply>> Client::Flush() {
+  std::vector<RawReply> replies;
+  const Status s = RoundTrip(queued_, queued_count_, &replies);
+  queued_.clear();
+  queued_count_ = 0;
+  if (!s.ok()) return s;
+  return replies;
+}
+
+Status Client::Ping() {
+  auto r = Call(PingRequest{});
+  return r.status();
+}
+Result<InfoReply> Client::Info() {
+  return Call(InfoRequest{});
+}
+Result<SnapshotReply> Client::Snapshot() {
+  return Call(SnapshotRequest{});
+}
+Result<FollowReply> Client::Follow(uint64_t follower, uint64_t followee,
+                                   std::optional<int64_t> ts) {
+  return Call(FollowRequest{follower, followee, ts});
+}
+Result<bool> Client::Unfollow(uint64_t follower, uint64_t followee) {
+  auto r = Call(UnfollowRequest{follower, followee});
+  if (!r.ok()) return r.status();
+  return r->removed;
+}
+Result<RelationCode> Client::Relation(uint64_t a, uint64_t b) {
+  auto r = Call(RelationRequest{a, b});
+  if (!r.ok()) return r.status();
+  return r->relation;
+}
+Result<std::vector<RelationCode>> Client::Relations(uint64_t a, std::span<const uint64_t> others) {
+  if (others.size() > kMaxWireList) {
+    return Status::InvalidArgument("relations: at most 65535 ids fit in one request");
+  }
+  auto r = Call(RelationsRequest{a, {others.begin(), others.end()}});
+  if (!r.ok()) return r.status();
+  return std::move(r->relations);
+}
+Result<PageReply> Client::Following(const PageQuery& query) {
+  return Call(FollowingRequest{query});
+}
+Result<PageReply> Client::Fans(const PageQuery& query) {
+  return Call(FansRequest{query});
+}
+Result<PageReply> Client::Friends(const PageQuery& query) {
+  return Call(FriendsRequest{query});
+}
+Result<CountsReply> Client::Counts(uint64_t user) {
+  return Call(CountsRequest{user});
+}
+Result<KnownFollowersReply> Client::KnownFollowers(uint64_t viewer, uint64_t target,
+                                                   uint16_t limit) {
+  return Call(KnownFollowersRequest{viewer, target, limit});
+}
+Result<uint64_t> Client::RemoveUser(uint64_t user) {
+  auto r = Call(RemoveUserRequest{user});
+  if (!r.ok()) return r.status();
+  return r->edges_removed;
+}
+
+Result<PublishReply> Client::Publish(uint64_t author, uint64_t post, uint8_t kind,
+                                     std::optional<int64_t> ts) {
+  return Call(PublishRequest{author, post, kind, ts});
+}
+Status Client::DeletePost(uint64_t author, uint64_t post) {
+  return Call(DeletePostRequest{author, post}).status();
+}
+Result<FeedReply> Client::Timeline(const FeedQuery& query) {
+  return Call(TimelineRequest{query});
+}
+Result<FeedReply> Client::UserPosts(const FeedQuery& query) {
+  return Call(UserPostsRequest{query});
+}
+
+namespace {
+template <typename On, typename Off>
+Result<bool> Toggle(Client& c, uint64_t a, uint64_t b, bool on) {
+  auto r = on ? c.Call(On{{a, b}}) : c.Call(Off{{a, b}});
+  if (!r.ok()) return r.status();
+  return r->changed;
+}
+}  // namespace
+
+Result<bool> Client::Mute(uint64_t user, uint64_t other, bool on) {
+  return Toggle<MuteRequest, UnmuteRequest>(*this, user, other, on);
+}
+Result<bool> Client::Hide(uint64_t author, uint64_t from, bool on) {
+  return Toggle<HideRequest, UnhideRequest>(*this, author, from, on);
+}
+Result<std::vector<uint64_t>> Client::Mutes(uint64_t user) {
+  auto r = Call(MutesRequest{user});
+  if (!r.ok()) return r.status();
+  return std::move(r->users);
+}
+Result<std::vector<uint64_t>> Client::Hides(uint64_t author) {
+  auto r = Call(HidesRequest{author});
+  if (!r.ok()) return r.status();
+  return std::move(r->users);
+}
+
+}  // namespace relgraph::net

@@ -1,0 +1,139 @@
+// Client: a blocking C++ client of relgraphd, with the engine's API and a pipelined batch API.
+//
+// Why this design: plain POSIX sockets with poll() deadlines; no io_context, no threads. Every
+// call writes its frame(s) and reads the replies in order, so pipelining is simply "write N
+// frames, then read N replies". Every failure is a Status: the server's error codes pass through
+// unchanged; transport failures are kIOError (connect, reset), kTimeout (a deadline passed) or
+// kProtocolError (a reply that breaks the protocol). After a transport failure the connection
+// is unusable and later calls return kUnavailable; connect again.
+//
+// Thread-safety: one Client per thread (not thread-safe); distinct Clients are independent.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "net/protocol/frame.h"
+#include "net/protocol/messages.h"
+#include "storage/status.h"
+
+namespace relgraph::net {
+
+struct ClientOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = kDefaultPort;
+  std::string token;  // sent in HELLO
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds io_timeout{30000};  // per call: all replies must arrive within it
+};
+
+// "host:port" -> host and port; kInvalidArgument names what is wrong.
+Status ParseHostPort(std::string_view text, std::string* host, uint16_t* port);
+
+// One reply of a pipelined batch.
+struct RawReply {
+  uint8_t opcode = 0;
+  Status status;  // the server's error, or OK
+  std::string body;
+  template <typename Reply>
+  Result<Reply> As() const {
+    if (!status.ok()) return status;
+    Reply r;
+    if (Status s = WireDecode(body, &r, std::string(OpcodeName(opcode)) + " reply"); !s.ok()) {
+      return s;
+    }
+    return r;
+  }
+};
+
+class Client {
+ public:
+  // Connects and performs the HELLO handshake.
+  static Result<std::unique_ptr<Client>> Connect(const ClientOptions& options);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  const HelloReply& hello() const { return hello_; }
+
+  // ---- one request, one reply -----------------------------------------------------------------
+  template <typename Request>
+  Result<typename Request::Reply> Call(const Request& request) {
+    std::string frame;
+    AppendRequest(request, &frame);
+    std::vector<RawReply> replies;
+    RELGRAPH_RETURN_IF_ERROR(RoundTrip(frame, 1, &replies));
+    return replies[0].As<typename Request::Reply>();
+  }
+
+  Status Ping();
+  Result<InfoReply> Info();
+  Result<SnapshotReply> Snapshot();
+  Result<FollowReply> Follow(uint64_t follower, uint64_t followee,
+                             std::optional<int64_t> ts = std::nullopt);
+  Result<bool> Unfollow(uint64_t follower, uint64_t followee);
+  Result<RelationCode> Relation(uint64_t a, uint64_t b);
+  Result<std::vector<RelationCode>> Relations(uint64_t a, std::span<const uint64_t> others);
+  Result<PageReply> Following(const PageQuery& query);
+  Result<PageReply> Fans(const PageQuery& query);
+  Result<PageReply> Friends(const PageQuery& query);
+  Result<CountsReply> Counts(uint64_t user);
+  Result<KnownFollowersReply> KnownFollowers(uint64_t viewer, uint64_t target, uint16_t limit);
+  Result<uint64_t> RemoveUser(uint64_t user);
+  Result<PublishReply> Publish(uint64_t author, uint64_t post, uint8_t kind,
+                               std::optional<int64_t> ts = std::nullopt);
+  Status DeletePost(uint64_t author, uint64_t post);
+  Result<FeedReply> Timeline(const FeedQuery& query);
+  Result<FeedReply> UserPosts(const FeedQuery& query);
+  // on: mute / hide; off: unmute / unhide. The result says whether anything changed.
+  Result<bool> Mute(uint64_t user, uint64_t other, bool on);
+  Result<bool> Hide(uint64_t author, uint64_t from, bool on);
+  Result<std::vector<uint64_t>> Mutes(uint64_t user);
+  Result<std::vector<uint64_t>> Hides(uint64_t author);
+
+  // ---- pipelining --------------------------------------------------------------------------
+  // Queues a request; Flush sends every queued request in one write and reads their replies,
+  // in order. A server error fails only its own reply; a transport error fails the batch.
+  template <typename Request>
+  void Queue(const Request& request) {
+    AppendRequest(request, &queued_);
+    ++queued_count_;
+  }
+  Result<std::vector<RawReply>> Flush();
+  size_t queued() const { return queued_count_; }
+
+  // ---- raw access (tests, fuzzing, the CLI) ---------------------------------------------------
+  // Sends bytes as they are and reads `replies` frames back.
+  Status RoundTrip(std::string_view bytes, size_t replies, std::vector<RawReply>* out);
+
+ private:
+  explicit Client(const ClientOptions& options) : options_(options) {}
+  template <typename Request>
+  void AppendRequest(const Request& request, std::string* out) {
+    const size_t start =
+        BeginFrame(out, next_request_id_++, static_cast<uint8_t>(Request::kOpcode), 0);
+    WirePut(out, request);
+    EndFrame(out, start);
+  }
+  Status Open();
+  Status SendAll(std::string_view bytes, std::chrono::steady_clock::time_point deadline);
+  Status ReadFrame(RawReply* reply, std::chrono::steady_clock::time_point deadline);
+  Status Broken(Status why);
+
+  ClientOptions options_;
+  int fd_ = -1;
+  Status broken_;  // not OK after a transport failure
+  uint32_t next_request_id_ = 1;
+  std::string queued_;
+  size_t queued_count_ = 0;
+  std::string in_;  // received, not yet decoded
+  size_t in_begin_ = 0;
+  HelloReply hello_;
+};
+
+}  // namespace relgraph::net

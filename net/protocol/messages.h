@@ -1,0 +1,319 @@
+// Every command's request and reply body, as plain structs in the protocol's own vocabulary
+// (net/ knows no engine type). Field order is wire order; docs/protocol.md lists the same.
+//
+// Each request names its opcode (kOpcode) and its reply type (Reply), so the client's generic
+// Call<Request>() and the server's command table are typed end to end.
+//
+// Thread-safety: plain data.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "net/protocol/protocol.h"
+#include "net/protocol/wire_codec.h"
+
+namespace relgraph::net {
+
+// relation(a, b) on the wire; the values are the engine's and never change.
+enum class RelationCode : uint8_t { kNone = 0, kFollowing = 1, kFollowedBy = 2, kMutual = 3 };
+std::string_view RelationCodeName(RelationCode r);  // "none", "following", ...; "invalid" else
+
+struct Empty {
+  auto WireTie() { return std::tie(); }
+  auto WireTie() const { return std::tie(); }
+};
+
+struct HelloReply {
+  uint16_t version = kProtocolVersion;
+  uint32_t max_frame = kDefaultMaxFrame;
+  std::string server;  // "relgraphd <version>"
+  RELGRAPH_WIRE_FIELDS(version, max_frame, server)
+};
+struct HelloRequest {
+  static constexpr Opcode kOpcode = Opcode::kHello;
+  using Reply = HelloReply;
+  uint16_t version = kProtocolVersion;
+  std::string token;  // empty when the server needs none
+  RELGRAPH_WIRE_FIELDS(version, token)
+};
+
+struct PingRequest : Empty {
+  static constexpr Opcode kOpcode = Opcode::kPing;
+  using Reply = Empty;
+};
+
+struct InfoField {
+  std::string name;
+  uint64_t value = 0;
+  RELGRAPH_WIRE_FIELDS(name, value)
+};
+struct InfoReply {
+  std::vector<InfoField> fields;
+  RELGRAPH_WIRE_FIELDS(fields)
+  // The value of field `name`, if present.
+  std::optional<uint64_t> Get(std::string_view name) const;
+};
+struct InfoRequest : Empty {
+  static constexpr Opcode kOpcode = Opcode::kInfo;
+  using Reply = InfoReply;
+};
+
+struct SnapshotReply {
+  uint64_t lsn = 0;
+  uint64_t edges = 0;
+  uint64_t file_bytes = 0;
+  int64_t created_ms = 0;
+  RELGRAPH_WIRE_FIELDS(lsn, edges, file_bytes, created_ms)
+};
+struct SnapshotRequest : Empty {
+  static constexpr Opcode kOpcode = Opcode::kSnapshot;
+  using Reply = SnapshotReply;
+};
+
+struct FollowReply {
+  bool created = false;
+  RelationCode relation = RelationCode::kNone;
+  int64_t followed_at = 0;
+  RELGRAPH_WIRE_FIELDS(created, relation, followed_at)
+};
+struct FollowRequest {
+  static constexpr Opcode kOpcode = Opcode::kFollow;
+  using Reply = FollowReply;
+  uint64_t follower = 0;
+  uint64_t followee = 0;
+  std::optional<int64_t> ts;  // absent: the server's clock
+  RELGRAPH_WIRE_FIELDS(follower, followee, ts)
+};
+
+struct UnfollowReply {
+  bool removed = false;
+  RELGRAPH_WIRE_FIELDS(removed)
+};
+struct UnfollowRequest {
+  static constexpr Opcode kOpcode = Opcode::kUnfollow;
+  using Reply = UnfollowReply;
+  uint64_t follower = 0;
+  uint64_t followee = 0;
+  RELGRAPH_WIRE_FIELDS(follower, followee)
+};
+
+struct RelationReply {
+  RelationCode relation = RelationCode::kNone;
+  RELGRAPH_WIRE_FIELDS(relation)
+};
+struct RelationRequest {
+  static constexpr Opcode kOpcode = Opcode::kRelation;
+  using Reply = RelationReply;
+  uint64_t a = 0;
+  uint64_t b = 0;
+  RELGRAPH_WIRE_FIELDS(a, b)
+};
+
+struct RelationsReply {
+  std::vector<RelationCode> relations;  // relation(a, others[i])
+  RELGRAPH_WIRE_FIELDS(relations)
+};
+struct RelationsRequest {
+  static constexpr Opcode kOpcode = Opcode::kRelations;
+  using Reply = RelationsReply;
+  uint64_t a = 0;
+  std::vector<uint64_t> others;
+  RELGRAPH_WIRE_FIELDS(a, others)
+};
+
+struct WireCursor {
+  int64_t ts = 0;
+  uint64_t user = 0;
+  RELGRAPH_WIRE_FIELDS(ts, user)
+  friend bool operator==(const WireCursor&, const WireCursor&) = default;
+};
+struct PageEntry {
+  uint64_t user = 0;
+  int64_t ts = 0;
+  RelationCode viewer_relation = RelationCode::kNone;
+  bool mutual = false;
+  RELGRAPH_WIRE_FIELDS(user, ts, viewer_relation, mutual)
+  friend bool operator==(const PageEntry&, const PageEntry&) = default;
+};
+struct PageReply {
+  std::vector<PageEntry> entries;
+  std::optional<WireCursor> next;
+  RELGRAPH_WIRE_FIELDS(entries, next)
+};
+struct PageQuery {
+  uint64_t user = 0;
+  uint16_t limit = 20;
+  uint32_t offset = 0;  // used only without `after`
+  std::optional<WireCursor> after;
+  std::optional<uint64_t> viewer;
+  RELGRAPH_WIRE_FIELDS(user, limit, offset, after, viewer)
+};
+struct FollowingRequest : PageQuery {
+  static constexpr Opcode kOpcode = Opcode::kFollowing;
+  using Reply = PageReply;
+};
+struct FansRequest : PageQuery {
+  static constexpr Opcode kOpcode = Opcode::kFans;
+  using Reply = PageReply;
+};
+struct FriendsRequest : PageQuery {
+  static constexpr Opcode kOpcode = Opcode::kFriends;
+  using Reply = PageReply;
+};
+
+struct CountsReply {
+  uint32_t following = 0;
+  uint32_t fans = 0;
+  uint32_t friends = 0;
+  RELGRAPH_WIRE_FIELDS(following, fans, friends)
+};
+struct CountsRequest {
+  static constexpr Opcode kOpcode = Opcode::kCounts;
+  using Reply = CountsReply;
+  uint64_t user = 0;
+  RELGRAPH_WIRE_FIELDS(user)
+};
+
+struct KnownFollowersReply {
+  uint32_t total = 0;
+  std::vector<uint64_t> users;
+  RELGRAPH_WIRE_FIELDS(total, users)
+};
+struct KnownFollowersRequest {
+  static constexpr Opcode kOpcode = Opcode::kKnownFollowers;
+  using Reply = KnownFollowersReply;
+  uint64_t viewer = 0;
+  uint64_t target = 0;
+  uint16_t limit = 3;
+  RELGRAPH_WIRE_FIELDS(viewer, target, limit)
+};
+
+struct RemoveUserReply {
+  uint64_t edges_removed = 0;
+  RELGRAPH_WIRE_FIELDS(edges_removed)
+};
+struct RemoveUserRequest {
+  static constexpr Opcode kOpcode = Opcode::kRemoveUser;
+  using Reply = RemoveUserReply;
+  uint64_t user = 0;
+  RELGRAPH_WIRE_FIELDS(user)
+};
+
+// ---- feed ----------------------------------------------------------------------------------
+
+struct PublishReply {
+  int64_t ts = 0;
+  bool retained = true;
+  uint64_t evicted = 0;  // the post this one pushed out of the author's newest K; 0: none
+  RELGRAPH_WIRE_FIELDS(ts, retained, evicted)
+};
+struct PublishRequest {
+  static constexpr Opcode kOpcode = Opcode::kPublish;
+  using Reply = PublishReply;
+  uint64_t author = 0;
+  uint64_t post = 0;
+  uint8_t kind = 0;
+  std::optional<int64_t> ts;  // absent: the server's clock
+  RELGRAPH_WIRE_FIELDS(author, post, kind, ts)
+};
+
+struct DeletePostRequest {
+  static constexpr Opcode kOpcode = Opcode::kDeletePost;
+  using Reply = Empty;
+  uint64_t author = 0;
+  uint64_t post = 0;
+  RELGRAPH_WIRE_FIELDS(author, post)
+};
+
+struct PostCursor {
+  int64_t ts = 0;
+  uint64_t post = 0;
+  RELGRAPH_WIRE_FIELDS(ts, post)
+  friend bool operator==(const PostCursor&, const PostCursor&) = default;
+};
+struct FeedItem {
+  uint64_t post = 0;
+  uint64_t author = 0;
+  int64_t ts = 0;
+  uint8_t kind = 0;
+  RELGRAPH_WIRE_FIELDS(post, author, ts, kind)
+  friend bool operator==(const FeedItem&, const FeedItem&) = default;
+};
+struct FeedReply {
+  std::vector<FeedItem> entries;
+  std::optional<PostCursor> next;
+  RELGRAPH_WIRE_FIELDS(entries, next)
+};
+struct FeedQuery {
+  uint64_t user = 0;  // the reader (timeline) or the author (user_posts)
+  uint16_t limit = 20;
+  std::optional<PostCursor> after;
+  uint64_t kinds = 0;  // bit k: include kind k; 0: every kind
+  RELGRAPH_WIRE_FIELDS(user, limit, after, kinds)
+};
+struct TimelineRequest : FeedQuery {
+  static constexpr Opcode kOpcode = Opcode::kTimeline;
+  using Reply = FeedReply;
+};
+struct UserPostsRequest : FeedQuery {
+  static constexpr Opcode kOpcode = Opcode::kUserPosts;
+  using Reply = FeedReply;
+};
+
+struct ChangedReply {
+  bool changed = false;
+  RELGRAPH_WIRE_FIELDS(changed)
+};
+// mute/unmute: `user` (un)mutes `other`; hide/unhide: `user` (the author) (un)hides its posts
+// from `other`.
+struct PairQuery {
+  uint64_t user = 0;
+  uint64_t other = 0;
+  RELGRAPH_WIRE_FIELDS(user, other)
+};
+struct MuteRequest : PairQuery {
+  static constexpr Opcode kOpcode = Opcode::kMute;
+  using Reply = ChangedReply;
+};
+struct UnmuteRequest : PairQuery {
+  static constexpr Opcode kOpcode = Opcode::kUnmute;
+  using Reply = ChangedReply;
+};
+struct HideRequest : PairQuery {
+  static constexpr Opcode kOpcode = Opcode::kHide;
+  using Reply = ChangedReply;
+};
+struct UnhideRequest : PairQuery {
+  static constexpr Opcode kOpcode = Opcode::kUnhide;
+  using Reply = ChangedReply;
+};
+
+struct UserListReply {
+  std::vector<uint64_t> users;  // in id order
+  RELGRAPH_WIRE_FIELDS(users)
+};
+struct MutesRequest {
+  static constexpr Opcode kOpcode = Opcode::kMutes;
+  using Reply = UserListReply;
+  uint64_t user = 0;
+  RELGRAPH_WIRE_FIELDS(user)
+};
+struct HidesRequest {
+  static constexpr Opcode kOpcode = Opcode::kHides;
+  using Reply = UserListReply;
+  uint64_t user = 0;  // the author
+  RELGRAPH_WIRE_FIELDS(user)
+};
+
+// The body of every error reply and notice.
+struct ErrorBody {
+  int64_t detail = 0;  // Status::detail(): retry-after ms for rate_limited, else 0
+  std::string message;
+  RELGRAPH_WIRE_FIELDS(detail, message)
+};
+
+}  // namespace relgraph::net

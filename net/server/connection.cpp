@@ -1,0 +1,313 @@
+#include "net/server/connection.h"
+
+#include <utility>
+
+#include "net/server/io_worker.h"
+#include "net/protocol/messages.h"
+#include "net/protocol/protocol.h"
+
+namespace relgraph::net {
+namespace {
+
+constexpr size_t kReadChunk = 64 * 1024;
+constexpr auto kDrainTimeout = std::chrono::seconds(2);
+
+}  // namespace
+
+Connection::Connection(ServerCore& core, IoWorker& worker, boost::asio::ip::tcp::socket socket)
+    : core_(core), worker_(worker), socket_(std::move(socket)) {
+  last_request_ = last_write_progress_ = Clock::now();
+  boost::system::error_code ignored;
+  socket_.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
+}
+
+void Connection::Start() {
+  DoRead();
+}
+
+void Connection::StartRejected(const Status& why) {
+  FailAndClose(0, static_cast<uint8_t>(Opcode::kNotice), why);
+}
+
+void Connection::BeginShutdown() {
+  if (closed_) return;
+  closing_ = true;
+  MaybeFinish();
+}
+
+void Connection::Abort() {
+  if (closed_) return;
+  closed_ = true;
+  boost::system::error_code ignored;
+  socket_.close(ignored);
+  worker_.Remove(this);
+}
+
+// ---- reading and executing ----
+
+void Connection::DoRead() {
+  if (reading_ || closed_) return;
+  if (closing_ && !draining_) return;
+  // Make room: compact consumed bytes away, grow for a frame larger than what is free.
+  if (in_begin_ > 0 && (in_begin_ == in_end_ || in_.size() - in_end_ < kReadChunk / 4)) {
+    std::copy(in_.begin() + in_begin_, in_.begin() + in_end_, in_.begin());
+    in_end_ -= in_begin_;
+    in_begin_ = 0;
+  }
+  if (in_.size() - in_end_ < kReadChunk / 4) in_.resize(std::max(in_.size() * 2, kReadChunk));
+  reading_ = true;
+  socket_.async_read_some(boost::asio::buffer(in_.data() + in_end_, in_.size() - in_end_),
+                          [self = shared_from_this()](const boost::system::error_code& ec,
+                                                      size_t n) { self->OnRead(ec, n); });
+}
+
+void Connection::OnRead(const boost::system::error_code& ec, size_t n) {
+  reading_ = false;
+  if (closed_) return;
+  if (ec) {
+    // The peer is gone (or we were aborted): replies it would not read are moot.
+    Abort();
+    return;
+  }
+  if (draining_) {
+    in_begin_ = in_end_ = 0;  // discard: we only wait for the peer to close
+    DoRead();
+    return;
+  }
+  in_end_ += n;
+  last_request_ = Clock::now();
+  ProcessFrames();
+  DoWrite();
+  MaybeFinish();
+  if (!closing_ && !read_paused_) DoRead();
+}
+
+void Connection::ProcessFrames() {
+  while (!closing_ && !closed_) {
+    if (unsent_bytes() > core_.options.max_unsent_bytes) {
+      read_paused_ = true;  // OnWrite resumes us once the peer has read enough
+      return;
+    }
+    const std::string_view pending(in_.data() + in_begin_, in_end_ - in_begin_);
+    DecodeResult r = DecodeFrame(pending, core_.options.max_frame);
+    if (r.state == DecodeState::kNeedMore) {
+      read_paused_ = false;
+      return;
+    }
+    if (r.state == DecodeState::kBad) {
+      FailAndClose(0, static_cast<uint8_t>(Opcode::kNotice), r.error);
+      return;
+    }
+    HandleFrame(r.frame);
+    in_begin_ += r.frame.size;
+    core_.requests_total.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void Connection::FailAndClose(uint32_t request_id, uint8_t opcode, const Status& why) {
+  AppendErrorFrame(&out_, request_id, opcode, why);
+  closing_ = true;
+  DoWrite();
+  MaybeFinish();
+}
+
+void Connection::HandleHello(const Frame& frame) {
+  HelloRequest hello;
+  if (Status s = WireDecode(frame.body, &hello, "hello request"); !s.ok()) {
+    return FailAndClose(frame.request_id, frame.opcode, s);
+  }
+  if (hello.version != kProtocolVersion) {
+    return FailAndClose(
+        frame.request_id, frame.opcode,
+        Status(Code::kUnsupported, "protocol version " + std::to_string(hello.version) +
+                                       " is not supported (this server speaks 1)"));
+  }
+  if (!core_.options.auth_token.empty() && !core_.TokenMatches(hello.token)) {
+    return FailAndClose(frame.request_id, frame.opcode,
+                        Status(Code::kUnauthenticated, "the token is not valid"));
+  }
+  greeted_ = true;
+  const size_t start = BeginFrame(&out_, frame.request_id, frame.opcode, 0);
+  WirePut(&out_, HelloReply{kProtocolVersion, core_.options.max_frame, core_.options.server_name});
+  EndFrame(&out_, start);
+}
+
+void Connection::HandleFrame(const Frame& frame) {
+  const auto op = static_cast<Opcode>(frame.opcode);
+  if (!greeted_) {
+    if (op == Opcode::kHello) return HandleHello(frame);
+    const Status why =
+        core_.options.auth_token.empty()
+            ? Status(Code::kProtocolError, "the first frame must be HELLO")
+            : Status(Code::kUnauthenticated, "authenticate with HELLO and a token first");
+    return FailAndClose(frame.request_id, frame.opcode, why);
+  }
+  std::string& sink = out_;
+  if (frame.flags_or_status != 0) {
+    AppendErrorFrame(&sink, frame.request_id, frame.opcode,
+                     Status::InvalidArgument("request flags must be 0, got " +
+                                             std::to_string(frame.flags_or_status)));
+    return;
+  }
+  if (op == Opcode::kPing) {
+    EndFrame(&sink, BeginFrame(&sink, frame.request_id, frame.opcode, 0));
+    return;
+  }
+  if (op == Opcode::kHello) {
+    AppendErrorFrame(&sink, frame.request_id, frame.opcode,
+                     Status(Code::kProtocolError, "HELLO was already done on this connection"));
+    return;
+  }
+  const CommandSpec* spec = core_.service->Find(frame.opcode);
+  if (spec == nullptr) {
+    AppendErrorFrame(&sink, frame.request_id, frame.opcode,
+                     Status(Code::kUnsupported, "unknown opcode " + std::to_string(frame.opcode)));
+    return;
+  }
+  if (spec->flags & kCommandBackground) return RunBackground(*spec, frame);
+
+  const size_t start = BeginFrame(&sink, frame.request_id, frame.opcode, 0);
+  const ServerStats stats = (spec->flags & kCommandServerStats) ? core_.Stats() : ServerStats{};
+  const ExecuteResult r = core_.service->Execute(*spec, frame.body, &sink, stats);
+  if (!r.status.ok()) {
+    sink.resize(start);
+    AppendErrorFrame(&sink, frame.request_id, frame.opcode, r.status);
+    return;
+  }
+  EndFrame(&sink, start);
+  if (r.ticket > core_.durability.durable()) {
+    // Not durable yet: this reply, and all after it, wait.
+    holds_.push_back(Hold{start, r.ticket, 0});
+    core_.durability.Request(r.ticket);
+  }
+}
+
+void Connection::RunBackground(const CommandSpec& spec, const Frame& frame) {
+  const uint64_t id = next_background_++;
+  holds_.push_back(Hold{out_.size(), 0, id});
+  core_.background.Post([self = shared_from_this(), id, &spec, body = std::string(frame.body),
+                         request_id = frame.request_id, op = frame.opcode] {
+    std::string reply;
+    const size_t start = BeginFrame(&reply, request_id, op, 0);
+    const ExecuteResult r = self->core_.service->Execute(spec, body, &reply, self->core_.Stats());
+    if (r.status.ok()) {
+      EndFrame(&reply, start);
+    } else {
+      reply.clear();
+      AppendErrorFrame(&reply, request_id, op, r.status);
+    }
+    self->worker_.Post([self, id, reply = std::move(reply)] {
+      if (self->closed_) return;
+      // Insert the reply where its request's turn was; later holds move back by its size.
+      bool after = false;
+      for (Hold& h : self->holds_) {
+        if (after) {
+          h.offset += reply.size();
+        } else if (h.background == id) {
+          self->out_.insert(h.offset, reply);
+          h.background = 0;
+          after = true;
+        }
+      }
+      self->ReleaseHolds();
+      self->DoWrite();
+      self->MaybeFinish();
+    });
+  });
+}
+
+// ---- replies ----
+
+void Connection::ReleaseHolds() {
+  const uint64_t durable = core_.durability.durable();
+  while (!holds_.empty() && holds_.front().background == 0 && holds_.front().ticket <= durable) {
+    holds_.pop_front();
+  }
+}
+
+void Connection::OnDurabilityChange() {
+  if (closed_) return;
+  if (core_.durability.failed()) {
+    for (const Hold& h : holds_) {
+      if (h.ticket > core_.durability.durable()) {
+        // Those writes may be lost: never acknowledge them. The peer sees the connection
+        // drop, which a client must treat as "outcome unknown".
+        Abort();
+        return;
+      }
+    }
+  }
+  ReleaseHolds();
+  DoWrite();
+  MaybeFinish();
+}
+
+void Connection::DoWrite() {
+  ReleaseHolds();
+  const size_t n = sendable_bytes();
+  if (write_active_ || closed_ || n == 0) return;
+  write_active_ = true;
+  if (n == out_.size()) {
+    writing_.swap(out_);
+    out_.clear();
+  } else {
+    writing_.assign(out_, 0, n);
+    out_.erase(0, n);
+    for (Hold& h : holds_) h.offset -= n;
+  }
+  last_write_progress_ = Clock::now();
+  boost::asio::async_write(socket_, boost::asio::buffer(writing_),
+                           [self = shared_from_this()](const boost::system::error_code& ec,
+                                                       size_t) { self->OnWrite(ec); });
+}
+
+void Connection::OnWrite(const boost::system::error_code& ec) {
+  write_active_ = false;
+  writing_.clear();
+  if (closed_) return;
+  if (ec) {
+    Abort();
+    return;
+  }
+  last_write_progress_ = Clock::now();
+  if (read_paused_ && unsent_bytes() <= core_.options.max_unsent_bytes / 2) {
+    read_paused_ = false;
+    ProcessFrames();  // frames already received but not yet run
+  }
+  DoWrite();
+  MaybeFinish();
+  if (!closing_ && !read_paused_) DoRead();
+}
+
+void Connection::MaybeFinish() {
+  if (!closing_ || closed_ || draining_) return;
+  if (write_active_ || !out_.empty() || !holds_.empty()) return;
+  // Everything owed is written. Shut our side, then read until the peer closes: closing with
+  // unread input would make the kernel send a reset that can destroy our last reply in flight.
+  boost::system::error_code ignored;
+  socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
+  draining_ = true;
+  drain_started_ = Clock::now();
+  DoRead();
+}
+
+void Connection::Sweep(Clock::time_point now) {
+  if (closed_) return;
+  if (draining_) {
+    if (now - drain_started_ > kDrainTimeout) Abort();
+    return;
+  }
+  if (write_active_ && now - last_write_progress_ > core_.options.send_timeout) {
+    Abort();  // the peer does not read its replies
+    return;
+  }
+  const bool idle = !closing_ && holds_.empty() && !write_active_ && out_.empty();
+  if (idle && now - last_request_ > core_.options.idle_timeout) {
+    FailAndClose(
+        0, static_cast<uint8_t>(Opcode::kNotice),
+        Status(Code::kResourceExhausted,
+               "idle for more than " + std::to_string(core_.options.idle_timeout.count()) + " ms"));
+  }
+}
+
+}  // namespace relgraph::net

@@ -1,0 +1,91 @@
+// One client connection: reads frames, runs them through the Service, writes replies in order.
+//
+// Why this design: a connection lives on exactly one io thread (its IoWorker), so its state needs
+// no lock; the only cross-thread events (a durable ticket, a background command's reply) are
+// posted to that thread. Replies are appended to one output buffer in request order; a reply that
+// must wait (its write is not durable yet, or a background command is still running) leaves a
+// hold marker at its offset, and only the bytes before the first hold are written. Pipelined
+// replies so keep request order without stalling request execution. Reading pauses while unsent
+// bytes exceed the cap, and a peer that stops reading is cut after send_timeout, so a slow client
+// cannot grow server memory.
+//
+// Thread-safety: every method runs on the owning IoWorker's thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+#include "net/server/asio.h"
+
+#include "net/protocol/frame.h"
+#include "net/server/server_core.h"
+
+namespace relgraph::net {
+
+class IoWorker;
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  Connection(ServerCore& core, IoWorker& worker, boost::asio::ip::tcp::socket socket);
+
+  void Start();
+  // Replies `why` as a notice and closes; used when the connection is over a limit at accept.
+  void StartRejected(const Status& why);
+  // Stops reading new requests; closes once every reply already owed is written.
+  void BeginShutdown();
+  // The durable ticket moved (or durability failed): release or drop held write replies.
+  void OnDurabilityChange();
+  // Applies the idle, send and drain timeouts.
+  void Sweep(Clock::time_point now);
+  void Abort();  // closes now, unsent replies are lost
+
+ private:
+  struct Hold {
+    size_t offset = 0;        // in out_: bytes from here on wait
+    uint64_t ticket = 0;      // until this ticket is durable
+    uint64_t background = 0;  // non-zero: until this background command's reply is inserted
+  };
+
+  void DoRead();
+  void OnRead(const boost::system::error_code& ec, size_t n);
+  void ProcessFrames();
+  void HandleFrame(const Frame& frame);
+  void HandleHello(const Frame& frame);
+  void RunBackground(const CommandSpec& spec, const Frame& frame);
+  void FailAndClose(uint32_t request_id, uint8_t opcode, const Status& why);
+  void ReleaseHolds();
+  size_t sendable_bytes() const { return holds_.empty() ? out_.size() : holds_.front().offset; }
+  void DoWrite();
+  void OnWrite(const boost::system::error_code& ec);
+  void MaybeFinish();
+  void Drain();
+  size_t unsent_bytes() const { return out_.size() + writing_.size(); }
+
+  ServerCore& core_;
+  IoWorker& worker_;
+  boost::asio::ip::tcp::socket socket_;
+  std::vector<char> in_;
+  size_t in_begin_ = 0;
+  size_t in_end_ = 0;
+  std::string out_;         // replies not yet handed to the socket, in request order
+  std::string writing_;     // being written
+  std::deque<Hold> holds_;  // by offset
+  uint64_t next_background_ = 1;
+  bool greeted_ = false;
+  bool reading_ = false;
+  bool write_active_ = false;
+  bool read_paused_ = false;
+  bool closing_ = false;   // no more requests; close when the owed replies are written
+  bool draining_ = false;  // our side is shut; discarding input until the peer closes
+  bool closed_ = false;
+  Clock::time_point last_request_;
+  Clock::time_point last_write_progress_;
+  Clock::time_point drain_started_;
+};
+
+}  // namespace relgraph::net

@@ -1,0 +1,58 @@
+// One io thread: its io_context, the connections it owns and their timeout sweep. Internal to
+// net/; the Server spreads accepted connections over its workers round-robin.
+//
+// Thread-safety: Post() and BeginShutdown() are thread-safe; everything else runs on the
+// worker's own thread.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+#include "net/server/asio.h"
+
+#include "net/server/connection.h"
+#include "net/server/server_core.h"
+
+namespace relgraph::net {
+
+class IoWorker {
+ public:
+  explicit IoWorker(ServerCore& core);
+  ~IoWorker();
+
+  boost::asio::io_context& io() { return io_; }
+  void StartThread();
+  void Join();
+
+  template <typename Fn>
+  void Post(Fn&& fn) {
+    boost::asio::post(io_, std::forward<Fn>(fn));
+  }
+
+  // Adopts a connection accepted onto this worker's io_context (from any thread).
+  void Adopt(std::shared_ptr<Connection> connection, std::optional<Status> reject);
+  void Remove(Connection* connection);  // on the worker thread, when a connection closes
+  void BeginShutdown();                 // from any thread
+  void NotifyDurability();              // from any thread
+
+ private:
+  void ScheduleSweep();
+  void MaybeStop();
+  // A copy of the connection list: iterate it, since a connection may close (and leave the
+  // map) in the call made on it.
+  std::vector<std::shared_ptr<Connection>> Connections() const;
+
+  ServerCore& core_;
+  boost::asio::io_context io_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guard_;
+  boost::asio::steady_timer sweep_;
+  std::unordered_map<Connection*, std::shared_ptr<Connection>> connections_;
+  bool shutting_down_ = false;
+  std::chrono::steady_clock::time_point shutdown_deadline_;
+  std::thread thread_;
+};
+
+}  // namespace relgraph::net

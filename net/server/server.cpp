@@ -1,0 +1,108 @@
+#include "net/server/server.h"
+
+#include <csignal>
+
+#include "net/server/io_worker.h"
+#include "net/protocol/protocol.h"
+
+namespace relgraph::net {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+Server::Server(const ServerOptions& options, Service* service) : core_(options, service) {}
+
+Server::~Server() {
+  Shutdown();
+  Wait().IgnoreError();
+}
+
+Status Server::Start() {
+  const ServerOptions& o = core_.options;
+  if (o.io_threads < 1 || o.io_threads > 64) {
+    return Status::InvalidArgument("io_threads must be 1..64, got " + std::to_string(o.io_threads));
+  }
+  if (o.max_frame < kMinMaxFrame) {
+    return Status::InvalidArgument("max_frame must be at least 4096 bytes");
+  }
+  if (o.max_connections < 1) return Status::InvalidArgument("max_connections must be >= 1");
+  for (uint32_t i = 0; i < o.io_threads; ++i) {
+    workers_.push_back(std::make_unique<IoWorker>(core_));
+  }
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(o.host, ec);
+  if (ec) {
+    return Status::InvalidArgument("listen address '" + o.host + "' is not an IP address");
+  }
+  const tcp::endpoint endpoint(address, o.port);
+  const std::string where = o.host + ":" + std::to_string(o.port);
+  acceptor_.emplace(workers_[0]->io());
+  acceptor_->open(endpoint.protocol(), ec);
+  if (!ec) acceptor_->set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor_->bind(endpoint, ec);
+  if (!ec) acceptor_->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    acceptor_.reset();
+    workers_.clear();
+    return Status::IOError("cannot listen on " + where + ": " + ec.message());
+  }
+  port_ = acceptor_->local_endpoint().port();
+  if (o.handle_signals) {
+    signals_.emplace(workers_[0]->io(), SIGINT, SIGTERM);
+    signals_->async_wait([this](const boost::system::error_code& e, int) {
+      if (!e) Shutdown();
+    });
+  }
+  core_.durability.Start([this] {
+    for (auto& w : workers_) w->NotifyDurability();
+  });
+  core_.background.Start();
+  DoAccept();
+  for (auto& w : workers_) w->StartThread();
+  started_ = true;
+  return Status::OK();
+}
+
+void Server::DoAccept() {
+  IoWorker& target = *workers_[next_worker_];
+  next_worker_ = (next_worker_ + 1) % workers_.size();
+  acceptor_->async_accept(
+      target.io(), [this, &target](const boost::system::error_code& ec, tcp::socket socket) {
+        if (ec == asio::error::operation_aborted || !acceptor_->is_open()) return;
+        if (!ec) {
+          const uint64_t open = core_.connections.fetch_add(1, std::memory_order_relaxed);
+          core_.connections_total.fetch_add(1, std::memory_order_relaxed);
+          std::optional<Status> reject;
+          if (open >= core_.options.max_connections) {
+            reject = Status(Code::kResourceExhausted,
+                            "too many connections (the limit is " +
+                                std::to_string(core_.options.max_connections) + ")");
+          }
+          target.Adopt(std::make_shared<Connection>(core_, target, std::move(socket)), reject);
+        }
+        // Accept errors (for example EMFILE) are transient: keep accepting.
+        DoAccept();
+      });
+}
+
+void Server::Shutdown() {
+  if (!started_ || shutdown_started_.exchange(true)) return;
+  asio::post(workers_[0]->io(), [this] {
+    boost::system::error_code ignored;
+    if (acceptor_) acceptor_->close(ignored);
+    if (signals_) signals_->cancel(ignored);
+  });
+  for (auto& w : workers_) w->BeginShutdown();
+}
+
+Status Server::Wait() {
+  if (!started_ || waited_) return wait_status_;
+  for (auto& w : workers_) w->Join();
+  core_.background.Stop();
+  core_.durability.Stop();
+  waited_ = true;
+  wait_status_ = core_.service->OnShutdown();
+  return wait_status_;
+}
+
+}  // namespace relgraph::net

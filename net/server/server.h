@@ -1,0 +1,59 @@
+// Server: the Asio TCP front of a Service (docs/protocol.md; threads in docs/design.md).
+//
+// Why this design: `io_threads` workers each run their own io_context and own their connections
+// outright (no strands, no locks on the request path); the acceptor round-robins new sockets
+// over them. Commands run inline on the io thread (they take microseconds); the two things that
+// may take long run elsewhere: waiting for an fsync (DurabilityWaiter, one thread, group commit
+// for every connection) and background commands such as snapshot (BackgroundRunner).
+// Shutdown closes the acceptor, lets every connection write the replies it owes, then stops.
+//
+// Thread-safety: Start, Wait and the destructor from one thread; Shutdown and port from any.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "net/server/asio.h"
+#include "net/server/server_core.h"
+#include "net/server/server_options.h"
+#include "net/service.h"
+#include "storage/status.h"
+
+namespace relgraph::net {
+
+class IoWorker;
+
+class Server {
+ public:
+  // `service` is not owned and must outlive the Server.
+  Server(const ServerOptions& options, Service* service);
+  ~Server();  // Shutdown() and Wait()
+
+  // Binds, listens and starts the threads. Errors: kInvalidArgument (bad option), kIOError
+  // (the address cannot be bound: the message names it and why).
+  Status Start();
+  uint16_t port() const { return port_.load(); }  // the bound port, after Start
+  // Starts a graceful shutdown; returns at once. Idempotent.
+  void Shutdown();
+  // Blocks until the server has stopped, then calls Service::OnShutdown and returns its status.
+  Status Wait();
+  ServerStats stats() const { return core_.Stats(); }
+
+ private:
+  void DoAccept();
+
+  ServerCore core_;
+  std::vector<std::unique_ptr<IoWorker>> workers_;
+  std::optional<boost::asio::ip::tcp::acceptor> acceptor_;
+  std::optional<boost::asio::signal_set> signals_;
+  size_t next_worker_ = 0;
+  std::atomic<uint16_t> port_{0};
+  std::atomic<bool> shutdown_started_{false};
+  bool started_ = false;
+  bool waited_ = false;
+  Status wait_status_;
+};
+
+}  // namespace relgraph::net

@@ -1,0 +1,90 @@
+// FanList against a std::set: random inserts, erases, finds, ranks and descending copies, with
+// chunk sizes small enough that lists go chunked, split, merge and flatten back many times.
+#include <doctest.h>
+
+#include <random>
+#include <set>
+#include <vector>
+
+#include "engine/graph/fan_list.h"
+
+namespace relgraph {
+namespace {
+
+void RunAgainstSet(uint32_t chunk_entries, uint64_t seed, int steps, uint32_t key_space) {
+  std::mt19937_64 rng(seed);
+  std::vector<UserId> external(key_space);
+  for (UserId& u : external) u = rng();
+  IdMap ids;
+  for (UserId u : external) {
+    const InternalId id = ids.Intern(u);
+    REQUIRE(id + 1 == ids.size());  // internal id = index
+  }
+  SlabAllocator slab;
+  const FanContext ctx{slab, EntryOrder(ids), chunk_entries};
+  FanList list;
+  std::set<EntryKey> ref;
+  std::vector<InternalId> present_peer;  // peers present (each peer at most once here)
+  std::vector<bool> is_present(key_space, false);
+  std::vector<TimestampMs> ts_of(key_space, 0);
+  TimestampMs clock = 0;
+  for (int step = 0; step < steps; ++step) {
+    // Phases of growth and shrinkage push the list across the short/chunked boundary.
+    const bool grow = (step / 3000) % 2 == 0;
+    const InternalId peer = static_cast<InternalId>(rng() % key_space);
+    if (!is_present[peer] && (grow ? rng() % 4 != 0 : rng() % 4 == 0)) {
+      // Mostly appends at the newest end, sometimes an old time (imports), often ties.
+      const TimestampMs ts =
+          rng() % 5 == 0 ? static_cast<TimestampMs>(rng() % (clock + 1)) : (clock += rng() % 2);
+      list.Insert(MakeEntry(peer, ts, false), ctx);
+      ref.insert({ts, external[peer]});
+      is_present[peer] = true;
+      ts_of[peer] = ts;
+    } else if (is_present[peer]) {
+      REQUIRE(list.Erase({ts_of[peer], external[peer]}, ctx));
+      ref.erase({ts_of[peer], external[peer]});
+      is_present[peer] = false;
+    } else {
+      CHECK_FALSE(list.Erase({ts_of[peer], external[peer]}, ctx));
+    }
+    REQUIRE(list.size() == ref.size());
+    if (step % 53 == 0) {
+      // Rank of a random key; a descending copy from a random end; find of a present entry.
+      const EntryKey probe{static_cast<TimestampMs>(rng() % (clock + 2)), rng()};
+      const size_t rank = static_cast<size_t>(std::distance(ref.begin(), ref.lower_bound(probe)));
+      REQUIRE(list.Rank(probe, ctx.order) == rank);
+      const size_t end = ref.empty() ? 0 : rng() % (ref.size() + 1);
+      const uint32_t limit = 1 + static_cast<uint32_t>(rng() % 40);
+      std::vector<EdgeEntry> out(limit);
+      const uint32_t n = list.CopyDescending(end, limit, out.data());
+      REQUIRE(n == std::min<size_t>(end, limit));
+      auto it = std::next(ref.begin(), static_cast<ptrdiff_t>(end));
+      for (uint32_t i = 0; i < n; ++i) {
+        --it;
+        REQUIRE(ctx.order.KeyOf(out[i]) == *it);
+      }
+      if (is_present[peer]) REQUIRE(list.Find({ts_of[peer], external[peer]}, ctx.order) != nullptr);
+    }
+  }
+  // Full scan in order.
+  std::vector<EntryKey> all;
+  list.ForEach([&](const EdgeEntry& e) { all.push_back(ctx.order.KeyOf(e)); });
+  CHECK(all == std::vector<EntryKey>(ref.begin(), ref.end()));
+  list.Clear(slab);
+  CHECK(list.size() == 0);
+}
+
+TEST_CASE("fan_list: tiny chunks (4) split, merge and flatten correctly") {
+  for (uint64_t seed = 1; seed <= 6; ++seed) RunAgainstSet(4, seed, 12'000, 400);
+}
+
+TEST_CASE("fan_list: odd chunk size (7) with many ties") {
+  RunAgainstSet(7, 9, 20'000, 3000);
+}
+
+TEST_CASE("fan_list: default chunk size with a celebrity-sized list") {
+  RunAgainstSet(256, 5, 60'000, 40'000);
+}
+
+}  // namespace
+}  // namespace relgraph

@@ -1,0 +1,95 @@
+#include <doctest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "engine/graph/following_list.h"
+
+namespace relgraph {
+namespace {
+
+struct Ref {
+  EntryKey key;
+  InternalId peer;
+  bool mutual;
+};
+
+TEST_CASE("following_list: random inserts, erases and flag flips match a sorted vector") {
+  std::mt19937_64 rng(21);
+  std::vector<UserId> external(1500);
+  for (UserId& u : external) u = rng() | 1;
+  IdMap ids;
+  for (UserId u : external) {
+    const InternalId id = ids.Intern(u);
+    REQUIRE(id + 1 == ids.size());
+  }
+  const EntryOrder order(ids);
+  SlabAllocator slab;
+  FollowingList list;
+  std::vector<Ref> ref;
+  for (int step = 0; step < 40'000; ++step) {
+    // Grow towards the cap, then shrink: sizes sweep every capacity class up to ~1,000.
+    const bool grow = (step / 8000) % 2 == 0;
+    const InternalId peer = static_cast<InternalId>(rng() % external.size());
+    const size_t at = list.FindPeer(peer);
+    auto it = std::find_if(ref.begin(), ref.end(), [&](const Ref& r) { return r.peer == peer; });
+    REQUIRE((at < list.size()) == (it != ref.end()));
+    if (it != ref.end()) {
+      REQUIRE(list.PeerAt(at) == peer);
+      if (rng() % 3 == 0) {
+        it->mutual = !it->mutual;
+        list.SetMutual(at, it->mutual);
+      } else if (!grow || rng() % 4 == 0) {
+        ref.erase(it);
+        list.EraseAt(at, slab);
+      }
+    } else if (grow || rng() % 4 == 0) {
+      const TimestampMs ts = static_cast<TimestampMs>(rng() % 50) * 1'000'000'007LL;
+      const bool mutual = rng() % 2;
+      list.Insert(MakeEntry(peer, ts, mutual), order, slab);
+      const Ref r{{ts, external[peer]}, peer, mutual};
+      ref.insert(std::upper_bound(ref.begin(), ref.end(), r,
+                                  [](const Ref& x, const Ref& y) { return x.key < y.key; }),
+                 r);
+    }
+    REQUIRE(list.size() == ref.size());
+    if (step % 101 == 0) {
+      for (size_t i = 0; i < ref.size(); ++i) {
+        REQUIRE(list.PeerAt(i) == ref[i].peer);
+        REQUIRE(list.TsAt(i) == ref[i].key.ts);
+        REQUIRE(list.MutualAt(i) == ref[i].mutual);
+      }
+      const EntryKey probe{static_cast<TimestampMs>(rng() % 50) * 1'000'000'007LL, rng()};
+      const size_t want = static_cast<size_t>(
+          std::find_if(ref.begin(), ref.end(), [&](const Ref& r) { return !(r.key < probe); }) -
+          ref.begin());
+      REQUIRE(list.Rank(probe, order) == want);
+      EdgeEntry out[7];
+      const size_t end = ref.empty() ? 0 : rng() % (ref.size() + 1);
+      const uint32_t n = list.CopyDescending(end, 7, out);
+      REQUIRE(n == std::min<size_t>(end, 7));
+      for (uint32_t i = 0; i < n; ++i) REQUIRE(InternalId{out[i].peer} == ref[end - 1 - i].peer);
+    }
+  }
+  list.Clear(slab);
+  CHECK(list.empty());
+  CHECK(slab.LiveBytes() == 0);
+}
+
+TEST_CASE("following_list: FindPeer finds every position at every length around SIMD blocks") {
+  IdMap ids;
+  for (UserId u = 1; u <= 40; ++u) ids.Intern(u);
+  const EntryOrder order(ids);
+  SlabAllocator slab;
+  for (uint32_t n = 0; n <= 33; ++n) {
+    FollowingList list;
+    for (uint32_t i = 0; i < n; ++i) list.Insert(MakeEntry(i, i, false), order, slab);
+    for (uint32_t i = 0; i < n; ++i) REQUIRE(list.FindPeer(i) == i);
+    REQUIRE(list.FindPeer(39) == n);
+    list.Clear(slab);
+  }
+}
+
+}  // namespace
+}  // namespace relgraph

@@ -1,0 +1,86 @@
+#include <doctest.h>
+
+#include <algorithm>
+#include <random>
+#include <unordered_map>
+
+#include "engine/graph/id_map.h"
+
+namespace relgraph {
+namespace {
+
+TEST_CASE("id_map: interning is dense, stable and agrees with a hash map through growth") {
+  IdMap map;
+  std::unordered_map<UserId, InternalId> ref;
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 200'000; ++i) {
+    // Mix of fresh random ids, repeats, and sequential ids that collide in low bits.
+    const UserId u = i % 3 == 0   ? (rng() | 1)
+                     : i % 3 == 1 ? UserId(i) * 4096 + 1
+                                  : UserId(1 + rng() % 5000);
+    const InternalId id = map.Intern(u);
+    auto [it, inserted] = ref.try_emplace(u, static_cast<InternalId>(ref.size()));
+    REQUIRE(id == it->second);
+    REQUIRE(map.External(id) == u);
+  }
+  CHECK(map.size() == ref.size());
+  for (const auto& [u, id] : ref) REQUIRE(map.Find(u) == id);
+  CHECK(map.Find(10'002) == kNoInternalId);  // even and > 5000: no generator above makes it
+}
+
+TEST_CASE("id_map: id 0 is never found, even though 0 marks empty slots") {
+  IdMap map;
+  CHECK(map.Find(0) == kNoInternalId);
+  for (UserId u = 1; u <= 1000; ++u) map.Intern(u);
+  CHECK(map.Find(0) == kNoInternalId);
+}
+
+TEST_CASE("id_map: reserve keeps lookups right and memory is accounted") {
+  IdMap map;
+  map.Intern(42);
+  map.Reserve(100'000);
+  CHECK(map.Find(42) == 0);
+  CHECK(map.MemoryBytes() >= 100'000 * (sizeof(UserId) + 12));
+}
+
+}  // namespace
+}  // namespace relgraph
+
+namespace relgraph {
+namespace {
+
+TEST_CASE("id_map: a bulk load finds every id, and refuses id 0 and repeats by position") {
+  std::mt19937_64 rng(11);
+  for (size_t n : {size_t{0}, size_t{1}, size_t{1000}, size_t{300'000}}) {
+    CAPTURE(n);
+    std::vector<UserId> ids(n);
+    for (UserId& u : ids) u = rng() % 3 == 0 ? 1 + rng() % (4 * n + 1) : rng() | 1;
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    std::shuffle(ids.begin(), ids.end(), rng);
+    IdMap m;
+    REQUIRE(m.AppendAll(ids) == ids.size());
+    REQUIRE(m.IndexAll() == ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) {
+      REQUIRE(m.Find(ids[i]) == i);
+      REQUIRE(m.External(static_cast<InternalId>(i)) == ids[i]);
+    }
+    CHECK(m.Find(0) == kNoInternalId);
+    if (n == 0) continue;
+    const UserId fresh = m.Intern(ids[0] == 7 ? 8 : 7);  // interning goes on afterwards
+    CHECK(m.Find(ids[0] == 7 ? 8 : 7) == fresh);
+    // A repeat is named by the later of its two positions; a 0 by its own.
+    std::vector<UserId> repeated = ids;
+    repeated.push_back(ids[ids.size() / 2]);
+    IdMap r;
+    REQUIRE(r.AppendAll(repeated) == repeated.size());
+    CHECK(r.IndexAll() == ids.size());
+    std::vector<UserId> zero = ids;
+    zero[ids.size() / 3] = 0;
+    IdMap z;
+    CHECK(z.AppendAll(zero) == ids.size() / 3);
+  }
+}
+
+}  // namespace
+}  // namespace relgraph

@@ -1,0 +1,321 @@
+#include "tools/service/command_service.h"
+
+#include <string>
+
+#include "engine/graph/graph.h"
+#include "net/protocol/protocol.h"
+
+namespace relgraph {
+namespace {
+
+using net::Opcode;
+
+static_assert(static_cast<uint8_t>(net::RelationCode::kMutual) ==
+              static_cast<uint8_t>(relgraph::Relation::kMutual));
+static_assert(static_cast<uint8_t>(net::RelationCode::kFollowedBy) ==
+              static_cast<uint8_t>(relgraph::Relation::kFollowedBy));
+
+net::RelationCode ToWire(relgraph::Relation r) {
+  return static_cast<net::RelationCode>(static_cast<uint8_t>(r));
+}
+
+PageRequest ToPageRequest(const net::PageQuery& q) {
+  PageRequest r;
+  r.limit = q.limit;
+  r.offset = q.offset;
+  if (q.after) r.after = Cursor{q.after->ts, q.after->user};
+  r.viewer = q.viewer;
+  return r;
+}
+
+net::PageReply ToWire(const Page& page) {
+  net::PageReply r;
+  r.entries.reserve(page.entries.size());
+  for (const ListEntry& e : page.entries) {
+    r.entries.push_back({e.user, e.ts, ToWire(e.viewer_relation), e.mutual});
+  }
+  if (page.next) r.next = net::WireCursor{page.next->ts, page.next->user};
+  return r;
+}
+
+FeedPageRequest ToFeedRequest(const net::FeedQuery& q) {
+  FeedPageRequest r;
+  r.limit = q.limit;
+  if (q.after) r.after = PostKey{q.after->ts, q.after->post};
+  r.kinds = q.kinds;
+  return r;
+}
+
+net::FeedReply ToWire(const FeedPage& page) {
+  net::FeedReply r;
+  r.entries.reserve(page.entries.size());
+  for (const FeedEntry& e : page.entries) r.entries.push_back({e.post, e.author, e.ts, e.kind});
+  if (page.next) r.next = net::PostCursor{page.next->ts, page.next->post};
+  return r;
+}
+
+Result<net::ChangedReply> ToChanged(const Result<bool>& r) {
+  if (!r.ok()) return r.status();
+  return net::ChangedReply{*r};
+}
+
+using Handler = net::ExecuteResult (*)(CommandService&, std::string_view, std::string*,
+                                       const net::ServerStats&);
+
+// Decode the request, run the handler, encode the reply: the same three steps for every row.
+template <typename Req, auto Method>
+net::ExecuteResult Run(CommandService& service, std::string_view body, std::string* out,
+                       const net::ServerStats& stats) {
+  Req request;
+  // Built once per command: the request path allocates nothing for error texts it never uses.
+  static const std::string what =
+      std::string(net::OpcodeName(Req::kOpcode)) + " request";
+  if (Status s = net::WireDecode(body, &request, what); !s.ok()) return {s, 0};
+  CommandService::Context context;
+  context.stats = &stats;
+  auto reply = (service.*Method)(request, context);
+  if (!reply.ok()) return {reply.status(), 0};
+  net::WirePut(out, *reply);
+  return {Status::OK(), context.ticket};
+}
+
+struct Row {
+  net::CommandSpec spec;
+  Handler run;
+};
+
+// A row takes its opcode from the request struct and its name from the opcode list
+// (net/protocol/protocol.h), so a command's name is written once.
+template <typename Req, auto Method>
+constexpr Row MakeRow(uint32_t flags) {
+  return Row{{static_cast<uint8_t>(Req::kOpcode), net::OpcodeName(Req::kOpcode), flags},
+             &Run<Req, Method>};
+}
+
+// The command table: every command the engine serves (ping and hello are the server's own).
+constexpr Row kCommands[] = {
+    MakeRow<net::InfoRequest, &CommandService::Info>(net::kCommandServerStats),
+    MakeRow<net::SnapshotRequest, &CommandService::Snapshot>(net::kCommandBackground),
+    MakeRow<net::FollowRequest, &CommandService::Follow>(net::kCommandWrites),
+    MakeRow<net::UnfollowRequest, &CommandService::Unfollow>(net::kCommandWrites),
+    MakeRow<net::RelationRequest, &CommandService::Relation>(net::kCommandReads),
+    MakeRow<net::RelationsRequest, &CommandService::Relations>(net::kCommandReads),
+    MakeRow<net::FollowingRequest, &CommandService::Following>(net::kCommandReads),
+    MakeRow<net::FansRequest, &CommandService::Fans>(net::kCommandReads),
+    MakeRow<net::FriendsRequest, &CommandService::Friends>(net::kCommandReads),
+    MakeRow<net::CountsRequest, &CommandService::Counts>(net::kCommandReads),
+    MakeRow<net::KnownFollowersRequest, &CommandService::KnownFollowers>(net::kCommandReads),
+    MakeRow<net::RemoveUserRequest, &CommandService::RemoveUser>(net::kCommandWrites),
+    MakeRow<net::PublishRequest, &CommandService::Publish>(net::kCommandWrites),
+    MakeRow<net::DeletePostRequest, &CommandService::DeletePost>(net::kCommandWrites),
+    MakeRow<net::TimelineRequest, &CommandService::Timeline>(net::kCommandReads),
+    MakeRow<net::UserPostsRequest, &CommandService::UserPosts>(net::kCommandReads),
+    MakeRow<net::MuteRequest, &CommandService::Mute>(net::kCommandWrites),
+    MakeRow<net::UnmuteRequest, &CommandService::Unmute>(net::kCommandWrites),
+    MakeRow<net::HideRequest, &CommandService::Hide>(net::kCommandWrites),
+    MakeRow<net::UnhideRequest, &CommandService::Unhide>(net::kCommandWrites),
+    MakeRow<net::MutesRequest, &CommandService::Mutes>(net::kCommandReads),
+    MakeRow<net::HidesRequest, &CommandService::Hides>(net::kCommandReads),
+};
+
+const Row* RowFor(uint8_t opcode) {
+  static const auto index = [] {
+    std::array<const Row*, 256> by_opcode{};
+    for (const Row& row : kCommands) by_opcode[row.spec.opcode] = &row;
+    return by_opcode;
+  }();
+  return index[opcode];
+}
+
+}  // namespace
+
+CommandService::CommandService(Db* db) : db_(db) {}
+
+const net::CommandSpec* CommandService::Find(uint8_t opcode) const {
+  const Row* row = RowFor(opcode);
+  return row == nullptr ? nullptr : &row->spec;
+}
+
+net::ExecuteResult CommandService::Execute(const net::CommandSpec& spec, std::string_view body,
+                                           std::string* reply, const net::ServerStats& stats) {
+  ops_.fetch_add(1, std::memory_order_relaxed);
+  return RowFor(spec.opcode)->run(*this, body, reply, stats);
+}
+
+uint64_t CommandService::OpsPerSecond() {
+  // The rate over the last whole window of at least one second, refreshed lazily.
+  std::lock_guard lock(rate_mu_);
+  const auto now = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(now - window_start_).count();
+  if (seconds >= 1.0) {
+    const uint64_t ops = ops_.load(std::memory_order_relaxed);
+    last_rate_ = static_cast<uint64_t>(static_cast<double>(ops - window_ops_) / seconds);
+    window_ops_ = ops;
+    window_start_ = now;
+  }
+  return last_rate_;
+}
+
+Result<net::InfoReply> CommandService::Info(const net::InfoRequest&, Context& c) {
+  net::InfoReply r;
+  auto add = [&r](const char* name, uint64_t value) { r.fields.push_back({name, value}); };
+  db_->Read([&](const Graph& g) {
+    add("users", g.user_count());
+    add("edges", g.edge_count());
+    add("memory_bytes", g.Memory().total());
+    return 0;
+  });
+  add("ops_total", ops_.load(std::memory_order_relaxed));
+  add("ops_per_sec", OpsPerSecond());
+  add("connections", c.stats->connections);
+  add("connections_total", c.stats->connections_total);
+  add("requests_total", c.stats->requests_total);
+  add("uptime_ms", c.stats->uptime_ms);
+  add("last_lsn", db_->last_lsn());
+  add("durable_lsn", db_->durable_lsn());
+  add("durability", static_cast<uint64_t>(db_->durability()));
+  const auto snapshot = db_->last_snapshot();
+  add("last_snapshot_lsn", snapshot ? snapshot->lsn : db_->recovery().snapshot_lsn);
+  add("last_snapshot_ms", snapshot ? static_cast<uint64_t>(snapshot->created_ms) : 0);
+  add("recovered_records", db_->recovery().replayed_records);
+  const FeedStats feed = db_->feed_stats();
+  add("posts", feed.posts);
+  add("post_bytes", feed.post_bytes);
+  add("post_index_bytes", feed.post_index_bytes);
+  add("feed_user_bytes", feed.feed_user_bytes);
+  add("inboxes", feed.inboxes);
+  add("inbox_entries", feed.inbox_entries);
+  add("inbox_bytes", feed.inbox_bytes);
+  add("celebrities", feed.celebrities);
+  add("fanout_queue", feed.fanout_queue);
+  add("fanout_inserts", feed.fanout_inserts);
+  return r;
+}
+
+Result<net::SnapshotReply> CommandService::Snapshot(const net::SnapshotRequest&, Context&) {
+  auto info = db_->Snapshot();
+  if (!info.ok()) return info.status();
+  return net::SnapshotReply{info->lsn, info->edges, info->file_bytes, info->created_ms};
+}
+
+Result<net::FollowReply> CommandService::Follow(const net::FollowRequest& q, Context& c) {
+  auto r = q.ts ? db_->FollowAt(q.follower, q.followee, *q.ts, &c.ticket)
+                : db_->Follow(q.follower, q.followee, &c.ticket);
+  if (!r.ok()) return r.status();
+  return net::FollowReply{r->created, ToWire(r->relation), r->followed_at};
+}
+
+Result<net::UnfollowReply> CommandService::Unfollow(const net::UnfollowRequest& q, Context& c) {
+  auto r = db_->Unfollow(q.follower, q.followee, &c.ticket);
+  if (!r.ok()) return r.status();
+  return net::UnfollowReply{*r};
+}
+
+Result<net::RelationReply> CommandService::Relation(const net::RelationRequest& q, Context&) {
+  auto r = db_->Read([&](const Graph& g) { return g.GetRelation(q.a, q.b); });
+  if (!r.ok()) return r.status();
+  return net::RelationReply{ToWire(*r)};
+}
+
+Result<net::RelationsReply> CommandService::Relations(const net::RelationsRequest& q, Context&) {
+  auto r = db_->Read([&](const Graph& g) { return g.GetRelations(q.a, q.others); });
+  if (!r.ok()) return r.status();
+  net::RelationsReply reply;
+  reply.relations.reserve(r->size());
+  for (relgraph::Relation rel : *r) reply.relations.push_back(ToWire(rel));
+  return reply;
+}
+
+Result<net::PageReply> CommandService::Following(const net::FollowingRequest& q, Context&) {
+  auto r = db_->Read([&](const Graph& g) { return g.Following(q.user, ToPageRequest(q)); });
+  if (!r.ok()) return r.status();
+  return ToWire(*r);
+}
+
+Result<net::PageReply> CommandService::Fans(const net::FansRequest& q, Context&) {
+  auto r = db_->Read([&](const Graph& g) { return g.Fans(q.user, ToPageRequest(q)); });
+  if (!r.ok()) return r.status();
+  return ToWire(*r);
+}
+
+Result<net::PageReply> CommandService::Friends(const net::FriendsRequest& q, Context&) {
+  auto r = db_->Read([&](const Graph& g) { return g.Friends(q.user, ToPageRequest(q)); });
+  if (!r.ok()) return r.status();
+  return ToWire(*r);
+}
+
+Result<net::CountsReply> CommandService::Counts(const net::CountsRequest& q, Context&) {
+  auto r = db_->Read([&](const Graph& g) { return g.GetCounts(q.user); });
+  if (!r.ok()) return r.status();
+  return net::CountsReply{r->following, r->fans, r->friends};
+}
+
+Result<net::KnownFollowersReply> CommandService::KnownFollowers(const net::KnownFollowersRequest& q,
+                                                                Context&) {
+  auto r =
+      db_->Read([&](const Graph& g) { return g.GetKnownFollowers(q.viewer, q.target, q.limit); });
+  if (!r.ok()) return r.status();
+  return net::KnownFollowersReply{r->total, r->users};
+}
+
+Result<net::RemoveUserReply> CommandService::RemoveUser(const net::RemoveUserRequest& q,
+                                                        Context& c) {
+  auto r = db_->RemoveUser(q.user, &c.ticket);
+  if (!r.ok()) return r.status();
+  return net::RemoveUserReply{*r};
+}
+
+// ---- feed ------------------------------------------------------------------------------------
+
+Result<net::PublishReply> CommandService::Publish(const net::PublishRequest& q, Context& c) {
+  auto r = db_->Publish(q.author, q.post, q.kind, q.ts, &c.ticket);
+  if (!r.ok()) return r.status();
+  return net::PublishReply{r->ts, r->retained, r->evicted};
+}
+
+Result<net::Empty> CommandService::DeletePost(const net::DeletePostRequest& q, Context& c) {
+  RELGRAPH_RETURN_IF_ERROR(db_->DeletePost(q.author, q.post, &c.ticket));
+  return net::Empty{};
+}
+
+Result<net::FeedReply> CommandService::Timeline(const net::TimelineRequest& q, Context&) {
+  auto r = db_->Timeline(q.user, ToFeedRequest(q));
+  if (!r.ok()) return r.status();
+  return ToWire(*r);
+}
+
+Result<net::FeedReply> CommandService::UserPosts(const net::UserPostsRequest& q, Context&) {
+  auto r = db_->UserPosts(q.user, ToFeedRequest(q));
+  if (!r.ok()) return r.status();
+  return ToWire(*r);
+}
+
+Result<net::ChangedReply> CommandService::Mute(const net::MuteRequest& q, Context& c) {
+  return ToChanged(db_->Mute(q.user, q.other, true, &c.ticket));
+}
+
+Result<net::ChangedReply> CommandService::Unmute(const net::UnmuteRequest& q, Context& c) {
+  return ToChanged(db_->Mute(q.user, q.other, false, &c.ticket));
+}
+
+Result<net::ChangedReply> CommandService::Hide(const net::HideRequest& q, Context& c) {
+  return ToChanged(db_->Hide(q.user, q.other, true, &c.ticket));
+}
+
+Result<net::ChangedReply> CommandService::Unhide(const net::UnhideRequest& q, Context& c) {
+  return ToChanged(db_->Hide(q.user, q.other, false, &c.ticket));
+}
+
+Result<net::UserListReply> CommandService::Mutes(const net::MutesRequest& q, Context&) {
+  auto r = db_->Mutes(q.user);
+  if (!r.ok()) return r.status();
+  return net::UserListReply{std::move(*r)};
+}
+
+Result<net::UserListReply> CommandService::Hides(const net::HidesRequest& q, Context&) {
+  auto r = db_->Hides(q.user);
+  if (!r.ok()) return r.status();
+  return net::UserListReply{std::move(*r)};
+}
+
+}  // namespace relgraph

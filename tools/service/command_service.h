@@ -1,0 +1,73 @@
+// CommandService: the engine's side of net::Service, one table entry per command.
+//
+// Why this design: each command is three small pieces, as in the style guide: its wire structs
+// (net/protocol/messages.h), one member function here that converts them to an engine call on the Db,
+// and one row in the command table (opcode, name, flags). The server never sees an engine type
+// and the engine never sees a socket.
+//
+// Thread-safety: thread-safe (the Db is; the counters are atomics).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+
+#include "engine/db.h"
+#include "net/protocol/messages.h"
+#include "net/service.h"
+
+namespace relgraph {
+
+class CommandService final : public net::Service {
+ public:
+  explicit CommandService(Db* db);  // not owned; must outlive the service
+
+  const net::CommandSpec* Find(uint8_t opcode) const override;
+  net::ExecuteResult Execute(const net::CommandSpec& spec, std::string_view body,
+                             std::string* reply, const net::ServerStats& stats) override;
+  Status WaitDurable(uint64_t ticket) override { return db_->WaitDurable(ticket); }
+  Status OnShutdown() override { return db_->Close(); }
+
+  // Per-command context the handlers fill or read.
+  struct Context {
+    uint64_t ticket = 0;
+    const net::ServerStats* stats = nullptr;
+  };
+
+  // The handlers, one per command (public so the table can name them).
+  Result<net::InfoReply> Info(const net::InfoRequest&, Context&);
+  Result<net::SnapshotReply> Snapshot(const net::SnapshotRequest&, Context&);
+  Result<net::FollowReply> Follow(const net::FollowRequest&, Context&);
+  Result<net::UnfollowReply> Unfollow(const net::UnfollowRequest&, Context&);
+  Result<net::RelationReply> Relation(const net::RelationRequest&, Context&);
+  Result<net::RelationsReply> Relations(const net::RelationsRequest&, Context&);
+  Result<net::PageReply> Following(const net::FollowingRequest&, Context&);
+  Result<net::PageReply> Fans(const net::FansRequest&, Context&);
+  Result<net::PageReply> Friends(const net::FriendsRequest&, Context&);
+  Result<net::CountsReply> Counts(const net::CountsRequest&, Context&);
+  Result<net::KnownFollowersReply> KnownFollowers(const net::KnownFollowersRequest&, Context&);
+  Result<net::RemoveUserReply> RemoveUser(const net::RemoveUserRequest&, Context&);
+  Result<net::PublishReply> Publish(const net::PublishRequest&, Context&);
+  Result<net::Empty> DeletePost(const net::DeletePostRequest&, Context&);
+  Result<net::FeedReply> Timeline(const net::TimelineRequest&, Context&);
+  Result<net::FeedReply> UserPosts(const net::UserPostsRequest&, Context&);
+  Result<net::ChangedReply> Mute(const net::MuteRequest&, Context&);
+  Result<net::ChangedReply> Unmute(const net::UnmuteRequest&, Context&);
+  Result<net::ChangedReply> Hide(const net::HideRequest&, Context&);
+  Result<net::ChangedReply> Unhide(const net::UnhideRequest&, Context&);
+  Result<net::UserListReply> Mutes(const net::MutesRequest&, Context&);
+  Result<net::UserListReply> Hides(const net::HidesRequest&, Context&);
+
+ private:
+  uint64_t OpsPerSecond();
+
+  Db* const db_;
+  std::atomic<uint64_t> ops_{0};
+  std::mutex rate_mu_;
+  std::chrono::steady_clock::time_point window_start_ = std::chrono::steady_clock::now();
+  uint64_t window_ops_ = 0;
+  uint64_t last_rate_ = 0;
+};
+
+}  // namespace relgraph
