@@ -1,4 +1,5 @@
-// Db: the durable follow graph, a Graph plus its write-ahead log (and, next, snapshots).
+// Db: the engine's entry point: the follow graph and the feed, made durable by the write-ahead
+// log and snapshots, with recovery on Open.
 //
 // Why this design: a mutation decides its outcome, applies it and appends its WAL record under
 // one exclusive lock, so WAL order is apply order; it then waits for durability (Commit)

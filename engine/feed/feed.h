@@ -375,7 +375,7 @@ class Feed {
   // For(its slot), so that a move into a fresh pool can run between calls.
   // Rings grow tight: a ring grows at a publish, once per post, where a copy is cheap beside
   // the publish. Inboxes grow with few copies: they grow in the fan-out, whose throughput
-  // the copies of the tight steps cost 3-6% (docs/benchmarks.md, session 18).
+  // the copies of the tight steps cost 3-6% (measured; docs/feed.md, "Memory per inbox entry").
   CompactingPool ring_blocks_{sizeof(PostEntry), BlockPool::Growth::kTight};
   CompactingPool inbox_blocks_{sizeof(InboxEntry), BlockPool::Growth::kFewCopies};
   BlockPool side_pool_{2 * sizeof(InternalId)};  // inboxes' side lists (id_list_pair.h)

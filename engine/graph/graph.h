@@ -1,5 +1,5 @@
 // Graph: the in-memory follow graph. Usable on its own, embedded (no server); Db (engine/db.h)
-// makes it durable with the WAL and snapshots; the server (issue 4) will serve a Db.
+// makes it durable with the WAL and snapshots, and relgraphd serves a Db over TCP.
 //
 // Model: users are 64-bit ids (0 is invalid); a user exists once an edge names it, and an
 // unknown user has empty lists and zero counts. follow(a, b) creates the directed edge a -> b

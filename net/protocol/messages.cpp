@@ -23,4 +23,16 @@ std::optional<uint64_t> InfoReply::Get(std::string_view name) const {
   return std::nullopt;
 }
 
+std::string_view DurabilityCodeName(uint64_t code) {
+  switch (static_cast<DurabilityCode>(code)) {
+    case DurabilityCode::kAlways:
+      return "always";
+    case DurabilityCode::kEverySec:
+      return "everysec";
+    case DurabilityCode::kNone:
+      return "none";
+  }
+  return "unknown";
+}
+
 }  // namespace relgraph::net

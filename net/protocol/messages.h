@@ -57,6 +57,11 @@ struct InfoReply {
   // The value of field `name`, if present.
   std::optional<uint64_t> Get(std::string_view name) const;
 };
+// INFO's `durability` field: the server's --fsync mode as a number.
+enum class DurabilityCode : uint64_t { kAlways = 0, kEverySec = 1, kNone = 2 };
+// "always", "everysec", "none"; "unknown" for any other value.
+std::string_view DurabilityCodeName(uint64_t code);
+
 struct InfoRequest : Empty {
   static constexpr Opcode kOpcode = Opcode::kInfo;
   using Reply = InfoReply;

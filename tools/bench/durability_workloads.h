@@ -1,4 +1,4 @@
-// Durability workloads of relgraph-bench (issue 3): follows through the WAL in each mode,
+// Durability workloads of relgraph-bench: follows through the WAL in each mode,
 // group commit with many writers, snapshot write (offline and online, with the longest writer
 // pause), recovery from a snapshot and from the WAL alone, and import. Each workload works in
 // its own directory under `root`, which the caller removes.

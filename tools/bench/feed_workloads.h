@@ -1,4 +1,4 @@
-// Feed workloads of relgraph-bench (issue 5), on one thread, over the loaded benchmark graph:
+// Feed workloads of relgraph-bench, on one thread, over the loaded benchmark graph:
 //   publish                 Feed::Publish alone (fan-out not run while timed); the note
 //                           times the author with the most fans, and one made with 1M
 //   fanout                  the queued fan-out run to the end: inbox inserts per second; the

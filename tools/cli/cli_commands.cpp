@@ -284,7 +284,13 @@ const std::map<std::string, Command>& Commands() {
        {"info", 1,
         [](net::Client& c, const auto&, bool json) {
           return Render<net::InfoReply>(c.Info(), json, [](Rendered& o, const auto& r) {
-            for (const auto& f : r.fields) o.Add(f.name, f.value);
+            for (const auto& f : r.fields) {
+              if (f.name == "durability") {
+                o.AddText(f.name, net::DurabilityCodeName(f.value));  // a mode, not a count
+              } else {
+                o.Add(f.name, f.value);
+              }
+            }
           });
         }}},
       {"snapshot",

@@ -59,6 +59,10 @@ int Main(int argc, char** argv) {
     }
   }
 
+  if (!words.empty() && words[0] == "help") {  // needs no server
+    PrintUsage();
+    return 0;
+  }
   auto client = net::Client::Connect(options);
   if (!client.ok()) {
     std::fprintf(stderr, "relgraph-cli: cannot connect to %s:%u: %s\n", options.host.c_str(),

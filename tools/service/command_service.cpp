@@ -15,6 +15,18 @@ static_assert(static_cast<uint8_t>(net::RelationCode::kMutual) ==
 static_assert(static_cast<uint8_t>(net::RelationCode::kFollowedBy) ==
               static_cast<uint8_t>(relgraph::Relation::kFollowedBy));
 
+net::DurabilityCode ToWire(DurabilityMode mode) {
+  switch (mode) {
+    case DurabilityMode::kAlways:
+      return net::DurabilityCode::kAlways;
+    case DurabilityMode::kEverySec:
+      return net::DurabilityCode::kEverySec;
+    case DurabilityMode::kNone:
+      return net::DurabilityCode::kNone;
+  }
+  return net::DurabilityCode::kEverySec;
+}
+
 net::RelationCode ToWire(relgraph::Relation r) {
   return static_cast<net::RelationCode>(static_cast<uint8_t>(r));
 }
@@ -173,7 +185,7 @@ Result<net::InfoReply> CommandService::Info(const net::InfoRequest&, Context& c)
   add("uptime_ms", c.stats->uptime_ms);
   add("last_lsn", db_->last_lsn());
   add("durable_lsn", db_->durable_lsn());
-  add("durability", static_cast<uint64_t>(db_->durability()));
+  add("durability", static_cast<uint64_t>(ToWire(db_->durability())));
   const auto snapshot = db_->last_snapshot();
   add("last_snapshot_lsn", snapshot ? snapshot->lsn : db_->recovery().snapshot_lsn);
   add("last_snapshot_ms", snapshot ? static_cast<uint64_t>(snapshot->created_ms) : 0);

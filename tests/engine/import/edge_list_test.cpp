@@ -312,12 +312,8 @@ TEST_CASE("load: id 0 needs an offset, and the error says so") {
 }
 
 TEST_CASE("load: soc-Epinions1 with the default cap gives the documented figures") {
-  const char* dir = std::getenv("RELGRAPH_SHARED_DATA");
-  const std::string path = std::string(dir ? dir : "../shared/data") + "/soc-Epinions1.txt.gz";
-  if (!fs::exists(path)) {
-    if (std::getenv("RELGRAPH_SKIP_SHARED_DATA")) return;
-    FAIL("shared data set missing: ", path, " (set RELGRAPH_SKIP_SHARED_DATA=1 to skip)");
-  }
+  const std::string path = std::string(RELGRAPH_TEST_DATA) + "/soc-Epinions1.txt.gz";
+  REQUIRE_MESSAGE(fs::exists(path), "the repository's copy is missing: ", path);
   Graph g(ImportOptions());
   auto stats = LoadEdgeList(path, g, {.id_offset = 1});
   REQUIRE_MESSAGE(stats.ok(), stats.status().ToString());

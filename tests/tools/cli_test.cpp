@@ -1,0 +1,71 @@
+// relgraph-cli as a person uses it: `help` without a server, commands against a real server,
+// readable values (durability by name), and errors that say what to do.
+#include <doctest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+#include "tests/net/server/server_test_util.h"
+#include "tests/storage/test_dir.h"
+#include "tools/cli/cli_commands.h"
+
+namespace relgraph {
+namespace {
+
+// Runs `relgraph-cli ARGS` and returns its exit code; *out gets stdout and stderr.
+int RunCli(const std::string& args, std::string* out) {
+  const std::string cmd = std::string(RELGRAPH_CLI_PATH) + " " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  out->clear();
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out->append(buf, n);
+  const int status = ::pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_CASE("cli: 'help' lists every command and needs no server") {
+  std::string out;
+  // Port 1 on loopback has no server: help must not try to connect.
+  CHECK(RunCli("-p 1 help", &out) == 0);
+  CHECK(out.find("usage: relgraph-cli") != std::string::npos);
+  for (const char* cmd : {"follow", "unfollow", "fans", "timeline", "known-followers", "info"}) {
+    CAPTURE(cmd);
+    CHECK(out.find(std::string("  ") + cmd) != std::string::npos);
+  }
+  CHECK(RunCli("--help", &out) == 0);
+  CHECK(out.find("commands:") != std::string::npos);
+}
+
+TEST_CASE("cli: a command against a real server; unknown commands point at help") {
+  testing::TestServer server;
+  std::string out;
+  const std::string port = "-p " + std::to_string(server.server->port()) + " ";
+  CHECK(RunCli(port + "follow 1 2", &out) == 0);
+  CHECK(out.find("created: true") != std::string::npos);
+  CHECK(RunCli(port + "frobnicate 1", &out) == 1);
+  CHECK(out.find("unknown command 'frobnicate' (try 'help')") != std::string::npos);
+  CHECK(RunCli(port + "follow 1", &out) == 2);  // bad usage shows the usage line
+  CHECK(out.find("usage: follow") != std::string::npos);
+}
+
+TEST_CASE("cli: info shows the durability mode by name, in text and JSON") {
+  for (DurabilityMode mode : {DurabilityMode::kEverySec, DurabilityMode::kNone}) {
+    testing::TestDir dir;
+    DbOptions o = testing::TestServer::NoRateLimit();
+    o.durability = mode;
+    testing::TestServer server({}, dir.path(), o);
+    auto client = server.Connect();
+    auto text = cli::RunCommand(*client, {"info"}, false);
+    REQUIRE(text.ok());
+    const std::string name = DurabilityModeName(mode);
+    CHECK(text->find("durability: " + name + "\n") != std::string::npos);
+    auto json = cli::RunCommand(*client, {"info"}, true);
+    REQUIRE(json.ok());
+    CHECK(json->find("\"durability\":\"" + name + "\"") != std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace relgraph
