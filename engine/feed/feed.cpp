@@ -188,8 +188,9 @@ Result<PublishOutcome> Feed::Publish(Graph& g, UserId author, PostId post, uint3
 
 Status Feed::DeletePost(Graph& g, UserId author, PostId post) {
   RELGRAPH_RETURN_IF_ERROR(CheckUser(author, "author"));
+  if (post == 0) return Status::InvalidArgument("post id must be nonzero");
   const InternalId a = g.FindUser(author);
-  if (post == 0 || a == kNoInternalId || !Holds(a, post)) {
+  if (a == kNoInternalId || !Holds(a, post)) {
     return Status::NotFound("user " + std::to_string(author) + " has no post " +
                             std::to_string(post));
   }

@@ -17,8 +17,7 @@ Status CheckRequest(UserId u, const FeedPageRequest& r) {
     return Status::InvalidArgument("limit " + std::to_string(r.limit) + " is out of range 1.." +
                                    std::to_string(kMaxFeedPageLimit));
   }
-  if (r.after && (r.after->ts < 0 || r.after->ts > kMaxTimestampMs))
-    return Status::InvalidArgument("cursor timestamp is out of range");
+  if (r.after) RELGRAPH_RETURN_IF_ERROR(CheckTimestamp(r.after->ts, "cursor time"));
   return Status::OK();
 }
 

@@ -23,6 +23,12 @@ Status Graph::CheckUserId(UserId u, const char* role) {
   return Status::OK();
 }
 
+Status CheckTimestamp(TimestampMs ts, const char* what) {
+  if (ts >= 0 && ts <= kMaxTimestampMs) return Status::OK();
+  return Status::InvalidArgument(std::string(what) + " " + std::to_string(ts) + " is outside [0, " +
+                                 std::to_string(kMaxTimestampMs) + "] ms");
+}
+
 Status ValidateGraphOptions(const GraphOptions& o) {
   if (o.max_following < 1 || o.max_following > kMaxFollowingLimit) {
     return Status::InvalidArgument("max_following must be in [1, " +
@@ -139,10 +145,7 @@ Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool
   RELGRAPH_RETURN_IF_ERROR(CheckUserId(b, "user"));
   if (a == b)
     return Status(Code::kSelfFollow, "user " + std::to_string(a) + " cannot follow itself");
-  if (!engine_time && (ts < 0 || ts > kMaxTimestampMs)) {
-    return Status::InvalidArgument("timestamp " + std::to_string(ts) + " is outside [0, " +
-                                   std::to_string(kMaxTimestampMs) + "] ms");
-  }
+  if (!engine_time) RELGRAPH_RETURN_IF_ERROR(CheckTimestamp(ts, "timestamp"));
 
   // Look up without interning: a refused call must not create users.
   InternalId ai = ids_.Find(a);

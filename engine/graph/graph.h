@@ -42,6 +42,10 @@ namespace relgraph {
 // Checks ranges of every option; the Graph constructor REQUIRES this to be OK.
 Status ValidateGraphOptions(const GraphOptions& options);
 
+// kInvalidArgument unless ts is in [0, kMaxTimestampMs], naming `what` ("timestamp", "cursor
+// time"). Every time a caller passes in (follow times, post times, cursors) is checked so.
+Status CheckTimestamp(TimestampMs ts, const char* what);
+
 struct MemoryUsage {
   size_t id_map = 0;  // external ids and the hash index
   size_t user_records = 0;

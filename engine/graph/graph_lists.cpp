@@ -19,6 +19,7 @@ Status Graph::CheckPageRequest(UserId a, const PageRequest& r) {
                                    "], got " + std::to_string(r.limit));
   }
   if (r.viewer) RELGRAPH_RETURN_IF_ERROR(CheckUserId(*r.viewer, "viewer"));
+  if (r.after) RELGRAPH_RETURN_IF_ERROR(CheckTimestamp(r.after->ts, "cursor time"));
   return Status::OK();
 }
 

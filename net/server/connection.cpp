@@ -143,6 +143,13 @@ void Connection::HandleFrame(const Frame& frame) {
     return FailAndClose(frame.request_id, frame.opcode, why);
   }
   std::string& sink = out_;
+  if (op == Opcode::kNotice) {
+    // Any reply to it would carry request id and opcode as a notice does: refuse and close,
+    // so that a frame with opcode 0 from the server is always a notice.
+    return FailAndClose(0, frame.opcode,
+                        Status(Code::kProtocolError, "opcode 0 is the server's NOTICE; no "
+                                                     "request may use it"));
+  }
   if (frame.flags_or_status != 0) {
     AppendErrorFrame(&sink, frame.request_id, frame.opcode,
                      Status::InvalidArgument("request flags must be 0, got " +
@@ -150,6 +157,13 @@ void Connection::HandleFrame(const Frame& frame) {
     return;
   }
   if (op == Opcode::kPing) {
+    if (!frame.body.empty()) {
+      AppendErrorFrame(&sink, frame.request_id, frame.opcode,
+                       Status(Code::kProtocolError, "ping request: the body must be empty, got " +
+                                                        std::to_string(frame.body.size()) +
+                                                        " bytes"));
+      return;
+    }
     EndFrame(&sink, BeginFrame(&sink, frame.request_id, frame.opcode, 0));
     return;
   }
