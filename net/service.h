@@ -36,6 +36,8 @@ struct ServerStats {
   uint64_t connections_total = 0;  // accepted since start
   uint64_t requests_total = 0;     // frames executed since start
   uint64_t uptime_ms = 0;
+  // Memory the open connections hold: their records and their read and write buffers.
+  uint64_t connection_bytes = 0;
 };
 
 struct ExecuteResult {

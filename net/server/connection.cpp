@@ -9,8 +9,14 @@
 namespace relgraph::net {
 namespace {
 
-constexpr size_t kReadChunk = 64 * 1024;
 constexpr auto kDrainTimeout = std::chrono::seconds(2);
+// A drained buffer keeps at most this much capacity, so that a busy connection does not
+// allocate for every small batch while an idle one holds next to nothing.
+constexpr size_t kKeepBufferBytes = 512;
+
+void Release(std::string& buffer) {
+  if (buffer.empty() && buffer.capacity() > kKeepBufferBytes) std::string().swap(buffer);
+}
 
 }  // namespace
 
@@ -19,6 +25,23 @@ Connection::Connection(ServerCore& core, IoWorker& worker, boost::asio::ip::tcp:
   last_request_ = last_write_progress_ = Clock::now();
   boost::system::error_code ignored;
   socket_.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
+  socket_.non_blocking(true, ignored);  // OnReadable reads what is there, never waits
+  accounted_bytes_ = sizeof(Connection);
+  core_.connection_bytes.fetch_add(accounted_bytes_, std::memory_order_relaxed);
+}
+
+Connection::~Connection() {
+  core_.connection_bytes.fetch_sub(accounted_bytes_, std::memory_order_relaxed);
+}
+
+void Connection::ReleaseDrainedBuffers() {
+  Release(in_);
+  if (!write_active_) Release(writing_);
+  Release(out_);
+  const auto bytes = static_cast<int64_t>(sizeof(Connection) + in_.capacity() + out_.capacity() +
+                                          writing_.capacity());
+  core_.connection_bytes.fetch_add(bytes - accounted_bytes_, std::memory_order_relaxed);
+  accounted_bytes_ = bytes;
 }
 
 void Connection::Start() {
@@ -48,60 +71,70 @@ void Connection::Abort() {
 void Connection::DoRead() {
   if (reading_ || closed_) return;
   if (closing_ && !draining_) return;
-  // Make room: compact consumed bytes away, grow for a frame larger than what is free.
-  if (in_begin_ > 0 && (in_begin_ == in_end_ || in_.size() - in_end_ < kReadChunk / 4)) {
-    std::copy(in_.begin() + in_begin_, in_.begin() + in_end_, in_.begin());
-    in_end_ -= in_begin_;
-    in_begin_ = 0;
-  }
-  if (in_.size() - in_end_ < kReadChunk / 4) in_.resize(std::max(in_.size() * 2, kReadChunk));
   reading_ = true;
-  socket_.async_read_some(boost::asio::buffer(in_.data() + in_end_, in_.size() - in_end_),
-                          [self = shared_from_this()](const boost::system::error_code& ec,
-                                                      size_t n) { self->OnRead(ec, n); });
+  socket_.async_wait(boost::asio::ip::tcp::socket::wait_read,
+                     [self = shared_from_this()](const boost::system::error_code& ec) {
+                       self->OnReadable(ec);
+                     });
 }
 
-void Connection::OnRead(const boost::system::error_code& ec, size_t n) {
+void Connection::OnReadable(const boost::system::error_code& ec) {
   reading_ = false;
   if (closed_) return;
-  if (ec) {
+  const std::span<char> scratch = worker_.read_scratch();
+  boost::system::error_code read_ec = ec;
+  size_t n = 0;
+  if (!read_ec) n = socket_.read_some(boost::asio::buffer(scratch.data(), scratch.size()), read_ec);
+  if (read_ec == boost::asio::error::would_block || read_ec == boost::asio::error::try_again) {
+    DoRead();  // woken with nothing to read after all
+    return;
+  }
+  if (read_ec) {
     // The peer is gone (or we were aborted): replies it would not read are moot.
     Abort();
     return;
   }
   if (draining_) {
-    in_begin_ = in_end_ = 0;  // discard: we only wait for the peer to close
-    DoRead();
+    DoRead();  // discard: we only wait for the peer to close
     return;
   }
-  in_end_ += n;
   last_request_ = Clock::now();
-  ProcessFrames();
+  if (in_.empty()) {
+    // The common case: run the frames where they were read, keep only what is left over.
+    const std::string_view got(scratch.data(), n);
+    const size_t used = ProcessFrames(got);
+    in_.assign(got.substr(used));
+  } else {
+    in_.append(scratch.data(), n);
+    in_.erase(0, ProcessFrames(in_));
+  }
   DoWrite();
   MaybeFinish();
+  ReleaseDrainedBuffers();
   if (!closing_ && !read_paused_) DoRead();
 }
 
-void Connection::ProcessFrames() {
+size_t Connection::ProcessFrames(std::string_view pending) {
+  size_t used = 0;
   while (!closing_ && !closed_) {
     if (unsent_bytes() > core_.options.max_unsent_bytes) {
       read_paused_ = true;  // OnWrite resumes us once the peer has read enough
-      return;
+      break;
     }
-    const std::string_view pending(in_.data() + in_begin_, in_end_ - in_begin_);
-    DecodeResult r = DecodeFrame(pending, core_.options.max_frame);
+    DecodeResult r = DecodeFrame(pending.substr(used), core_.options.max_frame);
     if (r.state == DecodeState::kNeedMore) {
       read_paused_ = false;
-      return;
+      break;
     }
     if (r.state == DecodeState::kBad) {
       FailAndClose(0, static_cast<uint8_t>(Opcode::kNotice), r.error);
-      return;
+      break;
     }
     HandleFrame(r.frame);
-    in_begin_ += r.frame.size;
+    used += r.frame.size;
     core_.requests_total.fetch_add(1, std::memory_order_relaxed);
   }
+  return used;
 }
 
 void Connection::FailAndClose(uint32_t request_id, uint8_t opcode, const Status& why) {
@@ -286,10 +319,11 @@ void Connection::OnWrite(const boost::system::error_code& ec) {
   last_write_progress_ = Clock::now();
   if (read_paused_ && unsent_bytes() <= core_.options.max_unsent_bytes / 2) {
     read_paused_ = false;
-    ProcessFrames();  // frames already received but not yet run
+    in_.erase(0, ProcessFrames(in_));  // frames already received but not yet run
   }
   DoWrite();
   MaybeFinish();
+  ReleaseDrainedBuffers();
   if (!closing_ && !read_paused_) DoRead();
 }
 

@@ -9,6 +9,12 @@
 // bytes exceed the cap, and a peer that stops reading is cut after send_timeout, so a slow client
 // cannot grow server memory.
 //
+// Memory follows use: a connection waits for its socket to become readable (async_wait), then
+// reads into its worker's shared scratch buffer and runs the whole frames there; only the bytes
+// of an unfinished frame (or of frames held back while reading is paused) are copied into in_.
+// in_, out_ and writing_ give their memory back once drained. An idle connection so costs its
+// record and its socket, about a kilobyte, not a 64 KiB read buffer (docs/benchmarks.md).
+//
 // Thread-safety: every method runs on the owning IoWorker's thread.
 #pragma once
 
@@ -32,6 +38,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   using Clock = std::chrono::steady_clock;
 
   Connection(ServerCore& core, IoWorker& worker, boost::asio::ip::tcp::socket socket);
+  ~Connection();
 
   void Start();
   // Replies `why` as a notice and closes; used when the connection is over a limit at accept.
@@ -52,8 +59,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   };
 
   void DoRead();
-  void OnRead(const boost::system::error_code& ec, size_t n);
-  void ProcessFrames();
+  void OnReadable(const boost::system::error_code& ec);
+  // Runs the whole frames at the front of `pending`; returns the bytes they took. Stops early
+  // when the connection closes or reading pauses.
+  size_t ProcessFrames(std::string_view pending);
+  // Frees the buffers that are empty, and brings ServerCore::connection_bytes up to date.
+  void ReleaseDrainedBuffers();
   void HandleFrame(const Frame& frame);
   void HandleHello(const Frame& frame);
   void RunBackground(const CommandSpec& spec, const Frame& frame);
@@ -69,13 +80,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ServerCore& core_;
   IoWorker& worker_;
   boost::asio::ip::tcp::socket socket_;
-  std::vector<char> in_;
-  size_t in_begin_ = 0;
-  size_t in_end_ = 0;
+  std::string in_;  // received, not yet run: an unfinished frame, or frames held while paused
   std::string out_;         // replies not yet handed to the socket, in request order
   std::string writing_;     // being written
   std::deque<Hold> holds_;  // by offset
   uint64_t next_background_ = 1;
+  int64_t accounted_bytes_ = 0;  // this connection's share of ServerCore::connection_bytes
   bool greeted_ = false;
   bool reading_ = false;
   bool write_active_ = false;

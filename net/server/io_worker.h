@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <memory>
+#include <span>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -37,6 +38,10 @@ class IoWorker {
   void Remove(Connection* connection);  // on the worker thread, when a connection closes
   void BeginShutdown();                 // from any thread
   void NotifyDurability();              // from any thread
+  // What a connection reads into, on this worker's thread only: one buffer for all of them,
+  // so an idle connection holds no read buffer (connection.h).
+  std::span<char> read_scratch() { return {read_scratch_.get(), kReadScratchBytes}; }
+  static constexpr size_t kReadScratchBytes = 64 * 1024;
 
  private:
   void ScheduleSweep();
@@ -46,6 +51,7 @@ class IoWorker {
   std::vector<std::shared_ptr<Connection>> Connections() const;
 
   ServerCore& core_;
+  std::unique_ptr<char[]> read_scratch_ = std::make_unique<char[]>(kReadScratchBytes);
   boost::asio::io_context io_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guard_;
   boost::asio::steady_timer sweep_;

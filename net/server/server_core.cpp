@@ -85,6 +85,8 @@ ServerStats ServerCore::Stats() const {
   s.connections = connections.load(std::memory_order_relaxed);
   s.connections_total = connections_total.load(std::memory_order_relaxed);
   s.requests_total = requests_total.load(std::memory_order_relaxed);
+  s.connection_bytes =
+      static_cast<uint64_t>(std::max<int64_t>(0, connection_bytes.load(std::memory_order_relaxed)));
   s.uptime_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                           std::chrono::steady_clock::now() - started)
                                           .count());

@@ -75,6 +75,7 @@ struct ServerCore {
   std::atomic<uint64_t> connections{0};
   std::atomic<uint64_t> connections_total{0};
   std::atomic<uint64_t> requests_total{0};
+  std::atomic<int64_t> connection_bytes{0};  // each Connection adds its record and buffers
   DurabilityWaiter durability;
   BackgroundRunner background;
 };

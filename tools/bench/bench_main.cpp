@@ -58,10 +58,14 @@ With --target=server (start relgraphd with --rate-limit=off, or `load` is thrott
   --connections=N        client connections of the pipelined rows (default 4)
   --pipeline=D           requests per round trip of the pipelined rows (default 64)
   --latency-ops=N        requests of each *_unpipelined row (default 50000)
+  --idle-connections=N   idle connections of the idle_connections row (default 10000)
+  --busy-connections=N   busy connections beside them (default 200)
   workloads: load ping relation following_page fans_page counts publish
              timeline_first_page, each pipelined, and ping_unpipelined relation_unpipelined
              following_page_unpipelined fans_page_unpipelined counts_unpipelined
-             publish_unpipelined timeline_first_page_unpipelined (one connection, p50/p99)
+             publish_unpipelined timeline_first_page_unpipelined (one connection, p50/p99),
+             idle_connections (server memory per idle connection; needs open files for
+             idle + busy connections on both sides: ulimit -n)
 
 The graph is always loaded; `load` only decides whether its row is printed.
 )";
@@ -117,6 +121,12 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
       RELGRAPH_RETURN_IF_ERROR(number(&v));
       if (v < 1 || v > 4096) return Status::InvalidArgument(key + " must be in [1, 4096]");
       (key == "--connections" ? f->server.connections : f->server.pipeline) =
+          static_cast<uint32_t>(v);
+    } else if (key == "--idle-connections" || key == "--busy-connections") {
+      uint64_t v = 0;
+      RELGRAPH_RETURN_IF_ERROR(number(&v));
+      if (v > 1'000'000) return Status::InvalidArgument(key + " must be at most 1000000");
+      (key == "--idle-connections" ? f->server.idle_connections : f->server.busy_connections) =
           static_cast<uint32_t>(v);
     } else if (key == "--latency-ops") {
       RELGRAPH_RETURN_IF_ERROR(number(&f->server.latency_ops));

@@ -59,7 +59,8 @@ const std::vector<std::string>& ServerWorkloads::Names() {
                                                  "fans_page_unpipelined",
                                                  "counts_unpipelined",
                                                  "publish_unpipelined",
-                                                 "timeline_first_page_unpipelined"};
+                                                 "timeline_first_page_unpipelined",
+                                                 "idle_connections"};
   return names;
 }
 
@@ -157,7 +158,109 @@ Result<WorkloadResult> ServerWorkloads::Unpipelined(const std::string& name, uin
                    std::move(micros));
 }
 
+// The server's view of itself: INFO's rss_bytes, connection_bytes and connections.
+struct ServerMemory {
+  uint64_t rss = 0, connection_bytes = 0, connections = 0;
+};
+Result<ServerMemory> ReadServerMemory(net::Client& c) {
+  auto info = c.Info();
+  if (!info.ok()) return info.status();
+  return ServerMemory{info->Get("rss_bytes").value_or(0),
+                      info->Get("connection_bytes").value_or(0),
+                      info->Get("connections").value_or(0)};
+}
+
+Result<WorkloadResult> ServerWorkloads::IdleConnections() {
+  auto probe = net::Client::Connect(flags_.client);
+  if (!probe.ok()) return probe.status();
+  auto before = ReadServerMemory(**probe);
+  if (!before.ok()) return before.status();
+  std::vector<std::unique_ptr<net::Client>> idle;
+  idle.reserve(flags_.idle_connections);
+  for (uint32_t i = 0; i < flags_.idle_connections; ++i) {
+    auto c = net::Client::Connect(flags_.client);
+    if (!c.ok()) {
+      return Status(c.status().code(), "idle connection " + std::to_string(i) + ": " +
+                                           c.status().message());
+    }
+    idle.push_back(std::move(*c));
+  }
+  auto with_idle = ReadServerMemory(**probe);
+  if (!with_idle.ok()) return with_idle.status();
+
+  // The busy ones: a few threads, each cycling through its share of the connections with a
+  // pipelined batch on each, so every busy connection has requests in flight all along.
+  constexpr uint32_t kThreads = 4;
+  constexpr uint32_t kBatch = 16;
+  std::atomic<uint64_t> done{0}, errors{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  std::mutex mu;
+  Status failure;
+  const auto start = SteadyClock::now();
+  for (uint32_t t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<std::unique_ptr<net::Client>> mine;
+      for (uint32_t i = t; i < flags_.busy_connections; i += kThreads) {
+        auto c = net::Client::Connect(flags_.client);
+        if (!c.ok()) {
+          std::lock_guard lock(mu);
+          failure = c.status();
+          return;
+        }
+        mine.push_back(std::move(*c));
+      }
+      for (uint64_t round = 0; !stop; ++round) {
+        for (auto& c : mine) {
+          for (uint32_t k = 0; k < kBatch; ++k) QueueRequest(*c, "counts", round * kBatch + k);
+        }
+        for (auto& c : mine) {
+          auto replies = c->Flush();
+          if (!replies.ok()) {
+            std::lock_guard lock(mu);
+            failure = replies.status();
+            return;
+          }
+          for (const net::RawReply& r : *replies) errors += r.status.ok() ? 0 : 1;
+          done += replies->size();
+        }
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  auto with_busy = ReadServerMemory(**probe);
+  stop = true;
+  for (auto& th : threads) th.join();
+  const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  if (!failure.ok()) return failure;
+  if (!with_busy.ok()) return with_busy.status();
+
+  idle.clear();
+  Result<ServerMemory> after = ServerMemory{};
+  for (int i = 0; i < 500; ++i) {  // until the server has seen every close (up to 5 s)
+    after = ReadServerMemory(**probe);
+    if (!after.ok() || after->connections <= 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!after.ok()) return after.status();
+  const auto mib = [](uint64_t b) { return std::to_string(b / (1 << 20)) + " MiB"; };
+  const uint64_t n = std::max<uint32_t>(1, flags_.idle_connections);
+  const int64_t rss_per_idle =
+      (static_cast<int64_t>(with_idle->rss) - static_cast<int64_t>(before->rss)) /
+      static_cast<int64_t>(n);
+  std::string note = "server rss " + mib(before->rss) + "; with " +
+                     std::to_string(flags_.idle_connections) + " idle " + mib(with_idle->rss) +
+                     " (" + std::to_string(rss_per_idle) + " B per idle connection, " +
+                     std::to_string((with_idle->connection_bytes - before->connection_bytes) / n) +
+                     " B in buffers and records); with " +
+                     std::to_string(flags_.busy_connections) + " busy too " +
+                     mib(with_busy->rss) + "; after all closed " + mib(after->rss);
+  if (errors > 0) note += "; " + std::to_string(errors.load()) + " error replies";
+  return Summarize("idle_connections", done.load(), seconds, {}, note);
+}
+
 Result<WorkloadResult> ServerWorkloads::Run(const std::string& name) {
+  if (name == "idle_connections") return IdleConnections();
   if (name == "load") return Pipelined(name, data_.edges.size());
   if (name.ends_with("_unpipelined")) return Unpipelined(name, flags_.latency_ops);
   return Pipelined(name, flags_.ops);

@@ -4,7 +4,10 @@
 // `publish`, `timeline_first_page`) run
 // `connections` client threads, each keeping `pipeline` requests per round trip, and report
 // throughput. `*_unpipelined` rows run one connection, one request per round trip, and report
-// p50/p99 latency: the figure to compare with `ping_unpipelined`.
+// p50/p99 latency: the figure to compare with `ping_unpipelined`. `idle_connections` opens
+// `idle_connections` connections that do nothing beside `busy_connections` that run counts
+// requests, and reports the server's resident memory (INFO rss_bytes) before, with them and
+// after they close: the bytes an idle connection costs.
 //
 // Thread-safety: one ServerWorkloads per thread; it starts its own client threads.
 #pragma once
@@ -25,6 +28,8 @@ struct ServerFlags {
   uint32_t pipeline = 64;
   uint64_t ops = 2'000'000;       // per pipelined query workload
   uint64_t latency_ops = 50'000;  // per unpipelined workload
+  uint32_t idle_connections = 10'000;
+  uint32_t busy_connections = 200;
 };
 
 class ServerWorkloads {
@@ -39,6 +44,7 @@ class ServerWorkloads {
   void QueueRequest(net::Client& c, const std::string& name, uint64_t i) const;
   Result<WorkloadResult> Pipelined(const std::string& name, uint64_t ops);
   Result<WorkloadResult> Unpipelined(const std::string& name, uint64_t ops);
+  Result<WorkloadResult> IdleConnections();
 
   const GeneratedGraph& data_;
   const ServerFlags flags_;

@@ -2,16 +2,19 @@
 // SIGTERM, then finishes in-flight requests, flushes the WAL and exits 0.
 //
 // Exit codes: 0 clean shutdown; 1 a runtime failure (recovery, listen, WAL close); 2 bad usage.
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
 #include <thread>
 
-#include "tools/service/command_service.h"
 #include "engine/db.h"
 #include "net/server/server.h"
 #include "tools/relgraphd/daemon_config.h"
+#include "tools/service/command_service.h"
 
 namespace relgraph {
 namespace {
@@ -66,6 +69,25 @@ class SnapshotScheduler {
   std::thread thread_;
 };
 
+// Raises the soft limit on open files toward what --max-connections needs (plus files for the
+// WAL, snapshots and listening), as far as the hard limit allows; warns when that is short.
+void RaiseOpenFileLimit(uint32_t max_connections) {
+  const rlim_t want = rlim_t{max_connections} + 64;
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= want) return;
+  const rlim_t target = lim.rlim_max == RLIM_INFINITY ? want : std::min(want, lim.rlim_max);
+  if (target > lim.rlim_cur) {
+    lim.rlim_cur = target;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+  if (target < want) {
+    Log(LogLevel::kError,
+        "open-file limit %llu is below --max-connections + 64 = %llu: raise it (ulimit -n, "
+        "LimitNOFILE) or connections past it will be refused by the kernel",
+        static_cast<unsigned long long>(target), static_cast<unsigned long long>(want));
+  }
+}
+
 int Main(int argc, char** argv) {
   auto config = ParseDaemonConfig(std::vector<std::string>(argv + 1, argv + argc));
   if (!config.ok()) {
@@ -77,6 +99,7 @@ int Main(int argc, char** argv) {
     return 0;
   }
   g_level = config->log_level;
+  RaiseOpenFileLimit(config->server.max_connections);
 
   Log(LogLevel::kInfo, "opening %s (fsync %s)", config->data_dir.c_str(),
       DurabilityModeName(config->db.durability));

@@ -1,5 +1,8 @@
 #include "tools/service/command_service.h"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <string>
 
 #include "engine/graph/graph.h"
@@ -14,6 +17,16 @@ static_assert(static_cast<uint8_t>(net::RelationCode::kMutual) ==
               static_cast<uint8_t>(relgraph::Relation::kMutual));
 static_assert(static_cast<uint8_t>(net::RelationCode::kFollowedBy) ==
               static_cast<uint8_t>(relgraph::Relation::kFollowedBy));
+
+// The process's resident set size, from /proc/self/statm (0 where there is none).
+uint64_t ResidentBytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long long size = 0, resident = 0;
+  const int got = std::fscanf(f, "%llu %llu", &size, &resident);
+  std::fclose(f);
+  return got == 2 ? resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
 
 net::DurabilityCode ToWire(DurabilityMode mode) {
   switch (mode) {
@@ -183,6 +196,8 @@ Result<net::InfoReply> CommandService::Info(const net::InfoRequest&, Context& c)
   add("connections_total", c.stats->connections_total);
   add("requests_total", c.stats->requests_total);
   add("uptime_ms", c.stats->uptime_ms);
+  add("connection_bytes", c.stats->connection_bytes);
+  add("rss_bytes", ResidentBytes());
   add("last_lsn", db_->last_lsn());
   add("durable_lsn", db_->durable_lsn());
   add("durability", static_cast<uint64_t>(ToWire(db_->durability())));
