@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tests/storage/test_dir.h"
+#include "tests/tools/relgraphd_process.h"
 
 namespace relgraph {
 namespace {
@@ -88,6 +89,29 @@ TEST_CASE("relgraph-bench: the feed workloads run on a tiny graph and report the
   CHECK(rows["publish"].find("pulled p50") != std::string::npos);
   CHECK(rows["publish"].find("pushed p50") != std::string::npos);
   CHECK(rows["fanout"].find("B/entry in their blocks") != std::string::npos);
+}
+
+TEST_CASE("relgraph-bench: the server target runs against a real relgraphd, idle connections too") {
+  testing::TestDir dir;
+  const std::string log = dir.path() + "/log";
+  const pid_t pid = Spawn({"--listen=127.0.0.1:0", "--data-dir=" + dir.path() + "/data",
+                           "--rate-limit=off", "--snapshot-interval-s=0"},
+                          log);
+  const uint16_t port = WaitForPort(log);
+  const Ran ran = RunBench("--target=server --server=127.0.0.1:" + std::to_string(port) +
+                           " --edges=2000 --ops=2000 --latency-ops=200 --idle-connections=300 "
+                           "--busy-connections=8 --workloads=load,counts,counts_unpipelined,"
+                           "idle_connections");
+  ::kill(pid, SIGTERM);
+  CHECK(WaitExit(pid) == 0);
+  CHECK(ran.exit_code == 0);
+  for (const char* row : {"load ", "counts ", "counts_unpipelined ", "idle_connections "}) {
+    CAPTURE(row);
+    CHECK(ran.out.find(std::string("\n") + row) != std::string::npos);
+  }
+  CHECK(ran.out.find("with 300 idle") != std::string::npos);
+  CHECK(ran.out.find("B per idle connection") != std::string::npos);
+  CHECK(ran.out.find("error replies") == std::string::npos);
 }
 
 TEST_CASE("relgraph-bench: bad flags exit 2; --open-only on a bad directory exits 1") {

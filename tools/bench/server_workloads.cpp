@@ -170,6 +170,48 @@ Result<ServerMemory> ReadServerMemory(net::Client& c) {
                       info->Get("connections").value_or(0)};
 }
 
+// Runs counts requests on busy_connections connections until `stop`: a few threads, each
+// cycling through its share with a pipelined batch on each, so every busy connection has
+// requests in flight all along. Adds replies and error replies to *done and *errors.
+Status ServerWorkloads::BusyConnections(const std::atomic<bool>& stop, uint64_t* done,
+                                        uint64_t* errors) {
+  constexpr uint32_t kThreads = 4;
+  constexpr uint32_t kBatch = 16;
+  std::atomic<uint64_t> replies_seen{0}, error_replies{0};
+  std::mutex mu;
+  Status failure;
+  std::vector<std::thread> threads;
+  for (uint32_t t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      auto fail = [&](const Status& s) {
+        std::lock_guard lock(mu);
+        failure = s;
+      };
+      std::vector<std::unique_ptr<net::Client>> mine;
+      for (uint32_t i = t; i < flags_.busy_connections; i += kThreads) {
+        auto c = net::Client::Connect(flags_.client);
+        if (!c.ok()) return fail(c.status());
+        mine.push_back(std::move(*c));
+      }
+      for (uint64_t round = 0; !stop; ++round) {
+        for (auto& c : mine) {
+          for (uint32_t k = 0; k < kBatch; ++k) QueueRequest(*c, "counts", round * kBatch + k);
+        }
+        for (auto& c : mine) {
+          auto replies = c->Flush();
+          if (!replies.ok()) return fail(replies.status());
+          for (const net::RawReply& r : *replies) error_replies += r.status.ok() ? 0 : 1;
+          replies_seen += replies->size();
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  *done += replies_seen;
+  *errors += error_replies;
+  return failure;
+}
+
 Result<WorkloadResult> ServerWorkloads::IdleConnections() {
   auto probe = net::Client::Connect(flags_.client);
   if (!probe.ok()) return probe.status();
@@ -188,49 +230,15 @@ Result<WorkloadResult> ServerWorkloads::IdleConnections() {
   auto with_idle = ReadServerMemory(**probe);
   if (!with_idle.ok()) return with_idle.status();
 
-  // The busy ones: a few threads, each cycling through its share of the connections with a
-  // pipelined batch on each, so every busy connection has requests in flight all along.
-  constexpr uint32_t kThreads = 4;
-  constexpr uint32_t kBatch = 16;
-  std::atomic<uint64_t> done{0}, errors{0};
-  std::atomic<bool> stop{false};
-  std::vector<std::thread> threads;
-  std::mutex mu;
-  Status failure;
   const auto start = SteadyClock::now();
-  for (uint32_t t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      std::vector<std::unique_ptr<net::Client>> mine;
-      for (uint32_t i = t; i < flags_.busy_connections; i += kThreads) {
-        auto c = net::Client::Connect(flags_.client);
-        if (!c.ok()) {
-          std::lock_guard lock(mu);
-          failure = c.status();
-          return;
-        }
-        mine.push_back(std::move(*c));
-      }
-      for (uint64_t round = 0; !stop; ++round) {
-        for (auto& c : mine) {
-          for (uint32_t k = 0; k < kBatch; ++k) QueueRequest(*c, "counts", round * kBatch + k);
-        }
-        for (auto& c : mine) {
-          auto replies = c->Flush();
-          if (!replies.ok()) {
-            std::lock_guard lock(mu);
-            failure = replies.status();
-            return;
-          }
-          for (const net::RawReply& r : *replies) errors += r.status.ok() ? 0 : 1;
-          done += replies->size();
-        }
-      }
-    });
-  }
+  std::atomic<bool> stop{false};
+  uint64_t done = 0, errors = 0;
+  Status failure;
+  std::thread busy([&] { failure = BusyConnections(stop, &done, &errors); });
   std::this_thread::sleep_for(std::chrono::seconds(3));
   auto with_busy = ReadServerMemory(**probe);
   stop = true;
-  for (auto& th : threads) th.join();
+  busy.join();
   const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
   if (!failure.ok()) return failure;
   if (!with_busy.ok()) return with_busy.status();
@@ -255,8 +263,8 @@ Result<WorkloadResult> ServerWorkloads::IdleConnections() {
                      " B in buffers and records); with " +
                      std::to_string(flags_.busy_connections) + " busy too " +
                      mib(with_busy->rss) + "; after all closed " + mib(after->rss);
-  if (errors > 0) note += "; " + std::to_string(errors.load()) + " error replies";
-  return Summarize("idle_connections", done.load(), seconds, {}, note);
+  if (errors > 0) note += "; " + std::to_string(errors) + " error replies";
+  return Summarize("idle_connections", done, seconds, {}, note);
 }
 
 Result<WorkloadResult> ServerWorkloads::Run(const std::string& name) {

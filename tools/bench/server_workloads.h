@@ -45,6 +45,7 @@ class ServerWorkloads {
   Result<WorkloadResult> Pipelined(const std::string& name, uint64_t ops);
   Result<WorkloadResult> Unpipelined(const std::string& name, uint64_t ops);
   Result<WorkloadResult> IdleConnections();
+  Status BusyConnections(const std::atomic<bool>& stop, uint64_t* done, uint64_t* errors);
 
   const GeneratedGraph& data_;
   const ServerFlags flags_;
