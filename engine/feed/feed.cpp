@@ -31,6 +31,7 @@ Status ValidateFeedOptions(const FeedOptions& o) {
 Feed::Feed(const FeedOptions& options, Clock* clock)
     : options_(options),
       clock_(clock != nullptr ? clock : SystemClock::Default()),
+      audience_(options.max_mutes, options.max_hides),
       tick_base_(clock_->NowMs()),
       tick_shift_(std::bit_width(static_cast<uint64_t>(
                       std::max<TimestampMs>(1, options.active_reader_ms / 1024))) -
@@ -63,64 +64,19 @@ PostBuffer& Feed::EnsureRing(InternalId a, size_t users) {
   return rings_[ring_of_[a]];
 }
 
-const Feed::IdSet* Feed::ListOf(InternalId u, bool mute) const {
-  const auto& lists = mute ? mutes_ : hides_;
-  const auto it = lists.find(u);
-  return it == lists.end() ? nullptr : &it->second;
-}
-
-size_t Feed::ListBytes() const {
-  // A node of a std::unordered_map: next pointer and value, plus malloc's 8-byte header.
-  constexpr size_t kNode = sizeof(void*) + sizeof(std::pair<const InternalId, IdSet>) + 8;
-  size_t bytes = list_capacity_ * sizeof(InternalId);
-  for (const auto* lists : {&mutes_, &hides_})
-    bytes += lists->size() * kNode + lists->bucket_count() * sizeof(void*);
-  return bytes;
-}
-
 size_t Feed::ExactWatermarkBytes() const {
   constexpr size_t kNode = sizeof(void*) + sizeof(std::pair<const uint32_t, PostId>) + 8;
   return exact_watermarks_.size() * kNode + exact_watermarks_.bucket_count() * sizeof(void*);
 }
 
-void Feed::SetBit(std::vector<uint64_t>& bits, InternalId u, bool on) {
-  if (u / 64 >= bits.size()) bits.resize(u / 64 + 1, 0);
-  const uint64_t bit = uint64_t{1} << (u % 64);
-  if (on)
-    bits[u / 64] |= bit;
-  else
-    bits[u / 64] &= ~bit;
-}
-
 void Feed::SetCelebrity(InternalId u, bool on) {
-  SetBit(celebrity_bits_, u, on);
-  if (on)
-    ++celebrities_;
-  else
-    --celebrities_;
-  BumpCelebrityEpoch();
+  if (audience_.SetCelebrity(u, on)) BumpCelebrityEpoch();
 }
 
 void Feed::BumpCelebrityEpoch() {
-  ++celebrity_epoch_;
-  if (EpochTag() == 0) {
-    // Inboxes keep the epoch's low 31 bits, which just wrapped: mark every list stale.
-    for (size_t slot = 0; slot < inbox_cold_.size(); ++slot)
-      inbox_cold_[slot].celebrities_epoch = 0;
-    ++celebrity_epoch_;
-  }
-}
-
-bool Feed::Muted(InternalId reader, InternalId author) const {
-  if (!TestBit(muting_bits_, reader)) return false;
-  const IdSet* mutes = ListOf(reader, /*mute=*/true);
-  return mutes != nullptr && SortedContains(*mutes, author);
-}
-
-bool Feed::HiddenFrom(InternalId author, InternalId reader) const {
-  if (!TestBit(hiding_bits_, author)) return false;
-  const IdSet* hides = ListOf(author, /*mute=*/false);
-  return hides != nullptr && SortedContains(*hides, reader);
+  // Inboxes keep the epoch's tag, which may just have wrapped: then mark every list stale.
+  if (!audience_.BumpEpoch()) return;
+  for (size_t slot = 0; slot < inbox_cold_.size(); ++slot) inbox_cold_[slot].celebrities_epoch = 0;
 }
 
 std::optional<uint16_t> Feed::NextSeq(InternalId author, const PostBuffer& posts, TimestampMs ts) {
@@ -176,13 +132,13 @@ Result<PublishOutcome> Feed::Publish(Graph& g, UserId author, PostId post, uint3
     posts.PopOldest();
     IndexOf(a).Erase(old.id, a);
     out.evicted = old.id;
-    if (!IsCelebrity(a)) {  // fans' inboxes may hold it: this publish's fan-out removes it
+    if (!audience_.IsCelebrity(a)) {  // fans' inboxes may hold it: this publish's fan-out removes it
       trimmed = old;
       AddLeaving(a, old);
     }
   }
   ring_bytes_ += posts.MemoryBytes() - before;
-  if (!IsCelebrity(a)) EnqueueFanout(a, e, /*retract=*/false, trimmed);
+  if (!audience_.IsCelebrity(a)) EnqueueFanout(a, e, /*retract=*/false, trimmed);
   return out;
 }
 
@@ -195,7 +151,7 @@ Status Feed::DeletePost(Graph& g, UserId author, PostId post) {
                             std::to_string(post));
   }
   const PostEntry e = RemovePost(a, post);
-  if (!IsCelebrity(a)) Retract(a, e);
+  if (!audience_.IsCelebrity(a)) Retract(a, e);
   return Status::OK();
 }
 
@@ -264,32 +220,8 @@ Result<bool> Feed::SetMembership(Graph& g, UserId owner, UserId other, bool on, 
   if (!on && (o == kNoInternalId || x == kNoInternalId)) return false;
   if (o == kNoInternalId) o = g.InternUser(owner);
   if (x == kNoInternalId) x = g.InternUser(other);
-  auto& lists = mute ? mutes_ : hides_;
-  const IdSet* existing = ListOf(o, mute);
-  const bool present = existing != nullptr && SortedContains(*existing, x);
-  if (present == on) return false;
-  if (on) {
-    const uint32_t cap = mute ? options_.max_mutes : options_.max_hides;
-    if (!replay && existing != nullptr && existing->size() >= cap) {
-      return Status(Code::kLimitExceeded, std::string(mute ? "mute" : "hide") + " list of user " +
-                                              std::to_string(owner) + " is full (" +
-                                              std::to_string(cap) + ")");
-    }
-  }
-  IdSet& set = lists[o];
-  list_capacity_ -= set.capacity();
-  const auto it = std::lower_bound(set.begin(), set.end(), x);
-  if (on) {
-    set.insert(it, x);
-  } else {
-    set.erase(it);
-  }
-  const bool any = !set.empty();
-  if (any)
-    list_capacity_ += set.capacity();
-  else
-    lists.erase(o);  // an empty list has no entry: the bit alone says "none"
-  SetBit(mute ? muting_bits_ : hiding_bits_, o, any);
+  auto changed = audience_.Set(o, x, on, mute, /*enforce_cap=*/!replay, owner);
+  if (!changed.ok() || !*changed) return changed;
   // The reader whose view changed: the muter, or the user hidden from.
   if (mute)
     AddPending(o, x);
@@ -327,21 +259,14 @@ std::vector<InternalId> Feed::BeforeRemoveUser(const Graph& g, UserId user) {
   if (const PostBuffer* posts = RingOf(u); posts != nullptr) {
     // Its fans' inboxes hold its posts; dropping them (rebuilt exactly on their next read) is
     // cheaper than retracting up to K posts one by one.
-    if (!posts->empty() && !IsCelebrity(u)) DropFanInboxes(g, u);
+    if (!posts->empty() && !audience_.IsCelebrity(u)) DropFanInboxes(g, u);
     ForgetPosts(u);
     // Its queued tasks would push posts that are gone and not in retracting_.
     for (Task& t : tasks_) t.cancelled |= t.author == u;
   }
-  for (auto* lists : {&mutes_, &hides_}) {
-    const auto it = lists->find(u);
-    if (it == lists->end()) continue;
-    list_capacity_ -= it->second.capacity();
-    lists->erase(it);
-  }
-  SetBit(muting_bits_, u, false);
-  SetBit(hiding_bits_, u, false);
+  audience_.Forget(u);
   DropInbox(u);
-  if (IsCelebrity(u)) SetCelebrity(u, false);  // its fans' pull lists go stale by the epoch
+  if (audience_.IsCelebrity(u)) SetCelebrity(u, false);  // its fans' pull lists go stale by the epoch
   BumpCelebrityEpoch();                        // the user leaves its fans' following lists
   return followees;
 }
@@ -355,7 +280,7 @@ void Feed::AfterRemoveUser(const Graph& g, std::span<const InternalId> former_fo
 // posts published while pulled. Rare, and bounded by the fan count at the threshold.
 void Feed::CheckCelebrity(const Graph& g, InternalId author) {
   const uint32_t fans = g.FanCountOf(author);
-  const bool celebrity = IsCelebrity(author);
+  const bool celebrity = audience_.IsCelebrity(author);
   if (!celebrity && fans > options_.celebrity_fans) {
     SetCelebrity(author, true);
     DropFanInboxes(g, author);
@@ -366,8 +291,7 @@ void Feed::CheckCelebrity(const Graph& g, InternalId author) {
 }
 
 void Feed::RecomputeCelebrities(const Graph& g) {
-  celebrity_bits_.assign(g.user_count() / 64 + 1, 0);
-  celebrities_ = 0;
+  audience_.ClearCelebrities(g.user_count());
   for (size_t u = 0; u < g.user_count(); ++u) {
     if (g.FanCountOf(static_cast<InternalId>(u)) > options_.celebrity_fans)
       SetCelebrity(static_cast<InternalId>(u), true);
@@ -509,8 +433,8 @@ void Feed::AddPending(InternalId reader, InternalId author) {
 // posts when visible and pushed, purge its entries otherwise. Decided from the current state,
 // so queued changes of one pair coalesce to the last one.
 void Feed::Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId author) {
-  const bool wanted = author != reader && !IsCelebrity(author) &&
-                      g.FollowsInternal(reader, author) && Visible(reader, author);
+  const bool wanted = author != reader && !audience_.IsCelebrity(author) &&
+                      g.FollowsInternal(reader, author) && audience_.Visible(reader, author);
   // The author's entries all go, and the wanted ones come back from the ring, in place. An
   // entry may be stale: a removal's fan-out walks the author's fans, which this reader may
   // have stopped being before it ran (and may be again now). Its (time, number) may even
@@ -559,7 +483,7 @@ Feed::Inbox& Feed::MaterializeMark(InternalId reader) {
   Inbox& in = NewInbox(reader, inbox_of_.size());
   in.last_read = tick;
   InboxCold& c = ColdOf(reader);
-  c.celebrities_epoch = EpochTag();  // no celebrity followee, which a mark keeps right
+  c.celebrities_epoch = audience_.EpochTag();  // no celebrity followee, which a mark keeps right
   inbox_bytes_ += InboxBytes(in, c);
   return in;
 }
@@ -637,7 +561,7 @@ size_t Feed::RunFanout(const Graph& g) {
       // removed since it was published is pushed all the same: the task that removes it from
       // inboxes (its retraction, or the publish that trimmed it) comes later in the queue, and
       // until then reads skip it (its ring lookup fails). That spares a lookup per task.
-      if (t.cancelled || (!t.retract && IsCelebrity(t.author))) {
+      if (t.cancelled || (!t.retract && audience_.IsCelebrity(t.author))) {
         ++finished;
         continue;
       }
@@ -721,8 +645,7 @@ void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs
   const uint32_t n = runs[n_runs - 1].end;
   for (uint32_t r = 0; r < n_runs; ++r) {
     const Task& t = *runs[r].task;
-    const IdSet* hides =
-        TestBit(hiding_bits_, t.author) ? ListOf(t.author, /*mute=*/false) : nullptr;
+    const IdSet* hides = audience_.ListOf(t.author, /*mute=*/false);
     const uint32_t ring = t.ring;
     for (uint32_t i = runs[r].begin; i < runs[r].end; ++i) {
       if (i + kSlotAhead < n && fans[i + kSlotAhead].peer < inbox_of_.size())
@@ -744,7 +667,7 @@ void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs
         continue;
       }
       const bool insert =
-          !t.retract && !Muted(f, t.author) && (hides == nullptr || !SortedContains(*hides, f));
+          !t.retract && !audience_.Muted(f, t.author) && (hides == nullptr || !SortedContains(*hides, f));
       if (mark && !insert) continue;  // an empty inbox has nothing to remove
       Inbox& in = mark ? MaterializeMark(f) : inbox_pool_[word];
       if (t.retract) {

@@ -30,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/feed/audience.h"
 #include "engine/mem/chunked_array.h"
 #include "engine/graph/clock.h"
 #include "engine/mem/compacting_pool.h"
@@ -184,30 +185,16 @@ class Feed {
   PostBuffer& EnsureRing(InternalId a, size_t users);  // users: the graph's user count
   // Grows a per-user slot array (kNoSlot filled) to cover u.
   static void GrowSlots(std::vector<uint32_t>& slots, InternalId u, size_t users);
-  // A user's mutes (mute) or hides, sorted; nullptr when it has none.
-  using IdSet = std::vector<InternalId>;
-  const IdSet* ListOf(InternalId u, bool mute) const;
-  size_t ListBytes() const;            // the mute and hide maps, estimated
+  using IdSet = Audience::IdSet;
   size_t ExactWatermarkBytes() const;  // exact_watermarks_, estimated
   // Inbox memory that no one inbox holds, shared by Stats and InboxMemoryBreakdown: side
   // records and side-pool space not in use, and the per-user slot array with the free lists.
   size_t SideSlackBytes() const;
   size_t InboxSlotBytes() const;
-  static bool TestBit(const std::vector<uint64_t>& bits, InternalId u) {
-    return u < bits.size() * 64 && ((bits[u / 64] >> (u % 64)) & 1) != 0;
-  }
-  static void SetBit(std::vector<uint64_t>& bits, InternalId u, bool on);
-  bool IsCelebrity(InternalId u) const { return TestBit(celebrity_bits_, u); }
+  // Audience's celebrity and epoch changes, plus what a wrapped epoch tag needs: every
+  // inbox's kept tag marked stale.
   void SetCelebrity(InternalId u, bool on);
   void BumpCelebrityEpoch();
-  uint32_t EpochTag() const { return static_cast<uint32_t>(celebrity_epoch_ & 0x3fff'ffff); }
-  // True when `reader` mutes `author`; a bit per user keeps the common no-mutes case to one
-  // load from a small array.
-  bool Muted(InternalId reader, InternalId author) const;
-  bool HiddenFrom(InternalId author, InternalId reader) const;
-  bool Visible(InternalId reader, InternalId author) const {
-    return !Muted(reader, author) && !HiddenFrom(author, reader);
-  }
   // A sequence number for the author's new post at time ts that no retained or leaving post
   // of the author at that time has (inbox entries name posts by it); nullopt when all 65,536
   // are taken.
@@ -355,15 +342,7 @@ class Feed {
   // user who never posts costs 4 bytes (docs/feed.md). A slot is kept for the user's life.
   std::vector<uint32_t> ring_of_;  // by internal id: slot in rings_, or kNoSlot
   ChunkedArray<Ring> rings_;
-  // Mutes and hides in maps of their own: few users have any, and the bit arrays below keep
-  // the common case from looking here.
-  std::unordered_map<InternalId, IdSet> mutes_, hides_;
-  size_t list_capacity_ = 0;  // ids the lists' vectors have room for
-  std::vector<uint64_t> celebrity_bits_;
-  std::vector<uint64_t> muting_bits_;  // users with at least one mute
-  std::vector<uint64_t> hiding_bits_;  // users with at least one hide
-  uint64_t celebrity_epoch_ = 1;       // bumped when any author's celebrity state changes
-  uint64_t celebrities_ = 0;
+  Audience audience_;  // mutes, hides, celebrities (engine/feed/audience.h)
   PostIndex index_;
   PostIndex grown_index_;   // while index_growing_: the larger table being filled
   size_t index_moved_ = 0;  // authors [0, index_moved_) are in grown_index_

@@ -110,7 +110,7 @@ void Feed::ForEachVisibleCelebrity(const Graph& g, InternalId reader, Fn&& fn) c
   const FollowingList& following = g.FollowingOf(reader);
   for (size_t i = 0; i < following.size(); ++i) {
     const InternalId f = following.PeerAt(i);
-    if (IsCelebrity(f) && Visible(reader, f)) fn(f);
+    if (audience_.IsCelebrity(f) && audience_.Visible(reader, f)) fn(f);
   }
 }
 

@@ -96,7 +96,7 @@ void Feed::RefreshCelebrities(const Graph& g, InternalId reader, InboxCold& c) {
     InboxSide& side = EnsureSide(c);
     for (InternalId f : found) side.AddFirst(f, side_pool_);
   }
-  c.celebrities_epoch = EpochTag();
+  c.celebrities_epoch = audience_.EpochTag();
 }
 
 std::span<const InternalId> Feed::CelebritiesOf(const InboxCold& c) const {
@@ -117,7 +117,7 @@ const Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
   for (size_t i = 0; i < following.size(); ++i) {
     const InternalId f = following.PeerAt(i);
     const PostBuffer* posts = RingOf(f);
-    if (posts == nullptr || posts->empty() || IsCelebrity(f) || !Visible(reader, f)) continue;
+    if (posts == nullptr || posts->empty() || audience_.IsCelebrity(f) || !audience_.Visible(reader, f)) continue;
     streams.push_back({posts, posts->size(), f});
   }
   std::vector<Head> heap;
@@ -177,7 +177,7 @@ const Feed::Inbox& Feed::PrepareInbox(const Graph& g, InternalId reader) {
     InboxCold& c = ColdOf(reader);
     InboxSide* side = SideOf(c);
     const bool pending = side != nullptr && !side->pending().empty();
-    if (pending || c.celebrities_epoch != EpochTag()) {
+    if (pending || c.celebrities_epoch != audience_.EpochTag()) {
       if (pending) {
         // Reconcile's inserts count the bytes their entries take; the side's are counted below.
         const std::vector<InternalId> authors(side->pending().begin(), side->pending().end());
@@ -185,7 +185,7 @@ const Feed::Inbox& Feed::PrepareInbox(const Graph& g, InternalId reader) {
         for (InternalId author : authors) Reconcile(g, reader, *in, author);
       }
       const size_t bytes = InboxBytes(*in, c);
-      if (c.celebrities_epoch != EpochTag()) RefreshCelebrities(g, reader, c);
+      if (c.celebrities_epoch != audience_.EpochTag()) RefreshCelebrities(g, reader, c);
       ReleaseSideIfEmpty(c);
       inbox_bytes_ += InboxBytes(*in, c) - bytes;
     }
@@ -362,7 +362,7 @@ Result<std::vector<UserId>> Feed::ExternalSet(const Graph& g, UserId owner, bool
   RELGRAPH_RETURN_IF_ERROR(CheckUser(owner, mutes ? "user" : "author"));
   std::vector<UserId> out;
   const InternalId o = g.FindUser(owner);
-  const IdSet* set = o == kNoInternalId ? nullptr : ListOf(o, mutes);
+  const IdSet* set = o == kNoInternalId ? nullptr : audience_.ListOf(o, mutes);
   if (set == nullptr) return out;
   for (InternalId m : *set) out.push_back(g.ExternalOf(m));
   std::sort(out.begin(), out.end());

@@ -14,7 +14,7 @@ FeedStats Feed::Stats() const {
   s.post_index_bytes = index_.MemoryBytes() + grown_index_.MemoryBytes();
   s.post_bytes =
       ring_bytes_ + (ring_blocks_.MemoryBytes() - ring_blocks_.LiveBytes()) + s.post_index_bytes;
-  s.feed_user_bytes = rings_.MemoryBytes() + ring_of_.capacity() * sizeof(uint32_t) + ListBytes();
+  s.feed_user_bytes = rings_.MemoryBytes() + ring_of_.capacity() * sizeof(uint32_t) + audience_.ListBytes();
   s.inboxes = inboxes_;
   s.inbox_entries = inbox_entries_;
   s.empty_inboxes = marks_;
@@ -22,7 +22,7 @@ FeedStats Feed::Stats() const {
                   (inbox_pool_.MemoryBytes() + inbox_cold_.MemoryBytes() -
                    (inboxes_ - marks_) * (sizeof(Inbox) + sizeof(InboxCold))) +
                   SideSlackBytes() + InboxSlotBytes() + ExactWatermarkBytes();
-  s.celebrities = celebrities_;
+  s.celebrities = audience_.celebrities();
   s.fanout_queue = tasks_.size();
   s.fanout_inserts = fanout_inserts_;
   s.inbox_rebuilds = rebuilds_;
@@ -60,13 +60,13 @@ size_t Feed::InboxSlotBytes() const {
 
 void Feed::CopyUsers(const Graph& g, size_t begin, size_t end, std::vector<UserState>* out) const {
   const size_t users =
-      std::max({ring_of_.size(), muting_bits_.size() * 64, hiding_bits_.size() * 64});
+      std::max(ring_of_.size(), audience_.ListUserBound());
   end = std::min(end, users);
   for (size_t i = begin; i < end; ++i) {
     const auto u = static_cast<InternalId>(i);
     const PostBuffer* posts = RingOf(u);
-    const IdSet* mutes = TestBit(muting_bits_, u) ? ListOf(u, /*mute=*/true) : nullptr;
-    const IdSet* hides = TestBit(hiding_bits_, u) ? ListOf(u, /*mute=*/false) : nullptr;
+    const IdSet* mutes = audience_.ListOf(u, /*mute=*/true);
+    const IdSet* hides = audience_.ListOf(u, /*mute=*/false);
     if ((posts == nullptr || posts->empty()) && mutes == nullptr && hides == nullptr) continue;
     UserState st;
     st.user = g.ExternalOf(u);
@@ -97,10 +97,11 @@ uint64_t Feed::Digest(const Graph& g) const {
       add(1, user, e.id, (static_cast<uint64_t>(e.ts()) << 8) | e.kind());
     }
   }
-  for (const auto& [u, mutes] : mutes_)
-    for (InternalId m : mutes) add(2, g.ExternalOf(u), g.ExternalOf(m), 0);
-  for (const auto& [u, hides] : hides_)
-    for (InternalId h : hides) add(3, g.ExternalOf(u), g.ExternalOf(h), 0);
+  for (const bool mute : {true, false}) {
+    audience_.ForEachList(mute, [&](InternalId u, const IdSet& set) {
+      for (InternalId x : set) add(mute ? 2 : 3, g.ExternalOf(u), g.ExternalOf(x), 0);
+    });
+  }
   return sum;
 }
 

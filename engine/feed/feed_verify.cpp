@@ -59,28 +59,7 @@ Status Feed::CheckInvariants(const Graph& g) const {
   if (rings != rings_.size()) return Broken("a ring slot belongs to no user");
   if (!ring_blocks.Balanced())
     return Broken("the rings' blocks disagree with their pools' live bytes");
-  // Mutes and hides: non-empty sorted sets without the owner, each user's bit set exactly
-  // when it has a list.
-  size_t listed = 0;
-  for (const auto* lists : {&mutes_, &hides_}) {
-    const auto& bits = lists == &mutes_ ? muting_bits_ : hiding_bits_;
-    for (const auto& [u, set] : *lists) {
-      if (set.empty() || !TestBit(bits, u))
-        return Broken("the mute or hide bit of user " + name(u) + " disagrees with its list");
-      for (size_t k = 0; k < set.size(); ++k) {
-        if ((k > 0 && set[k - 1] >= set[k]) || set[k] == u)
-          return Broken("the mute or hide list of user " + name(u) + " is not a sorted set");
-      }
-      listed += set.capacity();
-    }
-  }
-  for (const auto* bits : {&muting_bits_, &hiding_bits_}) {
-    size_t set_bits = 0;
-    for (uint64_t word : *bits) set_bits += std::popcount(word);
-    if (set_bits != (bits == &muting_bits_ ? mutes_ : hides_).size())
-      return Broken("a mute or hide bit is set for a user with no list");
-  }
-  if (listed != list_capacity_) return Broken("the mute and hide lists' size count is wrong");
+  RELGRAPH_RETURN_IF_ERROR(audience_.CheckInvariants(g));
   const size_t indexed = IndexedPosts();
   if (indexed != ring_posts) {
     return Broken("the post index holds " + std::to_string(indexed) + " posts, the rings " +
@@ -116,7 +95,7 @@ Status Feed::CheckInvariants(const Graph& g) const {
     const std::string who = "the inbox of user " + name(c.reader);
     if (SlotOf(c.reader) != slot) return Broken(who + " is not the one its slot names");
     const InboxSide* side = SideOf(c);
-    if (c.celebrities_epoch == EpochTag()) {
+    if (c.celebrities_epoch == audience_.EpochTag()) {
       const std::span<const InternalId> cached = CelebritiesOf(c);
       std::vector<InternalId> sorted(cached.begin(), cached.end());
       std::sort(sorted.begin(), sorted.end());
