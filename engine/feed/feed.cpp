@@ -31,6 +31,7 @@ Status ValidateFeedOptions(const FeedOptions& o) {
 Feed::Feed(const FeedOptions& options, Clock* clock)
     : options_(options),
       clock_(clock != nullptr ? clock : SystemClock::Default()),
+      posts_(options.posts_per_author),
       audience_(options.max_mutes, options.max_hides),
       tick_base_(clock_->NowMs()),
       tick_shift_(std::bit_width(static_cast<uint64_t>(
@@ -45,24 +46,6 @@ uint32_t Feed::ActivityTick(TimestampMs now) const {
 }
 
 Feed::~Feed() = default;
-
-void Feed::GrowSlots(std::vector<uint32_t>& slots, InternalId u, size_t users) {
-  if (u < slots.size()) return;
-  // Sized to the graph's users, plus 1/8 for growth: a doubling vector would leave up to half
-  // of this per-user array unused.
-  const size_t want = std::max<size_t>(size_t{u} + 1, users);
-  slots.reserve(want + want / 8);
-  slots.resize(want, kNoSlot);
-}
-
-PostBuffer& Feed::EnsureRing(InternalId a, size_t users) {
-  GrowSlots(ring_of_, a, users);
-  if (ring_of_[a] == kNoSlot) {
-    ring_of_[a] = static_cast<uint32_t>(rings_.size());
-    rings_.emplace_back().owner = a;
-  }
-  return rings_[ring_of_[a]];
-}
 
 size_t Feed::ExactWatermarkBytes() const {
   constexpr size_t kNode = sizeof(void*) + sizeof(std::pair<const uint32_t, PostId>) + 8;
@@ -79,19 +62,6 @@ void Feed::BumpCelebrityEpoch() {
   for (size_t slot = 0; slot < inbox_cold_.size(); ++slot) inbox_cold_[slot].celebrities_epoch = 0;
 }
 
-std::optional<uint16_t> Feed::NextSeq(InternalId author, const PostBuffer& posts, TimestampMs ts) {
-  // Counting up from the newest post's number, a number is taken only if a post at the same
-  // millisecond holds it: the loop nearly always ends at its first step.
-  uint16_t seq = posts.SeqAfterNewest();
-  for (uint32_t tries = 0; tries <= 0xffff; ++tries, ++seq) {
-    if (posts.FindSeq(ts, seq) < posts.size()) continue;
-    if (LeavingIdOf(InboxEntry::Of(RingSlot(author), PostEntry::Make(0, ts, 0, seq))) != 0)
-      continue;
-    return seq;
-  }
-  return std::nullopt;
-}
-
 // ---- posts ------------------------------------------------------------------------------------
 
 Result<PublishOutcome> Feed::Publish(Graph& g, UserId author, PostId post, uint32_t kind,
@@ -102,43 +72,24 @@ Result<PublishOutcome> Feed::Publish(Graph& g, UserId author, PostId post, uint3
     return Status::InvalidArgument("kind " + std::to_string(kind) + " is out of range 0..63");
   if (ts && (*ts < 0 || *ts > kMaxTimestampMs))
     return Status::InvalidArgument("timestamp " + std::to_string(*ts) + " is out of range");
-  if (HolderOf(post) != kNoInternalId)
+  if (posts_.HolderOf(post) != kNoInternalId)
     return Status(Code::kAlreadyExists, "post " + std::to_string(post) + " already exists");
-  if (retracting_.count(post) != 0) {
+  if (posts_.IsLeaving(post)) {
     return Status(Code::kAlreadyExists, "post " + std::to_string(post) +
                                             " was just removed and is still leaving timelines");
   }
   PublishOutcome out;
   out.ts = ts ? *ts : Now();
   const InternalId a = g.InternUser(author);
-  PostBuffer& posts = EnsureRing(a, g.user_count());
-  const uint32_t k = options_.posts_per_author;
-  if (posts.size() >= k && PostEntry::Make(post, out.ts, 0, 0).LessThan(posts.oldest().key())) {
-    out.retained = false;  // older than every one of the newest K: it would leave at once
-    return out;
-  }
-  const std::optional<uint16_t> seq = NextSeq(a, posts, out.ts);
-  if (!seq) {
-    return Status(Code::kLimitExceeded, "user " + std::to_string(author) +
-                                            " has 65536 posts at time " + std::to_string(out.ts));
-  }
-  const PostEntry e = PostEntry::Make(post, out.ts, static_cast<uint8_t>(kind), *seq);
-  const size_t before = posts.MemoryBytes();
-  posts.Insert(e, k, ring_blocks_.For(RingSlot(a)));
-  IndexInsert(post, a);
-  PostEntry trimmed{0, 0};
-  if (posts.size() > k) {
-    const PostEntry old = posts.oldest();
-    posts.PopOldest();
-    IndexOf(a).Erase(old.id, a);
-    out.evicted = old.id;
-    if (!audience_.IsCelebrity(a)) {  // fans' inboxes may hold it: this publish's fan-out removes it
-      trimmed = old;
-      AddLeaving(a, old);
-    }
-  }
-  ring_bytes_ += posts.MemoryBytes() - before;
-  if (!audience_.IsCelebrity(a)) EnqueueFanout(a, e, /*retract=*/false, trimmed);
+  auto added = posts_.Add(a, post, out.ts, static_cast<uint8_t>(kind), g.user_count(), author);
+  if (!added.ok()) return added.status();
+  out.retained = added->retained;
+  if (!out.retained) return out;
+  out.evicted = added->trimmed.id;
+  if (audience_.IsCelebrity(a)) return out;  // pulled by readers: no fan-out
+  // Fans' inboxes may hold the post this one trimmed: this publish's fan-out removes it.
+  if (added->trimmed.id != 0) posts_.AddLeaving(a, added->trimmed);
+  EnqueueFanout(a, added->entry, /*retract=*/false, added->trimmed);
   return out;
 }
 
@@ -146,64 +97,24 @@ Status Feed::DeletePost(Graph& g, UserId author, PostId post) {
   RELGRAPH_RETURN_IF_ERROR(CheckUser(author, "author"));
   if (post == 0) return Status::InvalidArgument("post id must be nonzero");
   const InternalId a = g.FindUser(author);
-  if (a == kNoInternalId || !Holds(a, post)) {
+  if (a == kNoInternalId || !posts_.Holds(a, post)) {
     return Status::NotFound("user " + std::to_string(author) + " has no post " +
                             std::to_string(post));
   }
-  const PostEntry e = RemovePost(a, post);
+  const PostEntry e = posts_.Remove(a, post);
   if (!audience_.IsCelebrity(a)) Retract(a, e);
   return Status::OK();
 }
 
-PostEntry Feed::RemovePost(InternalId author, PostId post) {
-  PostBuffer& posts = *RingOf(author);
-  const uint32_t i = posts.FindId(post);
-  PostEntry e{post, 0};
-  if (i < posts.size()) {
-    e = posts[i];
-    posts.EraseAt(i);
-  }
-  IndexOf(author).Erase(post, author);
-  return e;
-}
-
 void Feed::Retract(InternalId author, const PostEntry& e) {
-  AddLeaving(author, e);
+  posts_.AddLeaving(author, e);
   EnqueueFanout(author, e, /*retract=*/true);
-}
-
-void Feed::AddLeaving(InternalId author, const PostEntry& e) {
-  const uint32_t ring = RingSlot(author);
-  retracting_[e.id] = LeavingPost{ring, e};
-  leaving_by_seq_.emplace(LeavingKey(ring, e.seq()), e.id);
-}
-
-void Feed::EraseLeaving(PostId post) {
-  const auto it = retracting_.find(post);
-  if (it == retracting_.end()) return;
-  auto [first, last] =
-      leaving_by_seq_.equal_range(LeavingKey(it->second.ring, it->second.entry.seq()));
-  for (; first != last; ++first) {
-    if (first->second == post) {
-      leaving_by_seq_.erase(first);
-      break;
-    }
-  }
-  retracting_.erase(it);
 }
 
 void Feed::EnqueueFanout(InternalId author, const PostEntry& e, bool retract,
                          const PostEntry& evicted) {
-  tasks_.push_back(Task{author, RingSlot(author), e, retract, evicted, std::nullopt,
+  tasks_.push_back(Task{author, posts_.RingSlot(author), e, retract, evicted, std::nullopt,
                         std::chrono::steady_clock::now()});
-}
-
-void Feed::ForgetPosts(InternalId author) {
-  PostBuffer* posts = RingOf(author);
-  if (posts == nullptr) return;
-  for (uint32_t i = 0; i < posts->size(); ++i) IndexOf(author).Erase((*posts)[i].id, author);
-  ring_bytes_ -= posts->MemoryBytes();
-  posts->Clear(ring_blocks_.For(RingSlot(author)));
 }
 
 // ---- mutes and hides --------------------------------------------------------------------------
@@ -256,12 +167,12 @@ std::vector<InternalId> Feed::BeforeRemoveUser(const Graph& g, UserId user) {
   if (u == kNoInternalId) return followees;
   const FollowingList& following = g.FollowingOf(u);
   for (size_t i = 0; i < following.size(); ++i) followees.push_back(following.PeerAt(i));
-  if (const PostBuffer* posts = RingOf(u); posts != nullptr) {
+  if (const PostBuffer* posts = posts_.RingOf(u); posts != nullptr) {
     // Its fans' inboxes hold its posts; dropping them (rebuilt exactly on their next read) is
     // cheaper than retracting up to K posts one by one.
     if (!posts->empty() && !audience_.IsCelebrity(u)) DropFanInboxes(g, u);
-    ForgetPosts(u);
-    // Its queued tasks would push posts that are gone and not in retracting_.
+    posts_.Forget(u);
+    // Its queued tasks would push posts that are gone and not among the posts leaving.
     for (Task& t : tasks_) t.cancelled |= t.author == u;
   }
   audience_.Forget(u);
@@ -365,7 +276,7 @@ Feed::Inbox& Feed::NewInbox(InternalId reader, size_t users) {
     inbox_pool_.emplace_back();
     inbox_cold_.emplace_back();
   }
-  GrowSlots(inbox_of_, reader, users);
+  GrowSlotArray(inbox_of_, reader, users);
   inbox_of_[reader] = slot;
   ++inboxes_;
   InboxCold& c = inbox_cold_[slot];
@@ -379,7 +290,7 @@ void Feed::InboxInsert(Inbox& in, InternalId reader, uint32_t ring, const PostEn
   const size_t bytes = in.entries().MemoryBytes();
   if (!in.entries().Insert(InboxEntry::Of(ring, e), e.id, options_.timeline_length,
                            inbox_blocks_.For(SlotOf(reader)),
-                           [this](const InboxEntry& x) { return IdOfEntry(x); }))
+                           [this](const InboxEntry& x) { return posts_.IdOfEntry(x); }))
     return;
   ++fanout_inserts_;
   ++inbox_entries_;
@@ -440,11 +351,11 @@ void Feed::Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId au
   // have stopped being before it ran (and may be again now). Its (time, number) may even
   // have passed to a newer post of that millisecond since, with the entry sorted by the old
   // id; re-inserting sorts it by the right one.
-  const uint32_t ring = RingSlot(author);
+  const uint32_t ring = posts_.RingSlot(author);
   if (ring == kNoSlot) return;  // it never posted: no entry names it
   inbox_entries_ -= in.entries().RemoveIf([&](const InboxEntry& x) { return x.ring == ring; });
   if (!wanted) return;
-  const PostBuffer& posts = RingAt(ring);
+  const PostBuffer& posts = posts_.RingAt(ring);
   for (uint32_t i = posts.size(); i-- > 0;) {
     const PostEntry& e = posts[i];
     if (Below(in, reader, e.key())) break;  // older ones are below it too
@@ -582,21 +493,21 @@ size_t Feed::RunFanout(const Graph& g) {
     const auto end = std::chrono::steady_clock::now();
     for (size_t i = 0; i < finished; ++i) {
       const Task& t = tasks_.front();
-      if (t.retract) EraseLeaving(t.post.id);
-      if (t.evicted.id != 0) EraseLeaving(t.evicted.id);
+      if (t.retract) posts_.EraseLeaving(t.post.id);
+      if (t.evicted.id != 0) posts_.EraseLeaving(t.evicted.id);
       fanout_delays_.push_back(std::chrono::duration<double, std::milli>(end - t.enqueued).count());
       tasks_.pop_front();
     }
     if (gathered == 0 && finished == 0) break;  // cannot happen; guards the loop
   }
-  if (index_growing_ && budget > 0) {
-    const size_t moved = GrowIndexStep(budget);
+  if (posts_.index_growing() && budget > 0) {
+    const size_t moved = posts_.GrowIndexStep(budget);
     visited += moved;
     budget -= std::min(budget, moved);
   }
   // Pools are compacted only while no fan-out waits: a move is never in a post's way.
   if (tasks_.empty() && budget > 0) {
-    if (ring_blocks_.Fragmented()) ring_blocks_.BeginMove();
+    if (posts_.RingsFragmented()) posts_.BeginRingMove();
     if (inbox_blocks_.Fragmented()) inbox_blocks_.BeginMove();
     visited += CompactStep(budget);
   }
@@ -611,27 +522,10 @@ size_t Feed::RunFanout(const Graph& g) {
 size_t Feed::CompactStep(size_t budget) {
   constexpr size_t kMoveCost = 4, kMaxMoves = 128;
   const size_t moves = std::clamp<size_t>(budget / kMoveCost, 1, kMaxMoves);
-  size_t moved = 0;
-  // Moves `pool`'s owners [next_owner(), owners) while moved < limit, keeping `bytes` (the
-  // side's count of buffer capacity) right; ends the move past the last owner.
-  auto advance = [&](CompactingPool& pool, size_t owners, auto&& buffer_of, size_t& bytes,
-                     size_t limit) {
-    if (!pool.moving()) return;
-    for (; moved < limit && pool.next_owner() < owners; ++moved) {
-      auto& buffer = buffer_of(pool.next_owner());
-      const size_t before = buffer.MemoryBytes();
-      pool.MoveNext(buffer);
-      bytes = bytes - before + buffer.MemoryBytes();
-    }
-    if (pool.next_owner() == owners) pool.EndMove();
-  };
-  advance(
-      ring_blocks_, rings_.size(), [&](size_t slot) -> PostBuffer& { return rings_[slot]; },
-      ring_bytes_, inbox_blocks_.moving() ? (moves + 1) / 2 : moves);
-  advance(
-      inbox_blocks_, inbox_pool_.size(),
-      [&](size_t slot) -> InboxBuffer& { return inbox_pool_[slot].entries(); }, inbox_bytes_,
-      moves);
+  size_t moved = posts_.MoveRings(inbox_blocks_.moving() ? (moves + 1) / 2 : moves);
+  moved += inbox_blocks_.MoveSome(
+      inbox_pool_.size(), [&](size_t slot) -> InboxBuffer& { return inbox_pool_[slot].entries(); },
+      &inbox_bytes_, moves - moved);
   return moved * kMoveCost;
 }
 
@@ -694,25 +588,13 @@ Status Feed::ApplyPublish(Graph& g, UserId author, PostId post, TimestampMs ts, 
   if (post == 0 || kind > kMaxPostKind || ts < 0 || ts > kMaxTimestampMs)
     return Status::InvalidArgument("publish record out of range");
   const InternalId a = g.InternUser(author);
-  PostBuffer& posts = EnsureRing(a, g.user_count());
-  const size_t before = posts.MemoryBytes();
-  if (evicted != post && HolderOf(post) == kNoInternalId) {
-    // At most K posts share a time, and replay leaves nothing leaving: a number is free.
-    const std::optional<uint16_t> seq = NextSeq(a, posts, ts);
-    if (!seq) return Status::Corruption("publish record: no sequence number is free");
-    posts.Insert(PostEntry::Make(post, ts, static_cast<uint8_t>(kind), *seq),
-                 options_.posts_per_author, ring_blocks_.For(RingSlot(a)));
-    IndexInsert(post, a);
-  }
-  if (evicted != 0 && Holds(a, evicted)) RemovePost(a, evicted);
-  ring_bytes_ += posts.MemoryBytes() - before;
-  return Status::OK();
+  return posts_.Replay(a, post, ts, static_cast<uint8_t>(kind), evicted, g.user_count());
 }
 
 Status Feed::ApplyDeletePost(Graph& g, UserId author, PostId post) {
   RELGRAPH_RETURN_IF_ERROR(CheckUser(author, "author"));
   const InternalId a = g.FindUser(author);
-  if (a != kNoInternalId && Holds(a, post)) RemovePost(a, post);
+  if (a != kNoInternalId && posts_.Holds(a, post)) posts_.Remove(a, post);
   return Status::OK();
 }
 

@@ -39,6 +39,7 @@
 #include "engine/feed/inbox_buffer.h"
 #include "engine/feed/post_buffer.h"
 #include "engine/feed/post_index.h"
+#include "engine/feed/post_store.h"
 #include "storage/status.h"
 
 namespace relgraph {
@@ -90,8 +91,8 @@ class Feed {
   // Around a load of many posts (recovery): the post index grows by doubling in between, and
   // is rebuilt once at its usual load at the end. A rebuild is O(posts), and growth by the
   // usual 13% would rebuild about 8 times the posts loaded.
-  void BeginBulkLoad() { bulk_loading_ = true; }
-  void EndBulkLoad();
+  void BeginBulkLoad() { posts_.BeginBulkLoad(); }
+  void EndBulkLoad() { posts_.EndBulkLoad(); }
 
   // ---- reads (graph held shared at least) ---------------------------------------------------
   // Not const: a read builds or refreshes the reader's inbox. limit 1..kMaxFeedPageLimit.
@@ -106,13 +107,13 @@ class Feed {
   // True while fan-out is queued, the post index is moving to a larger table, or buffers are
   // moving into a fresh pool.
   bool fanout_pending() const {
-    return !tasks_.empty() || index_growing_ || ring_blocks_.moving() || inbox_blocks_.moving();
+    return !tasks_.empty() || posts_.busy() || inbox_blocks_.moving();
   }
   // Starts moving the rings' and inboxes' blocks into fresh pools that pack them (the
   // fan-out starts it itself when a pool's free space passes both 16 MiB and a quarter of its
   // live bytes, compacting_pool.h); RunFanout moves them a bounded step at a time.
   void BeginPoolCompaction() {
-    ring_blocks_.BeginMove();
+    posts_.BeginRingMove();
     inbox_blocks_.BeginMove();
   }
   // Runs queued fan-out, visiting at most options.fanout_batch fans, then, with what is left
@@ -146,7 +147,7 @@ class Feed {
   uint64_t Digest(const Graph& g) const;
 
  private:
-  static constexpr uint32_t kNoSlot = ~uint32_t{0};
+  static constexpr uint32_t kNoSlot = PostStore::kNoSlot;
   struct Inbox;
   struct InboxCold;
   struct InboxSide;
@@ -164,27 +165,6 @@ class Feed {
   };
   struct Stream;
 
-  // An author's ring of retained posts, with its owner: inbox entries name a post by the ring
-  // slot, and a read needs the author too. The owner fills the buffer's tail padding, so a
-  // ring header stays 24 bytes.
-  struct Ring : PostBuffer {
-    InternalId owner = kNoInternalId;
-  };
-  static_assert(sizeof(Ring) == 24 || sizeof(void*) != 8);
-  // The ring slot of an author (kNoSlot when it never had a ring), and a ring by slot.
-  uint32_t RingSlot(InternalId a) const { return a < ring_of_.size() ? ring_of_[a] : kNoSlot; }
-  const Ring& RingAt(uint32_t slot) const { return rings_[slot]; }
-  // An author's ring of retained posts, or nullptr when it never had one.
-  const PostBuffer* RingOf(InternalId a) const {
-    const uint32_t slot = a < ring_of_.size() ? ring_of_[a] : kNoSlot;
-    return slot == kNoSlot ? nullptr : &rings_[slot];
-  }
-  PostBuffer* RingOf(InternalId a) {
-    return const_cast<PostBuffer*>(static_cast<const Feed*>(this)->RingOf(a));
-  }
-  PostBuffer& EnsureRing(InternalId a, size_t users);  // users: the graph's user count
-  // Grows a per-user slot array (kNoSlot filled) to cover u.
-  static void GrowSlots(std::vector<uint32_t>& slots, InternalId u, size_t users);
   using IdSet = Audience::IdSet;
   size_t ExactWatermarkBytes() const;  // exact_watermarks_, estimated
   // Inbox memory that no one inbox holds, shared by Stats and InboxMemoryBreakdown: side
@@ -195,10 +175,6 @@ class Feed {
   // inbox's kept tag marked stale.
   void SetCelebrity(InternalId u, bool on);
   void BumpCelebrityEpoch();
-  // A sequence number for the author's new post at time ts that no retained or leaving post
-  // of the author at that time has (inbox entries name posts by it); nullopt when all 65,536
-  // are taken.
-  std::optional<uint16_t> NextSeq(InternalId author, const PostBuffer& posts, TimestampMs ts);
   TimestampMs Now() const { return clock_->NowMs(); }
 
   // Inboxes. A reader's word in inbox_of_ is kNoSlot (no inbox), a pool slot (below
@@ -286,51 +262,13 @@ class Feed {
   // Pushes (or retracts) each run's post to its fans, in order.
   void PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs, uint32_t now_tick);
 
-  // Posts. The index names candidate authors; an author's ring confirms (post_index.h,
-  // feed_index.cpp). While the index grows, authors below index_moved_ are in grown_index_.
-  PostIndex& IndexOf(InternalId a) {
-    return index_growing_ && a < index_moved_ ? grown_index_ : index_;
-  }
-  const PostIndex& IndexOf(InternalId a) const {
-    return index_growing_ && a < index_moved_ ? grown_index_ : index_;
-  }
-  template <typename Fn>
-  void ForEachCandidate(PostId post, Fn&& fn) const {
-    bool stop = false;
-    index_.ForEachCandidate(post, [&](InternalId a) { return stop = fn(a); });
-    if (!stop && index_growing_) grown_index_.ForEachCandidate(post, fn);
-  }
-  bool RingHolds(InternalId author, PostId post) const;
-  bool Holds(InternalId author, PostId post) const {
-    return IndexOf(author).MayHold(post, author) && RingHolds(author, post);
-  }
-  InternalId HolderOf(PostId post) const;  // kNoInternalId when no author retains it
-  // The ring entry of an inbox entry's post; nullptr when the post has left the ring.
-  const PostEntry* RingEntry(const InboxEntry& x) const;
-  // The id of an inbox entry's post: from the ring, else from the posts leaving; 0 if neither
-  // knows it (an entry of an author pending reconcile).
-  PostId IdOfEntry(const InboxEntry& x) const;
-  PostId LeavingIdOf(const InboxEntry& x) const;  // 0 unless its post is in retracting_
-  // Fetches, ahead of RingEntry(x), stage 0: the ring's header; 1: the entry where the
-  // number predicts it, and the author's external id.
-  void PrefetchRing(const Graph& g, const InboxEntry& x, int stage) const;
-  void IndexInsert(PostId post, InternalId author);  // grows the index when it asks
-  void RebuildIndex(size_t buckets);                 // at once, from the rings
-  size_t IndexedPosts() const { return index_.size() + grown_index_.size(); }
-  size_t GrowIndexStep(size_t budget);  // moves about `budget` posts; returns posts moved
   // Moves rings and inboxes into their fresh pools, for about `budget` fans' worth of work;
   // returns the budget used.
   size_t CompactStep(size_t budget);
   void Retract(InternalId author, const PostEntry& e);
-  void AddLeaving(InternalId author, const PostEntry& e);  // into retracting_
-  void EraseLeaving(PostId post);
   void EnqueueFanout(InternalId author, const PostEntry& e, bool retract,
                      const PostEntry& evicted = PostEntry{0, 0});
   void CheckCelebrity(const Graph& g, InternalId author);
-  void ForgetPosts(InternalId author);
-  // Removes `post` from the author's ring (when there) and from the index; returns its entry.
-  // REQUIRES: the index says `author` holds it.
-  PostEntry RemovePost(InternalId author, PostId post);
   Result<bool> SetMembership(Graph& g, UserId owner, UserId other, bool on, bool mute, bool replay);
   Result<std::vector<UserId>> ExternalSet(const Graph& g, UserId owner, bool mutes) const;
   Result<FeedPage> Merge(const Graph& g, InternalId reader, const Inbox& in,
@@ -338,27 +276,14 @@ class Feed {
 
   const FeedOptions options_;
   Clock* const clock_;
-  // Authors' rings: 24-byte headers in a pool, found through a 4-byte slot per user, so a
-  // user who never posts costs 4 bytes (docs/feed.md). A slot is kept for the user's life.
-  std::vector<uint32_t> ring_of_;  // by internal id: slot in rings_, or kNoSlot
-  ChunkedArray<Ring> rings_;
+  PostStore posts_;    // rings, post index, posts leaving (engine/feed/post_store.h)
   Audience audience_;  // mutes, hides, celebrities (engine/feed/audience.h)
-  PostIndex index_;
-  PostIndex grown_index_;   // while index_growing_: the larger table being filled
-  size_t index_moved_ = 0;  // authors [0, index_moved_) are in grown_index_
-  bool index_growing_ = false;
-  bool bulk_loading_ = false;
-  // Small post buffers: authors' rings and inboxes each from their own slabs, so each side's
-  // memory (free blocks included) is accounted to it.
-  // Rings' blocks by ring slot, inboxes' by inbox slot: every call on a buffer passes
-  // For(its slot), so that a move into a fresh pool can run between calls.
-  // Rings grow tight: a ring grows at a publish, once per post, where a copy is cheap beside
-  // the publish. Inboxes grow with few copies: they grow in the fan-out, whose throughput
-  // the copies of the tight steps cost 3-6% (measured; docs/feed.md, "Memory per inbox entry").
-  CompactingPool ring_blocks_{sizeof(PostEntry), BlockPool::Growth::kTight};
+  // Inboxes' entry blocks, by inbox slot: every call on a buffer passes For(its slot), so that
+  // a move into a fresh pool can run between calls. Inboxes grow with few copies: they grow in
+  // the fan-out, whose throughput the copies of tight steps (as rings take) cost 3-6%
+  // (measured; docs/feed.md, "Memory per inbox entry").
   CompactingPool inbox_blocks_{sizeof(InboxEntry), BlockPool::Growth::kFewCopies};
   BlockPool side_pool_{2 * sizeof(InternalId)};  // inboxes' side lists (id_list_pair.h)
-  size_t ring_bytes_ = 0;
   // Inboxes live in two parallel pools (feed_internal.h), found by reader through inbox_of_.
   ChunkedArray<Inbox> inbox_pool_;
   ChunkedArray<InboxCold> inbox_cold_;
@@ -378,15 +303,6 @@ class Feed {
   size_t marks_ = 0;
   size_t clock_hand_ = 0;  // the budget's next pool slot to look at
   std::deque<Task> tasks_;
-  // Posts removed (deleted, trimmed) whose fan-out has not yet taken them out of inboxes,
-  // and the same by (ring slot << 16 | seq), to find one from an inbox entry.
-  struct LeavingPost {
-    uint32_t ring;  // the author's ring slot
-    PostEntry entry;
-  };
-  std::unordered_map<PostId, LeavingPost> retracting_;
-  std::unordered_multimap<uint64_t, PostId> leaving_by_seq_;  // keyed by LeavingKey
-  static uint64_t LeavingKey(uint32_t ring, uint16_t seq) { return (uint64_t{ring} << 16) | seq; }
   std::vector<double> fanout_delays_;
   uint64_t fanout_inserts_ = 0, rebuilds_ = 0, drops_ = 0, fallbacks_ = 0;
 };

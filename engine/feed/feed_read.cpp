@@ -50,36 +50,6 @@ bool HeadBefore(const Head& a, const Head& b) {
 
 }  // namespace
 
-const PostEntry* Feed::RingEntry(const InboxEntry& x) const {
-  const PostBuffer& posts = RingAt(x.ring);
-  const uint32_t i = posts.FindSeq(x.ts(), x.seq());
-  return i < posts.size() ? &posts[i] : nullptr;
-}
-
-PostId Feed::LeavingIdOf(const InboxEntry& x) const {
-  if (leaving_by_seq_.empty()) return 0;
-  auto [first, last] = leaving_by_seq_.equal_range(LeavingKey(x.ring, x.seq()));
-  for (; first != last; ++first) {
-    if (retracting_.at(first->second).entry.packed == x.packed()) return first->second;
-  }
-  return 0;
-}
-
-PostId Feed::IdOfEntry(const InboxEntry& x) const {
-  const PostEntry* e = RingEntry(x);
-  return e != nullptr ? e->id : LeavingIdOf(x);
-}
-
-void Feed::PrefetchRing(const Graph& g, const InboxEntry& x, int stage) const {
-  const Ring& ring = RingAt(x.ring);
-  if (stage == 0) {
-    __builtin_prefetch(&ring);
-    return;
-  }
-  g.PrefetchExternal(ring.owner);
-  if (const uint32_t i = ring.SeqGuess(x.seq()); i < ring.size()) __builtin_prefetch(&ring[i]);
-}
-
 void Feed::RefreshCelebrities(const Graph& g, InternalId reader, InboxCold& c) {
   if (c.one_celebrity) {
     FreeSide(c);
@@ -116,7 +86,7 @@ const Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
   const FollowingList& following = g.FollowingOf(reader);
   for (size_t i = 0; i < following.size(); ++i) {
     const InternalId f = following.PeerAt(i);
-    const PostBuffer* posts = RingOf(f);
+    const PostBuffer* posts = posts_.RingOf(f);
     if (posts == nullptr || posts->empty() || audience_.IsCelebrity(f) || !audience_.Visible(reader, f)) continue;
     streams.push_back({posts, posts->size(), f});
   }
@@ -138,7 +108,7 @@ const Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
       exact_watermarks_[SlotOf(reader)] = h.e.id;
       break;
     }
-    newest_first.push_back(InboxEntry::Of(RingSlot(h.author), h.e));
+    newest_first.push_back(InboxEntry::Of(posts_.RingSlot(h.author), h.e));
     Stream& s = streams[h.stream];
     if (--s.pos > 0) {
       heap.push_back({(*s.buf)[s.pos - 1], h.stream, s.author});
@@ -226,7 +196,7 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, const Inbox& in,
   }
   const InboxBuffer& inbox = in.entries();
   uint32_t inbox_pos =
-      after ? inbox.LowerBound(*after, [this](const InboxEntry& x) { return IdOfEntry(x); })
+      after ? inbox.LowerBound(*after, [this](const InboxEntry& x) { return posts_.IdOfEntry(x); })
             : inbox.size();
   // Each inbox entry on the page costs a lookup in its author's ring (for the post's id and
   // author), a chain of two loads: the ring header, then the entry (with the author's
@@ -234,7 +204,7 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, const Inbox& in,
   // below, so their misses overlap with each other and with that work.
   const uint32_t ahead = std::min(request.limit + 1, inbox_pos);
   auto prefetch_page = [&](int stage) {
-    for (uint32_t i = 0; i < ahead; ++i) PrefetchRing(g, inbox[inbox_pos - 1 - i], stage);
+    for (uint32_t i = 0; i < ahead; ++i) posts_.PrefetchRing(g, inbox[inbox_pos - 1 - i], stage);
   };
   prefetch_page(0);
   auto start = [&](const PostBuffer& b) { return after ? b.LowerBound(*after) : b.size(); };
@@ -252,8 +222,8 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, const Inbox& in,
   auto add_stream = [&](const PostBuffer* posts, InternalId author) {
     if (posts != nullptr && !posts->empty()) streams[n_streams++] = {posts, start(*posts), author};
   };
-  add_stream(RingOf(reader), reader);
-  for (InternalId c : celebrities) add_stream(RingOf(c), c);
+  add_stream(posts_.RingOf(reader), reader);
+  for (InternalId c : celebrities) add_stream(posts_.RingOf(c), c);
   streams.resize(n_streams);
   prefetch_page(1);
   // Inbox heads carry stream number kInbox; the rings' are their index in `streams`.
@@ -264,14 +234,15 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, const Inbox& in,
   size_t rank = inbox.size() - inbox_pos;
   for (const Stream& s : streams) rank += s.buf->size() - s.pos;
   const uint32_t inbox_above = inbox.size() - inbox_pos;
-  if (!retracting_.empty() && retracting_.size() <= inbox_above) {
-    for (const auto& [id, leaving] : retracting_) {
-      if (after && !(*after < leaving.entry.key())) continue;
-      if (inbox.Find(InboxEntry::Of(leaving.ring, leaving.entry)) < inbox.size()) --rank;
-    }
-  } else if (!retracting_.empty()) {
+  const size_t leaving = posts_.leaving_count();
+  if (leaving != 0 && leaving <= inbox_above) {
+    posts_.ForEachLeaving([&](PostId, const PostStore::Leaving& l) {
+      if (after && !(*after < l.entry.key())) return;
+      if (inbox.Find(InboxEntry::Of(l.ring, l.entry)) < inbox.size()) --rank;
+    });
+  } else if (leaving != 0) {
     for (uint32_t i = inbox_pos; i < inbox.size(); ++i) {
-      if (LeavingIdOf(inbox[i]) != 0) --rank;
+      if (posts_.LeavingIdOf(inbox[i]) != 0) --rank;
     }
   }
   if (rank >= r) return page;
@@ -285,8 +256,8 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, const Inbox& in,
   auto next_inbox = [&]() __attribute__((always_inline)) {
     while (inbox_pos > 0) {
       const InboxEntry& x = inbox[--inbox_pos];
-      if (const PostEntry* e = RingEntry(x); e != nullptr) {
-        heap.push_back({*e, kInbox, RingAt(x.ring).owner});
+      if (const PostEntry* e = posts_.RingEntry(x); e != nullptr) {
+        heap.push_back({*e, kInbox, posts_.RingAt(x.ring).owner});
         std::push_heap(heap.begin(), heap.end(), HeadBefore);
         inbox_in_heap = true;
         return;
@@ -341,7 +312,7 @@ Result<FeedPage> Feed::UserPosts(const Graph& g, UserId author,
   RELGRAPH_RETURN_IF_ERROR(CheckRequest(author, request));
   FeedPage page;
   const InternalId a = g.FindUser(author);
-  const PostBuffer* ring = a == kNoInternalId ? nullptr : RingOf(a);
+  const PostBuffer* ring = a == kNoInternalId ? nullptr : posts_.RingOf(a);
   if (ring == nullptr) return page;
   const PostBuffer& posts = *ring;
   uint32_t pos = request.after ? posts.LowerBound(*request.after) : posts.size();

@@ -9,12 +9,12 @@ namespace relgraph {
 
 FeedStats Feed::Stats() const {
   FeedStats s;
-  s.posts = IndexedPosts();
+  s.posts = posts_.posts();
   // Free slab blocks and the untouched rest of each slab count against their side.
-  s.post_index_bytes = index_.MemoryBytes() + grown_index_.MemoryBytes();
+  s.post_index_bytes = posts_.index_bytes();
   s.post_bytes =
-      ring_bytes_ + (ring_blocks_.MemoryBytes() - ring_blocks_.LiveBytes()) + s.post_index_bytes;
-  s.feed_user_bytes = rings_.MemoryBytes() + ring_of_.capacity() * sizeof(uint32_t) + audience_.ListBytes();
+      posts_.entry_bytes() + posts_.block_slack_bytes() + s.post_index_bytes;
+  s.feed_user_bytes = posts_.header_bytes() + audience_.ListBytes();
   s.inboxes = inboxes_;
   s.inbox_entries = inbox_entries_;
   s.empty_inboxes = marks_;
@@ -60,11 +60,11 @@ size_t Feed::InboxSlotBytes() const {
 
 void Feed::CopyUsers(const Graph& g, size_t begin, size_t end, std::vector<UserState>* out) const {
   const size_t users =
-      std::max(ring_of_.size(), audience_.ListUserBound());
+      std::max(posts_.ring_user_bound(), audience_.ListUserBound());
   end = std::min(end, users);
   for (size_t i = begin; i < end; ++i) {
     const auto u = static_cast<InternalId>(i);
-    const PostBuffer* posts = RingOf(u);
+    const PostBuffer* posts = posts_.RingOf(u);
     const IdSet* mutes = audience_.ListOf(u, /*mute=*/true);
     const IdSet* hides = audience_.ListOf(u, /*mute=*/false);
     if ((posts == nullptr || posts->empty()) && mutes == nullptr && hides == nullptr) continue;
@@ -88,8 +88,8 @@ uint64_t Feed::Digest(const Graph& g) const {
     const uint64_t words[4] = {tag, a, b, c};
     sum += XXH3_64bits(words, sizeof words);
   };
-  for (size_t u = 0; u < ring_of_.size(); ++u) {
-    const PostBuffer* posts = RingOf(static_cast<InternalId>(u));
+  for (size_t u = 0; u < posts_.ring_user_bound(); ++u) {
+    const PostBuffer* posts = posts_.RingOf(static_cast<InternalId>(u));
     if (posts == nullptr) continue;
     const UserId user = g.ExternalOf(static_cast<InternalId>(u));
     for (uint32_t i = 0; i < posts->size(); ++i) {

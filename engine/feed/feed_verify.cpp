@@ -27,56 +27,8 @@ std::vector<InternalId> Feed::ScanCelebrities(const Graph& g, InternalId reader)
 
 Status Feed::CheckInvariants(const Graph& g) const {
   const auto name = [&](InternalId u) { return std::to_string(g.ExternalOf(u)); };
-  // Rings: sorted, no two posts of a time with one sequence number, each post held by exactly
-  // its author in the index.
-  size_t ring_posts = 0;
-  size_t rings = 0;
-  CompactingPool::Tally ring_blocks(ring_blocks_);
-  for (size_t i = 0; i < ring_of_.size(); ++i) {
-    const auto u = static_cast<InternalId>(i);
-    if (RingOf(u) == nullptr) continue;
-    ++rings;
-    if (RingAt(ring_of_[u]).owner != u)
-      return Broken("the ring of user " + name(u) + " names another owner");
-    const PostBuffer& ring = *RingOf(u);
-    if (!ring_blocks.Add(ring_of_[u], ring.pool_block(), ring.MemoryBytes()))
-      return Broken("the ring of user " + name(u) + " has its block in the wrong pool");
-    for (uint32_t k = 0; k < ring.size(); ++k) {
-      const PostEntry& e = ring[k];
-      if (k > 0 && !PostEntry::Less(ring[k - 1], e))
-        return Broken("posts of user " + name(u) + " are out of order at " + std::to_string(k));
-      if (ring.FindSeq(e.ts(), e.seq()) != k) {
-        return Broken("post " + std::to_string(e.id) + " of user " + name(u) +
-                      " shares its time and sequence number");
-      }
-      if (HolderOf(e.id) != u) {
-        return Broken("the post index does not name user " + name(u) + " for its post " +
-                      std::to_string(e.id));
-      }
-    }
-    ring_posts += ring.size();
-  }
-  if (rings != rings_.size()) return Broken("a ring slot belongs to no user");
-  if (!ring_blocks.Balanced())
-    return Broken("the rings' blocks disagree with their pools' live bytes");
+  RELGRAPH_RETURN_IF_ERROR(posts_.CheckInvariants(g));
   RELGRAPH_RETURN_IF_ERROR(audience_.CheckInvariants(g));
-  const size_t indexed = IndexedPosts();
-  if (indexed != ring_posts) {
-    return Broken("the post index holds " + std::to_string(indexed) + " posts, the rings " +
-                  std::to_string(ring_posts));
-  }
-  for (const auto& [post, leaving] : retracting_) {
-    if (HolderOf(post) != kNoInternalId)
-      return Broken("post " + std::to_string(post) + " is retained and also leaving timelines");
-    if (LeavingIdOf(InboxEntry::Of(leaving.ring, leaving.entry)) != post)
-      return Broken("post " + std::to_string(post) + " is leaving but not found by its entry");
-    if (RingEntry(InboxEntry::Of(leaving.ring, leaving.entry)) != nullptr) {
-      return Broken("post " + std::to_string(post) +
-                    " is leaving, and a retained post has its time and sequence number");
-    }
-  }
-  if (leaving_by_seq_.size() != retracting_.size())
-    return Broken("the two maps of posts leaving timelines differ in size");
   // Inboxes: bounded, sorted, above their watermark, and every entry a retained post or one
   // still leaving (reads name an entry's author only from retained posts).
   size_t entries = 0, inboxes = 0, exact_watermark_count = 0, live_bytes = 0;
@@ -119,9 +71,9 @@ Status Feed::CheckInvariants(const Graph& g) const {
     PostKey previous{-1, 0};
     for (uint32_t k = 0; k < in.entries().size(); ++k) {
       const InboxEntry& x = in.entries()[k];
-      if (x.ring >= rings_.size()) return Broken(who + " holds an entry of no ring");
-      const InternalId author = RingAt(x.ring).owner;
-      const PostId id = IdOfEntry(x);
+      if (x.ring >= posts_.ring_count()) return Broken(who + " holds an entry of no ring");
+      const InternalId author = posts_.RingAt(x.ring).owner;
+      const PostId id = posts_.IdOfEntry(x);
       if (id == 0 && std::ranges::find(pending, author) == pending.end()) {
         return Broken(who + " holds an entry of user " + name(author) + " at time " +
                       std::to_string(x.ts()) + " whose post is neither retained nor leaving");

@@ -91,6 +91,22 @@ class CompactingPool {
     current_ = std::move(fresh_);
     moved_ = 0;
   }
+  // While moving: moves owners [next_owner(), owners) until `limit` moves were made, keeping
+  // *bytes (the sum of the owners' MemoryBytes()) right, and ends the move past the last owner.
+  // buffer_of(owner) gives an owner's buffer. Returns the moves made.
+  template <typename BufferOf>
+  size_t MoveSome(size_t owners, BufferOf&& buffer_of, size_t* bytes, size_t limit) {
+    if (!moving()) return 0;
+    size_t moves = 0;
+    for (; moves < limit && next_owner() < owners; ++moves) {
+      auto& buffer = buffer_of(next_owner());
+      const size_t before = buffer.MemoryBytes();
+      MoveNext(buffer);
+      *bytes = *bytes - before + buffer.MemoryBytes();
+    }
+    if (next_owner() == owners) EndMove();
+    return moves;
+  }
 
   size_t MemoryBytes() const {
     return current_->MemoryBytes() + (fresh_ != nullptr ? fresh_->MemoryBytes() : 0);
