@@ -145,6 +145,47 @@ Status Db::Recover() {
   return Status::OK();
 }
 
+// Slices under the lock held shared: writers wait for one slice at most, readers never. A
+// slice of lists also stops at kSliceEntries, because celebrities cluster at low internal
+// ids: 4,096 users there held millions of fans, a 22 ms slice.
+Status Db::WriteGraphImage(size_t users, SnapshotWriter* writer) {
+  constexpr uint64_t kSliceEntries = 1 << 18;
+  const size_t slice_users = options_.snapshot_slice_users;
+  std::string records;
+  for (size_t begin = 0; begin < users; begin += slice_users) {
+    records.clear();
+    {
+      std::shared_lock lock(mu_);
+      graph_->AppendImageIds(begin, begin + slice_users, &records);
+    }
+    RELGRAPH_RETURN_IF_ERROR(AddImageRecords(records, writer));
+  }
+  for (size_t next = 0; next < users;) {
+    records.clear();
+    {
+      std::shared_lock lock(mu_);
+      next = graph_->AppendImageLists(next, next + slice_users, kSliceEntries, &records);
+    }
+    RELGRAPH_RETURN_IF_ERROR(AddImageRecords(records, writer));
+  }
+  return Status::OK();
+}
+
+// Posts, mutes and hides, a slice of users at a time under both locks.
+Status Db::WriteFeedState(SnapshotWriter* writer) {
+  for (size_t begin = 0;; begin += options_.snapshot_slice_users) {
+    std::vector<Feed::UserState> users_state;
+    {
+      std::shared_lock lock(mu_);
+      if (begin >= graph_->user_count()) break;
+      std::lock_guard feed_lock(feed_mu_);
+      feed_->CopyUsers(*graph_, begin, begin + options_.snapshot_slice_users, &users_state);
+    }
+    RELGRAPH_RETURN_IF_ERROR(AddFeedUsersToSnapshot(users_state, writer));
+  }
+  return Status::OK();
+}
+
 Result<SnapshotInfo> Db::Snapshot() {
   if (!wal_) return Status::InvalidArgument("an in-memory Db has no snapshots");
   std::lock_guard one_at_a_time(snapshot_mu_);
@@ -176,39 +217,9 @@ Result<SnapshotInfo> Db::Snapshot() {
                                        SnapshotLayout::kGraphImage);
   if (!writer.ok()) return writer.status();
   (*writer)->SetImageCounts(users, edges);
-  // Slices under the lock held shared: writers wait for one slice at most, readers never. A
-  // slice of lists also stops at kSliceEntries, because celebrities cluster at low internal
-  // ids: 4,096 users there held millions of fans, a 22 ms slice.
-  constexpr uint64_t kSliceEntries = 1 << 18;
-  const size_t slice_users = options_.snapshot_slice_users;
-  std::string records;
-  for (size_t begin = 0; begin < users; begin += slice_users) {
-    records.clear();
-    {
-      std::shared_lock lock(mu_);
-      graph_->AppendImageIds(begin, begin + slice_users, &records);
-    }
-    RELGRAPH_RETURN_IF_ERROR(AddImageRecords(records, writer->get()));
-  }
-  for (size_t next = 0; next < users;) {
-    records.clear();
-    {
-      std::shared_lock lock(mu_);
-      next = graph_->AppendImageLists(next, next + slice_users, kSliceEntries, &records);
-    }
-    RELGRAPH_RETURN_IF_ERROR(AddImageRecords(records, writer->get()));
-  }
+  RELGRAPH_RETURN_IF_ERROR(WriteGraphImage(users, writer->get()));
   image.End();
-  for (size_t begin = 0;; begin += options_.snapshot_slice_users) {
-    std::vector<Feed::UserState> users_state;
-    {
-      std::shared_lock lock(mu_);
-      if (begin >= graph_->user_count()) break;
-      std::lock_guard feed_lock(feed_mu_);
-      feed_->CopyUsers(*graph_, begin, begin + options_.snapshot_slice_users, &users_state);
-    }
-    RELGRAPH_RETURN_IF_ERROR(AddFeedUsersToSnapshot(users_state, writer->get()));
-  }
+  RELGRAPH_RETURN_IF_ERROR(WriteFeedState(writer->get()));
   // The WAL must reach the snapshot's LSN on disk before the snapshot exists, or a crash could
   // leave a snapshot newer than the end of the WAL that recovery continues from.
   RELGRAPH_RETURN_IF_ERROR(wal_->Flush(/*sync=*/true));

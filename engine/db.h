@@ -148,6 +148,9 @@ class Db {
   Db(std::string dir, const DbOptions& options);
   Status Recover();
   Status ApplyRetention();
+  // Snapshot's two halves: the graph image as of BeginImage, then the feed's users.
+  Status WriteGraphImage(size_t users, SnapshotWriter* writer);
+  Status WriteFeedState(SnapshotWriter* writer);
   // Appends under the caller's exclusive lock; returns the LSN to commit (0: nothing logged).
   Result<uint64_t> Log(WalRecordType type, std::string_view payload);
   Status Commit(uint64_t lsn);

@@ -229,6 +229,9 @@ class Feed {
   void ForEachVisibleCelebrity(const Graph& g, InternalId reader, Fn&& fn) const;
   // The same ids sorted, for checks.
   std::vector<InternalId> ScanCelebrities(const Graph& g, InternalId reader) const;
+  // CheckInvariants' rules for one inbox's entries; `who` names the inbox in messages.
+  Status CheckInboxEntries(const Graph& g, const Inbox& in, const InboxCold& c,
+                           const std::string& who) const;
   // `ring`: the slot of the post's author's ring.
   void InboxInsert(Inbox& in, InternalId reader, uint32_t ring, const PostEntry& e);
   // Removes the entry when present.

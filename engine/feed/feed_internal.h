@@ -1,5 +1,6 @@
-// Private structures of Feed, shared by its implementation files (feed.cpp: writes, hooks and
-// fan-out; feed_read.cpp: timelines and inbox builds; feed_state.cpp: stats and snapshots).
+// Private structures of Feed, shared by its implementation files (feed.cpp: writes, hooks,
+// inbox maintenance and replay; feed_fanout.cpp: the background fan-out; feed_read.cpp:
+// timelines and inbox builds; feed_state.cpp: stats and snapshots; feed_verify.cpp: checks).
 #pragma once
 
 #include <algorithm>

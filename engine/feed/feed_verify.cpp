@@ -25,6 +25,39 @@ std::vector<InternalId> Feed::ScanCelebrities(const Graph& g, InternalId reader)
   return out;
 }
 
+// One inbox's entries: each names a ring, a retained or leaving post (or is of an author
+// queued for reconcile), in order, above the watermark.
+Status Feed::CheckInboxEntries(const Graph& g, const Inbox& in, const InboxCold& c,
+                               const std::string& who) const {
+  const auto name = [&](InternalId u) { return std::to_string(g.ExternalOf(u)); };
+  const InboxSide* side = SideOf(c);
+  // Entries of authors queued for reconcile may be stale until the reader's next read
+  // reconciles them (before it merges): a removal's fan-out skipped a reader who had
+  // stopped following. Their ids may be unknown, so order is checked between known ids.
+  const std::span<const InternalId> pending =
+      side != nullptr ? side->pending() : std::span<const InternalId>{};
+  PostKey previous{-1, 0};
+  for (uint32_t k = 0; k < in.entries().size(); ++k) {
+    const InboxEntry& x = in.entries()[k];
+    if (x.ring >= posts_.ring_count()) return Broken(who + " holds an entry of no ring");
+    const InternalId author = posts_.RingAt(x.ring).owner;
+    const PostId id = posts_.IdOfEntry(x);
+    if (id == 0 && std::ranges::find(pending, author) == pending.end()) {
+      return Broken(who + " holds an entry of user " + name(author) + " at time " +
+                    std::to_string(x.ts()) + " whose post is neither retained nor leaving");
+    }
+    const PostKey key{x.ts(), id};
+    if (key.ts < previous.ts ||
+        (id != 0 && previous.post != 0 && key.ts == previous.ts && !(previous < key)))
+      return Broken(who + " is out of order at " + std::to_string(k));
+    if (key.ts != previous.ts || id != 0) previous = key;
+    if (in.has_watermark() &&
+        (key.ts < in.watermark_ts() || (id != 0 && Below(in, c.reader, key))))
+      return Broken(who + " holds an entry at or below its watermark");
+  }
+  return Status::OK();
+}
+
 Status Feed::CheckInvariants(const Graph& g) const {
   const auto name = [&](InternalId u) { return std::to_string(g.ExternalOf(u)); };
   RELGRAPH_RETURN_IF_ERROR(posts_.CheckInvariants(g));
@@ -63,30 +96,7 @@ Status Feed::CheckInvariants(const Graph& g) const {
     exact_watermark_count += exact;
     if (!inbox_blocks.Add(slot, in.entries().pool_block(), in.entries().MemoryBytes()))
       return Broken(who + " has its block in the wrong pool");
-    // Entries of authors queued for reconcile may be stale until the reader's next read
-    // reconciles them (before it merges): a removal's fan-out skipped a reader who had
-    // stopped following. Their ids may be unknown, so order is checked between known ids.
-    const std::span<const InternalId> pending =
-        side != nullptr ? side->pending() : std::span<const InternalId>{};
-    PostKey previous{-1, 0};
-    for (uint32_t k = 0; k < in.entries().size(); ++k) {
-      const InboxEntry& x = in.entries()[k];
-      if (x.ring >= posts_.ring_count()) return Broken(who + " holds an entry of no ring");
-      const InternalId author = posts_.RingAt(x.ring).owner;
-      const PostId id = posts_.IdOfEntry(x);
-      if (id == 0 && std::ranges::find(pending, author) == pending.end()) {
-        return Broken(who + " holds an entry of user " + name(author) + " at time " +
-                      std::to_string(x.ts()) + " whose post is neither retained nor leaving");
-      }
-      const PostKey key{x.ts(), id};
-      if (key.ts < previous.ts ||
-          (id != 0 && previous.post != 0 && key.ts == previous.ts && !(previous < key)))
-        return Broken(who + " is out of order at " + std::to_string(k));
-      if (key.ts != previous.ts || id != 0) previous = key;
-      if (in.has_watermark() &&
-          (key.ts < in.watermark_ts() || (id != 0 && Below(in, c.reader, key))))
-        return Broken(who + " holds an entry at or below its watermark");
-    }
+    RELGRAPH_RETURN_IF_ERROR(CheckInboxEntries(g, in, c, who));
     entries += in.entries().size();
     live_bytes += InboxBytes(in, c);
   }
