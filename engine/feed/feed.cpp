@@ -171,8 +171,9 @@ std::vector<InternalId> Feed::BeforeRemoveUser(const Graph& g, UserId user) {
   }
   audience_.Forget(u);
   DropInbox(u);
-  if (audience_.IsCelebrity(u)) SetCelebrity(u, false);  // its fans' pull lists go stale by the epoch
-  BumpCelebrityEpoch();                        // the user leaves its fans' following lists
+  if (audience_.IsCelebrity(u))
+    SetCelebrity(u, false);  // its fans' pull lists go stale by the epoch
+  BumpCelebrityEpoch();      // the user leaves its fans' following lists
   return followees;
 }
 

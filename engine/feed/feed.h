@@ -31,15 +31,15 @@
 #include <vector>
 
 #include "engine/feed/audience.h"
-#include "engine/mem/chunked_array.h"
-#include "engine/graph/clock.h"
-#include "engine/mem/compacting_pool.h"
 #include "engine/feed/feed_types.h"
-#include "engine/graph/graph.h"
 #include "engine/feed/inbox_buffer.h"
 #include "engine/feed/post_buffer.h"
 #include "engine/feed/post_index.h"
 #include "engine/feed/post_store.h"
+#include "engine/graph/clock.h"
+#include "engine/graph/graph.h"
+#include "engine/mem/chunked_array.h"
+#include "engine/mem/compacting_pool.h"
 #include "storage/status.h"
 
 namespace relgraph {
@@ -106,9 +106,7 @@ class Feed {
   // ---- background fan-out (graph held shared) -------------------------------------------------
   // True while fan-out is queued, the post index is moving to a larger table, or buffers are
   // moving into a fresh pool.
-  bool fanout_pending() const {
-    return !tasks_.empty() || posts_.busy() || inbox_blocks_.moving();
-  }
+  bool fanout_pending() const { return !tasks_.empty() || posts_.busy() || inbox_blocks_.moving(); }
   // Starts moving the rings' and inboxes' blocks into fresh pools that pack them (the
   // fan-out starts it itself when a pool's free space passes both 16 MiB and a quarter of its
   // live bytes, compacting_pool.h); RunFanout moves them a bounded step at a time.

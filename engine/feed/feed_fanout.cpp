@@ -124,8 +124,8 @@ void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs
         DropInbox(f);  // inactive: rebuilt by pull if it ever reads again
         continue;
       }
-      const bool insert =
-          !t.retract && !audience_.Muted(f, t.author) && (hides == nullptr || !SortedContains(*hides, f));
+      const bool insert = !t.retract && !audience_.Muted(f, t.author) &&
+                          (hides == nullptr || !SortedContains(*hides, f));
       if (mark && !insert) continue;  // an empty inbox has nothing to remove
       Inbox& in = mark ? MaterializeMark(f) : inbox_pool_[word];
       if (t.retract) {

@@ -87,7 +87,9 @@ const Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
   for (size_t i = 0; i < following.size(); ++i) {
     const InternalId f = following.PeerAt(i);
     const PostBuffer* posts = posts_.RingOf(f);
-    if (posts == nullptr || posts->empty() || audience_.IsCelebrity(f) || !audience_.Visible(reader, f)) continue;
+    if (posts == nullptr || posts->empty() || audience_.IsCelebrity(f) ||
+        !audience_.Visible(reader, f))
+      continue;
     streams.push_back({posts, posts->size(), f});
   }
   std::vector<Head> heap;

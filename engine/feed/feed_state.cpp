@@ -12,8 +12,7 @@ FeedStats Feed::Stats() const {
   s.posts = posts_.posts();
   // Free slab blocks and the untouched rest of each slab count against their side.
   s.post_index_bytes = posts_.index_bytes();
-  s.post_bytes =
-      posts_.entry_bytes() + posts_.block_slack_bytes() + s.post_index_bytes;
+  s.post_bytes = posts_.entry_bytes() + posts_.block_slack_bytes() + s.post_index_bytes;
   s.feed_user_bytes = posts_.header_bytes() + audience_.ListBytes();
   s.inboxes = inboxes_;
   s.inbox_entries = inbox_entries_;
@@ -59,8 +58,7 @@ size_t Feed::InboxSlotBytes() const {
 }
 
 void Feed::CopyUsers(const Graph& g, size_t begin, size_t end, std::vector<UserState>* out) const {
-  const size_t users =
-      std::max(posts_.ring_user_bound(), audience_.ListUserBound());
+  const size_t users = std::max(posts_.ring_user_bound(), audience_.ListUserBound());
   end = std::min(end, users);
   for (size_t i = begin; i < end; ++i) {
     const auto u = static_cast<InternalId>(i);

@@ -51,8 +51,7 @@ Status Feed::CheckInboxEntries(const Graph& g, const Inbox& in, const InboxCold&
         (id != 0 && previous.post != 0 && key.ts == previous.ts && !(previous < key)))
       return Broken(who + " is out of order at " + std::to_string(k));
     if (key.ts != previous.ts || id != 0) previous = key;
-    if (in.has_watermark() &&
-        (key.ts < in.watermark_ts() || (id != 0 && Below(in, c.reader, key))))
+    if (in.has_watermark() && (key.ts < in.watermark_ts() || (id != 0 && Below(in, c.reader, key))))
       return Broken(who + " holds an entry at or below its watermark");
   }
   return Status::OK();
