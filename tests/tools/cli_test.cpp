@@ -50,6 +50,30 @@ TEST_CASE("cli: a command against a real server; unknown commands point at help"
   CHECK(out.find("usage: follow") != std::string::npos);
 }
 
+TEST_CASE("cli: an interactive session reads commands from stdin until quit") {
+  testing::TestServer server;
+  std::string out;
+  const std::string port = std::to_string(server.server->port());
+  const int code = RunCli("-p " + port + " < /dev/null", &out);
+  CHECK(code == 0);  // EOF ends a session with no command
+  const std::string script =
+      "printf 'follow 1 2\\nfrobnicate\\n\\ncounts 2\\nhelp\\nquit\\nfollow 3 4\\n' | ";
+  const std::string cmd = script + RELGRAPH_CLI_PATH + " -p " + port + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  out.clear();
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  const int status = ::pclose(p);
+  CHECK(WEXITSTATUS(status) == 1);  // one command failed
+  CHECK(out.find("created: true") != std::string::npos);
+  CHECK(out.find("unknown command 'frobnicate'") != std::string::npos);
+  CHECK(out.find("fans: 1") != std::string::npos);
+  CHECK(out.find("  known-followers") != std::string::npos);  // help
+  auto c = server.Connect();
+  CHECK(*c->Relation(3, 4) == net::RelationCode::kNone);  // nothing ran after quit
+}
+
 TEST_CASE("cli: info shows the durability mode by name, in text and JSON") {
   for (DurabilityMode mode : {DurabilityMode::kEverySec, DurabilityMode::kNone}) {
     testing::TestDir dir;

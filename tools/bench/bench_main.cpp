@@ -220,6 +220,57 @@ int RunServerTarget(const Flags& flags) {
   return 0;
 }
 
+// The memory row after `load`: resident bytes the graph added, and the engine's own count.
+MemoryRow MeasureGraphMemory(const Graph& graph, uint64_t rss_before) {
+  MemoryRow m;
+  m.users = graph.user_count();
+  m.edges = graph.edge_count();
+  m.rss_bytes = ResidentBytes() - rss_before;
+  const MemoryUsage u = graph.Memory();
+  m.engine_bytes = u.total();
+  std::ostringstream b;
+  b << "ids " << u.id_map / (1 << 20) << " MiB, users " << u.user_records / (1 << 20)
+    << " MiB, edges " << u.edge_blocks / (1 << 20) << " MiB reserved / "
+    << u.edge_blocks_live / (1 << 20) << " MiB in lists, fan index " << u.fan_index / (1 << 20)
+    << " MiB";
+  m.breakdown = b.str();
+  return m;
+}
+
+// The durability rows wanted, in a scratch directory (or --data-dir); false when the scratch
+// directory cannot be made.
+bool RunDurabilityRows(const Flags& flags, const std::set<std::string>& wanted,
+                       const GeneratedGraph& data, Graph* graph) {
+  bool any = false;
+  for (const std::string& name : DurabilityWorkloads::Names()) any |= wanted.count(name) > 0;
+  if (!any) return true;
+  DurabilityFlags df;
+  df.wal_ops = flags.wal_ops;
+  df.writers = static_cast<uint32_t>(flags.writers);
+  df.dataset = flags.dataset;
+  df.id_offset = flags.id_offset;
+  bool remove_root = false;
+  if (flags.data_dir.empty()) {
+    char templ[] = "/tmp/relgraph-bench-XXXXXX";
+    if (mkdtemp(templ) == nullptr) {
+      std::cerr << "relgraph-bench: cannot create a scratch directory in /tmp\n";
+      return false;
+    }
+    df.root = templ;
+    remove_root = true;
+  } else {
+    df.root = flags.data_dir;
+    std::filesystem::create_directories(df.root);
+  }
+  DurabilityWorkloads durability(data, graph, df);
+  for (const std::string& name : DurabilityWorkloads::Names()) {
+    if (!wanted.count(name)) continue;
+    for (const WorkloadResult& r : durability.Run(name)) PrintWorkload(std::cout, flags.csv, r);
+  }
+  if (remove_root) std::filesystem::remove_all(df.root);
+  return true;
+}
+
 int Main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
@@ -275,55 +326,14 @@ int Main(int argc, char** argv) {
     const WorkloadResult r = workloads.Run(name);
     if (name == "load") {
       if (wanted.count("load")) PrintWorkload(std::cout, flags.csv, r);
-      MemoryRow m;
-      m.users = graph.user_count();
-      m.edges = graph.edge_count();
-      m.rss_bytes = ResidentBytes() - rss_before;
-      const MemoryUsage u = graph.Memory();
-      m.engine_bytes = u.total();
-      std::ostringstream b;
-      b << "ids " << u.id_map / (1 << 20) << " MiB, users " << u.user_records / (1 << 20)
-        << " MiB, edges " << u.edge_blocks / (1 << 20) << " MiB reserved / "
-        << u.edge_blocks_live / (1 << 20) << " MiB in lists, fan index " << u.fan_index / (1 << 20)
-        << " MiB";
-      m.breakdown = b.str();
-      if (!flags.csv) PrintMemory(std::cout, false, m);  // csv: the memory row comes last
-      memory = m;
+      memory = MeasureGraphMemory(graph, rss_before);
+      if (!flags.csv) PrintMemory(std::cout, false, memory);  // csv: the memory row comes last
     } else {
       PrintWorkload(std::cout, flags.csv, r);
     }
   }
 
-  // Durability workloads, in a scratch directory.
-  bool any_durability = false;
-  for (const std::string& name : DurabilityWorkloads::Names())
-    any_durability |= wanted.count(name) > 0;
-  if (any_durability) {
-    DurabilityFlags df;
-    df.wal_ops = flags.wal_ops;
-    df.writers = static_cast<uint32_t>(flags.writers);
-    df.dataset = flags.dataset;
-    df.id_offset = flags.id_offset;
-    bool remove_root = false;
-    if (flags.data_dir.empty()) {
-      char templ[] = "/tmp/relgraph-bench-XXXXXX";
-      if (mkdtemp(templ) == nullptr) {
-        std::cerr << "relgraph-bench: cannot create a scratch directory in /tmp\n";
-        return 1;
-      }
-      df.root = templ;
-      remove_root = true;
-    } else {
-      df.root = flags.data_dir;
-      std::filesystem::create_directories(df.root);
-    }
-    DurabilityWorkloads durability(data, needs_graph ? &graph : nullptr, df);
-    for (const std::string& name : DurabilityWorkloads::Names()) {
-      if (!wanted.count(name)) continue;
-      for (const WorkloadResult& r : durability.Run(name)) PrintWorkload(std::cout, flags.csv, r);
-    }
-    if (remove_root) std::filesystem::remove_all(df.root);
-  }
+  if (!RunDurabilityRows(flags, wanted, data, needs_graph ? &graph : nullptr)) return 1;
   // Feed workloads, over the loaded graph (they add one heavy reader's follows to it).
   FeedFlags ff;
   ff.readers = flags.feed_readers;

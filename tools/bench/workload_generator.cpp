@@ -65,6 +65,41 @@ class AliasTable {
   std::vector<uint32_t> alias_;
 };
 
+// Out-degrees of `followers` users: log-normal, at least 1, capped, scaled so they sum to
+// `edges`.
+std::vector<uint32_t> OutDegrees(size_t followers, uint64_t edges, uint32_t max_following,
+                                 std::mt19937_64& rng) {
+  std::lognormal_distribution<double> lognormal(0, 1.3);
+  std::vector<double> raw(followers);
+  for (double& w : raw) w = lognormal(rng);
+  std::vector<uint32_t> degree(followers);
+  double scale = static_cast<double>(edges) / std::accumulate(raw.begin(), raw.end(), 0.0);
+  for (int pass = 0; pass < 4; ++pass) {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      degree[i] =
+          static_cast<uint32_t>(std::clamp<double>(std::round(raw[i] * scale), 1, max_following));
+      sum += degree[i];
+    }
+    scale *= static_cast<double>(edges) / static_cast<double>(sum);
+  }
+  int64_t excess =
+      static_cast<int64_t>(std::accumulate(degree.begin(), degree.end(), uint64_t{0})) -
+      static_cast<int64_t>(edges);
+  for (size_t guard = 0; excess != 0 && guard < 100 * followers; ++guard) {
+    uint32_t& d = degree[rng() % degree.size()];
+    if (excess > 0 && d > 1) {
+      --d;
+      --excess;
+    }
+    if (excess < 0 && d < max_following) {
+      ++d;
+      ++excess;
+    }
+  }
+  return degree;
+}
+
 }  // namespace
 
 GeneratedGraph GenerateGraph(uint64_t edges, uint64_t seed, uint32_t max_following) {
@@ -83,35 +118,7 @@ GeneratedGraph GenerateGraph(uint64_t edges, uint64_t seed, uint32_t max_followi
                  order.begin() + both + follow_only + fan_only);
   std::shuffle(targets.begin(), targets.end(), rng);  // rank order for Zipf
 
-  // Out-degrees: log-normal, at least 1, capped, scaled so they sum to `edges`.
-  std::lognormal_distribution<double> lognormal(0, 1.3);
-  std::vector<double> raw(followers.size());
-  for (double& w : raw) w = lognormal(rng);
-  std::vector<uint32_t> degree(followers.size());
-  double scale = static_cast<double>(edges) / std::accumulate(raw.begin(), raw.end(), 0.0);
-  for (int pass = 0; pass < 4; ++pass) {
-    uint64_t sum = 0;
-    for (size_t i = 0; i < raw.size(); ++i) {
-      degree[i] =
-          static_cast<uint32_t>(std::clamp<double>(std::round(raw[i] * scale), 1, max_following));
-      sum += degree[i];
-    }
-    scale *= static_cast<double>(edges) / static_cast<double>(sum);
-  }
-  int64_t excess =
-      static_cast<int64_t>(std::accumulate(degree.begin(), degree.end(), uint64_t{0})) -
-      static_cast<int64_t>(edges);
-  for (size_t guard = 0; excess != 0 && guard < 100 * followers.size(); ++guard) {
-    uint32_t& d = degree[rng() % degree.size()];
-    if (excess > 0 && d > 1) {
-      --d;
-      --excess;
-    }
-    if (excess < 0 && d < max_following) {
-      ++d;
-      ++excess;
-    }
-  }
+  const std::vector<uint32_t> degree = OutDegrees(followers.size(), edges, max_following, rng);
 
   // Followees: one guaranteed fan per target, then Zipf(0.9) draws without repeats.
   std::vector<std::vector<uint32_t>> lists(followers.size());

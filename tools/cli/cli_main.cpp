@@ -24,6 +24,48 @@ void PrintUsage() {
       CommandUsage().c_str());
 }
 
+// Reads commands from stdin until EOF or 'quit', printing each reply; reconnects once after a
+// broken connection. Returns 1 when any command failed, else 0.
+int Interactive(std::unique_ptr<net::Client> client, const net::ClientOptions& options,
+                bool json) {
+  const bool tty = isatty(0);
+  std::string line;
+  int status = 0;
+  for (;;) {
+    if (tty) std::printf("relgraph %s:%u> ", options.host.c_str(), unsigned{options.port});
+    std::fflush(stdout);
+    if (!std::getline(std::cin, line)) break;
+    std::istringstream in(line);
+    std::vector<std::string> cmd;
+    for (std::string w; in >> w;) cmd.push_back(w);
+    if (cmd.empty()) continue;
+    if (cmd[0] == "quit" || cmd[0] == "exit") break;
+    if (cmd[0] == "help") {
+      std::fputs(CommandUsage().c_str(), stdout);
+      continue;
+    }
+    auto out = RunCommand(*client, cmd, json);
+    if (out.ok()) {
+      std::fputs(out->c_str(), stdout);
+    } else {
+      std::fputs(FormatError(out.status(), json).c_str(), stdout);
+      status = 1;
+      // A broken connection cannot serve the next line: reconnect once.
+      if (out.status().code() == Code::kIOError || out.status().code() == Code::kTimeout ||
+          out.status().code() == Code::kUnavailable) {
+        auto again = net::Client::Connect(options);
+        if (!again.ok()) {
+          std::fprintf(stderr, "relgraph-cli: reconnect failed: %s\n",
+                       again.status().ToString().c_str());
+          return 1;
+        }
+        client = std::move(*again);
+      }
+    }
+  }
+  return status;
+}
+
 int Main(int argc, char** argv) {
   net::ClientOptions options;
   if (const char* token = std::getenv("RELGRAPH_TOKEN")) options.token = token;
@@ -82,42 +124,7 @@ int Main(int argc, char** argv) {
     return 0;
   }
 
-  const bool tty = isatty(0);
-  std::string line;
-  int status = 0;
-  for (;;) {
-    if (tty) std::printf("relgraph %s:%u> ", options.host.c_str(), unsigned{options.port});
-    std::fflush(stdout);
-    if (!std::getline(std::cin, line)) break;
-    std::istringstream in(line);
-    std::vector<std::string> cmd;
-    for (std::string w; in >> w;) cmd.push_back(w);
-    if (cmd.empty()) continue;
-    if (cmd[0] == "quit" || cmd[0] == "exit") break;
-    if (cmd[0] == "help") {
-      std::fputs(CommandUsage().c_str(), stdout);
-      continue;
-    }
-    auto out = RunCommand(**client, cmd, json);
-    if (out.ok()) {
-      std::fputs(out->c_str(), stdout);
-    } else {
-      std::fputs(FormatError(out.status(), json).c_str(), stdout);
-      status = 1;
-      // A broken connection cannot serve the next line: reconnect once.
-      if (out.status().code() == Code::kIOError || out.status().code() == Code::kTimeout ||
-          out.status().code() == Code::kUnavailable) {
-        auto again = net::Client::Connect(options);
-        if (!again.ok()) {
-          std::fprintf(stderr, "relgraph-cli: reconnect failed: %s\n",
-                       again.status().ToString().c_str());
-          return 1;
-        }
-        *client = std::move(*again);
-      }
-    }
-  }
-  return status;
+  return Interactive(std::move(*client), options, json);
 }
 
 }  // namespace
