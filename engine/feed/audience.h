@@ -32,10 +32,12 @@ class Audience {
 
   // ---- mutes and hides ---------------------------------------------------------------------
   bool Muted(InternalId reader, InternalId author) const {
-    return TestBit(muting_bits_, reader) && Contains(mutes_, reader, author);
+    const IdSet* mutes = ListOf(reader, /*mute=*/true);
+    return mutes != nullptr && std::binary_search(mutes->begin(), mutes->end(), author);
   }
   bool HiddenFrom(InternalId author, InternalId reader) const {
-    return TestBit(hiding_bits_, author) && Contains(hides_, author, reader);
+    const IdSet* hides = ListOf(author, /*mute=*/false);
+    return hides != nullptr && std::binary_search(hides->begin(), hides->end(), reader);
   }
   bool Visible(InternalId reader, InternalId author) const {
     return !Muted(reader, author) && !HiddenFrom(author, reader);
@@ -84,11 +86,6 @@ class Audience {
     return u < bits.size() * 64 && ((bits[u / 64] >> (u % 64)) & 1) != 0;
   }
   static void SetBit(std::vector<uint64_t>& bits, InternalId u, bool on);
-  static bool Contains(const std::unordered_map<InternalId, IdSet>& lists, InternalId owner,
-                       InternalId x) {
-    const auto it = lists.find(owner);
-    return it != lists.end() && std::binary_search(it->second.begin(), it->second.end(), x);
-  }
 
   const uint32_t max_mutes_, max_hides_;
   std::unordered_map<InternalId, IdSet> mutes_, hides_;

@@ -70,8 +70,7 @@ Result<PublishOutcome> Feed::Publish(Graph& g, UserId author, PostId post, uint3
   if (post == 0) return Status::InvalidArgument("post id must be nonzero");
   if (kind > kMaxPostKind)
     return Status::InvalidArgument("kind " + std::to_string(kind) + " is out of range 0..63");
-  if (ts && (*ts < 0 || *ts > kMaxTimestampMs))
-    return Status::InvalidArgument("timestamp " + std::to_string(*ts) + " is out of range");
+  if (ts) RELGRAPH_RETURN_IF_ERROR(CheckTimestamp(*ts, "timestamp"));
   if (posts_.HolderOf(post) != kNoInternalId)
     return Status(Code::kAlreadyExists, "post " + std::to_string(post) + " already exists");
   if (posts_.IsLeaving(post)) {

@@ -1,9 +1,6 @@
 #include "tools/bench/bench_report.h"
 
-#include <unistd.h>
-
 #include <cstdio>
-#include <fstream>
 #include <iomanip>
 
 namespace relgraph::bench {
@@ -61,13 +58,6 @@ void PrintMemory(std::ostream& out, bool csv, const MemoryRow& m) {
       static_cast<double>(m.rss_bytes) / (1 << 20), m.bytes_per_edge(),
       m.edges ? static_cast<double>(m.engine_bytes) / m.edges : 0.0, m.breakdown.c_str());
   out << line;
-}
-
-uint64_t ResidentBytes() {
-  std::ifstream statm("/proc/self/statm");
-  uint64_t size = 0, resident = 0;
-  statm >> size >> resident;
-  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
 }
 
 }  // namespace relgraph::bench

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/mem/resident.h"  // ResidentBytes, for the memory row
 #include "tools/bench/workloads.h"
 
 namespace relgraph::bench {
@@ -24,8 +25,5 @@ struct MemoryRow {
 void PrintHeader(std::ostream& out, bool csv, const std::string& description);
 void PrintWorkload(std::ostream& out, bool csv, const WorkloadResult& r);
 void PrintMemory(std::ostream& out, bool csv, const MemoryRow& m);
-
-// Resident set size of this process, from /proc/self/statm.
-uint64_t ResidentBytes();
 
 }  // namespace relgraph::bench

@@ -1,11 +1,9 @@
 #include "tools/service/command_service.h"
 
-#include <unistd.h>
-
-#include <cstdio>
 #include <string>
 
 #include "engine/graph/graph.h"
+#include "engine/mem/resident.h"
 #include "net/protocol/protocol.h"
 
 namespace relgraph {
@@ -17,16 +15,6 @@ static_assert(static_cast<uint8_t>(net::RelationCode::kMutual) ==
               static_cast<uint8_t>(relgraph::Relation::kMutual));
 static_assert(static_cast<uint8_t>(net::RelationCode::kFollowedBy) ==
               static_cast<uint8_t>(relgraph::Relation::kFollowedBy));
-
-// The process's resident set size, from /proc/self/statm (0 where there is none).
-uint64_t ResidentBytes() {
-  std::FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return 0;
-  unsigned long long size = 0, resident = 0;
-  const int got = std::fscanf(f, "%llu %llu", &size, &resident);
-  std::fclose(f);
-  return got == 2 ? resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
-}
 
 net::DurabilityCode ToWire(DurabilityMode mode) {
   switch (mode) {
@@ -93,8 +81,7 @@ net::ExecuteResult Run(CommandService& service, std::string_view body, std::stri
                        const net::ServerStats& stats) {
   Req request;
   // Built once per command: the request path allocates nothing for error texts it never uses.
-  static const std::string what =
-      std::string(net::OpcodeName(Req::kOpcode)) + " request";
+  static const std::string what = std::string(net::OpcodeName(Req::kOpcode)) + " request";
   if (Status s = net::WireDecode(body, &request, what); !s.ok()) return {s, 0};
   CommandService::Context context;
   context.stats = &stats;
