@@ -10,27 +10,17 @@
 #include <string>
 
 #include "tests/storage/test_dir.h"
+#include "tests/tools/run_command.h"
 #include "tests/tools/relgraphd_process.h"
 
 namespace relgraph {
 namespace {
 
-struct Ran {
-  int exit_code = -1;
-  std::string out;  // standard output
-};
+using testing::Ran;
 
 // Runs relgraph-bench with `args` (already shell-quoted where needed), stderr discarded.
 Ran RunBench(const std::string& args) {
-  const std::string command = std::string("'") + RELGRAPH_BENCH_PATH + "' " + args + " 2>/dev/null";
-  Ran ran;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) ran.out.append(buf, n);
-  const int status = ::pclose(pipe);
-  ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return ran;
+  return testing::RunShell(std::string("'") + RELGRAPH_BENCH_PATH + "' " + args + " 2>/dev/null");
 }
 
 // CSV rows `workload,ops,...` by workload name -> ops.

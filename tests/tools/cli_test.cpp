@@ -8,6 +8,7 @@
 
 #include "tests/net/server/server_test_util.h"
 #include "tests/storage/test_dir.h"
+#include "tests/tools/run_command.h"
 #include "tools/cli/cli_commands.h"
 
 namespace relgraph {
@@ -15,14 +16,9 @@ namespace {
 
 // Runs `relgraph-cli ARGS` and returns its exit code; *out gets stdout and stderr.
 int RunCli(const std::string& args, std::string* out) {
-  const std::string cmd = std::string(RELGRAPH_CLI_PATH) + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  out->clear();
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out->append(buf, n);
-  const int status = ::pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  testing::Ran ran = testing::RunShell(std::string(RELGRAPH_CLI_PATH) + " " + args + " 2>&1");
+  *out = std::move(ran.out);
+  return ran.exit_code;
 }
 
 TEST_CASE("cli: 'help' lists every command and needs no server") {
@@ -58,14 +54,10 @@ TEST_CASE("cli: an interactive session reads commands from stdin until quit") {
   CHECK(code == 0);  // EOF ends a session with no command
   const std::string script =
       "printf 'follow 1 2\\nfrobnicate\\n\\ncounts 2\\nhelp\\nquit\\nfollow 3 4\\n' | ";
-  const std::string cmd = script + RELGRAPH_CLI_PATH + " -p " + port + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  out.clear();
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  const int status = ::pclose(p);
-  CHECK(WEXITSTATUS(status) == 1);  // one command failed
+  const testing::Ran session =
+      testing::RunShell(script + RELGRAPH_CLI_PATH + " -p " + port + " 2>&1");
+  CHECK(session.exit_code == 1);  // one command failed
+  out = session.out;
   CHECK(out.find("created: true") != std::string::npos);
   CHECK(out.find("unknown command 'frobnicate'") != std::string::npos);
   CHECK(out.find("fans: 1") != std::string::npos);

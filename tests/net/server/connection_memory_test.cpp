@@ -60,20 +60,12 @@ TEST_CASE("connections: an unfinished frame is held, then released when it compl
   TestServer ts;
   auto c = ts.Connect();
   const uint64_t idle = WaitForBytes(ts, [](uint64_t) { return true; });
-  std::string body;
   RelationsRequest q;
   q.a = 1;
   for (uint64_t i = 2; i < 1002; ++i) q.others.push_back(i);  // an 8 KB request
-  WirePut(&body, q);
-  std::string frame;
-  const size_t start = BeginFrame(&frame, 9, static_cast<uint8_t>(Opcode::kRelations), 0);
-  frame += body;
-  EndFrame(&frame, start);
+  const std::string frame = testing::RequestFrame(9, q);
   const int fd = ts.RawSocket();
-  std::string hello;
-  const size_t h = BeginFrame(&hello, 1, static_cast<uint8_t>(Opcode::kHello), 0);
-  WirePut(&hello, HelloRequest{kProtocolVersion, ""});
-  EndFrame(&hello, h);
+  const std::string hello = testing::HelloFrame();
   REQUIRE(::send(fd, hello.data(), hello.size(), MSG_NOSIGNAL) == ssize_t(hello.size()));
   const size_t half = frame.size() / 2;
   REQUIRE(::send(fd, frame.data(), half, MSG_NOSIGNAL) == ssize_t(half));

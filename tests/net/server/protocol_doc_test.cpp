@@ -23,20 +23,9 @@ namespace {
 
 using testing::TestServer;
 
-std::string Frame(uint32_t id, Opcode op, std::string_view body) {
-  std::string out;
-  const size_t start = BeginFrame(&out, id, static_cast<uint8_t>(op), 0);
-  out.append(body);
-  EndFrame(&out, start);
-  return out;
-}
-
-template <typename Request>
-std::string RequestFrame(uint32_t id, const Request& request) {
-  std::string body;
-  WirePut(&body, request);
-  return Frame(id, Request::kOpcode, body);
-}
+using testing::Frame;
+using testing::HelloFrame;
+using testing::RequestFrame;
 
 std::string Hex(std::string_view bytes) {
   std::string out;
@@ -95,10 +84,6 @@ class Raw {
   int fd_;
   std::string in_;
 };
-
-std::string Hello(uint32_t id, const std::string& token) {
-  return RequestFrame(id, HelloRequest{kProtocolVersion, token});
-}
 
 struct Example {
   std::string what;
@@ -235,7 +220,7 @@ TEST_CASE("protocol.md: the notice example is what the server sends an idle conn
   options.idle_timeout = std::chrono::milliseconds(300);
   TestServer server(options);
   Raw raw(server);
-  raw.Exchange(Hello(1, ""));
+  raw.Exchange(HelloFrame());
   const std::string got = raw.Next();
   AppendErrorFrame(&notice, 0, 0, Status(Code::kResourceExhausted, "idle for more than 300 ms"));
   CHECK(Hex(got) == Hex(notice.substr(notice.size() - got.size())));
@@ -244,7 +229,7 @@ TEST_CASE("protocol.md: the notice example is what the server sends an idle conn
 TEST_CASE("protocol.md: a body holds exactly its fields, PING's included") {
   TestServer server;
   Raw raw(server);
-  raw.Exchange(Hello(1, ""));
+  raw.Exchange(HelloFrame());
   for (Opcode op : {Opcode::kPing, Opcode::kInfo, Opcode::kSnapshot}) {
     CAPTURE(OpcodeName(op));
     for (size_t n : {size_t{1}, size_t{4096}}) {
@@ -257,12 +242,10 @@ TEST_CASE("protocol.md: a body holds exactly its fields, PING's included") {
 TEST_CASE("protocol.md: an unknown opcode is unsupported and the connection stays usable") {
   TestServer server;
   Raw raw(server);
-  raw.Exchange(Hello(1, ""));
+  raw.Exchange(HelloFrame());
   for (uint8_t op : {0x05, 0x1a, 0x7f, 0xff}) {
     CAPTURE(int(op));
-    std::string f;
-    EndFrame(&f, BeginFrame(&f, 9, op, 0));
-    CHECK(raw.StatusOf(f).code() == Code::kUnsupported);
+    CHECK(raw.StatusOf(Frame(9, static_cast<Opcode>(op), "")).code() == Code::kUnsupported);
   }
   CHECK(raw.StatusOf(Frame(3, Opcode::kPing, "")).ok());
 }
@@ -271,7 +254,7 @@ TEST_CASE("protocol.md: a request with opcode 0 gets a NOTICE and the connection
   TestServer server;
   for (uint32_t id : {0u, 7u}) {
     Raw raw(server);
-    raw.Exchange(Hello(1, ""));
+    raw.Exchange(HelloFrame());
     const std::string notice = raw.Exchange(Frame(id, Opcode::kNotice, ""));
     REQUIRE(!notice.empty());
     const DecodeResult r = DecodeFrame(notice, kDefaultMaxFrame);
@@ -286,7 +269,7 @@ TEST_CASE("protocol.md: HELLO's token is ignored without --auth-token, whatever 
   TestServer server;
   for (const std::string& token : {std::string("anything"), std::string("\xff\xfe\x00\x80", 4)}) {
     Raw raw(server);
-    CHECK(raw.StatusOf(Hello(1, token)).ok());
+    CHECK(raw.StatusOf(HelloFrame(1, token)).ok());
     CHECK(raw.StatusOf(Frame(2, Opcode::kPing, "")).ok());
   }
 }

@@ -19,19 +19,8 @@ namespace {
 
 using testing::TestServer;
 
-std::string Frame(uint32_t id, Opcode op, std::string_view body, uint8_t flags = 0) {
-  std::string out;
-  const size_t start = BeginFrame(&out, id, static_cast<uint8_t>(op), flags);
-  out.append(body);
-  EndFrame(&out, start);
-  return out;
-}
-
-std::string HelloFrame(const std::string& token = "") {
-  std::string body;
-  WirePut(&body, HelloRequest{kProtocolVersion, token});
-  return Frame(1, Opcode::kHello, body);
-}
+using testing::Frame;
+using testing::HelloFrame;
 
 // Reads until the peer closes (true) or the deadline passes (false).
 bool ClosedByPeer(int fd, int timeout_ms) {

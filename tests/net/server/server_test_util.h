@@ -12,9 +12,31 @@
 #include "tools/service/command_service.h"
 #include "engine/db.h"
 #include "net/client/client.h"
+#include "net/protocol/frame.h"
 #include "net/server/server.h"
 
 namespace relgraph::testing {
+
+// One whole frame: header (flags or status byte as given) and `body`, as bytes to send raw.
+inline std::string Frame(uint32_t id, net::Opcode op, std::string_view body, uint8_t flags = 0) {
+  std::string out;
+  const size_t start = net::BeginFrame(&out, id, static_cast<uint8_t>(op), flags);
+  out.append(body);
+  net::EndFrame(&out, start);
+  return out;
+}
+
+// The frame of a request struct, its body encoded by the wire codec.
+template <typename Request>
+std::string RequestFrame(uint32_t id, const Request& request) {
+  std::string body;
+  net::WirePut(&body, request);
+  return Frame(id, Request::kOpcode, body);
+}
+
+inline std::string HelloFrame(uint32_t id = 1, const std::string& token = "") {
+  return RequestFrame(id, net::HelloRequest{net::kProtocolVersion, token});
+}
 
 struct TestServer {
   // An empty `dir` keeps the Db in memory.
