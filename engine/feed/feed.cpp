@@ -1,18 +1,10 @@
-// Feed writes, graph hooks, inbox maintenance and replay (the fan-out is feed_fanout.cpp).
+// Feed writes, graph hooks and replay (the fan-out is feed_fanout.cpp, the inboxes inboxes.cpp).
 #include <algorithm>
-#include <bit>
-#include <limits>
 #include <string>
 
 #include "engine/feed/feed_internal.h"
 
 namespace relgraph {
-
-namespace {
-
-constexpr size_t kMaxPendingPerInbox = 64;  // past this, dropping the inbox is cheaper
-
-}  // namespace
 
 Status ValidateFeedOptions(const FeedOptions& o) {
   // A snapshot writes an author's posts as one record of at most 1 MiB (17 bytes a post).
@@ -33,24 +25,10 @@ Feed::Feed(const FeedOptions& options, Clock* clock)
       clock_(clock != nullptr ? clock : SystemClock::Default()),
       posts_(options.posts_per_author),
       audience_(options.max_mutes, options.max_hides),
-      tick_base_(clock_->NowMs()),
-      tick_shift_(std::bit_width(static_cast<uint64_t>(
-                      std::max<TimestampMs>(1, options.active_reader_ms / 1024))) -
-                  1),
-      active_ticks_(static_cast<uint32_t>(options.active_reader_ms >> tick_shift_)) {}
-
-uint32_t Feed::ActivityTick(TimestampMs now) const {
-  if (now <= tick_base_) return 0;
-  return static_cast<uint32_t>(std::min<TimestampMs>((now - tick_base_) >> tick_shift_,
-                                                     std::numeric_limits<uint32_t>::max()));
-}
+      inboxes_(posts_, options.timeline_length, options.inbox_memory_budget,
+               options.active_reader_ms, clock_->NowMs()) {}
 
 Feed::~Feed() = default;
-
-size_t Feed::ExactWatermarkBytes() const {
-  constexpr size_t kNode = sizeof(void*) + sizeof(std::pair<const uint32_t, PostId>) + 8;
-  return exact_watermarks_.size() * kNode + exact_watermarks_.bucket_count() * sizeof(void*);
-}
 
 void Feed::SetCelebrity(InternalId u, bool on) {
   if (audience_.SetCelebrity(u, on)) BumpCelebrityEpoch();
@@ -59,7 +37,7 @@ void Feed::SetCelebrity(InternalId u, bool on) {
 void Feed::BumpCelebrityEpoch() {
   // Inboxes keep the epoch's tag, which may just have wrapped: then mark every list stale.
   if (!audience_.BumpEpoch()) return;
-  for (size_t slot = 0; slot < inbox_cold_.size(); ++slot) inbox_cold_[slot].celebrities_epoch = 0;
+  inboxes_.StaleAllCelebrityLists();
 }
 
 // ---- posts ------------------------------------------------------------------------------------
@@ -128,9 +106,9 @@ Result<bool> Feed::SetMembership(Graph& g, UserId owner, UserId other, bool on, 
   if (!changed.ok() || !*changed) return changed;
   // The reader whose view changed: the muter, or the user hidden from.
   if (mute)
-    AddPending(o, x);
+    inboxes_.AddPending(o, x);
   else
-    AddPending(x, o);
+    inboxes_.AddPending(x, o);
   return true;
 }
 
@@ -145,12 +123,12 @@ Result<bool> Feed::Hide(Graph& g, UserId author, UserId from, bool on) {
 // ---- graph hooks ------------------------------------------------------------------------------
 
 void Feed::OnFollow(const Graph& g, InternalId follower, InternalId followee) {
-  AddPending(follower, followee);
+  inboxes_.AddPending(follower, followee);
   CheckCelebrity(g, followee);
 }
 
 void Feed::OnUnfollow(const Graph& g, InternalId follower, InternalId followee) {
-  AddPending(follower, followee);
+  inboxes_.AddPending(follower, followee);
   CheckCelebrity(g, followee);
 }
 
@@ -169,7 +147,7 @@ std::vector<InternalId> Feed::BeforeRemoveUser(const Graph& g, UserId user) {
     for (Task& t : tasks_) t.cancelled |= t.author == u;
   }
   audience_.Forget(u);
-  DropInbox(u);
+  inboxes_.Drop(u);
   if (audience_.IsCelebrity(u))
     SetCelebrity(u, false);  // its fans' pull lists go stale by the epoch
   BumpCelebrityEpoch();      // the user leaves its fans' following lists
@@ -202,137 +180,10 @@ void Feed::RecomputeCelebrities(const Graph& g) {
       SetCelebrity(static_cast<InternalId>(u), true);
   }
   BumpCelebrityEpoch();  // stales every header's celebrity state
-  // Marks keep no epoch: their readers get theirs again by pull.
-  for (size_t u = 0; u < inbox_of_.size(); ++u) {
-    if (IsMark(inbox_of_[u])) DropInbox(static_cast<InternalId>(u));
-  }
+  inboxes_.DropMarks();  // marks keep no epoch: their readers get theirs again by pull
 }
 
-// ---- inbox maintenance ------------------------------------------------------------------------
-
-size_t Feed::InboxBytes(const Inbox& in, const InboxCold& c) const {
-  const InboxSide* side = SideOf(c);
-  return sizeof(Inbox) + sizeof(InboxCold) + in.entries().MemoryBytes() +
-         (side != nullptr ? side->MemoryBytes() : 0);
-}
-
-const Feed::InboxSide* Feed::SideOf(const InboxCold& c) const {
-  return c.one_celebrity || c.side == kNoSlot ? nullptr : &sides_[c.side];
-}
-
-Feed::InboxSide& Feed::EnsureSide(InboxCold& c) {
-  const InternalId one = c.one_celebrity ? c.side : kNoInternalId;
-  if (one != kNoInternalId) {
-    c.one_celebrity = 0;
-    c.side = kNoSlot;
-  }
-  if (c.side == kNoSlot) {
-    if (!free_sides_.empty()) {
-      c.side = free_sides_.back();
-      free_sides_.pop_back();
-    } else {
-      c.side = static_cast<uint32_t>(sides_.size());
-      // Grow by a quarter, not double: unused capacity here is counted as inbox memory.
-      if (sides_.size() == sides_.capacity())
-        sides_.reserve(sides_.size() + sides_.size() / 4 + 16);
-      sides_.emplace_back();
-    }
-  }
-  if (one != kNoInternalId) sides_[c.side].AddFirst(one, side_pool_);
-  return sides_[c.side];
-}
-
-void Feed::FreeSide(InboxCold& c) {
-  if (c.one_celebrity) {
-    c.one_celebrity = 0;
-    c.side = kNoSlot;
-    return;
-  }
-  if (c.side == kNoSlot) return;
-  sides_[c.side].Clear(side_pool_);
-  free_sides_.push_back(c.side);
-  c.side = kNoSlot;
-}
-
-void Feed::ReleaseSideIfEmpty(InboxCold& c) {
-  const InboxSide* side = SideOf(c);
-  if (side != nullptr && side->empty()) FreeSide(c);
-}
-
-Feed::Inbox& Feed::NewInbox(InternalId reader, size_t users) {
-  static_assert(sizeof(Inbox) == 32 && sizeof(InboxCold) == 12);
-  uint32_t slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    slot = static_cast<uint32_t>(inbox_pool_.size());
-    inbox_pool_.emplace_back();
-    inbox_cold_.emplace_back();
-  }
-  GrowSlotArray(inbox_of_, reader, users);
-  inbox_of_[reader] = slot;
-  ++inboxes_;
-  InboxCold& c = inbox_cold_[slot];
-  c.reader = reader;
-  c.referenced = 1;
-  return inbox_pool_[slot];
-}
-
-void Feed::InboxInsert(Inbox& in, InternalId reader, uint32_t ring, const PostEntry& e) {
-  if (Below(in, reader, e.key())) return;  // below the exact range
-  const size_t bytes = in.entries().MemoryBytes();
-  if (!in.entries().Insert(InboxEntry::Of(ring, e), e.id, options_.timeline_length,
-                           inbox_blocks_.For(SlotOf(reader)),
-                           [this](const InboxEntry& x) { return posts_.IdOfEntry(x); }))
-    return;
-  ++fanout_inserts_;
-  ++inbox_entries_;
-  if (in.entries().size() > options_.timeline_length) TrimOldest(in, reader);
-  inbox_bytes_ += in.entries().MemoryBytes() - bytes;
-}
-
-// The oldest entry goes with every other entry of its millisecond, and the watermark rises to
-// the top of that millisecond. The dropped entry's exact key would need its id, a ring lookup
-// (two cache misses) for every insert into a full inbox; the few more entries this drops are
-// rare, and a read that needs them falls back to pull.
-void Feed::TrimOldest(Inbox& in, InternalId reader) {
-  const PostKey dropped{in.entries().oldest().ts(), ~PostId{0}};
-  do {
-    in.entries().PopOldest();
-    --inbox_entries_;
-  } while (!in.entries().empty() && in.entries().oldest().ts() == dropped.ts);
-  // Every entry is above the watermark, so it rises: an exact one becomes a top one.
-  if (in.has_exact_watermark()) exact_watermarks_.erase(SlotOf(reader));
-  in.RaiseToTopOf(dropped.ts);
-}
-
-void Feed::InboxErase(Inbox& in, InternalId reader, uint32_t ring, const PostEntry& e) {
-  if (Below(in, reader, e.key())) return;  // nothing is kept there
-  const uint32_t at = in.entries().Find(InboxEntry::Of(ring, e));
-  if (at < in.entries().size()) {
-    in.entries().EraseAt(at);
-    --inbox_entries_;
-  }
-}
-
-void Feed::AddPending(InternalId reader, InternalId author) {
-  const uint32_t word = SlotOf(reader);
-  if (word == kNoSlot) return;
-  Inbox* in = IsMark(word) ? &MaterializeMark(reader) : &inbox_pool_[word];
-  InboxCold& c = ColdOf(reader);
-  c.celebrities_epoch = 0;
-  if (const InboxSide* side = SideOf(c); side != nullptr) {
-    if (std::ranges::find(side->pending(), author) != side->pending().end()) return;
-    if (side->pending().size() >= kMaxPendingPerInbox) {
-      DropInbox(reader);
-      return;
-    }
-  }
-  const size_t bytes = InboxBytes(*in, c);
-  EnsureSide(c).AddSecond(author, side_pool_);
-  inbox_bytes_ += InboxBytes(*in, c) - bytes;
-}
+// ---- inboxes ----------------------------------------------------------------------------------
 
 // Makes the inbox agree with the reader's current view of `author`: back-fill its retained
 // posts when visible and pushed, purge its entries otherwise. Decided from the current state,
@@ -347,68 +198,14 @@ void Feed::Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId au
   // id; re-inserting sorts it by the right one.
   const uint32_t ring = posts_.RingSlot(author);
   if (ring == kNoSlot) return;  // it never posted: no entry names it
-  inbox_entries_ -= in.entries().RemoveIf([&](const InboxEntry& x) { return x.ring == ring; });
+  inboxes_.EraseRing(in, ring);
   if (!wanted) return;
   const PostBuffer& posts = posts_.RingAt(ring);
   for (uint32_t i = posts.size(); i-- > 0;) {
     const PostEntry& e = posts[i];
-    if (Below(in, reader, e.key())) break;  // older ones are below it too
-    InboxInsert(in, reader, ring, e);
+    if (inboxes_.Below(in, reader, e.key())) break;  // older ones are below it too
+    inboxes_.Insert(in, reader, ring, e);
   }
-}
-
-bool Feed::FreeInbox(InternalId reader) {
-  const uint32_t slot = SlotOf(reader);
-  if (slot == kNoSlot) return false;
-  if (IsMark(slot)) {
-    inbox_of_[reader] = kNoSlot;
-    --inboxes_;
-    --marks_;
-    return true;
-  }
-  Inbox& in = inbox_pool_[slot];
-  InboxCold& c = inbox_cold_[slot];
-  inbox_bytes_ -= InboxBytes(in, c);
-  inbox_entries_ -= in.entries().size();
-  --inboxes_;
-  FreeSide(c);
-  if (in.has_exact_watermark()) exact_watermarks_.erase(slot);
-  in.entries().Clear(inbox_blocks_.For(slot));
-  in.Reset();
-  c = InboxCold{};
-  free_slots_.push_back(slot);
-  inbox_of_[reader] = kNoSlot;
-  return true;
-}
-
-Feed::Inbox& Feed::MaterializeMark(InternalId reader) {
-  const uint32_t tick = MarkTick(inbox_of_[reader]);
-  --inboxes_;  // NewInbox counts it again
-  --marks_;
-  Inbox& in = NewInbox(reader, inbox_of_.size());
-  in.last_read = tick;
-  InboxCold& c = ColdOf(reader);
-  c.celebrities_epoch = audience_.EpochTag();  // no celebrity followee, which a mark keeps right
-  inbox_bytes_ += InboxBytes(in, c);
-  return in;
-}
-
-bool Feed::MarkIfEmpty(InternalId reader, uint32_t now_tick) {
-  const uint32_t slot = SlotOf(reader);
-  const Inbox& in = inbox_pool_[slot];
-  // No side, and no celebrity in the cold part (one_celebrity keeps it in `side` too).
-  if (!in.entries().empty() || in.has_watermark() || inbox_cold_[slot].side != kNoSlot ||
-      now_tick > kMaxMarkTick)
-    return false;
-  FreeInbox(reader);
-  inbox_of_[reader] = MarkOf(now_tick);
-  ++inboxes_;
-  ++marks_;
-  return true;
-}
-
-void Feed::DropInbox(InternalId reader) {
-  if (FreeInbox(reader)) ++drops_;
 }
 
 void Feed::DropFanInboxes(const Graph& g, InternalId author) {
@@ -417,27 +214,9 @@ void Feed::DropFanInboxes(const Graph& g, InternalId author) {
   for (;;) {
     const uint32_t n =
         g.FansBefore(author, cursor, static_cast<uint32_t>(fans.size()), fans.data());
-    for (uint32_t i = 0; i < n; ++i) DropInbox(fans[i].peer);
+    for (uint32_t i = 0; i < n; ++i) inboxes_.Drop(fans[i].peer);
     if (n < fans.size()) return;
     cursor = g.KeyOf(fans[n - 1]);
-  }
-}
-
-// CLOCK: the hand sweeps the pool; an inbox read since the hand's last pass loses its mark
-// and stays, one not read since is dropped. Two passes visit every inbox with its mark clear,
-// so the loop ends having reached the target or dropped all but `keep`.
-void Feed::EnforceBudget(InternalId keep) {
-  if (inbox_bytes_ <= options_.inbox_memory_budget) return;
-  const size_t target = options_.inbox_memory_budget / 10 * 9;
-  for (size_t steps = 2 * inbox_cold_.size(); steps > 0 && inbox_bytes_ > target; --steps) {
-    if (clock_hand_ >= inbox_cold_.size()) clock_hand_ = 0;
-    InboxCold& c = inbox_cold_[clock_hand_++];
-    if (c.reader == kNoInternalId || c.reader == keep) continue;
-    if (c.referenced != 0) {
-      c.referenced = 0;
-    } else {
-      DropInbox(c.reader);
-    }
   }
 }
 

@@ -23,23 +23,19 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
-#include <memory>
 #include <optional>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "engine/feed/audience.h"
 #include "engine/feed/feed_types.h"
-#include "engine/feed/inbox_buffer.h"
+#include "engine/feed/inboxes.h"
 #include "engine/feed/post_buffer.h"
 #include "engine/feed/post_index.h"
 #include "engine/feed/post_store.h"
 #include "engine/graph/clock.h"
 #include "engine/graph/graph.h"
-#include "engine/mem/chunked_array.h"
-#include "engine/mem/compacting_pool.h"
 #include "storage/status.h"
 
 namespace relgraph {
@@ -106,13 +102,13 @@ class Feed {
   // ---- background fan-out (graph held shared) -------------------------------------------------
   // True while fan-out is queued, the post index is moving to a larger table, or buffers are
   // moving into a fresh pool.
-  bool fanout_pending() const { return !tasks_.empty() || posts_.busy() || inbox_blocks_.moving(); }
+  bool fanout_pending() const { return !tasks_.empty() || posts_.busy() || inboxes_.moving(); }
   // Starts moving the rings' and inboxes' blocks into fresh pools that pack them (the
   // fan-out starts it itself when a pool's free space passes both 16 MiB and a quarter of its
   // live bytes, compacting_pool.h); RunFanout moves them a bounded step at a time.
   void BeginPoolCompaction() {
     posts_.BeginRingMove();
-    inbox_blocks_.BeginMove();
+    inboxes_.BeginMove();
   }
   // Runs queued fan-out, visiting at most options.fanout_batch fans, then, with what is left
   // of that budget, moves posts to the growing index and, once no fan-out is queued, buffers
@@ -146,9 +142,8 @@ class Feed {
 
  private:
   static constexpr uint32_t kNoSlot = PostStore::kNoSlot;
-  struct Inbox;
-  struct InboxCold;
-  struct InboxSide;
+  using Inbox = Inboxes::Inbox;
+  using InboxCold = Inboxes::Cold;
   struct Task {
     InternalId author;
     uint32_t ring;  // the author's ring slot, saved here so the fan-out need not load it
@@ -164,97 +159,26 @@ class Feed {
   struct Stream;
 
   using IdSet = Audience::IdSet;
-  size_t ExactWatermarkBytes() const;  // exact_watermarks_, estimated
-  // Inbox memory that no one inbox holds, shared by Stats and InboxMemoryBreakdown: side
-  // records and side-pool space not in use, and the per-user slot array with the free lists.
-  size_t SideSlackBytes() const;
-  size_t InboxSlotBytes() const;
   // Audience's celebrity and epoch changes, plus what a wrapped epoch tag needs: every
-  // inbox's kept tag marked stale.
+  // inbox's celebrity list marked stale.
   void SetCelebrity(InternalId u, bool on);
   void BumpCelebrityEpoch();
   TimestampMs Now() const { return clock_->NowMs(); }
 
-  // Inboxes. A reader's word in inbox_of_ is kNoSlot (no inbox), a pool slot (below
-  // kMarkBit), or a mark: kMarkBit plus the activity tick of its last read, for an inbox that
-  // holds nothing (no entries, no watermark, no side) of a reader who follows no celebrity it
-  // may see. Such an inbox has no header: about a third of the bench's inboxes are empty, and
-  // a header costs 44 bytes. The first post pushed to it, or any change of the reader's view,
-  // gives it one back. A mark keeps no celebrity epoch: "no celebrity followee" stays true
-  // because a followee's promotion drops its fans' inboxes, marks included, and
-  // RecomputeCelebrities drops marks.
-  static constexpr uint32_t kMarkBit = uint32_t{1} << 31;
-  static constexpr uint32_t kMaxMarkTick = kNoSlot - kMarkBit - 1;  // so no mark is kNoSlot
-  static bool IsPoolSlot(uint32_t word) { return word < kMarkBit; }
-  static bool IsMark(uint32_t word) { return word >= kMarkBit && word != kNoSlot; }
-  static uint32_t MarkOf(uint32_t tick) { return kMarkBit | tick; }  // tick <= kMaxMarkTick
-  static uint32_t MarkTick(uint32_t mark) { return mark - kMarkBit; }
-  uint32_t SlotOf(InternalId reader) const {
-    return reader < inbox_of_.size() ? inbox_of_[reader] : kNoSlot;
-  }
-  // The reader's inbox header; nullptr when the reader has no inbox or a mark.
-  Inbox* InboxOf(InternalId reader);
-  // Gives a marked reader a header for its (empty) inbox. REQUIRES: IsMark(SlotOf(reader)).
-  Inbox& MaterializeMark(InternalId reader);
-  // Replaces the reader's header with a mark when its inbox holds nothing and it follows no
-  // celebrity; true when it did. REQUIRES: the reader has a header, current (PrepareInbox).
-  bool MarkIfEmpty(InternalId reader, uint32_t now_tick);
-  // The cold part of the reader's inbox. REQUIRES: the reader has an inbox.
-  InboxCold& ColdOf(InternalId reader);
-  const InboxCold& ColdOf(InternalId reader) const;
-  // The inbox's side; nullptr when it has none (its one celebrity, if any, is in c).
-  const InboxSide* SideOf(const InboxCold& c) const;
-  InboxSide* SideOf(const InboxCold& c) {
-    return const_cast<InboxSide*>(static_cast<const Feed*>(this)->SideOf(c));
-  }
-  // The side, made if missing; a celebrity kept in c moves into it.
-  InboxSide& EnsureSide(InboxCold& c);
-  void FreeSide(InboxCold& c);  // gives the side slot back, or forgets c's one celebrity
-  void ReleaseSideIfEmpty(InboxCold& c);
-  Inbox& NewInbox(InternalId reader, size_t users);  // users: the graph's user count
-  static const Inbox kEmptyInbox;                    // what reads merge for a marked reader
-  // Both return the reader's header, or kEmptyInbox when the reader has a mark.
+  // Both return the reader's header, or Inboxes::kEmpty when the reader has a mark.
   const Inbox& BuildInbox(const Graph& g, InternalId reader);
   const Inbox& PrepareInbox(const Graph& g, InternalId reader);
-  // Lists the reader's visible celebrity followees again: one in c itself, two or more in
-  // the side (about 26 bytes: most readers who follow a celebrity follow one), and marks the
-  // list current.
+  // Lists the reader's visible celebrity followees again (Inboxes::SetCelebrities).
   void RefreshCelebrities(const Graph& g, InternalId reader, InboxCold& c);
-  std::span<const InternalId> CelebritiesOf(const InboxCold& c) const;  // as last refreshed
   // Calls fn(f) for each celebrity f that the reader follows and may see, in the order of its
   // following list (feed_internal.h).
   template <typename Fn>
   void ForEachVisibleCelebrity(const Graph& g, InternalId reader, Fn&& fn) const;
   // The same ids sorted, for checks.
   std::vector<InternalId> ScanCelebrities(const Graph& g, InternalId reader) const;
-  // CheckInvariants' rules for one inbox's entries; `who` names the inbox in messages.
-  Status CheckInboxEntries(const Graph& g, const Inbox& in, const InboxCold& c,
-                           const std::string& who) const;
-  // `ring`: the slot of the post's author's ring.
-  void InboxInsert(Inbox& in, InternalId reader, uint32_t ring, const PostEntry& e);
-  // Removes the entry when present.
-  void InboxErase(Inbox& in, InternalId reader, uint32_t ring, const PostEntry& e);
-  // True when k is at or below the reader's inbox's watermark (feed_internal.h).
-  bool Below(const Inbox& in, InternalId reader, const PostKey& k) const;
-  // Drops the oldest entry and the others of its millisecond.
-  void TrimOldest(Inbox& in, InternalId reader);
+  // Makes the inbox agree with the reader's current view of `author`.
   void Reconcile(const Graph& g, InternalId reader, Inbox& in, InternalId author);
-  void AddPending(InternalId reader, InternalId author);
-  bool FreeInbox(InternalId reader);  // false when it had none
-  void DropInbox(InternalId reader);  // FreeInbox, counted as a drop
   void DropFanInboxes(const Graph& g, InternalId author);
-  void EnforceBudget(InternalId keep);
-  size_t InboxBytes(const Inbox& in, const InboxCold& c) const;
-  // Reads are timed in ticks since the feed was made, so that the time of a reader's last
-  // read fits the 4 bytes its header has for it. A tick is the largest power of two of
-  // milliseconds up to active_reader_ms / 1024 (at least 1 ms), so "idle for more than
-  // active_reader_ms" is decided to within 1/1024 of it, by a shift. Saturates (a clock
-  // before the start gives 0; past 2^32 ticks, 71,000 years at the default D and 49 days
-  // when D is under 2 s, inboxes no longer age).
-  uint32_t ActivityTick(TimestampMs now) const;
-  bool Inactive(uint32_t last_read, uint32_t now_tick) const {
-    return uint64_t{now_tick} > uint64_t{last_read} + active_ticks_;
-  }
 
   struct FanRun {  // fans[begin, end) of a batch belong to *task
     const Task* task;
@@ -279,33 +203,10 @@ class Feed {
   Clock* const clock_;
   PostStore posts_;    // rings, post index, posts leaving (engine/feed/post_store.h)
   Audience audience_;  // mutes, hides, celebrities (engine/feed/audience.h)
-  // Inboxes' entry blocks, by inbox slot: every call on a buffer passes For(its slot), so that
-  // a move into a fresh pool can run between calls. Inboxes grow with few copies: they grow in
-  // the fan-out, whose throughput the copies of tight steps (as rings take) cost 3-6%
-  // (measured; docs/feed.md, "Memory per inbox entry").
-  CompactingPool inbox_blocks_{sizeof(InboxEntry), BlockPool::Growth::kFewCopies};
-  BlockPool side_pool_{2 * sizeof(InternalId)};  // inboxes' side lists (id_list_pair.h)
-  // Inboxes live in two parallel pools (feed_internal.h), found by reader through inbox_of_.
-  ChunkedArray<Inbox> inbox_pool_;
-  ChunkedArray<InboxCold> inbox_cold_;
-  const TimestampMs tick_base_;  // Now() when the feed was made
-  const int tick_shift_;         // an activity tick is 2^tick_shift_ milliseconds
-  const uint32_t active_ticks_;  // active_reader_ms in ticks
-  std::vector<uint32_t> free_slots_;
-  std::vector<uint32_t> inbox_of_;  // by reader internal id: pool slot, or kNoSlot
-  // By inbox slot: the id of the watermark, for inboxes whose watermark a build set (the
-  // header has its time, feed_internal.h).
-  std::unordered_map<uint32_t, PostId> exact_watermarks_;
-  std::vector<InboxSide> sides_;
-  std::vector<uint32_t> free_sides_;
-  size_t inbox_bytes_ = 0;  // live inboxes: headers, entry buffers, side data
-  size_t inbox_entries_ = 0;
-  size_t inboxes_ = 0;  // headers and marks
-  size_t marks_ = 0;
-  size_t clock_hand_ = 0;  // the budget's next pool slot to look at
+  Inboxes inboxes_;    // readers' inboxes and their budget (engine/feed/inboxes.h)
   std::deque<Task> tasks_;
   std::vector<double> fanout_delays_;
-  uint64_t fanout_inserts_ = 0, rebuilds_ = 0, drops_ = 0, fallbacks_ = 0;
+  uint64_t rebuilds_ = 0, fallbacks_ = 0;
 };
 
 }  // namespace relgraph

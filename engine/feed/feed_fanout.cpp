@@ -23,7 +23,7 @@ size_t Feed::RunFanout(const Graph& g) {
   FanRun runs[kBatch];
   size_t visited = 0;
   size_t budget = options_.fanout_batch;
-  const uint32_t now_tick = ActivityTick(Now());
+  const uint32_t now_tick = inboxes_.ActivityTick(Now());
   while (budget > 0 && !tasks_.empty()) {
     uint32_t gathered = 0, n_runs = 0;
     size_t finished = 0;  // tasks at the front of the queue whose fans are all gathered
@@ -72,10 +72,10 @@ size_t Feed::RunFanout(const Graph& g) {
   // Pools are compacted only while no fan-out waits: a move is never in a post's way.
   if (tasks_.empty() && budget > 0) {
     if (posts_.RingsFragmented()) posts_.BeginRingMove();
-    if (inbox_blocks_.Fragmented()) inbox_blocks_.BeginMove();
+    if (inboxes_.Fragmented()) inboxes_.BeginMove();
     visited += CompactStep(budget);
   }
-  EnforceBudget(kNoInternalId);
+  inboxes_.EnforceBudget(kNoInternalId);
   return visited;
 }
 
@@ -86,14 +86,12 @@ size_t Feed::RunFanout(const Graph& g) {
 size_t Feed::CompactStep(size_t budget) {
   constexpr size_t kMoveCost = 4, kMaxMoves = 128;
   const size_t moves = std::clamp<size_t>(budget / kMoveCost, 1, kMaxMoves);
-  size_t moved = posts_.MoveRings(inbox_blocks_.moving() ? (moves + 1) / 2 : moves);
-  moved += inbox_blocks_.MoveSome(
-      inbox_pool_.size(), [&](size_t slot) -> InboxBuffer& { return inbox_pool_[slot].entries(); },
-      &inbox_bytes_, moves - moved);
+  size_t moved = posts_.MoveRings(inboxes_.moving() ? (moves + 1) / 2 : moves);
+  moved += inboxes_.MoveSome(moves - moved);
   return moved * kMoveCost;
 }
 
-// Each fan costs a chain of dependent loads: its slot in inbox_of_, the inbox header, the
+// Each fan costs a chain of dependent loads: its inbox slot, the inbox header, the
 // entries' newest end. Prefetching each link a different distance ahead overlaps the chains
 // of several fans, so the loop waits for about one miss per fan instead of three.
 void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs,
@@ -106,34 +104,29 @@ void Feed::PushToFans(const EdgeEntry* fans, const FanRun* runs, uint32_t n_runs
     const IdSet* hides = audience_.ListOf(t.author, /*mute=*/false);
     const uint32_t ring = t.ring;
     for (uint32_t i = runs[r].begin; i < runs[r].end; ++i) {
-      if (i + kSlotAhead < n && fans[i + kSlotAhead].peer < inbox_of_.size())
-        __builtin_prefetch(&inbox_of_[fans[i + kSlotAhead].peer]);
-      if (i + kHeaderAhead < n) {
-        const uint32_t slot = SlotOf(fans[i + kHeaderAhead].peer);
-        if (IsPoolSlot(slot)) __builtin_prefetch(&inbox_pool_[slot]);
-      }
-      if (i + kEntriesAhead < n) {
-        const uint32_t slot = SlotOf(fans[i + kEntriesAhead].peer);
-        if (IsPoolSlot(slot)) inbox_pool_[slot].entries().PrefetchNewest();
-      }
+      if (i + kSlotAhead < n) inboxes_.PrefetchSlot(fans[i + kSlotAhead].peer);
+      if (i + kHeaderAhead < n) inboxes_.PrefetchHeader(fans[i + kHeaderAhead].peer);
+      if (i + kEntriesAhead < n) inboxes_.PrefetchNewest(fans[i + kEntriesAhead].peer);
       const InternalId f = fans[i].peer;
-      const uint32_t word = SlotOf(f);
+      const uint32_t word = inboxes_.SlotOf(f);
       if (word == kNoSlot) continue;
-      const bool mark = !IsPoolSlot(word);
-      if (Inactive(mark ? MarkTick(word) : inbox_pool_[word].last_read, now_tick)) {
-        DropInbox(f);  // inactive: rebuilt by pull if it ever reads again
+      const bool mark = !Inboxes::IsPoolSlot(word);
+      const uint32_t last_read = mark ? Inboxes::MarkTick(word) : inboxes_.HeaderAt(word).last_read;
+      if (inboxes_.Inactive(last_read, now_tick)) {
+        inboxes_.Drop(f);  // inactive: rebuilt by pull if it ever reads again
         continue;
       }
       const bool insert = !t.retract && !audience_.Muted(f, t.author) &&
                           (hides == nullptr || !SortedContains(*hides, f));
       if (mark && !insert) continue;  // an empty inbox has nothing to remove
-      Inbox& in = mark ? MaterializeMark(f) : inbox_pool_[word];
+      Inbox& in =
+          mark ? inboxes_.MaterializeMark(f, audience_.EpochTag()) : inboxes_.HeaderAt(word);
       if (t.retract) {
-        InboxErase(in, f, ring, t.post);
+        inboxes_.Erase(in, f, ring, t.post);
         continue;
       }
-      if (insert) InboxInsert(in, f, ring, t.post);
-      if (t.evicted.id != 0) InboxErase(in, f, ring, t.evicted);
+      if (insert) inboxes_.Insert(in, f, ring, t.post);
+      if (t.evicted.id != 0) inboxes_.Erase(in, f, ring, t.evicted);
     }
   }
 }

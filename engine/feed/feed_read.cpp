@@ -27,8 +27,6 @@ bool KindWanted(uint64_t kinds, uint8_t kind) {
 
 }  // namespace
 
-const Feed::Inbox Feed::kEmptyInbox;
-
 // One author's ring as a source of a merge, consumed from index `pos - 1` downwards.
 struct Feed::Stream {
   const PostBuffer* buf;
@@ -51,36 +49,17 @@ bool HeadBefore(const Head& a, const Head& b) {
 }  // namespace
 
 void Feed::RefreshCelebrities(const Graph& g, InternalId reader, InboxCold& c) {
-  if (c.one_celebrity) {
-    FreeSide(c);
-  } else if (InboxSide* side = SideOf(c); side != nullptr) {
-    side->ClearFirst();
-    ReleaseSideIfEmpty(c);  // so that one celebrity can go in the cold part
-  }
   boost::container::small_vector<InternalId, 8> found;
   ForEachVisibleCelebrity(g, reader, [&](InternalId f) { found.push_back(f); });
-  if (found.size() == 1 && SideOf(c) == nullptr) {
-    c.one_celebrity = 1;
-    c.side = found[0];
-  } else if (!found.empty()) {
-    InboxSide& side = EnsureSide(c);
-    for (InternalId f : found) side.AddFirst(f, side_pool_);
-  }
-  c.celebrities_epoch = audience_.EpochTag();
-}
-
-std::span<const InternalId> Feed::CelebritiesOf(const InboxCold& c) const {
-  if (c.one_celebrity) return {&c.side, 1};
-  const InboxSide* side = SideOf(c);
-  return side != nullptr ? side->celebrities() : std::span<const InternalId>{};
+  inboxes_.SetCelebrities(c, {found.data(), found.size()}, audience_.EpochTag());
 }
 
 // Builds the reader's inbox by pull: the newest R posts of its visible ordinary followees;
 // the watermark is the newest post left out, so the inbox is exact above it. An inbox that
 // comes out empty becomes a mark, when the reader qualifies.
 const Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
-  FreeInbox(reader);  // a rebuild is not a drop
-  Inbox& in = NewInbox(reader, g.user_count());
+  inboxes_.Free(reader);  // a rebuild is not a drop
+  Inbox& in = inboxes_.New(reader, g.user_count());
   ++rebuilds_;
   std::vector<Stream> streams;
   const FollowingList& following = g.FollowingOf(reader);
@@ -101,13 +80,13 @@ const Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
   const uint32_t r = options_.timeline_length;
   std::vector<InboxEntry> newest_first;
   newest_first.reserve(std::min<size_t>(r, 1024));
+  std::optional<PostEntry> left_out;  // the newest post left out: the watermark
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), HeadBefore);
     const Head h = heap.back();
     heap.pop_back();
     if (newest_first.size() == r) {
-      in.watermark = h.e.ts() << 1;  // its id kept apart
-      exact_watermarks_[SlotOf(reader)] = h.e.id;
+      left_out = h.e;
       break;
     }
     newest_first.push_back(InboxEntry::Of(posts_.RingSlot(h.author), h.e));
@@ -117,55 +96,36 @@ const Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
       std::push_heap(heap.begin(), heap.end(), HeadBefore);
     }
   }
-  // Appended oldest first: the merge gave them in key order.
-  BlockPool& blocks = inbox_blocks_.For(SlotOf(reader));
-  for (auto it = newest_first.rbegin(); it != newest_first.rend(); ++it)
-    in.entries().InsertAt(in.entries().size(), *it, r, blocks);
-  inbox_entries_ += in.entries().size();
-  InboxCold& c = ColdOf(reader);
-  RefreshCelebrities(g, reader, c);
-  inbox_bytes_ += InboxBytes(in, c);
-  const uint32_t now_tick = ActivityTick(Now());
+  inboxes_.Fill(reader, in, newest_first, left_out ? &*left_out : nullptr);
+  RefreshCelebrities(g, reader, inboxes_.ColdOf(reader));
+  const uint32_t now_tick = inboxes_.ActivityTick(Now());
   in.last_read = now_tick;
-  return MarkIfEmpty(reader, now_tick) ? kEmptyInbox : in;
+  return inboxes_.MarkIfEmpty(reader, now_tick) ? Inboxes::kEmpty : in;
 }
 
 const Feed::Inbox& Feed::PrepareInbox(const Graph& g, InternalId reader) {
-  const uint32_t now_tick = ActivityTick(Now());
-  if (IsMark(SlotOf(reader))) {
+  const uint32_t now_tick = inboxes_.ActivityTick(Now());
+  if (Inboxes::IsMark(inboxes_.SlotOf(reader))) {
     // Nothing to reconcile or refresh: a change of the reader's view gives it a header.
-    if (now_tick <= kMaxMarkTick) {
-      inbox_of_[reader] = MarkOf(now_tick);
-      return kEmptyInbox;
-    }
-    MaterializeMark(reader);  // the clock passed what a mark holds
+    if (inboxes_.TouchMark(reader, now_tick)) return Inboxes::kEmpty;
+    inboxes_.MaterializeMark(reader, audience_.EpochTag());  // past what a mark holds
   }
-  Inbox* in = InboxOf(reader);
+  Inbox* in = inboxes_.Find(reader);
   const Inbox* out = in;
   if (in == nullptr) {
     out = &BuildInbox(g, reader);
   } else {
     __builtin_prefetch(in);  // read after the cold part: fetch both at once
-    InboxCold& c = ColdOf(reader);
-    InboxSide* side = SideOf(c);
-    const bool pending = side != nullptr && !side->pending().empty();
-    if (pending || c.celebrities_epoch != audience_.EpochTag()) {
-      if (pending) {
-        // Reconcile's inserts count the bytes their entries take; the side's are counted below.
-        const std::vector<InternalId> authors(side->pending().begin(), side->pending().end());
-        side->ClearSecond();
-        for (InternalId author : authors) Reconcile(g, reader, *in, author);
-      }
-      const size_t bytes = InboxBytes(*in, c);
-      if (c.celebrities_epoch != audience_.EpochTag()) RefreshCelebrities(g, reader, c);
-      ReleaseSideIfEmpty(c);
-      inbox_bytes_ += InboxBytes(*in, c) - bytes;
+    InboxCold& c = inboxes_.ColdOf(reader);
+    if (inboxes_.HasPending(c)) {
+      for (InternalId author : inboxes_.TakePending(c)) Reconcile(g, reader, *in, author);
     }
-    c.referenced = 1;
-    in->last_read = now_tick;
-    if (MarkIfEmpty(reader, now_tick)) out = &kEmptyInbox;
+    // A pending author staled the list too (Inboxes::AddPending).
+    if (c.celebrities_epoch != audience_.EpochTag()) RefreshCelebrities(g, reader, c);
+    inboxes_.Touch(reader, now_tick);
+    if (inboxes_.MarkIfEmpty(reader, now_tick)) out = &Inboxes::kEmpty;
   }
-  EnforceBudget(reader);
+  inboxes_.EnforceBudget(reader);
   return *out;
 }
 
@@ -190,7 +150,7 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, const Inbox& in,
   FeedPage page;
   const uint32_t r = options_.timeline_length;
   const std::optional<PostKey>& after = request.after;
-  if (after && Below(in, reader, *after)) {
+  if (after && inboxes_.Below(in, reader, *after)) {
     // The cursor is at or below the watermark: after a rebuild the inbox alone holds R
     // entries above it, so the page is empty.
     if (allow_rebuild) *need_rebuild = true;
@@ -213,9 +173,10 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, const Inbox& in,
   // Streams: the reader's own ring, then the celebrities'. Most readers follow a few
   // celebrities at most: no allocation for the merge's state.
   // A marked reader follows no celebrity (kMarkBit).
-  const uint32_t slot = SlotOf(reader);
+  const uint32_t slot = inboxes_.SlotOf(reader);
   const std::span<const InternalId> celebrities =
-      IsPoolSlot(slot) ? CelebritiesOf(inbox_cold_[slot]) : std::span<const InternalId>{};
+      Inboxes::IsPoolSlot(slot) ? inboxes_.CelebritiesOf(inboxes_.ColdAt(slot))
+                                : std::span<const InternalId>{};
   boost::container::small_vector<Stream, 8> streams;
   // Sized once and filled by index: push_back's out-of-line growth path cost 1.5% of a
   // heavy reader's time.
@@ -275,7 +236,7 @@ Result<FeedPage> Feed::Merge(const Graph& g, InternalId reader, const Inbox& in,
   page.entries.reserve(request.limit);
   while (rank < r) {
     if (!inbox_in_heap && in.has_watermark() &&
-        (heap.empty() || Below(in, reader, heap.front().e.key()))) {
+        (heap.empty() || inboxes_.Below(in, reader, heap.front().e.key()))) {
       // The inbox is exhausted, and older posts of ordinary followees may exist below its
       // watermark.
       if (allow_rebuild) {

@@ -14,47 +14,21 @@ FeedStats Feed::Stats() const {
   s.post_index_bytes = posts_.index_bytes();
   s.post_bytes = posts_.entry_bytes() + posts_.block_slack_bytes() + s.post_index_bytes;
   s.feed_user_bytes = posts_.header_bytes() + audience_.ListBytes();
-  s.inboxes = inboxes_;
-  s.inbox_entries = inbox_entries_;
-  s.empty_inboxes = marks_;
-  s.inbox_bytes = inbox_bytes_ + (inbox_blocks_.MemoryBytes() - inbox_blocks_.LiveBytes()) +
-                  (inbox_pool_.MemoryBytes() + inbox_cold_.MemoryBytes() -
-                   (inboxes_ - marks_) * (sizeof(Inbox) + sizeof(InboxCold))) +
-                  SideSlackBytes() + InboxSlotBytes() + ExactWatermarkBytes();
+  s.inboxes = inboxes_.count();
+  s.inbox_entries = inboxes_.entries();
+  s.empty_inboxes = inboxes_.marks();
+  s.inbox_bytes = inboxes_.MemoryBytes();
   s.celebrities = audience_.celebrities();
   s.fanout_queue = tasks_.size();
-  s.fanout_inserts = fanout_inserts_;
+  s.fanout_inserts = inboxes_.inserts();
   s.inbox_rebuilds = rebuilds_;
-  s.inbox_drops = drops_;
+  s.inbox_drops = inboxes_.drops();
   s.watermark_fallbacks = fallbacks_;
   return s;
 }
 
 InboxMemory Feed::InboxMemoryBreakdown() const {
-  InboxMemory m;
-  for (size_t slot = 0; slot < inbox_pool_.size(); ++slot) {
-    const InboxCold& c = inbox_cold_[slot];
-    if (c.reader == kNoInternalId) continue;
-    ++m.headers;
-    m.entry_bytes += inbox_pool_[slot].entries().MemoryBytes();
-    if (const InboxSide* side = SideOf(c); side != nullptr) m.side_bytes += side->MemoryBytes();
-  }
-  m.entry_bytes += inbox_blocks_.MemoryBytes() - inbox_blocks_.LiveBytes();
-  m.header_bytes = inbox_pool_.MemoryBytes() + inbox_cold_.MemoryBytes() + ExactWatermarkBytes();
-  m.side_bytes += SideSlackBytes();
-  m.slot_bytes = InboxSlotBytes();
-  return m;
-}
-
-size_t Feed::SideSlackBytes() const {
-  const size_t live_sides = sides_.size() - free_sides_.size();
-  return (side_pool_.MemoryBytes() - side_pool_.LiveBytes()) +
-         (sides_.capacity() - live_sides) * sizeof(InboxSide);
-}
-
-size_t Feed::InboxSlotBytes() const {
-  return (inbox_of_.capacity() + free_slots_.capacity() + free_sides_.capacity()) *
-         sizeof(uint32_t);
+  return inboxes_.MemoryBreakdown();
 }
 
 void Feed::CopyUsers(const Graph& g, size_t begin, size_t end, std::vector<UserState>* out) const {

@@ -2,7 +2,7 @@
 // needs them (its visible celebrity followees, its authors pending reconcile).
 //
 // Why this design: about 40% of the bench's inboxes follow a celebrity, and few have anything
-// pending. An inbox keeps a lone celebrity in its own record (feed_internal.h), so a pair
+// pending. An inbox keeps a lone celebrity in its own record (inboxes.h), so a pair
 // serves those that follow two or more (about 19%), mostly two. Two std::vectors cost 48
 // bytes plus a malloc chunk of 32 bytes or more for each list in use; this costs 16 bytes
 // plus one block of the ids (8 bytes for one or two), from a BlockPool of 8-byte entries

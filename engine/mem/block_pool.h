@@ -21,6 +21,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/mem/prefetch.h"
+
 namespace relgraph {
 
 class BlockPool {
@@ -56,7 +58,7 @@ class BlockPool {
   void FreeBlock(void* block, uint32_t n);
 
   // Hints the CPU to fetch the header of the run that holds `block`, which FreeBlock updates.
-  static void PrefetchRunOf(const void* block) {
+  RELGRAPH_PREFETCH_HELPER static void PrefetchRunOf(const void* block) {
     __builtin_prefetch(
         reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(block) & ~(kRunBytes - 1)), 1);
   }

@@ -22,6 +22,7 @@
 #include <type_traits>
 
 #include "engine/mem/block_pool.h"
+#include "engine/mem/prefetch.h"
 
 namespace relgraph {
 
@@ -117,7 +118,7 @@ class EntryRun {
   // Hints the CPU to fetch the newest entry and the room an append writes after it (for
   // entries of 12 bytes that room often starts a new cache line); when the block is full,
   // the header of its pool run instead, which the growth that frees the block updates.
-  void PrefetchNewest() const {
+  RELGRAPH_PREFETCH_HELPER void PrefetchNewest() const {
     if (size_ == 0) return;
     const Entry* newest = data_ + start_ + size_ - 1;
     __builtin_prefetch(newest);
@@ -126,7 +127,7 @@ class EntryRun {
     else if (capacity_ <= kSlabMaxEntries)
       BlockPool::PrefetchRunOf(data_);
   }
-  void PrefetchOldest() const {
+  RELGRAPH_PREFETCH_HELPER void PrefetchOldest() const {
     if (size_ > 0) __builtin_prefetch(data_ + start_);
   }
 
