@@ -40,6 +40,8 @@ std::string_view CodeName(Code code) {
       return "already_exists";
     case Code::kLimitExceeded:
       return "limit_exceeded";
+    case Code::kLsnExpired:
+      return "lsn_expired";
   }
   return "unknown";
 }

@@ -37,8 +37,9 @@ enum class Code : uint16_t {
   kTimeout = 15,            // a client-side deadline passed
   kAlreadyExists = 16,      // a unique id is taken (publishing a post id the engine holds)
   kLimitExceeded = 17,      // a per-user list is full (mutes, hides)
+  kLsnExpired = 18,         // a WAL position older than what the WAL still keeps
 };
-inline constexpr uint16_t kMaxCode = 17;
+inline constexpr uint16_t kMaxCode = 18;
 
 // Stable lower-case name of a code, e.g. "follow_limit". Never empty.
 std::string_view CodeName(Code code);

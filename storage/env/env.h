@@ -31,6 +31,9 @@ class RandomAccessFile {
   // Reads exactly `n` bytes at `offset` into `out`; kIOError (naming the file) if the file
   // ends first or the read fails.
   virtual Status ReadAt(uint64_t offset, size_t n, char* out) const = 0;
+  // Reads up to `n` bytes at `offset` into `out` and returns how many: fewer (0 at the end)
+  // when the file ends first, as it is now (a file being appended to grows between calls).
+  virtual Result<size_t> ReadUpTo(uint64_t offset, size_t n, char* out) const = 0;
   virtual uint64_t Size() const = 0;  // at open
 };
 

@@ -76,6 +76,16 @@ class PosixRandomAccessFile final : public RandomAccessFile {
   ~PosixRandomAccessFile() override { ::close(fd_); }
 
   Status ReadAt(uint64_t offset, size_t n, char* out) const override {
+    auto got = ReadUpTo(offset, n, out);
+    if (!got.ok()) return got.status();
+    if (*got < n) {
+      return Status(Code::kIOError, path_ + ": ends at offset " + std::to_string(offset + *got) +
+                                        ", reading " + std::to_string(n) + " bytes at " +
+                                        std::to_string(offset));
+    }
+    return Status::OK();
+  }
+  Result<size_t> ReadUpTo(uint64_t offset, size_t n, char* out) const override {
     size_t got = 0;
     while (got < n) {
       const ssize_t r = ::pread(fd_, out + got, n - got, static_cast<off_t>(offset + got));
@@ -83,14 +93,10 @@ class PosixRandomAccessFile final : public RandomAccessFile {
         if (errno == EINTR) continue;
         return PosixError("pread", path_, errno);
       }
-      if (r == 0) {
-        return Status(Code::kIOError, path_ + ": ends at offset " + std::to_string(offset + got) +
-                                          ", reading " + std::to_string(n) + " bytes at " +
-                                          std::to_string(offset));
-      }
+      if (r == 0) break;
       got += static_cast<size_t>(r);
     }
-    return Status::OK();
+    return got;
   }
   uint64_t Size() const override { return size_; }
 

@@ -216,6 +216,10 @@ uint64_t WalWriter::durable_lsn() const {
   std::lock_guard lock(mu_);
   return synced_lsn_;
 }
+uint64_t WalWriter::written_lsn() const {
+  std::lock_guard lock(mu_);
+  return written_lsn_;
+}
 Status WalWriter::health() const {
   if (!failed_flag_.load(std::memory_order_acquire)) return Status::OK();
   std::lock_guard lock(mu_);

@@ -61,6 +61,7 @@ class WalWriter {
 
   uint64_t last_lsn() const;     // the newest LSN handed out
   uint64_t durable_lsn() const;  // the newest LSN written and fsynced
+  uint64_t written_lsn() const;  // the newest LSN written to the file (in the OS, maybe not synced)
   Status health() const;         // OK, or the sticky failure
 
  private:
