@@ -99,7 +99,7 @@ const Feed::Inbox& Feed::BuildInbox(const Graph& g, InternalId reader) {
   inboxes_.Fill(reader, in, newest_first, left_out ? &*left_out : nullptr);
   RefreshCelebrities(g, reader, inboxes_.ColdOf(reader));
   const uint32_t now_tick = inboxes_.ActivityTick(Now());
-  in.last_read = now_tick;
+  inboxes_.Touch(reader, now_tick);
   return inboxes_.MarkIfEmpty(reader, now_tick) ? Inboxes::kEmpty : in;
 }
 

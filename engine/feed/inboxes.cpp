@@ -187,10 +187,13 @@ void Inboxes::Fill(InternalId reader, Inbox& in, std::span<const InboxEntry> new
 
 // ---- celebrity lists and pending authors ------------------------------------------------------
 
-size_t Inboxes::BytesOf(const Inbox& in, const Cold& c) const {
+size_t Inboxes::SideBytes(const Cold& c) const {
   const Side* side = SideOf(c);
-  return sizeof(Inbox) + sizeof(Cold) + in.entries().MemoryBytes() +
-         (side != nullptr ? side->MemoryBytes() : 0);
+  return side != nullptr ? side->MemoryBytes() : 0;
+}
+
+size_t Inboxes::BytesOf(const Inbox& in, const Cold& c) const {
+  return sizeof(Inbox) + sizeof(Cold) + in.entries().MemoryBytes() + SideBytes(c);
 }
 
 Inboxes::Side& Inboxes::EnsureSide(Cold& c) {
@@ -244,7 +247,7 @@ bool Inboxes::HasPending(const Cold& c) const {
 }
 
 void Inboxes::SetCelebrities(Cold& c, std::span<const InternalId> found, uint32_t epoch_tag) {
-  const size_t before = c.one_celebrity || c.side == kNoSlot ? 0 : sides_[c.side].MemoryBytes();
+  const size_t before = SideBytes(c);
   if (c.one_celebrity) {
     FreeSide(c);
   } else if (Side* side = SideOf(c); side != nullptr) {
@@ -259,8 +262,7 @@ void Inboxes::SetCelebrities(Cold& c, std::span<const InternalId> found, uint32_
     for (InternalId f : found) side.AddFirst(f, side_pool_);
   }
   c.celebrities_epoch = epoch_tag;
-  const Side* side = SideOf(c);
-  live_bytes_ += (side != nullptr ? side->MemoryBytes() : 0);
+  live_bytes_ += SideBytes(c);
   live_bytes_ -= before;
 }
 
@@ -270,18 +272,16 @@ void Inboxes::AddPending(InternalId reader, InternalId author) {
   if (IsMark(word)) MaterializeMark(reader, 0);
   Cold& c = ColdOf(reader);
   c.celebrities_epoch = 0;
-  size_t before = 0;
   if (const Side* side = SideOf(c); side != nullptr) {
     if (std::ranges::find(side->pending(), author) != side->pending().end()) return;
     if (side->pending().size() >= kMaxPendingPerInbox) {
       Drop(reader);
       return;
     }
-    before = side->MemoryBytes();
   }
-  Side& side = EnsureSide(c);
-  side.AddSecond(author, side_pool_);
-  live_bytes_ += side.MemoryBytes() - before;
+  const size_t before = SideBytes(c);
+  EnsureSide(c).AddSecond(author, side_pool_);
+  live_bytes_ += SideBytes(c) - before;
 }
 
 std::vector<InternalId> Inboxes::TakePending(Cold& c) {
@@ -353,7 +353,7 @@ InboxMemory Inboxes::MemoryBreakdown() const {
     if (c.reader == kNoInternalId) continue;
     ++m.headers;
     m.entry_bytes += headers_[slot].entries().MemoryBytes();
-    if (const Side* side = SideOf(c); side != nullptr) m.side_bytes += side->MemoryBytes();
+    m.side_bytes += SideBytes(c);
   }
   m.entry_bytes += blocks_.MemoryBytes() - blocks_.LiveBytes();
   m.header_bytes = headers_.MemoryBytes() + cold_.MemoryBytes() + ExactWatermarkBytes();

@@ -232,6 +232,7 @@ class Inboxes {
   Side& EnsureSide(Cold& c);  // made if missing; a celebrity kept in c moves into it
   void FreeSide(Cold& c);     // gives the side slot back, or forgets c's one celebrity
   void ReleaseSideIfEmpty(Cold& c);
+  size_t SideBytes(const Cold& c) const;  // its side's record and block; 0 with none
   size_t BytesOf(const Inbox& in, const Cold& c) const;
   void TrimOldest(Inbox& in, InternalId reader);
   size_t ExactWatermarkBytes() const;  // exact_watermarks_, estimated

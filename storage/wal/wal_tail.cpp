@@ -2,6 +2,9 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "storage/coding.h"
 #include "storage/env/file_names.h"
 #include "storage/wal/wal_format.h"
@@ -69,7 +72,7 @@ Status WalTail::OpenSegment(uint64_t segment_no) {
   file_ = std::move(*f);
   segment_no_ = segment_no;
   pos_ = kWalHeaderBytes;
-  buf_.clear();
+  buf_len_ = 0;
   buf_offset_ = pos_;
   return Status::OK();
 }
@@ -80,21 +83,19 @@ Status WalTail::Damage(const std::string& what) const {
 }
 
 Result<bool> WalTail::Fill(size_t n) {
-  const uint64_t have_end = buf_offset_ + buf_.size();
-  if (pos_ + n <= have_end) return true;
-  // Keep the bytes from pos_ on, then read more after them.
-  buf_.erase(0, pos_ - buf_offset_);
+  if (pos_ + n <= buf_offset_ + buf_len_) return true;
+  // Keep the bytes from pos_ on at the front, then read more after them. The storage only
+  // grows, so a tail polling at the end of the WAL allocates and clears nothing.
+  const size_t keep = static_cast<size_t>(buf_offset_ + buf_len_ - pos_);
+  std::memmove(buf_.data(), buf_.data() + (pos_ - buf_offset_), keep);
   buf_offset_ = pos_;
-  const size_t want = std::max(n - buf_.size(), kReadChunk);
-  const size_t old = buf_.size();
-  buf_.resize(old + want);
-  auto got = file_->ReadUpTo(buf_offset_ + old, want, buf_.data() + old);
-  if (!got.ok()) {
-    buf_.resize(old);
-    return got.status();
-  }
-  buf_.resize(old + *got);
-  return buf_.size() >= n;
+  buf_len_ = keep;
+  if (buf_.size() < std::max(n, kReadChunk)) buf_.resize(std::max(n, kReadChunk));
+  auto got =
+      file_->ReadUpTo(buf_offset_ + buf_len_, buf_.size() - buf_len_, buf_.data() + buf_len_);
+  if (!got.ok()) return got.status();
+  buf_len_ += *got;
+  return buf_len_ >= n;
 }
 
 Result<bool> WalTail::NextSegment() {

@@ -64,8 +64,9 @@ class WalTail {
   uint64_t segment_no_ = 0;
   std::string path_;
   std::unique_ptr<RandomAccessFile> file_;
-  uint64_t pos_ = 0;         // file offset of the next record
-  std::string buf_;          // bytes of the file from buf_offset_
+  uint64_t pos_ = 0;  // file offset of the next record
+  std::string buf_;   // storage; its first buf_len_ bytes are the file's from buf_offset_
+  size_t buf_len_ = 0;
   uint64_t buf_offset_ = 0;  // file offset of buf_[0]
 };
 
