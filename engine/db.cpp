@@ -6,10 +6,10 @@
 #include <optional>
 #include <utility>
 
-#include "engine/graph/clock.h"
 #include "engine/durable/feed_snapshot.h"
 #include "engine/durable/graph_image_loader.h"
 #include "engine/durable/graph_snapshot.h"
+#include "engine/graph/clock.h"
 #include "storage/env/file_names.h"
 #include "storage/wal/wal_reader.h"
 
@@ -283,6 +283,11 @@ uint64_t Db::durable_lsn() const {
   return wal_ ? wal_->durable_lsn() : 0;
 }
 
+TimestampMs Db::NowMs() const {
+  Clock* clock = options_.graph.clock != nullptr ? options_.graph.clock : SystemClock::Default();
+  return clock->NowMs();
+}
+
 Result<uint64_t> Db::Log(WalRecordType type, std::string_view payload) {
   if (!wal_) return uint64_t{0};
   return wal_->Append(static_cast<uint8_t>(type), payload);
@@ -336,11 +341,13 @@ Result<FollowOutcome> NotifyFollow(Graph& g, Feed& feed, UserId a, UserId b,
   return r;
 }
 
-// A follow is logged only when it created the edge, with the time it was given.
+// A follow is logged only when it created the edge, with the time it was given and whether
+// it made the two friends.
 auto FollowRecord(UserId a, UserId b) {
   return [a, b](const FollowOutcome& o) -> MaybeRecord {
     if (!o.created) return std::nullopt;
-    return {{WalRecordType::kFollow, EncodeFollowRecord(a, b, o.followed_at)}};
+    const uint8_t flags = o.relation == Relation::kMutual ? kFollowBecameFriends : 0;
+    return {{WalRecordType::kFollow, EncodeFollowRecord(a, b, o.followed_at, flags)}};
   };
 }
 
@@ -367,7 +374,7 @@ Result<bool> Db::Unfollow(UserId a, UserId b, uint64_t* commit_lsn) {
       },
       [&](bool removed) -> MaybeRecord {
         if (!removed) return std::nullopt;
-        return {{WalRecordType::kUnfollow, EncodeUnfollowRecord(a, b)}};
+        return {{WalRecordType::kUnfollow, EncodePairRecord(a, b, NowMs())}};
       },
       commit_lsn);
 }
@@ -381,7 +388,7 @@ Result<uint64_t> Db::RemoveUser(UserId a, uint64_t* commit_lsn) {
         return r;
       },
       [&](uint64_t) -> MaybeRecord {
-        return {{WalRecordType::kRemoveUser, EncodeRemoveUserRecord(a)}};
+        return {{WalRecordType::kRemoveUser, EncodeRemoveUserRecord(a, NowMs())}};
       },
       commit_lsn);
 }
@@ -413,7 +420,7 @@ Status Db::DeletePost(UserId author, PostId post, uint64_t* commit_lsn) {
         return true;
       },
       [&](bool) -> MaybeRecord {
-        return {{WalRecordType::kDeletePost, EncodePairRecord(author, post)}};
+        return {{WalRecordType::kDeletePost, EncodePairRecord(author, post, NowMs())}};
       },
       commit_lsn);
   if (!r.ok()) return r.status();
@@ -424,25 +431,27 @@ Status Db::DeletePost(UserId author, PostId post, uint64_t* commit_lsn) {
 namespace {
 
 // A mute/unmute or hide/unhide is logged only when it changed the set.
-auto PairRecord(WalRecordType type, uint64_t a, uint64_t b) {
+auto PairRecord(WalRecordType type, uint64_t a, uint64_t b, TimestampMs now) {
   return [=](bool changed) -> MaybeRecord {
     if (!changed) return std::nullopt;
-    return {{type, EncodePairRecord(a, b)}};
+    return {{type, EncodePairRecord(a, b, now)}};
   };
 }
 
 }  // namespace
 
 Result<bool> Db::Mute(UserId user, UserId other, bool on, uint64_t* commit_lsn) {
-  return Mutate<bool>([&](Graph& g) { return feed_->Mute(g, user, other, on); },
-                      PairRecord(on ? WalRecordType::kMute : WalRecordType::kUnmute, user, other),
-                      commit_lsn);
+  return Mutate<bool>(
+      [&](Graph& g) { return feed_->Mute(g, user, other, on); },
+      PairRecord(on ? WalRecordType::kMute : WalRecordType::kUnmute, user, other, NowMs()),
+      commit_lsn);
 }
 
 Result<bool> Db::Hide(UserId author, UserId from, bool on, uint64_t* commit_lsn) {
-  return Mutate<bool>([&](Graph& g) { return feed_->Hide(g, author, from, on); },
-                      PairRecord(on ? WalRecordType::kHide : WalRecordType::kUnhide, author, from),
-                      commit_lsn);
+  return Mutate<bool>(
+      [&](Graph& g) { return feed_->Hide(g, author, from, on); },
+      PairRecord(on ? WalRecordType::kHide : WalRecordType::kUnhide, author, from, NowMs()),
+      commit_lsn);
 }
 
 Result<FeedPage> Db::Timeline(UserId user, const FeedPageRequest& request) {

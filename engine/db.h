@@ -35,10 +35,10 @@
 #include <thread>
 #include <vector>
 
-#include "engine/feed/feed.h"
-#include "engine/graph/graph.h"
 #include "engine/durable/recovery.h"
 #include "engine/durable/wal_records.h"
+#include "engine/feed/feed.h"
+#include "engine/graph/graph.h"
 #include "storage/env/env.h"
 #include "storage/snapshot/snapshot_file.h"
 #include "storage/wal/wal_writer.h"
@@ -152,6 +152,7 @@ class Db {
   Status WriteGraphImage(size_t users, SnapshotWriter* writer);
   Status WriteFeedState(SnapshotWriter* writer);
   // Appends under the caller's exclusive lock; returns the LSN to commit (0: nothing logged).
+  TimestampMs NowMs() const;  // the engine clock's time, for records that carry one
   Result<uint64_t> Log(WalRecordType type, std::string_view payload);
   Status Commit(uint64_t lsn);
   template <typename T, typename Apply, typename Record>

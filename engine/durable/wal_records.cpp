@@ -5,23 +5,28 @@
 namespace relgraph {
 namespace {
 
-size_t PayloadSize(WalRecordType t) {
+// The payload's length in version 1 and in version 2 (docs/wal-format.md).
+struct PayloadSizes {
+  size_t v1, v2;
+};
+
+PayloadSizes SizesOf(WalRecordType t) {
   switch (t) {
     case WalRecordType::kFollow:
-      return 24;
+      return {24, 25};
     case WalRecordType::kRemoveUser:
-      return 8;
+      return {8, 16};
     case WalRecordType::kPublish:
-      return 33;
+      return {33, 33};
     case WalRecordType::kUnfollow:
     case WalRecordType::kDeletePost:
     case WalRecordType::kMute:
     case WalRecordType::kUnmute:
     case WalRecordType::kHide:
     case WalRecordType::kUnhide:
-      return 16;
+      return {16, 24};
   }
-  return 0;
+  return {0, 0};
 }
 
 void Put64(WalPayload* p, uint64_t v) {
@@ -31,21 +36,19 @@ void Put64(WalPayload* p, uint64_t v) {
 
 }  // namespace
 
-WalPayload EncodeFollowRecord(UserId follower, UserId followee, TimestampMs ts) {
+WalPayload EncodeFollowRecord(UserId follower, UserId followee, TimestampMs ts, uint8_t flags) {
   WalPayload p;
   Put64(&p, follower);
   Put64(&p, followee);
   Put64(&p, static_cast<uint64_t>(ts));
+  p.bytes[p.size++] = static_cast<char>(flags);
   return p;
 }
 
-WalPayload EncodeUnfollowRecord(UserId follower, UserId followee) {
-  return EncodePairRecord(follower, followee);
-}
-
-WalPayload EncodeRemoveUserRecord(UserId user) {
+WalPayload EncodeRemoveUserRecord(UserId user, TimestampMs ts) {
   WalPayload p;
   Put64(&p, user);
+  Put64(&p, static_cast<uint64_t>(ts));
   return p;
 }
 
@@ -60,10 +63,11 @@ WalPayload EncodePublishRecord(UserId author, PostId post, TimestampMs ts, uint8
   return p;
 }
 
-WalPayload EncodePairRecord(uint64_t a, uint64_t b) {
+WalPayload EncodePairRecord(uint64_t a, uint64_t b, TimestampMs ts) {
   WalPayload p;
   Put64(&p, a);
   Put64(&p, b);
+  Put64(&p, static_cast<uint64_t>(ts));
   return p;
 }
 
@@ -82,19 +86,30 @@ Result<WalOp> DecodeWalRecord(uint8_t type, std::string_view payload) {
   if (type < 1 || type > 9)
     return Status::Corruption("unknown WAL record type " + std::to_string(type));
   WalOp op{static_cast<WalRecordType>(type)};
-  const size_t want = PayloadSize(op.type);
-  if (payload.size() != want) {
+  const PayloadSizes sizes = SizesOf(op.type);
+  if (payload.size() != sizes.v1 && payload.size() != sizes.v2) {
     return Status::Corruption("WAL record of type " + std::to_string(type) + " has " +
                               std::to_string(payload.size()) + " payload bytes, expected " +
-                              std::to_string(want));
+                              std::to_string(sizes.v2) + " (or " + std::to_string(sizes.v1) +
+                              " in a version-1 segment)");
   }
+  const bool v2 = payload.size() == sizes.v2;
   Decoder in(payload);
   in.U64(&op.a);
-  if (want >= 16) in.U64(&op.b);
-  if (op.type == WalRecordType::kFollow || op.type == WalRecordType::kPublish) in.I64(&op.ts);
-  if (op.type == WalRecordType::kPublish) {
-    op.kind = static_cast<uint8_t>(payload[24]);
-    op.evicted = DecodeFixed64(payload.data() + 25);
+  if (op.type != WalRecordType::kRemoveUser) in.U64(&op.b);
+  switch (op.type) {
+    case WalRecordType::kFollow:
+      in.I64(&op.ts);
+      if (v2) op.flags = static_cast<uint8_t>(payload[24]);
+      break;
+    case WalRecordType::kPublish:
+      in.I64(&op.ts);
+      op.kind = static_cast<uint8_t>(payload[24]);
+      op.evicted = DecodeFixed64(payload.data() + 25);
+      break;
+    default:
+      if (v2) in.I64(&op.ts);
+      break;
   }
   return op;
 }
@@ -103,27 +118,29 @@ std::string DescribeWalRecord(uint8_t type, std::string_view payload) {
   auto d = DecodeWalRecord(type, payload);
   if (!d.ok()) return "bad record: " + d.status().message();
   const std::string a = std::to_string(d->a), b = std::to_string(d->b);
+  const std::string at = d->ts != 0 ? " at " + std::to_string(d->ts) : std::string();
   switch (d->type) {
     case WalRecordType::kFollow:
-      return "follow " + a + " -> " + b + " at " + std::to_string(d->ts);
+      return "follow " + a + " -> " + b + " at " + std::to_string(d->ts) +
+             ((d->flags & kFollowBecameFriends) != 0 ? " (friends)" : "");
     case WalRecordType::kUnfollow:
-      return "unfollow " + a + " -> " + b;
+      return "unfollow " + a + " -> " + b + at;
     case WalRecordType::kRemoveUser:
-      return "remove_user " + a;
+      return "remove_user " + a + at;
     case WalRecordType::kPublish:
       return "publish " + a + " post " + b + " kind " + std::to_string(d->kind) + " at " +
              std::to_string(d->ts) +
              (d->evicted != 0 ? " evicting " + std::to_string(d->evicted) : std::string());
     case WalRecordType::kDeletePost:
-      return "delete_post " + a + " post " + b;
+      return "delete_post " + a + " post " + b + at;
     case WalRecordType::kMute:
-      return "mute " + a + " mutes " + b;
+      return "mute " + a + " mutes " + b + at;
     case WalRecordType::kUnmute:
-      return "unmute " + a + " unmutes " + b;
+      return "unmute " + a + " unmutes " + b + at;
     case WalRecordType::kHide:
-      return "hide " + a + " hides from " + b;
+      return "hide " + a + " hides from " + b + at;
     case WalRecordType::kUnhide:
-      return "unhide " + a + " unhides from " + b;
+      return "unhide " + a + " unhides from " + b + at;
   }
   return "unreachable";
 }

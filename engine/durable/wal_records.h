@@ -1,11 +1,16 @@
-// The engine's WAL record types and payloads (docs/wal-format.md, "Record types"):
-//   1 follow       follower:u64 followee:u64 ts_ms:i64
-//   2 unfollow     follower:u64 followee:u64
-//   3 remove_user  user:u64
+// The engine's WAL record types and payloads (docs/wal-format.md, "Record types"), as
+// written since WAL version 2:
+//   1 follow       follower:u64 followee:u64 ts_ms:i64 flags:u8   (bit 0: became friends)
+//   2 unfollow     follower:u64 followee:u64 ts_ms:i64
+//   3 remove_user  user:u64 ts_ms:i64
 //   4 publish      author:u64 post:u64 ts_ms:i64 kind:u8 evicted:u64
-//   5 delete_post  author:u64 post:u64
-//   6 mute         user:u64 other:u64          7 unmute  user:u64 other:u64
-//   8 hide         author:u64 from:u64         9 unhide  author:u64 from:u64
+//   5 delete_post  author:u64 post:u64 ts_ms:i64
+//   6 mute         user:u64 other:u64 ts_ms:i64       7 unmute  (the same)
+//   8 hide         author:u64 from:u64 ts_ms:i64      9 unhide  (the same)
+// Version 1 wrote the same fields without the trailing ts_ms and flags (publish unchanged);
+// every type's two lengths differ, so the decoder tells them apart by length, and a
+// version-1 record decodes with ts 0 (unknown) and no flags. Replay uses none of the added
+// fields: they are for the change stream (engine/stream/).
 // Thread-safety: pure functions.
 #pragma once
 
@@ -38,19 +43,21 @@ struct WalPayload {
   std::string_view view() const { return {bytes, size}; }
 };
 
-WalPayload EncodeFollowRecord(UserId follower, UserId followee, TimestampMs ts);
-WalPayload EncodeUnfollowRecord(UserId follower, UserId followee);
-WalPayload EncodeRemoveUserRecord(UserId user);
+inline constexpr uint8_t kFollowBecameFriends = 1;  // follow flags bit 0
+
+WalPayload EncodeFollowRecord(UserId follower, UserId followee, TimestampMs ts, uint8_t flags);
+WalPayload EncodeRemoveUserRecord(UserId user, TimestampMs ts);
 WalPayload EncodePublishRecord(UserId author, PostId post, TimestampMs ts, uint8_t kind,
                                PostId evicted);
-// delete_post, mute, unmute, hide, unhide: two ids.
-WalPayload EncodePairRecord(uint64_t a, uint64_t b);
+// unfollow, delete_post, mute, unmute, hide, unhide: two ids and the time of the change.
+WalPayload EncodePairRecord(uint64_t a, uint64_t b, TimestampMs ts);
 
 // A decoded record: the fields its type uses (docs/wal-format.md), the rest zero.
 struct WalOp {
   WalRecordType type;
   uint64_t a = 0, b = 0;  // the two ids (user/author/follower, then the other one or post)
-  TimestampMs ts = 0;
+  TimestampMs ts = 0;     // the change's time (0 in a version-1 record that has none)
+  uint8_t flags = 0;      // follow: kFollowBecameFriends
   uint8_t kind = 0;
   PostId evicted = 0;
   bool is_graph_op() const { return static_cast<uint8_t>(type) <= 3; }
@@ -58,10 +65,11 @@ struct WalOp {
   Graph::ReplayOp graph_op() const;                                    // REQUIRES: is_graph_op()
 };
 
-// kCorruption for an unknown type or a payload of the wrong size.
+// kCorruption for an unknown type or a payload of neither version's size.
 Result<WalOp> DecodeWalRecord(uint8_t type, std::string_view payload);
 
-// "follow 42 -> 7 at 1700000000000", for wal-dump; never fails (says what is wrong instead).
+// "follow 42 -> 7 at 1700000000000 (friends)", for wal-dump; never fails (says what is wrong
+// instead).
 std::string DescribeWalRecord(uint8_t type, std::string_view payload);
 
 }  // namespace relgraph

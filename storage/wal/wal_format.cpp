@@ -20,7 +20,8 @@ void EncodeWalHeader(const WalSegmentHeader& h, std::string* out) {
 bool DecodeWalHeader(std::string_view in, WalSegmentHeader* h) {
   if (in.size() < kWalHeaderBytes) return false;
   if (std::memcmp(in.data(), kWalMagic, sizeof kWalMagic) != 0) return false;
-  if (DecodeFixed32(in.data() + 8) != kWalVersion) return false;
+  const uint32_t version = DecodeFixed32(in.data() + 8);
+  if (version < kWalOldestReadableVersion || version > kWalVersion) return false;
   if (DecodeFixed64(in.data() + 28) != XXH3_64bits(in.data(), 28)) return false;
   h->segment_no = DecodeFixed64(in.data() + 12);
   h->first_lsn = DecodeFixed64(in.data() + 20);
