@@ -275,6 +275,47 @@ Status Db::Close() {
   return wal_->Close();
 }
 
+// ---- change stream ----------------------------------------------------------------------------
+
+uint64_t Db::VisibleLsn(uint64_t want) {
+  if (!wal_) return 0;
+  if (options_.durability == DurabilityMode::kAlways) return wal_->durable_lsn();
+  uint64_t written = wal_->written_lsn();
+  if (want > written && want <= wal_->last_lsn()) {
+    // A reader waits for a record still in the writer's buffer: write it out now rather than
+    // at the next background flush, but at most once a millisecond however many readers ask.
+    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
+    int64_t last = last_stream_flush_ns_.load(std::memory_order_relaxed);
+    if (now - last >= 1'000'000 &&
+        last_stream_flush_ns_.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
+      if (wal_->Flush(/*sync=*/false).ok()) written = wal_->written_lsn();
+    }
+  }
+  return written;
+}
+
+Result<std::unique_ptr<ChangeReader>> Db::OpenChanges(uint64_t from_lsn, ChangeKindMask kinds,
+                                                      uint64_t* oldest_lsn) {
+  if (!wal_) {
+    return Status::InvalidArgument(
+        "an in-memory Db has no change stream (open it with a data directory)");
+  }
+  RELGRAPH_RETURN_IF_ERROR(ValidateChangeKindMask(kinds));
+  const uint64_t next = wal_->last_lsn() + 1;
+  if (from_lsn == kChangesFromNow) from_lsn = next;
+  if (from_lsn > next) {
+    return Status::InvalidArgument("LSN " + std::to_string(from_lsn) +
+                                   " is past the next one to be logged (" + std::to_string(next) +
+                                   ")");
+  }
+  // WalTail starts only where every record before it is in the file.
+  if (wal_->written_lsn() + 1 < from_lsn) RELGRAPH_RETURN_IF_ERROR(wal_->Flush(/*sync=*/false));
+  return ChangeReader::Open(
+      env_, dir_, from_lsn, kinds, [this](uint64_t want) { return VisibleLsn(want); }, oldest_lsn);
+}
+
 uint64_t Db::last_lsn() const {
   return wal_ ? wal_->last_lsn() : 0;
 }

@@ -26,6 +26,7 @@
 // Thread-safety: all methods are thread-safe.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -39,6 +40,7 @@
 #include "engine/durable/wal_records.h"
 #include "engine/feed/feed.h"
 #include "engine/graph/graph.h"
+#include "engine/stream/change_reader.h"
 #include "storage/env/env.h"
 #include "storage/snapshot/snapshot_file.h"
 #include "storage/wal/wal_writer.h"
@@ -136,6 +138,20 @@ class Db {
   // an in-memory Db.
   Result<SnapshotInfo> Snapshot();
 
+  // The change stream (docs/change-stream.md): a reader of every change from `from_lsn`
+  // (kChangesFromNow: the first change made after this call) of the kinds in `kinds`. Changes
+  // become visible to readers once fsynced under `always`, once written to the file under
+  // `everysec` and `none`. REQUIRES: the reader does not outlive this Db. Errors:
+  // kInvalidArgument (an in-memory Db, a bad mask, an LSN past the next one); kLsnExpired
+  // when the WAL no longer holds from_lsn (*oldest_lsn, when given, gets the oldest it holds).
+  static constexpr uint64_t kChangesFromNow = 0;
+  Result<std::unique_ptr<ChangeReader>> OpenChanges(uint64_t from_lsn,
+                                                    ChangeKindMask kinds = kAllChangeKinds,
+                                                    uint64_t* oldest_lsn = nullptr);
+  // The newest LSN the change stream may deliver now (0 in memory). Writes the WAL buffer
+  // out, at most once a millisecond, when `want` is logged but not yet visible.
+  uint64_t VisibleLsn(uint64_t want = 0);
+
   uint64_t last_lsn() const;     // the newest LSN logged (0 in memory)
   uint64_t durable_lsn() const;  // the newest LSN fsynced (0 in memory)
   // The snapshot this process wrote last, if any.
@@ -184,6 +200,7 @@ class Db {
   std::mutex delays_mu_;
   std::vector<double> fanout_delays_;  // guarded by delays_mu_
   std::unique_ptr<WalWriter> wal_;
+  std::atomic<int64_t> last_stream_flush_ns_{0};  // VisibleLsn's flush rate limit
   RecoveryInfo recovery_;
 };
 
