@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,9 @@ enum CommandFlags : uint32_t {
   kCommandWrites = 1u << 0,       // changes state; may return a durability ticket
   kCommandBackground = 1u << 1,   // slow: run off the io threads (replies still keep order)
   kCommandServerStats = 1u << 2,  // reads ServerStats (others get zeros: gathering costs time)
+  // On success the reply comes with a Subscription: the connection then also carries its
+  // EVENTS frames (docs/protocol.md, "The change stream").
+  kCommandSubscribes = 1u << 3,
 };
 
 struct CommandSpec {
@@ -40,9 +44,24 @@ struct ServerStats {
   uint64_t connection_bytes = 0;
 };
 
+// The events a SUBSCRIBE started. The connection that owns it pulls the next batch only when
+// its socket has taken the previous ones (flow control), so a slow subscriber costs the writers
+// nothing: it just reads the log later.
+//
+// Thread-safety: used by one thread at a time (its connection's io thread).
+class Subscription {
+ public:
+  virtual ~Subscription() = default;
+  // Appends an EVENTS body (docs/protocol.md) of at most max_events events to *body when there
+  // are any. Returns how many log records it read: 0 means caught up (nothing appended). An
+  // error (lsn_expired, damage) ends the subscription; the server sends it as an EVENTS error.
+  virtual Result<size_t> Next(size_t max_events, std::string* body) = 0;
+};
+
 struct ExecuteResult {
   Status status;        // not OK: the server replies with this error instead of the body
   uint64_t ticket = 0;  // non-zero: hold the reply until WaitDurable(ticket) succeeded
+  std::unique_ptr<Subscription> subscription;  // kCommandSubscribes: set on success
 };
 
 class Service {

@@ -145,6 +145,7 @@ Status Client::ReadFrame(RawReply* reply, SteadyClock::time_point deadline) {
       return Status(Code::kProtocolError, "bad reply frame: " + r.error.message());
     }
     if (r.state == DecodeState::kFrame) {
+      reply->request_id = r.frame.request_id;
       reply->opcode = r.frame.opcode;
       reply->status = StatusFromReply(r.frame);
       reply->body.assign(r.frame.body);
@@ -187,10 +188,48 @@ Status Client::RoundTrip(std::string_view bytes, size_t replies, std::vector<Raw
   out->clear();
   out->resize(replies);
   if (Status s = SendAll(bytes, deadline); !s.ok()) return Broken(s);
-  for (RawReply& reply : *out) {
+  for (size_t i = 0; i < replies;) {
+    RawReply& reply = (*out)[i];
     if (Status s = ReadFrame(&reply, deadline); !s.ok()) return Broken(s);
+    if (reply.opcode == static_cast<uint8_t>(Opcode::kEvents) &&
+        reply.request_id == subscription_id_) {
+      pending_events_.push_back(std::move(reply));  // a subscription's, not a reply
+      reply = RawReply{};
+      continue;
+    }
+    ++i;
   }
   return Status::OK();
+}
+
+Result<SubscribeReply> Client::StartSubscription(const SubscribeRequest& request) {
+  const uint32_t id = next_request_id_;
+  auto reply = Call(request);
+  if (reply.ok()) subscription_id_ = id;
+  return reply;
+}
+
+Result<EventsBody> Client::NextEvents(std::chrono::milliseconds timeout) {
+  RawReply frame;
+  if (!pending_events_.empty()) {
+    frame = std::move(pending_events_.front());
+    pending_events_.pop_front();
+  } else {
+    if (fd_ < 0) {
+      return Status(Code::kUnavailable,
+                    "the connection is closed after an earlier error: " + broken_.ToString());
+    }
+    const Status s = ReadFrame(&frame, SteadyClock::now() + timeout);
+    if (s.code() == Code::kTimeout) return s;  // a partial frame stays buffered
+    if (!s.ok()) return Broken(s);
+    if (frame.opcode != static_cast<uint8_t>(Opcode::kEvents) ||
+        frame.request_id != subscription_id_) {
+      return Broken(
+          Status(Code::kProtocolError, "a " + std::string(OpcodeName(frame.opcode)) +
+                                           " reply arrived with no request waiting for it"));
+    }
+  }
+  return frame.As<EventsBody>();
 }
 
 Result<std::vector<RawReply>> Client::Flush() {

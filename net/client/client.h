@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -37,6 +38,7 @@ Status ParseHostPort(std::string_view text, std::string* host, uint16_t* port);
 
 // One reply of a pipelined batch.
 struct RawReply {
+  uint32_t request_id = 0;
   uint8_t opcode = 0;
   Status status;  // the server's error, or OK
   std::string body;
@@ -96,6 +98,17 @@ class Client {
   Result<std::vector<uint64_t>> Mutes(uint64_t user);
   Result<std::vector<uint64_t>> Hides(uint64_t author);
 
+  // ---- the change stream (docs/change-stream.md) ----------------------------------------------
+  // Sends SUBSCRIBE; on success this connection also carries EVENTS frames, read with
+  // NextEvents. Other calls keep working on it (ACK, say): EVENTS frames that arrive while
+  // they wait for their replies are kept for NextEvents, in order. net/client/subscriber.h
+  // adds reconnection and resume on top.
+  Result<SubscribeReply> StartSubscription(const SubscribeRequest& request);
+  // The next EVENTS frame, waiting up to `timeout`: kTimeout when none came (the
+  // subscription goes on); the server's error when the subscription ended (lsn_expired, whose
+  // detail() is the oldest LSN kept); a transport error breaks the connection as usual.
+  Result<EventsBody> NextEvents(std::chrono::milliseconds timeout);
+
   // ---- pipelining --------------------------------------------------------------------------
   // Queues a request; Flush sends every queued request in one write and reads their replies,
   // in order. A server error fails only its own reply; a transport error fails the batch.
@@ -131,7 +144,9 @@ class Client {
   uint32_t next_request_id_ = 1;
   std::string queued_;
   size_t queued_count_ = 0;
-  std::string in_;  // received, not yet decoded
+  std::deque<RawReply> pending_events_;      // EVENTS frames read while waiting for replies
+  std::optional<uint32_t> subscription_id_;  // the SUBSCRIBE's request id, once it succeeded
+  std::string in_;                           // received, not yet decoded
   size_t in_begin_ = 0;
   HelloReply hello_;
 };

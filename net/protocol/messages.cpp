@@ -1,5 +1,7 @@
 #include "net/protocol/messages.h"
 
+#include <iterator>
+
 namespace relgraph::net {
 
 std::string_view RelationCodeName(RelationCode r) {
@@ -33,6 +35,15 @@ std::string_view DurabilityCodeName(uint64_t code) {
       return "none";
   }
   return "unknown";
+}
+
+std::string_view EventKindName(EventKind kind) {
+  // Each kind is named as the command that makes it.
+  constexpr Opcode kMadeBy[] = {Opcode::kFollow,  Opcode::kUnfollow,   Opcode::kRemoveUser,
+                                Opcode::kPublish, Opcode::kDeletePost, Opcode::kMute,
+                                Opcode::kUnmute,  Opcode::kHide,       Opcode::kUnhide};
+  const auto k = static_cast<uint8_t>(kind);
+  return k >= 1 && k <= std::size(kMadeBy) ? OpcodeName(kMadeBy[k - 1]) : "unknown";
 }
 
 }  // namespace relgraph::net

@@ -315,6 +315,64 @@ struct HidesRequest {
 };
 
 // The body of every error reply and notice.
+// ---- the change stream (docs/change-stream.md) ----
+
+// Where a subscription starts.
+enum class SubscribeFrom : uint8_t {
+  kLsn = 0,     // at `lsn` (>= 1)
+  kNow = 1,     // at the first change after the SUBSCRIBE (lsn must be 0)
+  kCursor = 2,  // after the named cursor's acknowledged LSN (name required, lsn must be 0)
+};
+struct SubscribeReply {
+  uint64_t first_lsn = 0;   // the LSN the stream starts at
+  uint64_t newest_lsn = 0;  // the newest LSN visible when it started
+  RELGRAPH_WIRE_FIELDS(first_lsn, newest_lsn)
+};
+struct SubscribeRequest {
+  static constexpr Opcode kOpcode = Opcode::kSubscribe;
+  using Reply = SubscribeReply;
+  SubscribeFrom from = SubscribeFrom::kNow;
+  uint64_t lsn = 0;
+  uint32_t kinds = 0;  // bit k: event kind k (1..9); 0: every kind
+  std::string name;    // a named cursor, or empty
+  RELGRAPH_WIRE_FIELDS(from, lsn, kinds, name)
+};
+
+// Event kinds on the wire: the WAL record types (docs/wal-format.md); the values never change.
+enum class EventKind : uint8_t {
+  kFollow = 1,
+  kUnfollow = 2,
+  kRemoveUser = 3,
+  kPublish = 4,
+  kDeletePost = 5,
+  kMute = 6,
+  kUnmute = 7,
+  kHide = 8,
+  kUnhide = 9,
+};
+inline constexpr uint32_t kAllEventKinds = 0x3fe;
+// "follow", ... as the opcodes spell them; "unknown" else.
+std::string_view EventKindName(EventKind kind);
+
+struct WireEvent {
+  uint64_t lsn = 0;
+  EventKind kind = EventKind::kFollow;
+  int64_t ts = 0;
+  uint64_t a = 0;         // follower, user or author
+  uint64_t b = 0;         // followee, other, post or from (0 for remove_user)
+  bool friends = false;   // follow: it made the two friends
+  uint8_t post_kind = 0;  // publish
+  uint64_t evicted = 0;   // publish: the post it pushed out of the author's newest K, or 0
+  RELGRAPH_WIRE_FIELDS(lsn, kind, ts, a, b, friends, post_kind, evicted)
+};
+inline constexpr size_t kWireEventBytes = 43;
+// An EVENTS frame's body: events in LSN order, and the LSN the stream goes on from.
+struct EventsBody {
+  uint64_t next_lsn = 0;
+  std::vector<WireEvent> events;
+  RELGRAPH_WIRE_FIELDS(next_lsn, events)
+};
+
 struct ErrorBody {
   int64_t detail = 0;  // Status::detail(): retry-after ms for rate_limited, else 0
   std::string message;

@@ -49,7 +49,9 @@ inline constexpr uint16_t kDefaultPort = 7707;
   X(kHide, 0x26, "hide")                                                                     \
   X(kUnhide, 0x27, "unhide")                                                                 \
   X(kMutes, 0x28, "mutes")                                                                   \
-  X(kHides, 0x29, "hides")
+  X(kHides, 0x29, "hides")                                                                   \
+  X(kSubscribe, 0x30, "subscribe")                                                           \
+  X(kEvents, 0x31, "events") /* server -> client only: a subscription's events */
 
 enum class Opcode : uint8_t {
 #define RELGRAPH_OPCODE_ENUMERATOR(id, value, name) id = value,

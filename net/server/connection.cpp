@@ -1,15 +1,20 @@
 #include "net/server/connection.h"
 
+#include <algorithm>
 #include <utility>
 
-#include "net/server/io_worker.h"
 #include "net/protocol/messages.h"
 #include "net/protocol/protocol.h"
+#include "net/server/io_worker.h"
 
 namespace relgraph::net {
 namespace {
 
 constexpr auto kDrainTimeout = std::chrono::seconds(2);
+// A subscription is pulled while fewer unsent bytes than this wait; and, caught up, looked at
+// again after kEventPoll.
+constexpr size_t kEventLowWater = 256 << 10;
+constexpr auto kEventPoll = std::chrono::milliseconds(1);
 // A drained buffer keeps at most this much capacity, so that a busy connection does not
 // allocate for every small batch while an idle one holds next to nothing.
 constexpr size_t kKeepBufferBytes = 512;
@@ -63,6 +68,7 @@ void Connection::Abort() {
   closed_ = true;
   boost::system::error_code ignored;
   socket_.close(ignored);
+  if (event_poll_) event_poll_->cancel();
   worker_.Remove(this);
 }
 
@@ -72,10 +78,9 @@ void Connection::DoRead() {
   if (reading_ || closed_) return;
   if (closing_ && !draining_) return;
   reading_ = true;
-  socket_.async_wait(boost::asio::ip::tcp::socket::wait_read,
-                     [self = shared_from_this()](const boost::system::error_code& ec) {
-                       self->OnReadable(ec);
-                     });
+  socket_.async_wait(
+      boost::asio::ip::tcp::socket::wait_read,
+      [self = shared_from_this()](const boost::system::error_code& ec) { self->OnReadable(ec); });
 }
 
 void Connection::OnReadable(const boost::system::error_code& ec) {
@@ -180,8 +185,9 @@ void Connection::HandleFrame(const Frame& frame) {
     // Any reply to it would carry request id and opcode as a notice does: refuse and close,
     // so that a frame with opcode 0 from the server is always a notice.
     return FailAndClose(0, frame.opcode,
-                        Status(Code::kProtocolError, "opcode 0 is the server's NOTICE; no "
-                                                     "request may use it"));
+                        Status(Code::kProtocolError,
+                               "opcode 0 is the server's NOTICE; no "
+                               "request may use it"));
   }
   if (frame.flags_or_status != 0) {
     AppendErrorFrame(&sink, frame.request_id, frame.opcode,
@@ -191,10 +197,10 @@ void Connection::HandleFrame(const Frame& frame) {
   }
   if (op == Opcode::kPing) {
     if (!frame.body.empty()) {
-      AppendErrorFrame(&sink, frame.request_id, frame.opcode,
-                       Status(Code::kProtocolError, "ping request: the body must be empty, got " +
-                                                        std::to_string(frame.body.size()) +
-                                                        " bytes"));
+      AppendErrorFrame(
+          &sink, frame.request_id, frame.opcode,
+          Status(Code::kProtocolError, "ping request: the body must be empty, got " +
+                                           std::to_string(frame.body.size()) + " bytes"));
       return;
     }
     EndFrame(&sink, BeginFrame(&sink, frame.request_id, frame.opcode, 0));
@@ -205,6 +211,12 @@ void Connection::HandleFrame(const Frame& frame) {
                      Status(Code::kProtocolError, "HELLO was already done on this connection"));
     return;
   }
+  if (op == Opcode::kEvents) {
+    AppendErrorFrame(&sink, frame.request_id, frame.opcode,
+                     Status(Code::kProtocolError,
+                            "EVENTS frames are sent by the server only (SUBSCRIBE to get them)"));
+    return;
+  }
   const CommandSpec* spec = core_.service->Find(frame.opcode);
   if (spec == nullptr) {
     AppendErrorFrame(&sink, frame.request_id, frame.opcode,
@@ -212,16 +224,29 @@ void Connection::HandleFrame(const Frame& frame) {
     return;
   }
   if (spec->flags & kCommandBackground) return RunBackground(*spec, frame);
+  if ((spec->flags & kCommandSubscribes) && subscription_) {
+    AppendErrorFrame(&sink, frame.request_id, frame.opcode,
+                     Status::InvalidArgument("this connection is already subscribed (request " +
+                                             std::to_string(subscription_request_id_) +
+                                             "); open another connection"));
+    return;
+  }
 
   const size_t start = BeginFrame(&sink, frame.request_id, frame.opcode, 0);
   const ServerStats stats = (spec->flags & kCommandServerStats) ? core_.Stats() : ServerStats{};
-  const ExecuteResult r = core_.service->Execute(*spec, frame.body, &sink, stats);
+  ExecuteResult r = core_.service->Execute(*spec, frame.body, &sink, stats);
   if (!r.status.ok()) {
     sink.resize(start);
     AppendErrorFrame(&sink, frame.request_id, frame.opcode, r.status);
     return;
   }
   EndFrame(&sink, start);
+  if (r.subscription) {
+    subscription_ = std::move(r.subscription);
+    subscription_request_id_ = frame.request_id;
+    event_poll_ = std::make_unique<boost::asio::steady_timer>(socket_.get_executor());
+    PumpEvents();
+  }
   if (r.ticket > core_.durability.durable()) {
     // Not durable yet: this reply, and all after it, wait.
     holds_.push_back(Hold{start, r.ticket, 0});
@@ -317,6 +342,7 @@ void Connection::OnWrite(const boost::system::error_code& ec) {
     return;
   }
   last_write_progress_ = Clock::now();
+  PumpEvents();  // the socket took bytes: room for more events
   if (read_paused_ && unsent_bytes() <= core_.options.max_unsent_bytes / 2) {
     read_paused_ = false;
     in_.erase(0, ProcessFrames(in_));  // frames already received but not yet run
@@ -325,6 +351,50 @@ void Connection::OnWrite(const boost::system::error_code& ec) {
   MaybeFinish();
   ReleaseDrainedBuffers();
   if (!closing_ && !read_paused_) DoRead();
+}
+
+// ---- the change stream ----
+
+void Connection::PumpEvents() {
+  if (!subscription_ || closed_ || closing_) return;
+  // Events per frame: as many as a frame and a list may hold.
+  const size_t frame_room = core_.options.max_frame - kFrameHeaderBytes - 8 - 2;
+  const size_t max_events = std::min(kMaxWireList, frame_room / kWireEventBytes);
+  while (subscription_ && unsent_bytes() < kEventLowWater) {
+    const size_t start =
+        BeginFrame(&out_, subscription_request_id_, static_cast<uint8_t>(Opcode::kEvents), 0);
+    const size_t body = out_.size();
+    auto records = subscription_->Next(max_events, &out_);
+    if (!records.ok()) {
+      // The subscription is over (expired, damage); the connection serves on.
+      out_.resize(start);
+      AppendErrorFrame(&out_, subscription_request_id_, static_cast<uint8_t>(Opcode::kEvents),
+                       records.status());
+      subscription_.reset();
+      event_poll_.reset();
+      break;
+    }
+    if (out_.size() == body) {
+      out_.resize(start);
+    } else {
+      EndFrame(&out_, start);
+    }
+    if (*records == 0) {
+      ArmEventPoll();
+      break;
+    }
+  }
+  DoWrite();
+}
+
+void Connection::ArmEventPoll() {
+  if (event_poll_armed_ || !event_poll_) return;
+  event_poll_armed_ = true;
+  event_poll_->expires_after(kEventPoll);
+  event_poll_->async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    self->event_poll_armed_ = false;
+    if (!ec) self->PumpEvents();
+  });
 }
 
 void Connection::MaybeFinish() {
@@ -349,7 +419,8 @@ void Connection::Sweep(Clock::time_point now) {
     Abort();  // the peer does not read its replies
     return;
   }
-  const bool idle = !closing_ && holds_.empty() && !write_active_ && out_.empty();
+  // A subscriber waits for events, not for itself: it is never idle.
+  const bool idle = !closing_ && !subscription_ && holds_.empty() && !write_active_ && out_.empty();
   if (idle && now - last_request_ > core_.options.idle_timeout) {
     FailAndClose(
         0, static_cast<uint8_t>(Opcode::kNotice),

@@ -15,6 +15,11 @@
 // in_, out_ and writing_ give their memory back once drained. An idle connection so costs its
 // record and its socket, about a kilobyte, not a 64 KiB read buffer (docs/benchmarks.md).
 //
+// A connection that SUBSCRIBEd also carries its subscription's EVENTS frames. It pulls the next
+// batch from the Subscription only while its unsent bytes are below a low-water mark, so a
+// subscriber that reads slowly just reads the log later, and never holds memory or writers
+// back; caught up, it looks again every millisecond (a timer that exists only while subscribed).
+//
 // Thread-safety: every method runs on the owning IoWorker's thread.
 #pragma once
 
@@ -75,16 +80,23 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnWrite(const boost::system::error_code& ec);
   void MaybeFinish();
   void Drain();
+  // Moves events from the subscription into out_ while the socket keeps up.
+  void PumpEvents();
+  void ArmEventPoll();
   size_t unsent_bytes() const { return out_.size() + writing_.size(); }
 
   ServerCore& core_;
   IoWorker& worker_;
   boost::asio::ip::tcp::socket socket_;
-  std::string in_;  // received, not yet run: an unfinished frame, or frames held while paused
-  std::string out_;         // replies not yet handed to the socket, in request order
-  std::string writing_;     // being written
+  std::string in_;       // received, not yet run: an unfinished frame, or frames held while paused
+  std::string out_;      // replies not yet handed to the socket, in request order
+  std::string writing_;  // being written
   std::deque<Hold> holds_;  // by offset
   uint64_t next_background_ = 1;
+  std::unique_ptr<Subscription> subscription_;
+  uint32_t subscription_request_id_ = 0;
+  std::unique_ptr<boost::asio::steady_timer> event_poll_;  // only while subscribed
+  bool event_poll_armed_ = false;
   int64_t accounted_bytes_ = 0;  // this connection's share of ServerCore::connection_bytes
   bool greeted_ = false;
   bool reading_ = false;

@@ -40,9 +40,11 @@ Result<std::unique_ptr<WalTail>> WalTail::Open(Env* env, const std::string& dir,
     if (header->first_lsn > from_lsn) {
       if (i == 0) {
         if (oldest_lsn != nullptr) *oldest_lsn = header->first_lsn;
-        return Status(Code::kLsnExpired, "LSN " + std::to_string(from_lsn) +
-                                             " is no longer in the WAL; the oldest kept is " +
-                                             std::to_string(header->first_lsn));
+        return Status(Code::kLsnExpired,
+                      "LSN " + std::to_string(from_lsn) +
+                          " is no longer in the WAL; the oldest kept is " +
+                          std::to_string(header->first_lsn),
+                      static_cast<int64_t>(header->first_lsn));
       }
       continue;
     }
@@ -107,8 +109,13 @@ Result<bool> WalTail::NextSegment() {
     auto segments = ListWalSegments(env_, dir_);
     if (!segments.ok()) return segments.status();
     if (!segments->empty() && segments->back() > segment_no_ + 1) {
-      return Status(Code::kLsnExpired, "LSN " + std::to_string(next_lsn_) +
-                                           " is no longer in the WAL (retention deleted it)");
+      auto oldest = ReadWalSegmentHeader(env_, dir_, segments->front());
+      const uint64_t oldest_lsn = oldest.ok() ? oldest->first_lsn : 0;
+      return Status(Code::kLsnExpired,
+                    "LSN " + std::to_string(next_lsn_) +
+                        " is no longer in the WAL (retention deleted it); the oldest kept is " +
+                        std::to_string(oldest_lsn),
+                    static_cast<int64_t>(oldest_lsn));
     }
     return false;
   }

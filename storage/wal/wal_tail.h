@@ -32,8 +32,8 @@ namespace relgraph {
 class WalTail {
  public:
   // A tail whose first record will be `from_lsn` (>= 1). kLsnExpired when from_lsn is older
-  // than the oldest segment's first LSN (the message names that LSN, and *oldest_lsn gets it
-  // when given); kInvalidArgument when records before from_lsn are not written yet (flush
+  // than the oldest segment's first LSN (the message and the status's detail() name that LSN,
+  // and *oldest_lsn gets it when given); kInvalidArgument when records before from_lsn are not written yet (flush
   // first); kNotFound when the directory has no segment.
   static Result<std::unique_ptr<WalTail>> Open(Env* env, const std::string& dir, uint64_t from_lsn,
                                                uint64_t* oldest_lsn = nullptr);

@@ -5,6 +5,7 @@
 #include "engine/graph/graph.h"
 #include "engine/mem/resident.h"
 #include "net/protocol/protocol.h"
+#include "tools/service/event_subscription.h"
 
 namespace relgraph {
 namespace {
@@ -88,7 +89,7 @@ net::ExecuteResult Run(CommandService& service, std::string_view body, std::stri
   auto reply = (service.*Method)(request, context);
   if (!reply.ok()) return {reply.status(), 0};
   net::WirePut(out, *reply);
-  return {Status::OK(), context.ticket};
+  return {Status::OK(), context.ticket, std::move(context.subscription)};
 }
 
 struct Row {
@@ -128,6 +129,7 @@ constexpr Row kCommands[] = {
     MakeRow<net::UnhideRequest, &CommandService::Unhide>(net::kCommandWrites),
     MakeRow<net::MutesRequest, &CommandService::Mutes>(net::kCommandReads),
     MakeRow<net::HidesRequest, &CommandService::Hides>(net::kCommandReads),
+    MakeRow<net::SubscribeRequest, &CommandService::Subscribe>(net::kCommandSubscribes),
 };
 
 const Row* RowFor(uint8_t opcode) {
@@ -330,6 +332,39 @@ Result<net::UserListReply> CommandService::Hides(const net::HidesRequest& q, Con
   auto r = db_->Hides(q.user);
   if (!r.ok()) return r.status();
   return net::UserListReply{std::move(*r)};
+}
+
+// ---- the change stream ------------------------------------------------------------------------
+
+Result<net::SubscribeReply> CommandService::Subscribe(const net::SubscribeRequest& q, Context& c) {
+  const ChangeKindMask kinds = q.kinds == 0 ? kAllChangeKinds : q.kinds;
+  RELGRAPH_RETURN_IF_ERROR(ValidateChangeKindMask(kinds));
+  uint64_t from = 0;
+  switch (q.from) {
+    case net::SubscribeFrom::kLsn:
+      if (q.lsn == 0) return Status::InvalidArgument("subscribe from LSN 0: LSNs start at 1");
+      from = q.lsn;
+      break;
+    case net::SubscribeFrom::kNow:
+      if (q.lsn != 0) {
+        return Status::InvalidArgument("subscribe from now takes LSN 0, got " +
+                                       std::to_string(q.lsn));
+      }
+      from = Db::kChangesFromNow;
+      break;
+    case net::SubscribeFrom::kCursor:
+      return Status(Code::kUnsupported, "named cursors are not served yet");
+    default:
+      return Status::InvalidArgument("subscribe: unknown start " +
+                                     std::to_string(static_cast<int>(q.from)) +
+                                     " (0 from an LSN, 1 from now, 2 from a named cursor)");
+  }
+  if (!q.name.empty()) return Status(Code::kUnsupported, "named cursors are not served yet");
+  auto reader = db_->OpenChanges(from, kinds);
+  if (!reader.ok()) return reader.status();
+  net::SubscribeReply reply{(*reader)->next_lsn(), db_->VisibleLsn()};
+  c.subscription = std::make_unique<EventSubscription>(std::move(*reader));
+  return reply;
 }
 
 }  // namespace relgraph

@@ -1,8 +1,8 @@
 // CommandService: the engine's side of net::Service, one table entry per command.
 //
 // Why this design: each command is three small pieces, as in the style guide: its wire structs
-// (net/protocol/messages.h), one member function here that converts them to an engine call on the Db,
-// and one row in the command table (opcode, name, flags). The server never sees an engine type
+// (net/protocol/messages.h), one member function here that converts them to an engine call on the
+// Db, and one row in the command table (opcode, name, flags). The server never sees an engine type
 // and the engine never sees a socket.
 //
 // Thread-safety: thread-safe (the Db is; the counters are atomics).
@@ -11,6 +11,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <mutex>
 
 #include "engine/db.h"
@@ -33,6 +34,7 @@ class CommandService final : public net::Service {
   struct Context {
     uint64_t ticket = 0;
     const net::ServerStats* stats = nullptr;
+    std::unique_ptr<net::Subscription> subscription;  // SUBSCRIBE's
   };
 
   // The handlers, one per command (public so the table can name them).
@@ -58,6 +60,7 @@ class CommandService final : public net::Service {
   Result<net::ChangedReply> Unhide(const net::UnhideRequest&, Context&);
   Result<net::UserListReply> Mutes(const net::MutesRequest&, Context&);
   Result<net::UserListReply> Hides(const net::HidesRequest&, Context&);
+  Result<net::SubscribeReply> Subscribe(const net::SubscribeRequest&, Context&);
 
  private:
   uint64_t OpsPerSecond();

@@ -1,0 +1,43 @@
+#include "tools/service/event_subscription.h"
+
+#include "storage/coding.h"
+
+namespace relgraph {
+
+static_assert(static_cast<uint8_t>(net::EventKind::kUnhide) ==
+              static_cast<uint8_t>(ChangeKind::kUnhide));
+static_assert(net::kAllEventKinds == kAllChangeKinds);
+
+net::WireEvent ToWire(const ChangeEvent& e) {
+  net::WireEvent w;
+  w.lsn = e.lsn;
+  w.kind = static_cast<net::EventKind>(e.kind);
+  w.ts = e.ts;
+  w.a = e.a;
+  w.b = e.b;
+  w.friends = e.became_friends;
+  w.post_kind = e.post_kind;
+  w.evicted = e.evicted;
+  return w;
+}
+
+Result<size_t> EventSubscription::Next(size_t max_events, std::string* body) {
+  // next_lsn:u64 events:list<event>, encoded in place: the two counts are known at the end.
+  const size_t start = body->size();
+  body->append(10, '\0');
+  uint16_t count = 0;  // max_events <= net::kMaxWireList (the server's promise)
+  auto records = reader_->Read(max_events, [&](const ChangeEvent& e) {
+    net::WirePut(body, ToWire(e));
+    ++count;
+  });
+  if (!records.ok() || count == 0) {
+    body->resize(start);
+    return records;
+  }
+  EncodeFixed64(body->data() + start, reader_->next_lsn());
+  (*body)[start + 8] = static_cast<char>(count & 0xff);
+  (*body)[start + 9] = static_cast<char>(count >> 8);
+  return records;
+}
+
+}  // namespace relgraph
