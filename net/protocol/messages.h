@@ -325,7 +325,7 @@ enum class SubscribeFrom : uint8_t {
 };
 struct SubscribeReply {
   uint64_t first_lsn = 0;   // the LSN the stream starts at
-  uint64_t newest_lsn = 0;  // the newest LSN visible when it started
+  uint64_t newest_lsn = 0;  // the newest LSN logged when it started
   RELGRAPH_WIRE_FIELDS(first_lsn, newest_lsn)
 };
 struct SubscribeRequest {

@@ -83,5 +83,32 @@ TEST_CASE("cli: info shows the durability mode by name, in text and JSON") {
   }
 }
 
+TEST_CASE("cli: subscribe prints each event as a line or a JSON object, from any LSN") {
+  testing::TestDir dir;
+  testing::TestServer server({}, dir.path());
+  auto c = server.Connect();
+  REQUIRE(c->Follow(1, 2, int64_t{1000}).ok());
+  REQUIRE(c->Follow(2, 1, int64_t{2000}).ok());
+  REQUIRE(c->Publish(2, 500, 3, int64_t{3000}).ok());
+  REQUIRE(c->Mute(1, 2, true).ok());
+  const std::string port = "-p " + std::to_string(server.server->port()) + " ";
+  std::string out;
+  REQUIRE(RunCli(port + "subscribe --from=1 --count=3", &out) == 0);
+  CHECK(out ==
+        "1 follow 1 -> 2 at 1000\n"
+        "2 follow 2 -> 1 at 2000 (friends)\n"
+        "3 publish 2 post 500 kind 3 at 3000\n");
+  REQUIRE(RunCli(port + "--json subscribe --from=2 --kinds=publish,mute --count=2", &out) == 0);
+  CHECK(out.rfind("{\"lsn\":3,\"kind\":\"publish\",\"author\":2,\"post\":500,\"ts\":3000,"
+                  "\"post_kind\":3,\"evicted\":0}\n{\"lsn\":4,\"kind\":\"mute\",\"user\":1,"
+                  "\"other\":2,\"ts\":",
+                  0) == 0);
+  CHECK(RunCli(port + "subscribe --kinds=folow", &out) == 2);
+  CHECK(out.find("unknown event kind 'folow'") != std::string::npos);
+  CHECK(RunCli(port + "subscribe --frm=1", &out) == 2);
+  CHECK(out.find("usage: subscribe") != std::string::npos);
+  CHECK(RunCli("-p 1 subscribe", &out) == 1);  // no server: an error, not a wait
+}
+
 }  // namespace
 }  // namespace relgraph

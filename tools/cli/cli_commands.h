@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "net/client/client.h"
+#include "net/client/subscriber.h"
 #include "storage/status.h"
 
 namespace relgraph::cli {
@@ -18,6 +19,19 @@ Result<std::string> RunCommand(net::Client& client, const std::vector<std::strin
 
 // Every command with its arguments, one per line.
 std::string CommandUsage();
+
+// `subscribe [--from=LSN|now] [--kinds=K,K,...] [--count=N]`, which follows the change stream
+// like `tail -f` (the main loop runs net::Subscribe; these are its pieces).
+struct SubscribeArgs {
+  net::SubscriberOptions options;  // without the client options
+  uint64_t count = 0;              // stop after this many events; 0: never
+};
+inline constexpr const char* kSubscribeUsage =
+    "subscribe [--from=LSN|now] [--kinds=K,K,...] [--count=N]";
+Result<SubscribeArgs> ParseSubscribe(const std::vector<std::string>& words);
+// One event: a line such as "12 follow 1 -> 2 at 1700000000000 (friends)", or one JSON object
+// with the kind's own field names ({"lsn":12,"kind":"follow","follower":1,...}).
+std::string FormatEvent(const net::WireEvent& e, bool json);
 
 // The error text for a failed command: "error: CODE: message" or {"error":...} in JSON.
 std::string FormatError(const Status& status, bool json);

@@ -2,6 +2,7 @@
 //
 // With a command: runs it once, prints the reply, exits 0 (1 on an error reply or a connection
 // failure, 2 on bad usage). Without one: an interactive session reading commands from stdin.
+// `subscribe` prints the change stream as it comes, like tail -f.
 #include <unistd.h>
 
 #include <cstdio>
@@ -26,8 +27,7 @@ void PrintUsage() {
 
 // Reads commands from stdin until EOF or 'quit', printing each reply; reconnects once after a
 // broken connection. Returns 1 when any command failed, else 0.
-int Interactive(std::unique_ptr<net::Client> client, const net::ClientOptions& options,
-                bool json) {
+int Interactive(std::unique_ptr<net::Client> client, const net::ClientOptions& options, bool json) {
   const bool tty = isatty(0);
   std::string line;
   int status = 0;
@@ -64,6 +64,44 @@ int Interactive(std::unique_ptr<net::Client> client, const net::ClientOptions& o
     }
   }
   return status;
+}
+
+// `subscribe`: prints events as they come until --count is reached or the process is
+// stopped; resumes by itself after a dropped connection. 0, or 1 when the stream ended with
+// an error (lsn_expired, ...), 2 on bad usage.
+int Subscribe(const net::ClientOptions& client, const std::vector<std::string>& words, bool json) {
+  auto args = ParseSubscribe(words);
+  if (!args.ok()) {
+    std::fputs(FormatError(args.status(), json).c_str(), json ? stdout : stderr);
+    return 2;
+  }
+  args->options.client = client;
+  // Reconnecting is for a stream that was running: a server that is not there at all is an
+  // error now, not a wait forever.
+  if (auto first = net::Client::Connect(client); !first.ok()) {
+    std::fprintf(stderr, "relgraph-cli: cannot connect to %s:%u: %s\n", client.host.c_str(),
+                 static_cast<unsigned>(client.port), first.status().ToString().c_str());
+    return 1;
+  }
+  uint64_t seen = 0;
+  net::SubscriberEvents hooks;
+  hooks.on_retry = [](const Status& why, std::chrono::milliseconds wait) {
+    std::fprintf(stderr, "relgraph-cli: %s; reconnecting in %lld ms\n", why.ToString().c_str(),
+                 static_cast<long long>(wait.count()));
+  };
+  const Status s = net::Subscribe(
+      args->options,
+      [&](const net::WireEvent& e) {
+        std::fputs(FormatEvent(e, json).c_str(), stdout);
+        std::fflush(stdout);
+        return args->count == 0 || ++seen < args->count;
+      },
+      nullptr, hooks);
+  if (!s.ok()) {
+    std::fputs(FormatError(s, json).c_str(), json ? stdout : stderr);
+    return 1;
+  }
+  return 0;
 }
 
 int Main(int argc, char** argv) {
@@ -105,6 +143,7 @@ int Main(int argc, char** argv) {
     PrintUsage();
     return 0;
   }
+  if (!words.empty() && words[0] == "subscribe") return Subscribe(options, words, json);
   auto client = net::Client::Connect(options);
   if (!client.ok()) {
     std::fprintf(stderr, "relgraph-cli: cannot connect to %s:%u: %s\n", options.host.c_str(),

@@ -362,7 +362,7 @@ Result<net::SubscribeReply> CommandService::Subscribe(const net::SubscribeReques
   if (!q.name.empty()) return Status(Code::kUnsupported, "named cursors are not served yet");
   auto reader = db_->OpenChanges(from, kinds);
   if (!reader.ok()) return reader.status();
-  net::SubscribeReply reply{(*reader)->next_lsn(), db_->VisibleLsn()};
+  net::SubscribeReply reply{(*reader)->next_lsn(), db_->last_lsn()};
   c.subscription = std::make_unique<EventSubscription>(std::move(*reader));
   return reply;
 }

@@ -167,8 +167,8 @@ std::vector<DocRow> DocExamples() {
       at = end;
     }
     if (ticks.size() < 2) continue;  // the header and notes
-    rows.push_back({ticks[ticks.size() - 2], ticks.back(),
-                    line.find("varies") != std::string::npos});
+    rows.push_back(
+        {ticks[ticks.size() - 2], ticks.back(), line.find("varies") != std::string::npos});
   }
   return rows;
 }
@@ -185,9 +185,8 @@ TEST_CASE("protocol.md: the examples table is a session the server answers byte 
   }
   if (std::getenv("RELGRAPH_PRINT_PROTOCOL_EXAMPLES")) {
     for (size_t i = 0; i < session.size(); ++i) {
-      const std::string reply = session[i].reply_varies
-                                    ? Hex(replies[i].substr(0, kFrameHeaderBytes))
-                                    : Hex(replies[i]);
+      const std::string reply =
+          session[i].reply_varies ? Hex(replies[i].substr(0, kFrameHeaderBytes)) : Hex(replies[i]);
       std::printf("| %s | `%s` | %s`%s` |\n", session[i].what.c_str(),
                   Hex(session[i].request).c_str(), session[i].reply_varies ? "varies: " : "",
                   reply.c_str());
@@ -204,6 +203,59 @@ TEST_CASE("protocol.md: the examples table is a session the server answers byte 
     } else {
       CHECK(doc[i].reply == Hex(replies[i]));
     }
+  }
+}
+
+// The rows of the "## Stream example" table: {what, bytes}.
+std::vector<std::pair<std::string, std::string>> StreamExampleRows() {
+  std::ifstream in(std::string(RELGRAPH_DOCS_DIR) + "/protocol.md");
+  REQUIRE_MESSAGE(in.good(), "cannot read docs/protocol.md");
+  std::vector<std::pair<std::string, std::string>> rows;
+  bool in_section = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("## ", 0) == 0) in_section = line == "## Stream example";
+    const size_t tick = line.find('`');
+    if (!in_section || line.rfind("| ", 0) != 0 || tick == std::string::npos) continue;
+    const size_t end = line.find('`', tick + 1);
+    rows.push_back({line.substr(2, line.find(" |") - 2), line.substr(tick + 1, end - tick - 1)});
+  }
+  return rows;
+}
+
+TEST_CASE("protocol.md: the stream example is what a subscriber sends and gets, byte for byte") {
+  testing::TestDir dir;
+  TestServer server({}, dir.path());
+  Raw writer(server);
+  writer.Exchange(HelloFrame());
+  writer.Exchange(RequestFrame(2, FollowRequest{1, 2, kT0}));
+  writer.Exchange(RequestFrame(3, FollowRequest{2, 1, kT0 + 1000}));
+  writer.Exchange(RequestFrame(4, PublishRequest{2, 500, 3, kT0 + 5000}));
+
+  Raw sub(server);
+  sub.Exchange(HelloFrame());
+  std::vector<std::pair<std::string, std::string>> frames;
+  const std::string subscribe = RequestFrame(2, SubscribeRequest{SubscribeFrom::kLsn, 1, 0, ""});
+  frames.push_back({"SUBSCRIBE from LSN 1, every kind", subscribe});
+  frames.push_back({"its reply: first_lsn 1, newest_lsn 3", sub.Exchange(subscribe)});
+  frames.push_back(
+      {"EVENTS: next_lsn 4; follow 1 → 2 at T0; follow 2 → 1 at T0 + 1000, friends; "
+       "publish 2, post 500, kind 3 at T0 + 5000",
+       sub.Next()});
+  const std::string again = RequestFrame(3, SubscribeRequest{SubscribeFrom::kNow, 0, 0, ""});
+  frames.push_back({"SUBSCRIBE again on that connection", again});
+  frames.push_back({"its reply: invalid_argument", sub.Exchange(again)});
+
+  if (std::getenv("RELGRAPH_PRINT_PROTOCOL_EXAMPLES")) {
+    for (const auto& [what, bytes] : frames) {
+      std::printf("| %s | `%s` |\n", what.c_str(), Hex(bytes).c_str());
+    }
+  }
+  const auto doc = StreamExampleRows();
+  REQUIRE(doc.size() == frames.size());
+  for (size_t i = 0; i < frames.size(); ++i) {
+    CAPTURE(frames[i].first);
+    CHECK(doc[i].first == frames[i].first);
+    CHECK(doc[i].second == Hex(frames[i].second));
   }
 }
 
