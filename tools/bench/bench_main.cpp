@@ -37,7 +37,7 @@ Loads a follow graph into relgraph and measures workloads, one row each.
                          graph:      load relation relations_batch following_page fans_page_deep
                                      friends_page counts known_followers churn
                          durability: wal_off wal_none wal_everysec wal_always wal_always_concurrent
-                                     snapshot recovery_wal import
+                                     snapshot recovery_wal stream_read import
                          feed:       publish fanout timeline_first_page timeline_deep_page
                                      timeline_heavy_reader
   --ops=N                operations per query workload (default 2000000)
@@ -65,7 +65,9 @@ With --target=server (start relgraphd with --rate-limit=off, or `load` is thrott
              following_page_unpipelined fans_page_unpipelined counts_unpipelined
              publish_unpipelined timeline_first_page_unpipelined (one connection, p50/p99),
              idle_connections (server memory per idle connection; needs open files for
-             idle + busy connections on both sides: ulimit -n)
+             idle + busy connections on both sides: ulimit -n),
+             follow_subscribers_0, _1, _4 (pipelined follows of new edges with 0, 1 or 4
+             change-stream subscribers reading everything; needs a server with --data-dir)
 
 The graph is always loaded; `load` only decides whether its row is printed.
 )";

@@ -16,9 +16,9 @@
 #include <thread>
 
 #include "engine/db.h"
+#include "engine/durable/graph_snapshot.h"
 #include "engine/import/edge_list.h"
 #include "engine/import/edge_list_import.h"
-#include "engine/durable/graph_snapshot.h"
 
 namespace relgraph::bench {
 namespace {
@@ -87,7 +87,7 @@ DurabilityWorkloads::DurabilityWorkloads(const GeneratedGraph& data, const Graph
 const std::vector<std::string>& DurabilityWorkloads::Names() {
   static const std::vector<std::string> names = {
       "wal_off",  "wal_none",     "wal_everysec", "wal_always", "wal_always_concurrent",
-      "snapshot", "recovery_wal", "import"};
+      "snapshot", "recovery_wal", "stream_read",  "import"};
   return names;
 }
 
@@ -105,6 +105,7 @@ std::vector<WorkloadResult> DurabilityWorkloads::Run(const std::string& name) {
   if (name == "wal_always_concurrent") return {AlwaysConcurrent()};
   if (name == "snapshot") return Snapshots();
   if (name == "recovery_wal") return {RecoveryWal()};
+  if (name == "stream_read") return StreamRead();
   if (name == "import") return {Import()};
   return {Follows(name)};
 }
@@ -243,6 +244,42 @@ WorkloadResult DurabilityWorkloads::RecoveryWal() {
   auto db = Db::Open(dir, BenchDbOptions(DurabilityMode::kNone));
   if (!db.ok()) return Row("recovery_wal", 0, 0, db.status().ToString());
   return Row("recovery_wal", (*db)->recovery().replayed_records, Since(start), "records replayed");
+}
+
+std::vector<WorkloadResult> DurabilityWorkloads::StreamRead() {
+  // The WAL of n follows, then read back as change events: every kind, and a mask that
+  // selects none of them (the cost of skipping).
+  const uint64_t n =
+      std::min<uint64_t>(std::max<uint64_t>(flags_.wal_ops, 2'000'000), data_.edges.size());
+  const std::string dir = Dir("stream_read");
+  DbOptions options = BenchDbOptions(DurabilityMode::kNone);
+  options.keep_all_wal = true;
+  auto db = Db::Open(dir, options);
+  if (!db.ok()) return {Row("stream_read", 0, 0, db.status().ToString())};
+  for (uint64_t i = 0; i < n; ++i) {
+    const BenchEdge& e = data_.edges[i];
+    (*db)->FollowAt(e.follower, e.followee, e.ts).status().IgnoreError();
+  }
+  const uint64_t last = (*db)->last_lsn();
+  std::vector<WorkloadResult> rows;
+  for (const ChangeKindMask mask : {kAllChangeKinds, MaskOf(ChangeKind::kPublish)}) {
+    const std::string name = mask == kAllChangeKinds ? "stream_read" : "stream_read_skipping";
+    const auto start = SteadyClock::now();
+    auto reader = (*db)->OpenChanges(1, mask);
+    if (!reader.ok()) return {Row(name, 0, 0, reader.status().ToString())};
+    uint64_t events = 0, checksum = 0;
+    while ((*reader)->next_lsn() <= last) {
+      auto read = (*reader)->Read(4096, [&](const ChangeEvent& e) {
+        ++events;
+        checksum += e.a ^ e.b;
+      });
+      if (!read.ok()) return {Row(name, 0, 0, read.status().ToString())};
+    }
+    rows.push_back(Row(name, last, Since(start),
+                       std::to_string(events) + " events of " + std::to_string(last) +
+                           " records (checksum " + std::to_string(checksum % 1000) + ")"));
+  }
+  return rows;
 }
 
 WorkloadResult DurabilityWorkloads::Import() {

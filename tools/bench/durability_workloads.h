@@ -1,6 +1,7 @@
 // Durability workloads of relgraph-bench: follows through the WAL in each mode,
 // group commit with many writers, snapshot write (offline and online, with the longest writer
-// pause), recovery from a snapshot and from the WAL alone, and import. Each workload works in
+// pause), recovery from a snapshot and from the WAL alone, the change stream read back from
+// the WAL, and import. Each workload works in
 // its own directory under `root`, which the caller removes.
 #pragma once
 
@@ -43,6 +44,7 @@ class DurabilityWorkloads {
   std::vector<WorkloadResult>
   Snapshots();  // snapshot_write_offline, recovery_snapshot, snapshot_write_online
   WorkloadResult RecoveryWal();
+  std::vector<WorkloadResult> StreamRead();  // stream_read, stream_read_skipping
   WorkloadResult Import();
   std::string Dir(const std::string& name) const;
 

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 #include <unordered_set>
+
+#include "net/client/subscriber.h"
 
 namespace relgraph::bench {
 namespace {
@@ -60,7 +63,10 @@ const std::vector<std::string>& ServerWorkloads::Names() {
                                                  "counts_unpipelined",
                                                  "publish_unpipelined",
                                                  "timeline_first_page_unpipelined",
-                                                 "idle_connections"};
+                                                 "idle_connections",
+                                                 "follow_subscribers_0",
+                                                 "follow_subscribers_1",
+                                                 "follow_subscribers_4"};
   return names;
 }
 
@@ -99,6 +105,13 @@ void ServerWorkloads::QueueRequest(net::Client& c, const std::string& name, uint
     q.post = next_post_++;
     q.kind = static_cast<uint8_t>(r % 4);
     c.Queue(q);
+  } else if (name.starts_with("follow_subscribers")) {
+    // New edges: random pairs among ids far above the loaded graph's, drawn afresh by every
+    // row (a repeated pair would be a no-op, logged by no one).
+    constexpr uint64_t kBase = uint64_t{1} << 40;
+    const uint64_t p = Mix(r + fresh_pairs_.load(std::memory_order_relaxed));
+    c.Queue(net::FollowRequest{kBase + (p & 0xffffff), kBase + ((p >> 24) & 0xffffff) + 1,
+                               std::nullopt});
   } else {  // timeline_first_page
     net::TimelineRequest q;
     q.user = follower;
@@ -165,8 +178,7 @@ struct ServerMemory {
 Result<ServerMemory> ReadServerMemory(net::Client& c) {
   auto info = c.Info();
   if (!info.ok()) return info.status();
-  return ServerMemory{info->Get("rss_bytes").value_or(0),
-                      info->Get("connection_bytes").value_or(0),
+  return ServerMemory{info->Get("rss_bytes").value_or(0), info->Get("connection_bytes").value_or(0),
                       info->Get("connections").value_or(0)};
 }
 
@@ -222,8 +234,8 @@ Result<WorkloadResult> ServerWorkloads::IdleConnections() {
   for (uint32_t i = 0; i < flags_.idle_connections; ++i) {
     auto c = net::Client::Connect(flags_.client);
     if (!c.ok()) {
-      return Status(c.status().code(), "idle connection " + std::to_string(i) + ": " +
-                                           c.status().message());
+      return Status(c.status().code(),
+                    "idle connection " + std::to_string(i) + ": " + c.status().message());
     }
     idle.push_back(std::move(*c));
   }
@@ -260,15 +272,84 @@ Result<WorkloadResult> ServerWorkloads::IdleConnections() {
                      std::to_string(flags_.idle_connections) + " idle " + mib(with_idle->rss) +
                      " (" + std::to_string(rss_per_idle) + " B per idle connection, " +
                      std::to_string((with_idle->connection_bytes - before->connection_bytes) / n) +
-                     " B in buffers and records); with " +
-                     std::to_string(flags_.busy_connections) + " busy too " +
-                     mib(with_busy->rss) + "; after all closed " + mib(after->rss);
+                     " B in buffers and records); with " + std::to_string(flags_.busy_connections) +
+                     " busy too " + mib(with_busy->rss) + "; after all closed " + mib(after->rss);
   if (errors > 0) note += "; " + std::to_string(errors) + " error replies";
   return Summarize("idle_connections", done, seconds, {}, note);
 }
 
+Result<WorkloadResult> ServerWorkloads::FollowsWithSubscribers(const std::string& name,
+                                                               uint32_t subscribers) {
+  std::atomic<bool> stop{false};
+  std::vector<std::atomic<uint64_t>> seen(subscribers);
+  std::vector<Status> ended(subscribers);
+  std::vector<std::thread> readers;
+  for (uint32_t i = 0; i < subscribers; ++i) {
+    readers.emplace_back([&, i] {
+      net::SubscriberOptions o;
+      o.client = flags_.client;
+      o.from = net::SubscribeFrom::kNow;
+      ended[i] = net::Subscribe(
+          o,
+          [&](const net::WireEvent& e) {
+            seen[i].store(e.lsn, std::memory_order_relaxed);
+            return true;
+          },
+          &stop);
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // all subscribed
+  auto client = net::Client::Connect(flags_.client);
+  if (!client.ok()) return client.status();
+  auto before = (*client)->Info();
+  // New in every row and every run (a rerun against the same server must not repeat pairs).
+  fresh_pairs_ = static_cast<uint64_t>(SteadyClock::now().time_since_epoch().count());
+  auto result = Pipelined(name, flags_.ops);
+  const auto written = SteadyClock::now();
+  std::string note;
+  auto info = (*client)->Info();
+  if (before.ok() && info.ok() && subscribers > 0) {
+    note = std::to_string(info->Get("last_lsn").value_or(0) - before->Get("last_lsn").value_or(0)) +
+           " events; ";
+    const uint64_t last = info->Get("last_lsn").value_or(0);
+    // How long after the last write the slowest subscriber had every event (30 s at most).
+    while (SteadyClock::now() - written < std::chrono::seconds(30)) {
+      bool all = true;
+      for (auto& s : seen) all &= s.load(std::memory_order_relaxed) >= last;
+      if (all) break;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    note += std::to_string(subscribers) + " subscribers caught up " +
+            std::to_string(static_cast<int64_t>(
+                std::chrono::duration<double, std::milli>(SteadyClock::now() - written).count())) +
+            " ms after the last write; ";
+    info = (*client)->Info();
+  }
+  if (before.ok() && info.ok()) {
+    // The server's CPU per follow, streaming every event to the subscribers included: its
+    // cost, whichever core the clients share.
+    const double cpu_ms =
+        static_cast<double>(info->Get("cpu_ms").value_or(0) - before->Get("cpu_ms").value_or(0));
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "server CPU %.2f us per follow",
+                  cpu_ms * 1000.0 / static_cast<double>(flags_.ops));
+    note += buf;
+  }
+  stop = true;
+  for (auto& t : readers) t.join();
+  for (const Status& s : ended) {
+    if (!s.ok()) note += "; a subscriber ended: " + s.ToString();
+  }
+  if (!result.ok()) return result;
+  if (!note.empty()) result->note = result->note.empty() ? note : result->note + "; " + note;
+  return result;
+}
+
 Result<WorkloadResult> ServerWorkloads::Run(const std::string& name) {
   if (name == "idle_connections") return IdleConnections();
+  if (name.starts_with("follow_subscribers_")) {
+    return FollowsWithSubscribers(name, name.back() == '4' ? 4 : name.back() == '1' ? 1 : 0);
+  }
   if (name == "load") return Pipelined(name, data_.edges.size());
   if (name.ends_with("_unpipelined")) return Unpipelined(name, flags_.latency_ops);
   return Pipelined(name, flags_.ops);

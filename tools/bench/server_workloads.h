@@ -7,7 +7,10 @@
 // p50/p99 latency: the figure to compare with `ping_unpipelined`. `idle_connections` opens
 // `idle_connections` connections that do nothing beside `busy_connections` that run counts
 // requests, and reports the server's resident memory (INFO rss_bytes) before, with them and
-// after they close: the bytes an idle connection costs.
+// after they close: the bytes an idle connection costs. `follow_subscribers_N` runs pipelined
+// follows of new random pairs while N subscribers read the change stream, and reports the
+// write throughput (the cost of subscribers to the primary) and how long the subscribers took
+// to catch up once the writes ended.
 //
 // Thread-safety: one ServerWorkloads per thread; it starts its own client threads.
 #pragma once
@@ -46,11 +49,13 @@ class ServerWorkloads {
   Result<WorkloadResult> Unpipelined(const std::string& name, uint64_t ops);
   Result<WorkloadResult> IdleConnections();
   Status BusyConnections(const std::atomic<bool>& stop, uint64_t* done, uint64_t* errors);
+  Result<WorkloadResult> FollowsWithSubscribers(const std::string& name, uint32_t subscribers);
 
   const GeneratedGraph& data_;
   const ServerFlags flags_;
   const uint64_t seed_;
   mutable std::atomic<uint64_t> next_post_;  // the next post id to publish
+  std::atomic<uint64_t> fresh_pairs_{0};     // follow_subscribers_*: a salt new for every row
   std::vector<UserId> followers_;  // users with a following list, for page and relation picks
   std::vector<UserId> followees_;
 };

@@ -1,5 +1,7 @@
 #include "tools/service/command_service.h"
 
+#include <sys/resource.h>
+
 #include <string>
 
 #include "engine/graph/graph.h"
@@ -27,6 +29,14 @@ net::DurabilityCode ToWire(DurabilityMode mode) {
       return net::DurabilityCode::kNone;
   }
   return net::DurabilityCode::kEverySec;
+}
+
+// CPU time this process has used, user and system, in milliseconds.
+uint64_t ProcessCpuMs() {
+  rusage u{};
+  if (::getrusage(RUSAGE_SELF, &u) != 0) return 0;
+  return static_cast<uint64_t>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000 +
+         static_cast<uint64_t>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1000;
 }
 
 net::RelationCode ToWire(relgraph::Relation r) {
@@ -187,6 +197,7 @@ Result<net::InfoReply> CommandService::Info(const net::InfoRequest&, Context& c)
   add("uptime_ms", c.stats->uptime_ms);
   add("connection_bytes", c.stats->connection_bytes);
   add("rss_bytes", ResidentBytes());
+  add("cpu_ms", ProcessCpuMs());
   add("last_lsn", db_->last_lsn());
   add("durable_lsn", db_->durable_lsn());
   add("durability", static_cast<uint64_t>(ToWire(db_->durability())));

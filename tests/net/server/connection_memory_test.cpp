@@ -35,6 +35,7 @@ TEST_CASE("connections: an idle connection costs about a kilobyte, not a read bu
   REQUIRE(info.ok());
   CHECK(info->Get("connection_bytes").value_or(0) > 0);
   CHECK(info->Get("rss_bytes").value_or(0) > 0);
+  CHECK(info->Get("cpu_ms").has_value());
   idle.clear();
   CHECK(WaitForBytes(ts, [](uint64_t b) { return b == 0; }) == 0);
 }
