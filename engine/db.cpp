@@ -316,6 +316,22 @@ Result<std::unique_ptr<ChangeReader>> Db::OpenChanges(uint64_t from_lsn, ChangeK
       env_, dir_, from_lsn, kinds, [this](uint64_t want) { return VisibleLsn(want); }, oldest_lsn);
 }
 
+Result<Db::SnapshotFile> Db::OpenNewestSnapshot() {
+  if (!wal_) return Status::InvalidArgument("an in-memory Db has no snapshots");
+  auto lsns = ListNumberedFiles(env_, dir_, FileType::kSnapshot);
+  if (!lsns.ok()) return lsns.status();
+  if (lsns->empty()) {
+    return Status::NotFound("no snapshot in " + dir_ + " yet (take one with SNAPSHOT)");
+  }
+  SnapshotFile s;
+  s.lsn = lsns->back();
+  auto file = env_->OpenRandomAccess(JoinPath(dir_, SnapshotName(s.lsn)));
+  if (!file.ok()) return file.status();
+  s.file = std::move(*file);
+  s.file_bytes = s.file->Size();
+  return s;
+}
+
 uint64_t Db::last_lsn() const {
   return wal_ ? wal_->last_lsn() : 0;
 }

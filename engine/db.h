@@ -148,6 +148,15 @@ class Db {
   Result<std::unique_ptr<ChangeReader>> OpenChanges(uint64_t from_lsn,
                                                     ChangeKindMask kinds = kAllChangeKinds,
                                                     uint64_t* oldest_lsn = nullptr);
+  // The newest snapshot file, open for reading (retention may delete it meanwhile: an open
+  // file stays readable), so that a new consumer or replica can load it and then read the
+  // change stream from lsn + 1. Errors: kInvalidArgument (in memory), kNotFound (none yet).
+  struct SnapshotFile {
+    uint64_t lsn = 0;
+    uint64_t file_bytes = 0;
+    std::unique_ptr<RandomAccessFile> file;
+  };
+  Result<SnapshotFile> OpenNewestSnapshot();
   // The newest LSN the change stream may deliver now (0 in memory). Writes the WAL buffer
   // out, at most once a millisecond, when `want` is logged but not yet visible.
   uint64_t VisibleLsn(uint64_t want = 0);

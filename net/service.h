@@ -23,8 +23,8 @@ enum CommandFlags : uint32_t {
   kCommandWrites = 1u << 0,       // changes state; may return a durability ticket
   kCommandBackground = 1u << 1,   // slow: run off the io threads (replies still keep order)
   kCommandServerStats = 1u << 2,  // reads ServerStats (others get zeros: gathering costs time)
-  // On success the reply comes with a Subscription: the connection then also carries its
-  // EVENTS frames (docs/protocol.md, "The change stream").
+  // On success the reply comes with a Subscription: the connection then also carries the
+  // frames it pushes (SUBSCRIBE's EVENTS, FETCH_SNAPSHOT's SNAPSHOT_DATA).
   kCommandSubscribes = 1u << 3,
 };
 
@@ -44,18 +44,24 @@ struct ServerStats {
   uint64_t connection_bytes = 0;
 };
 
-// The events a SUBSCRIBE started. The connection that owns it pulls the next batch only when
-// its socket has taken the previous ones (flow control), so a slow subscriber costs the writers
-// nothing: it just reads the log later.
+// Frames a request started and the server pushes after its reply, all with that request's
+// id: a SUBSCRIBE's events, a FETCH_SNAPSHOT's file. The connection that owns it pulls the
+// next body only when its socket has taken the previous ones (flow control), so a slow
+// reader costs the writers nothing: it just reads later.
 //
 // Thread-safety: used by one thread at a time (its connection's io thread).
 class Subscription {
  public:
   virtual ~Subscription() = default;
-  // Appends an EVENTS body (docs/protocol.md) of at most max_events events to *body when there
-  // are any. Returns how many log records it read: 0 means caught up (nothing appended). An
-  // error (lsn_expired, damage) ends the subscription; the server sends it as an EVENTS error.
-  virtual Result<size_t> Next(size_t max_events, std::string* body) = 0;
+  // The opcode of the pushed frames (EVENTS, SNAPSHOT_DATA).
+  virtual uint8_t push_opcode() const = 0;
+  // Appends the next pushed body, at most max_body bytes, to *body when there is one.
+  // Returns how much it consumed of its source (log records, file bytes): 0 means nothing
+  // now (look again later) and nothing appended. An error ends it; the server sends it as a
+  // frame of push_opcode() with that status.
+  virtual Result<size_t> Next(size_t max_body, std::string* body) = 0;
+  // True once everything was pushed (a finished transfer); the connection then drops it.
+  virtual bool done() const { return false; }
 };
 
 struct ExecuteResult {

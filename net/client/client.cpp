@@ -209,6 +209,64 @@ Result<SubscribeReply> Client::StartSubscription(const SubscribeRequest& request
   return reply;
 }
 
+Result<FetchSnapshotReply> Client::FetchSnapshot(const std::string& path) {
+  const uint32_t id = next_request_id_;
+  auto reply = Call(FetchSnapshotRequest{});
+  if (!reply.ok()) return reply.status();
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IOError("cannot create " + tmp + ": " + std::strerror(errno));
+  Status s;
+  uint64_t have = 0;
+  while (s.ok() && have < reply->file_bytes) {
+    RawReply frame;
+    s = ReadFrame(&frame, SteadyClock::now() + options_.io_timeout);
+    if (!s.ok()) {
+      s = Broken(s);
+      break;
+    }
+    if (frame.request_id != id || frame.opcode != static_cast<uint8_t>(Opcode::kSnapshotData)) {
+      s = Broken(Status(Code::kProtocolError, "a " + std::string(OpcodeName(frame.opcode)) +
+                                                  " frame arrived during a snapshot transfer"));
+      break;
+    }
+    if (!frame.status.ok()) {
+      s = frame.status;
+      break;
+    }
+    if (frame.body.size() < kSnapshotDataHeaderBytes) {
+      s = Broken(Status(Code::kProtocolError, "a SNAPSHOT_DATA frame without its offset"));
+      break;
+    }
+    uint64_t offset = 0;
+    for (int i = 7; i >= 0; --i) offset = (offset << 8) | static_cast<uint8_t>(frame.body[i]);
+    const std::string_view data(frame.body.data() + 8, frame.body.size() - 8);
+    if (offset != have || have + data.size() > reply->file_bytes) {
+      s = Broken(Status(Code::kProtocolError, "SNAPSHOT_DATA at offset " + std::to_string(offset) +
+                                                  " where " + std::to_string(have) +
+                                                  " was expected"));
+      break;
+    }
+    for (size_t done = 0; s.ok() && done < data.size();) {
+      const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) s = Status::IOError("writing " + tmp + ": " + std::strerror(errno));
+      if (n > 0) done += static_cast<size_t>(n);
+    }
+    have += data.size();
+  }
+  if (s.ok() && ::fsync(fd) != 0) s = Status::IOError("fsync " + tmp + ": " + std::strerror(errno));
+  ::close(fd);
+  if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    s = Status::IOError("rename to " + path + ": " + std::strerror(errno));
+  }
+  if (!s.ok()) {
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  return *reply;
+}
+
 Result<EventsBody> Client::NextEvents(std::chrono::milliseconds timeout) {
   RawReply frame;
   if (!pending_events_.empty()) {

@@ -109,6 +109,12 @@ class Client {
   // detail() is the oldest LSN kept); a transport error breaks the connection as usual.
   Result<EventsBody> NextEvents(std::chrono::milliseconds timeout);
 
+  // FETCH_SNAPSHOT: writes the server's newest snapshot to `path` (through path + ".tmp",
+  // fsynced, then renamed, so `path` is whole or absent) and returns its LSN and size. Load
+  // it by placing it in an empty data directory as snapshot-<lsn, 20 digits>.rgs (or name
+  // `path` so), then SUBSCRIBE from lsn + 1.
+  Result<FetchSnapshotReply> FetchSnapshot(const std::string& path);
+
   // ---- pipelining --------------------------------------------------------------------------
   // Queues a request; Flush sends every queued request in one write and reads their replies,
   // in order. A server error fails only its own reply; a transport error fails the batch.

@@ -373,6 +373,20 @@ struct EventsBody {
   RELGRAPH_WIRE_FIELDS(next_lsn, events)
 };
 
+// FETCH_SNAPSHOT: the newest snapshot file, pushed in SNAPSHOT_DATA frames after the reply.
+struct FetchSnapshotReply {
+  uint64_t lsn = 0;         // the state it holds is the state at this LSN
+  uint64_t file_bytes = 0;  // the whole file; the SNAPSHOT_DATA frames add up to it
+  RELGRAPH_WIRE_FIELDS(lsn, file_bytes)
+};
+struct FetchSnapshotRequest : Empty {
+  static constexpr Opcode kOpcode = Opcode::kFetchSnapshot;
+  using Reply = FetchSnapshotReply;
+};
+// A SNAPSHOT_DATA body is `offset:u64` followed by the file's bytes from there to the end of
+// the frame (not a length-prefixed field: a chunk may be close to max_frame).
+inline constexpr size_t kSnapshotDataHeaderBytes = 8;
+
 struct ErrorBody {
   int64_t detail = 0;  // Status::detail(): retry-after ms for rate_limited, else 0
   std::string message;

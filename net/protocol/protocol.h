@@ -51,7 +51,9 @@ inline constexpr uint16_t kDefaultPort = 7707;
   X(kMutes, 0x28, "mutes")                                                                   \
   X(kHides, 0x29, "hides")                                                                   \
   X(kSubscribe, 0x30, "subscribe")                                                           \
-  X(kEvents, 0x31, "events") /* server -> client only: a subscription's events */
+  X(kEvents, 0x31, "events") /* server -> client only: a subscription's events */           \
+  X(kFetchSnapshot, 0x32, "fetch_snapshot")                                                  \
+  X(kSnapshotData, 0x33, "snapshot_data") /* server -> client only: FETCH_SNAPSHOT's file */
 
 enum class Opcode : uint8_t {
 #define RELGRAPH_OPCODE_ENUMERATOR(id, value, name) id = value,

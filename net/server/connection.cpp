@@ -211,10 +211,12 @@ void Connection::HandleFrame(const Frame& frame) {
                      Status(Code::kProtocolError, "HELLO was already done on this connection"));
     return;
   }
-  if (op == Opcode::kEvents) {
-    AppendErrorFrame(&sink, frame.request_id, frame.opcode,
-                     Status(Code::kProtocolError,
-                            "EVENTS frames are sent by the server only (SUBSCRIBE to get them)"));
+  if (op == Opcode::kEvents || op == Opcode::kSnapshotData) {
+    AppendErrorFrame(
+        &sink, frame.request_id, frame.opcode,
+        Status(Code::kProtocolError, std::string(OpcodeName(op)) +
+                                         " frames are sent by the server only (SUBSCRIBE or "
+                                         "FETCH_SNAPSHOT to get them)"));
     return;
   }
   const CommandSpec* spec = core_.service->Find(frame.opcode);
@@ -226,9 +228,9 @@ void Connection::HandleFrame(const Frame& frame) {
   if (spec->flags & kCommandBackground) return RunBackground(*spec, frame);
   if ((spec->flags & kCommandSubscribes) && subscription_) {
     AppendErrorFrame(&sink, frame.request_id, frame.opcode,
-                     Status::InvalidArgument("this connection is already subscribed (request " +
-                                             std::to_string(subscription_request_id_) +
-                                             "); open another connection"));
+                     Status::InvalidArgument(
+                         "this connection already carries the pushed frames of request " +
+                         std::to_string(subscription_request_id_) + "; open another connection"));
     return;
   }
 
@@ -357,19 +359,16 @@ void Connection::OnWrite(const boost::system::error_code& ec) {
 
 void Connection::PumpEvents() {
   if (!subscription_ || closed_ || closing_) return;
-  // Events per frame: as many as a frame and a list may hold.
-  const size_t frame_room = core_.options.max_frame - kFrameHeaderBytes - 8 - 2;
-  const size_t max_events = std::min(kMaxWireList, frame_room / kWireEventBytes);
+  const size_t max_body = core_.options.max_frame - kFrameHeaderBytes;
+  const uint8_t opcode = subscription_->push_opcode();
   while (subscription_ && unsent_bytes() < kEventLowWater) {
-    const size_t start =
-        BeginFrame(&out_, subscription_request_id_, static_cast<uint8_t>(Opcode::kEvents), 0);
+    const size_t start = BeginFrame(&out_, subscription_request_id_, opcode, 0);
     const size_t body = out_.size();
-    auto records = subscription_->Next(max_events, &out_);
-    if (!records.ok()) {
+    auto consumed = subscription_->Next(max_body, &out_);
+    if (!consumed.ok()) {
       // The subscription is over (expired, damage); the connection serves on.
       out_.resize(start);
-      AppendErrorFrame(&out_, subscription_request_id_, static_cast<uint8_t>(Opcode::kEvents),
-                       records.status());
+      AppendErrorFrame(&out_, subscription_request_id_, opcode, consumed.status());
       subscription_.reset();
       event_poll_.reset();
       break;
@@ -379,7 +378,12 @@ void Connection::PumpEvents() {
     } else {
       EndFrame(&out_, start);
     }
-    if (*records == 0) {
+    if (subscription_->done()) {
+      subscription_.reset();
+      event_poll_.reset();
+      break;
+    }
+    if (*consumed == 0) {
       ArmEventPoll();
       break;
     }

@@ -108,6 +108,11 @@ TEST_CASE("cli: subscribe prints each event as a line or a JSON object, from any
   CHECK(RunCli(port + "subscribe --frm=1", &out) == 2);
   CHECK(out.find("usage: subscribe") != std::string::npos);
   CHECK(RunCli("-p 1 subscribe", &out) == 1);  // no server: an error, not a wait
+  CHECK(RunCli(port + "fetch-snapshot " + dir.path() + "/s.rgs", &out) == 1);
+  CHECK(out.find("not_found") != std::string::npos);
+  REQUIRE(c->Snapshot().ok());
+  REQUIRE(RunCli(port + "fetch-snapshot " + dir.path() + "/s.rgs", &out) == 0);
+  CHECK(out.find("lsn: 4\n") != std::string::npos);
 }
 
 }  // namespace

@@ -428,6 +428,16 @@ const std::map<std::string, Command>& Commands() {
       {"unhide", ToggleCommand("unhide AUTHOR FROM_USER", &net::Client::Hide, false)},
       {"mutes", ListCommand("mutes USER", &net::Client::Mutes)},
       {"hides", ListCommand("hides AUTHOR", &net::Client::Hides)},
+      {"fetch-snapshot",
+       {"fetch-snapshot FILE", 2,
+        [](net::Client& c, const auto& w, bool json) {
+          return Render<net::FetchSnapshotReply>(c.FetchSnapshot(w[1]), json,
+                                                 [&](Rendered& o, const auto& r) {
+                                                   o.Add("lsn", r.lsn);
+                                                   o.Add("file_bytes", r.file_bytes);
+                                                   o.AddText("file", w[1]);
+                                                 });
+        }}},
   };
   return commands;
 }

@@ -8,6 +8,7 @@
 #include "engine/mem/resident.h"
 #include "net/protocol/protocol.h"
 #include "tools/service/event_subscription.h"
+#include "tools/service/snapshot_transfer.h"
 
 namespace relgraph {
 namespace {
@@ -140,6 +141,7 @@ constexpr Row kCommands[] = {
     MakeRow<net::MutesRequest, &CommandService::Mutes>(net::kCommandReads),
     MakeRow<net::HidesRequest, &CommandService::Hides>(net::kCommandReads),
     MakeRow<net::SubscribeRequest, &CommandService::Subscribe>(net::kCommandSubscribes),
+    MakeRow<net::FetchSnapshotRequest, &CommandService::FetchSnapshot>(net::kCommandSubscribes),
 };
 
 const Row* RowFor(uint8_t opcode) {
@@ -375,6 +377,15 @@ Result<net::SubscribeReply> CommandService::Subscribe(const net::SubscribeReques
   if (!reader.ok()) return reader.status();
   net::SubscribeReply reply{(*reader)->next_lsn(), db_->last_lsn()};
   c.subscription = std::make_unique<EventSubscription>(std::move(*reader));
+  return reply;
+}
+
+Result<net::FetchSnapshotReply> CommandService::FetchSnapshot(const net::FetchSnapshotRequest&,
+                                                              Context& c) {
+  auto snapshot = db_->OpenNewestSnapshot();
+  if (!snapshot.ok()) return snapshot.status();
+  net::FetchSnapshotReply reply{snapshot->lsn, snapshot->file_bytes};
+  c.subscription = std::make_unique<SnapshotTransfer>(std::move(*snapshot));
   return reply;
 }
 

@@ -61,6 +61,7 @@ class CommandService final : public net::Service {
   Result<net::UserListReply> Mutes(const net::MutesRequest&, Context&);
   Result<net::UserListReply> Hides(const net::HidesRequest&, Context&);
   Result<net::SubscribeReply> Subscribe(const net::SubscribeRequest&, Context&);
+  Result<net::FetchSnapshotReply> FetchSnapshot(const net::FetchSnapshotRequest&, Context&);
 
  private:
   uint64_t OpsPerSecond();

@@ -1,5 +1,7 @@
 #include "tools/service/event_subscription.h"
 
+#include <algorithm>
+
 #include "storage/coding.h"
 
 namespace relgraph {
@@ -21,11 +23,13 @@ net::WireEvent ToWire(const ChangeEvent& e) {
   return w;
 }
 
-Result<size_t> EventSubscription::Next(size_t max_events, std::string* body) {
+Result<size_t> EventSubscription::Next(size_t max_body, std::string* body) {
+  // As many events as the body and a list may hold.
+  const size_t max_events = std::min(net::kMaxWireList, (max_body - 10) / net::kWireEventBytes);
   // next_lsn:u64 events:list<event>, encoded in place: the two counts are known at the end.
   const size_t start = body->size();
   body->append(10, '\0');
-  uint16_t count = 0;  // max_events <= net::kMaxWireList (the server's promise)
+  uint16_t count = 0;
   auto records = reader_->Read(max_events, [&](const ChangeEvent& e) {
     // The event's 43 bytes written in place (net::WirePut of ToWire(e) gives the same bytes,
     // field by field; this is the stream's hot loop).

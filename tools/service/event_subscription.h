@@ -16,7 +16,8 @@ namespace relgraph {
 class EventSubscription final : public net::Subscription {
  public:
   explicit EventSubscription(std::unique_ptr<ChangeReader> reader) : reader_(std::move(reader)) {}
-  Result<size_t> Next(size_t max_events, std::string* body) override;
+  uint8_t push_opcode() const override { return static_cast<uint8_t>(net::Opcode::kEvents); }
+  Result<size_t> Next(size_t max_body, std::string* body) override;
 
  private:
   std::unique_ptr<ChangeReader> reader_;

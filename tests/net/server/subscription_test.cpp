@@ -413,5 +413,82 @@ TEST_CASE("subscribe: a subscriber that falls behind retention gets lsn_expired 
   ::close(fd);
 }
 
+TEST_CASE("fetch_snapshot: a new replica loads the newest snapshot and follows the stream") {
+  TestDir dir, replica_dir;
+  TestServer ts({}, dir.path(), StreamDb());
+  auto c = ts.Connect();
+  CHECK(c->FetchSnapshot(replica_dir.path() + "/x").status().code() == Code::kNotFound);
+  std::mt19937_64 rng(9);
+  auto churn = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      const uint64_t a = 1 + rng() % 300, b = 1 + rng() % 300;
+      if (rng() % 4 == 0) {
+        c->Queue(UnfollowRequest{a, b});
+      } else {
+        c->Queue(FollowRequest{a, b, int64_t(1'000'000 + i)});
+      }
+    }
+    REQUIRE(c->Flush().ok());
+  };
+  churn(20000);
+  auto snap = c->Snapshot();
+  REQUIRE(snap.ok());
+  churn(5000);
+
+  // A new consumer: the snapshot first, loaded as a data directory of its own...
+  auto sub = ts.Connect();
+  const std::string file = replica_dir.path() + "/snapshot-" +
+                           std::string(20 - std::to_string(snap->lsn).size(), '0') +
+                           std::to_string(snap->lsn) + ".rgs";
+  auto fetched = sub->FetchSnapshot(file);
+  REQUIRE_MESSAGE(fetched.ok(), fetched.status().ToString());
+  CHECK(fetched->lsn == snap->lsn);
+  CHECK(fetched->file_bytes == snap->file_bytes);
+  REQUIRE(sub->Ping().ok());  // the transfer is over; the connection serves on
+  auto replica = Db::Open(replica_dir.path(), TestServer::NoRateLimit());
+  REQUIRE(replica.ok());
+  CHECK((*replica)->recovery().snapshot_lsn == snap->lsn);
+
+  // ...then the stream from the snapshot's LSN + 1, applied as the consumer's own writes.
+  churn(5000);
+  auto reply = sub->StartSubscription({SubscribeFrom::kLsn, fetched->lsn + 1, 0, ""});
+  REQUIRE(reply.ok());
+  uint64_t next = fetched->lsn + 1;
+  while (next <= ts.db->last_lsn()) {
+    auto events = sub->NextEvents(std::chrono::seconds(5));
+    REQUIRE(events.ok());
+    for (const WireEvent& e : events->events) {
+      REQUIRE(e.lsn == next++);
+      if (e.kind == EventKind::kFollow) {
+        REQUIRE((*replica)->FollowAt(e.a, e.b, e.ts).ok());
+      } else {
+        REQUIRE(e.kind == EventKind::kUnfollow);
+        REQUIRE((*replica)->Unfollow(e.a, e.b).ok());
+      }
+    }
+  }
+  auto edges = [](Db& db) {
+    std::vector<std::tuple<UserId, UserId, TimestampMs>> v;
+    db.Read([&](const Graph& g) {
+      g.ForEachEdge([&](UserId a, UserId b, TimestampMs t) { v.emplace_back(a, b, t); });
+      return 0;
+    });
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  CHECK(edges(**replica) == edges(*ts.db));
+  CHECK(edges(**replica).size() > 1000);
+}
+
+TEST_CASE("fetch_snapshot: in memory it is invalid_argument; clients may not send its data") {
+  TestServer memory;
+  auto m = memory.Connect();
+  TestDir scratch;
+  CHECK(m->FetchSnapshot(scratch.path() + "/s").status().code() == Code::kInvalidArgument);
+  std::vector<RawReply> replies;
+  REQUIRE(m->RoundTrip(testing::Frame(9, Opcode::kSnapshotData, ""), 1, &replies).ok());
+  CHECK(replies[0].status.code() == Code::kProtocolError);
+}
+
 }  // namespace
 }  // namespace relgraph::net
