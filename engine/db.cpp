@@ -130,6 +130,7 @@ Status Db::Recover() {
   if (!state.ok()) return state.status();
   graph_ = std::move(state->graph);
   feed_ = std::move(state->feed);
+  cursors_ = std::move(state->cursors);
   if (recovery_.torn_bytes > 0) {
     std::fprintf(
         stderr,
@@ -183,7 +184,12 @@ Status Db::WriteFeedState(SnapshotWriter* writer) {
     }
     RELGRAPH_RETURN_IF_ERROR(AddFeedUsersToSnapshot(users_state, writer));
   }
-  return Status::OK();
+  CursorTable cursors;
+  {
+    std::shared_lock lock(mu_);
+    cursors = cursors_;
+  }
+  return AddCursorsToSnapshot(cursors, writer);
 }
 
 Result<SnapshotInfo> Db::Snapshot() {
@@ -254,14 +260,42 @@ Status Db::ApplyRetention() {
   if (snapshots.empty() || options_.keep_all_wal) return env_->SyncDir(dir_);
   const uint64_t oldest_kept = snapshots[std::min(keep, snapshots.size()) - 1];
   // A segment may go when the next one starts at or below oldest_kept + 1: all its records
-  // are then covered by every snapshot we keep. The newest segment is always kept.
+  // are then covered by every snapshot we keep. The newest segment is always kept. Of those
+  // that may go, named cursors keep the newest ones that hold records at or after their
+  // resume LSN, within stream_retention_bytes; cursors not acked for stream_retention_age_s
+  // hold nothing. What goes is always a prefix: segments are deleted oldest first.
   auto segments = ListWalSegments(env_, dir_);
   if (!segments.ok()) return segments.status();
+  struct Candidate {
+    uint64_t no, bytes, next_first_lsn;
+  };
+  std::vector<Candidate> covered;  // oldest first
   for (size_t i = 0; i + 1 < segments->size(); ++i) {
     auto next = ReadWalSegmentHeader(env_, dir_, (*segments)[i + 1]);
     if (!next.ok()) return next.status();
     if (next->first_lsn > oldest_kept + 1) break;
-    RELGRAPH_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(dir_, WalSegmentName((*segments)[i]))));
+    auto bytes = env_->FileSize(JoinPath(dir_, WalSegmentName((*segments)[i])));
+    covered.push_back({(*segments)[i], bytes.ok() ? *bytes : 0, next->first_lsn});
+  }
+  uint64_t cursor_floor = 0;  // the oldest resume LSN a live cursor needs (0: none)
+  {
+    const TimestampMs since =
+        NowMs() - static_cast<TimestampMs>(options_.stream_retention_age_s) * 1000;
+    std::shared_lock lock(mu_);
+    const uint64_t acked = cursors_.OldestAckedSince(since);
+    if (acked != 0) cursor_floor = acked + 1;
+  }
+  size_t cut = covered.size();  // segments [0, cut) are deleted
+  uint64_t held = 0;
+  while (cut > 0 && cursor_floor != 0) {
+    const Candidate& c = covered[cut - 1];
+    const bool needed = c.next_first_lsn > cursor_floor;  // holds LSNs >= the floor
+    if (!needed || held + c.bytes > options_.stream_retention_bytes) break;
+    held += c.bytes;
+    --cut;
+  }
+  for (size_t i = 0; i < cut; ++i) {
+    RELGRAPH_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(dir_, WalSegmentName(covered[i].no))));
   }
   return env_->SyncDir(dir_);
 }
@@ -544,6 +578,102 @@ FeedStats Db::feed_stats() const {
 std::optional<SnapshotInfo> Db::last_snapshot() const {
   std::lock_guard lock(last_snapshot_mu_);
   return last_snapshot_;
+}
+
+// ---- named cursors ----------------------------------------------------------------------------
+
+Result<uint64_t> Db::OldestWalLsn() {
+  if (!wal_) return uint64_t{0};
+  auto segments = ListWalSegments(env_, dir_);
+  if (!segments.ok()) return segments.status();
+  for (uint64_t no : *segments) {
+    auto header = ReadWalSegmentHeader(env_, dir_, no);
+    if (header.ok()) return header->first_lsn;
+  }
+  return wal_->last_lsn() + 1;
+}
+
+namespace {
+
+Status Expired(uint64_t lsn, uint64_t oldest) {
+  return Status(Code::kLsnExpired,
+                "LSN " + std::to_string(lsn) + " is no longer in the WAL; the oldest kept is " +
+                    std::to_string(oldest),
+                static_cast<int64_t>(oldest));
+}
+
+}  // namespace
+
+Status Db::AckCursor(std::string_view name, uint64_t lsn, uint64_t* commit_lsn) {
+  if (!wal_) return Status::InvalidArgument("an in-memory Db has no change stream");
+  RELGRAPH_RETURN_IF_ERROR(CursorTable::ValidateName(name));
+  if (lsn == 0) return Status::InvalidArgument("ACK of LSN 0: LSNs start at 1");
+  auto oldest = OldestWalLsn();
+  if (!oldest.ok()) return oldest.status();
+  if (lsn + 1 < *oldest) return Expired(lsn + 1, *oldest);
+  const TimestampMs now = NowMs();
+  auto r = Mutate<bool>(
+      [&](Graph&) -> Result<bool> {
+        if (lsn > wal_->last_lsn()) {
+          return Status::InvalidArgument("ACK of LSN " + std::to_string(lsn) +
+                                         " is past the newest logged (" +
+                                         std::to_string(wal_->last_lsn()) + ")");
+        }
+        cursors_.Apply(name, lsn, now);
+        return true;
+      },
+      [&](bool) -> MaybeRecord {
+        return {{WalRecordType::kCursor, EncodeCursorRecord(name, lsn, now)}};
+      },
+      commit_lsn);
+  return r.status();
+}
+
+Status Db::RemoveCursor(std::string_view name, uint64_t* commit_lsn) {
+  if (!wal_) return Status::InvalidArgument("an in-memory Db has no change stream");
+  RELGRAPH_RETURN_IF_ERROR(CursorTable::ValidateName(name));
+  const TimestampMs now = NowMs();
+  auto r = Mutate<bool>(
+      [&](Graph&) -> Result<bool> {
+        if (cursors_.Find(name) == nullptr) {
+          return Status::NotFound("no cursor named '" + std::string(name) + "'");
+        }
+        cursors_.Apply(name, 0, now);
+        return true;
+      },
+      [&](bool) -> MaybeRecord {
+        return {{WalRecordType::kCursor, EncodeCursorRecord(name, 0, now)}};
+      },
+      commit_lsn);
+  return r.status();
+}
+
+std::vector<Db::CursorInfo> Db::Cursors() {
+  std::vector<CursorInfo> out;
+  {
+    std::shared_lock lock(mu_);
+    cursors_.ForEach([&](const std::string& name, const CursorState& c) {
+      out.push_back({name, c.acked_lsn, c.acked_ms, false});
+    });
+  }
+  auto oldest = OldestWalLsn();
+  for (CursorInfo& c : out) c.expired = oldest.ok() && c.acked_lsn + 1 < *oldest;
+  return out;
+}
+
+Result<uint64_t> Db::CursorResumeLsn(std::string_view name) {
+  RELGRAPH_RETURN_IF_ERROR(CursorTable::ValidateName(name));
+  uint64_t acked;
+  {
+    std::shared_lock lock(mu_);
+    const CursorState* c = cursors_.Find(name);
+    if (c == nullptr) return Status::NotFound("no cursor named '" + std::string(name) + "'");
+    acked = c->acked_lsn;
+  }
+  auto oldest = OldestWalLsn();
+  if (!oldest.ok()) return oldest.status();
+  if (acked + 1 < *oldest) return Expired(acked + 1, *oldest);
+  return acked + 1;
 }
 
 }  // namespace relgraph

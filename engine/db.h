@@ -36,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/durable/cursor_table.h"
 #include "engine/durable/recovery.h"
 #include "engine/durable/wal_records.h"
 #include "engine/feed/feed.h"
@@ -57,6 +58,12 @@ struct DbOptions {
   // archive of the whole history; tests that replay it). The directory then grows without
   // bound: use it where the history is wanted, not on a long-running server.
   bool keep_all_wal = false;
+  // Named cursors (AckCursor) keep WAL segments that snapshots no longer need, so that their
+  // consumers can resume: at most stream_retention_bytes of such segments, and only for
+  // cursors acked within the last stream_retention_age_s. A cursor beyond either limit
+  // loses its WAL at the next snapshot and is reported expired.
+  uint64_t stream_retention_bytes = uint64_t{1} << 30;
+  uint32_t stream_retention_age_s = 7 * 24 * 3600;
   // Users copied per shared-lock hold while snapshotting (a slice of lists also stops at 256k
   // entries).
   uint32_t snapshot_slice_users = 4096;
@@ -148,6 +155,28 @@ class Db {
   Result<std::unique_ptr<ChangeReader>> OpenChanges(uint64_t from_lsn,
                                                     ChangeKindMask kinds = kAllChangeKinds,
                                                     uint64_t* oldest_lsn = nullptr);
+  // ---- named cursors (docs/change-stream.md, "Named cursors") ----
+  // Records that consumer `name` has handled every change up to `lsn` (its next read starts at
+  // lsn + 1), durably under the durability mode like any write (commit_lsn as for mutations).
+  // A new name creates the cursor. Errors: kInvalidArgument (in memory; a bad name; lsn 0 or
+  // past the newest LSN logged), kLsnExpired when lsn + 1 is no longer in the WAL (detail:
+  // the oldest LSN kept), kUnavailable after a WAL failure.
+  Status AckCursor(std::string_view name, uint64_t lsn, uint64_t* commit_lsn = nullptr);
+  // Forgets a cursor (it no longer holds WAL). kNotFound when there is none of that name.
+  Status RemoveCursor(std::string_view name, uint64_t* commit_lsn = nullptr);
+  struct CursorInfo {
+    std::string name;
+    uint64_t acked_lsn = 0;
+    TimestampMs acked_ms = 0;
+    bool expired = false;  // the WAL no longer holds acked_lsn + 1: it cannot resume
+  };
+  std::vector<CursorInfo> Cursors();  // name order
+  // The LSN a cursor resumes from (acked + 1). kNotFound for an unknown name; kLsnExpired
+  // (detail: the oldest LSN kept) when the WAL no longer holds it.
+  Result<uint64_t> CursorResumeLsn(std::string_view name);
+  // The oldest LSN the WAL holds (the next one when it holds none); 0 in memory.
+  Result<uint64_t> OldestWalLsn();
+
   // The newest snapshot file, open for reading (retention may delete it meanwhile: an open
   // file stays readable), so that a new consumer or replica can load it and then read the
   // change stream from lsn + 1. Errors: kInvalidArgument (in memory), kNotFound (none yet).
@@ -209,6 +238,7 @@ class Db {
   std::mutex delays_mu_;
   std::vector<double> fanout_delays_;  // guarded by delays_mu_
   std::unique_ptr<WalWriter> wal_;
+  CursorTable cursors_;                           // guarded by mu_
   std::atomic<int64_t> last_stream_flush_ns_{0};  // VisibleLsn's flush rate limit
   RecoveryInfo recovery_;
 };

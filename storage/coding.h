@@ -65,6 +65,12 @@ class Decoder {
     return true;
   }
   size_t remaining() const { return in_.size(); }
+  // The next n bytes. REQUIRES: n <= remaining().
+  std::string_view Take(size_t n) {
+    const std::string_view out = in_.substr(0, n);
+    in_.remove_prefix(n);
+    return out;
+  }
 
  private:
   std::string_view in_;

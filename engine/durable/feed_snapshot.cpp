@@ -5,7 +5,7 @@
 namespace relgraph {
 
 namespace {
-enum FeedRecordTag : uint8_t { kPosts = 1, kMutes = 2, kHides = 3 };
+enum FeedRecordTag : uint8_t { kPosts = 1, kMutes = 2, kHides = 3, kCursors = 4 };
 
 void PutHeader(std::string* r, uint8_t tag, uint64_t owner, size_t count) {
   r->push_back(static_cast<char>(tag));
@@ -38,7 +38,41 @@ Status AddFeedUsersToSnapshot(const std::vector<Feed::UserState>& users, Snapsho
   return Status::OK();
 }
 
-Status ApplyFeedBlock(std::string_view block, Graph& g, Feed& feed) {
+Status AddCursorsToSnapshot(const CursorTable& cursors, SnapshotWriter* writer) {
+  if (cursors.size() == 0) return Status::OK();
+  std::string r;
+  PutHeader(&r, kCursors, 0, cursors.size());
+  cursors.ForEach([&](const std::string& name, const CursorState& c) {
+    PutFixed64(&r, c.acked_lsn);
+    PutFixed64(&r, static_cast<uint64_t>(c.acked_ms));
+    r.push_back(static_cast<char>(name.size()));
+    r.append(name);
+  });
+  return writer->AddFeedRecord(r);
+}
+
+namespace {
+
+Status ApplyCursorsRecord(Decoder& in, uint32_t count, CursorTable& cursors) {
+  for (uint32_t i = 0; i < count; ++i) {
+    uint64_t lsn = 0;
+    int64_t ts = 0;
+    uint8_t len = 0;
+    if (!in.U64(&lsn) || !in.I64(&ts) || !in.U8(&len) || in.remaining() < len) {
+      return Status::Corruption("feed block: cursor record longer than its block");
+    }
+    const std::string_view name = in.Take(len);
+    if (Status s = CursorTable::ValidateName(name); !s.ok() || lsn == 0) {
+      return Status::Corruption("feed block: bad cursor " + std::string(name));
+    }
+    cursors.Apply(name, lsn, ts);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ApplyFeedBlock(std::string_view block, Graph& g, Feed& feed, CursorTable& cursors) {
   Decoder in(block);
   auto bad = [](const std::string& what) { return Status::Corruption("feed block: " + what); };
   while (in.remaining() > 0) {
@@ -46,6 +80,10 @@ Status ApplyFeedBlock(std::string_view block, Graph& g, Feed& feed) {
     uint64_t owner;
     uint32_t count;
     if (!in.U8(&tag) || !in.U64(&owner) || !in.U32(&count)) return bad("record header cut short");
+    if (tag == kCursors) {
+      RELGRAPH_RETURN_IF_ERROR(ApplyCursorsRecord(in, count, cursors));
+      continue;
+    }
     const size_t item = tag == kPosts ? 17 : 8;
     if (tag < kPosts || tag > kHides) return bad("unknown record tag " + std::to_string(tag));
     if (in.remaining() / item < count) return bad("record longer than its block");

@@ -3,12 +3,14 @@
 //   tag 1 posts  item := post:u64 ts_ms:i64 kind:u8     (the author's retained posts, oldest first)
 //   tag 2 mutes  item := user:u64                       (users the owner mutes)
 //   tag 3 hides  item := user:u64                       (users the owner hides its posts from)
+//   tag 4 cursors (owner 0) item := acked_lsn:u64 acked_ms:i64 name_len:u8 name:u8[name_len]
 // Thread-safety: pure functions over the arguments.
 #pragma once
 
 #include <string>
 #include <string_view>
 
+#include "engine/durable/cursor_table.h"
 #include "engine/feed/feed.h"
 #include "storage/snapshot/snapshot_file.h"
 
@@ -17,8 +19,11 @@ namespace relgraph {
 // Appends the records of `users` to the snapshot.
 Status AddFeedUsersToSnapshot(const std::vector<Feed::UserState>& users, SnapshotWriter* writer);
 
-// Applies the records of one feed block to `feed` (ensure forms). kCorruption for a record that
-// breaks the layout or holds values no writer could have written.
-Status ApplyFeedBlock(std::string_view block, Graph& g, Feed& feed);
+// Appends the named cursors (one record) to the snapshot, when there are any.
+Status AddCursorsToSnapshot(const CursorTable& cursors, SnapshotWriter* writer);
+
+// Applies the records of one feed block to `feed` and `cursors` (ensure forms). kCorruption
+// for a record that breaks the layout or holds values no writer could have written.
+Status ApplyFeedBlock(std::string_view block, Graph& g, Feed& feed, CursorTable& cursors);
 
 }  // namespace relgraph

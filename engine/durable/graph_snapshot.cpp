@@ -1,7 +1,7 @@
 #include "engine/durable/graph_snapshot.h"
 
-#include "engine/graph/clock.h"
 #include "engine/durable/graph_image_loader.h"
+#include "engine/graph/clock.h"
 
 namespace relgraph {
 

@@ -106,7 +106,7 @@ Result<RecoveredState> LoadSnapshotState(Env* env, const std::string& path,
   };
   visitor.feed_block = [&](std::string_view block) -> Status {
     RELGRAPH_RETURN_IF_ERROR(finish_graph());
-    return ApplyFeedBlock(block, *state.graph, *state.feed);
+    return ApplyFeedBlock(block, *state.graph, *state.feed, state.cursors);
   };
   auto read = ReadSnapshot(env, path, visitor);
   if (!read.ok()) return read.status();
@@ -195,6 +195,7 @@ Result<RecoveredState> RecoverState(Env* env, const std::string& dir, const Grap
       batch_lsn.push_back(r.lsn);
     }
     if (op->is_feed_op()) feed_batch.emplace_back(*op, r.lsn);
+    if (op->is_cursor_op()) state.cursors.Apply(op->name, op->a, op->ts);  // independent state
     return batch.size() + feed_batch.size() >= kBatch ? apply() : Status::OK();
   });
   if (!wal.ok()) return wal.status();

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/durable/cursor_table.h"
 #include "engine/feed/feed.h"
 #include "engine/graph/graph.h"
 #include "storage/env/env.h"
@@ -30,10 +31,12 @@ struct RecoveryInfo {
   double seconds = 0;
 };
 
-// The durable state: the follow graph and the feed over it.
+// The durable state: the follow graph, the feed over it, and the change stream's named
+// cursors.
 struct RecoveredState {
   std::unique_ptr<Graph> graph;
   std::unique_ptr<Feed> feed;
+  CursorTable cursors;
 };
 
 // Loads one snapshot file into a new graph and feed with every check (checksums, counts, list

@@ -1,5 +1,8 @@
 #include "engine/durable/wal_records.h"
 
+#include <cstring>
+
+#include "engine/durable/cursor_table.h"
 #include "storage/coding.h"
 
 namespace relgraph {
@@ -25,6 +28,8 @@ PayloadSizes SizesOf(WalRecordType t) {
     case WalRecordType::kHide:
     case WalRecordType::kUnhide:
       return {16, 24};
+    case WalRecordType::kCursor:
+      return {0, 0};  // variable: checked apart
   }
   return {0, 0};
 }
@@ -71,6 +76,15 @@ WalPayload EncodePairRecord(uint64_t a, uint64_t b, TimestampMs ts) {
   return p;
 }
 
+WalPayload EncodeCursorRecord(std::string_view name, uint64_t lsn, TimestampMs ts) {
+  WalPayload p;
+  Put64(&p, lsn);
+  Put64(&p, static_cast<uint64_t>(ts));
+  std::memcpy(p.bytes + p.size, name.data(), name.size());
+  p.size += static_cast<uint8_t>(name.size());
+  return p;
+}
+
 Graph::ReplayOp WalOp::graph_op() const {
   switch (type) {
     case WalRecordType::kFollow:
@@ -83,9 +97,19 @@ Graph::ReplayOp WalOp::graph_op() const {
 }
 
 Result<WalOp> DecodeWalRecord(uint8_t type, std::string_view payload) {
-  if (type < 1 || type > 9)
+  if (type < 1 || type > 10)
     return Status::Corruption("unknown WAL record type " + std::to_string(type));
   WalOp op{static_cast<WalRecordType>(type)};
+  if (op.type == WalRecordType::kCursor) {
+    if (payload.size() < 17 || payload.size() > 16 + kMaxCursorName) {
+      return Status::Corruption("WAL cursor record has " + std::to_string(payload.size()) +
+                                " payload bytes, expected 17 to 80");
+    }
+    op.a = DecodeFixed64(payload.data());
+    op.ts = static_cast<TimestampMs>(DecodeFixed64(payload.data() + 8));
+    op.name = payload.substr(16);
+    return op;
+  }
   const PayloadSizes sizes = SizesOf(op.type);
   if (payload.size() != sizes.v1 && payload.size() != sizes.v2) {
     return Status::Corruption("WAL record of type " + std::to_string(type) + " has " +
@@ -141,6 +165,9 @@ std::string DescribeWalRecord(uint8_t type, std::string_view payload) {
       return "hide " + a + " hides from " + b + at;
     case WalRecordType::kUnhide:
       return "unhide " + a + " unhides from " + b + at;
+    case WalRecordType::kCursor:
+      return d->a == 0 ? "cursor " + std::string(d->name) + " removed" + at
+                       : "cursor " + std::string(d->name) + " acked " + a + at;
   }
   return "unreachable";
 }

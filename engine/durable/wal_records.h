@@ -7,6 +7,7 @@
 //   5 delete_post  author:u64 post:u64 ts_ms:i64
 //   6 mute         user:u64 other:u64 ts_ms:i64       7 unmute  (the same)
 //   8 hide         author:u64 from:u64 ts_ms:i64      9 unhide  (the same)
+//  10 cursor       lsn:u64 ts_ms:i64 name:u8[1..64]    (an ACK; lsn 0 removes the cursor)
 // Version 1 wrote the same fields without the trailing ts_ms and flags (publish unchanged);
 // every type's two lengths differ, so the decoder tells them apart by length, and a
 // version-1 record decodes with ts 0 (unknown) and no flags. Replay uses none of the added
@@ -34,11 +35,12 @@ enum class WalRecordType : uint8_t {
   kUnmute = 7,
   kHide = 8,
   kUnhide = 9,
+  kCursor = 10,  // not a change of the graph or feed: never a change-stream event
 };
 
 // An encoded payload, held inline: logging a follow or a publish allocates nothing.
 struct WalPayload {
-  char bytes[40];
+  char bytes[16 + 64];
   uint8_t size = 0;
   std::string_view view() const { return {bytes, size}; }
 };
@@ -51,6 +53,8 @@ WalPayload EncodePublishRecord(UserId author, PostId post, TimestampMs ts, uint8
                                PostId evicted);
 // unfollow, delete_post, mute, unmute, hide, unhide: two ids and the time of the change.
 WalPayload EncodePairRecord(uint64_t a, uint64_t b, TimestampMs ts);
+// REQUIRES: CursorTable::ValidateName(name) is OK.
+WalPayload EncodeCursorRecord(std::string_view name, uint64_t lsn, TimestampMs ts);
 
 // A decoded record: the fields its type uses (docs/wal-format.md), the rest zero.
 struct WalOp {
@@ -60,9 +64,13 @@ struct WalOp {
   uint8_t flags = 0;      // follow: kFollowBecameFriends
   uint8_t kind = 0;
   PostId evicted = 0;
+  std::string_view name;  // cursor: the name (a = its LSN); points into the decoded payload
   bool is_graph_op() const { return static_cast<uint8_t>(type) <= 3; }
-  bool is_feed_op() const { return static_cast<uint8_t>(type) >= 3; }  // remove_user: both
-  Graph::ReplayOp graph_op() const;                                    // REQUIRES: is_graph_op()
+  bool is_feed_op() const {  // remove_user: both
+    return static_cast<uint8_t>(type) >= 3 && static_cast<uint8_t>(type) <= 9;
+  }
+  bool is_cursor_op() const { return type == WalRecordType::kCursor; }
+  Graph::ReplayOp graph_op() const;  // REQUIRES: is_graph_op()
 };
 
 // kCorruption for an unknown type or a payload of neither version's size.

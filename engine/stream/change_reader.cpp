@@ -36,6 +36,7 @@ Result<size_t> ChangeReader::Read(size_t max_records,
   const uint64_t up_to = visible_(tail_->next_lsn());
   if (up_to < tail_->next_lsn()) return size_t{0};
   auto n = tail_->Read(up_to, max_records, [&](const WalRecordView& r) -> Status {
+    if (r.type == static_cast<uint8_t>(WalRecordType::kCursor)) return Status::OK();  // no event
     const bool known = r.type >= 1 && r.type <= kMaxChangeKind;
     if (known && (kinds_ & (ChangeKindMask{1} << r.type)) == 0) return Status::OK();
     auto e = DecodeChangeEvent(r.lsn, r.type, r.payload);

@@ -5,6 +5,7 @@
 #include <random>
 #include <string>
 
+#include "engine/durable/cursor_table.h"
 #include "engine/durable/wal_records.h"
 #include "storage/coding.h"
 
@@ -108,11 +109,31 @@ TEST_CASE("wal records: any other length, and unknown types, are corruption nami
       }
     }
   }
-  for (int type : {0, 10, 63, 255}) {
+  for (int type : {0, 11, 63, 255}) {
     auto d = DecodeWalRecord(static_cast<uint8_t>(type), std::string(16, '\0'));
     CHECK(d.status().code() == Code::kCorruption);
     CHECK(d.status().message().find("unknown WAL record type") != std::string::npos);
   }
+}
+
+TEST_CASE("wal records: a cursor record carries its name, LSN and time; others are corruption") {
+  for (size_t len = 1; len <= kMaxCursorName; ++len) {
+    const std::string name(len, 'c');
+    const WalPayload p = EncodeCursorRecord(name, 1234567, 1700);
+    auto d = DecodeWalRecord(10, p.view());
+    REQUIRE(d.ok());
+    CHECK(d->is_cursor_op());
+    CHECK(!d->is_feed_op());
+    CHECK(!d->is_graph_op());
+    CHECK(d->a == 1234567);
+    CHECK(d->ts == 1700);
+    CHECK(d->name == name);
+  }
+  for (size_t len : {0, 8, 16, 81, 100}) {
+    CHECK(DecodeWalRecord(10, std::string(len, 'x')).status().code() == Code::kCorruption);
+  }
+  CHECK(DescribeWalRecord(10, EncodeCursorRecord("indexer", 42, 7).view()) ==
+        "cursor indexer acked 42 at 7");
 }
 
 TEST_CASE("wal records: descriptions name the change, its time and a follow's friendship") {

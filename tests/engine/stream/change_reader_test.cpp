@@ -173,6 +173,9 @@ struct Rebuilt {
       case ChangeKind::kUnhide:
         hides[e.a].erase(e.b);
         break;
+      case ChangeKind::kCursor:
+        FAIL("a cursor record is never an event");
+        break;
     }
   }
 
