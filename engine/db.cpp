@@ -619,6 +619,10 @@ Status Db::AckCursor(std::string_view name, uint64_t lsn, uint64_t* commit_lsn) 
                                          " is past the newest logged (" +
                                          std::to_string(wal_->last_lsn()) + ")");
         }
+        if (cursors_.Find(name) == nullptr && cursors_.size() >= kMaxCursors) {
+          return Status(Code::kLimitExceeded, "there are already " + std::to_string(kMaxCursors) +
+                                                  " cursors; delete one first");
+        }
         cursors_.Apply(name, lsn, now);
         return true;
       },

@@ -20,6 +20,7 @@
 namespace relgraph {
 
 inline constexpr size_t kMaxCursorName = 64;
+inline constexpr size_t kMaxCursors = 10'000;
 
 struct CursorState {
   uint64_t acked_lsn = 0;  // every change up to here was handled by the consumer

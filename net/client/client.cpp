@@ -202,6 +202,18 @@ Status Client::RoundTrip(std::string_view bytes, size_t replies, std::vector<Raw
   return Status::OK();
 }
 
+Status Client::Ack(const std::string& name, uint64_t lsn) {
+  return Call(AckRequest{name, lsn}).status();
+}
+Result<std::vector<CursorEntry>> Client::Cursors() {
+  auto r = Call(CursorsRequest{});
+  if (!r.ok()) return r.status();
+  return std::move(r->cursors);
+}
+Status Client::DeleteCursor(const std::string& name) {
+  return Call(DeleteCursorRequest{name}).status();
+}
+
 Result<SubscribeReply> Client::StartSubscription(const SubscribeRequest& request) {
   const uint32_t id = next_request_id_;
   auto reply = Call(request);

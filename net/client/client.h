@@ -109,6 +109,11 @@ class Client {
   // detail() is the oldest LSN kept); a transport error breaks the connection as usual.
   Result<EventsBody> NextEvents(std::chrono::milliseconds timeout);
 
+  // Named cursors: ACK (every change up to lsn is handled), the list, and removal.
+  Status Ack(const std::string& name, uint64_t lsn);
+  Result<std::vector<CursorEntry>> Cursors();
+  Status DeleteCursor(const std::string& name);
+
   // FETCH_SNAPSHOT: writes the server's newest snapshot to `path` (through path + ".tmp",
   // fsynced, then renamed, so `path` is whole or absent) and returns its LSN and size. Load
   // it by placing it in an empty data directory as snapshot-<lsn, 20 digits>.rgs (or name

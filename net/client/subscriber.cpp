@@ -27,7 +27,20 @@ bool Stopped(const std::atomic<bool>* stop) {
 
 Status Subscribe(const SubscriberOptions& options, const std::function<bool(const WireEvent&)>& fn,
                  const std::atomic<bool>* stop, const SubscriberEvents& hooks) {
-  SubscribeRequest request{options.from, options.lsn, options.kinds, options.name};
+  SubscribeRequest request{options.from, options.lsn, options.kinds,
+                           options.from == SubscribeFrom::kCursor ? options.name : ""};
+  const bool acking = !options.name.empty() && options.ack_interval.count() > 0;
+  uint64_t handled = 0, acked = 0;  // the last event fn took, the last LSN ACKed
+  auto last_ack = std::chrono::steady_clock::now();
+  // ACKs go on the subscribed connection (replies and EVENTS interleave; the client sorts
+  // them). A failed ACK is tried again with the next one.
+  auto ack = [&](Client& c, bool force) {
+    if (!acking || handled == acked) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (!force && now - last_ack < options.ack_interval) return;
+    if (c.Ack(options.name, handled).ok()) acked = handled;
+    last_ack = now;
+  };
   auto wait = options.retry_min;
   int failures = 0;
   Status last;
@@ -64,21 +77,34 @@ Status Subscribe(const SubscriberOptions& options, const std::function<bool(cons
     // From here on a resume starts where this stream stands, whatever the first start was.
     request.from = SubscribeFrom::kLsn;
     request.lsn = reply->first_lsn;
-    while (!Stopped(stop)) {
+    request.name.clear();
+    bool broken = false;
+    while (!Stopped(stop) && !broken) {
       auto events = (*client)->NextEvents(std::chrono::milliseconds(200));
       if (!events.ok()) {
-        if (events.status().code() == Code::kTimeout) continue;
+        if (events.status().code() == Code::kTimeout) {
+          ack(**client, false);
+          continue;
+        }
         if (!Retryable(events.status())) return events.status();
         last = events.status();
         ++failures;
+        broken = true;
         break;
       }
       for (const WireEvent& e : events->events) {
         request.lsn = e.lsn + 1;
-        if (!fn(e)) return Status::OK();
+        const bool more = fn(e);
+        handled = e.lsn;
+        if (!more) {
+          ack(**client, true);
+          return Status::OK();
+        }
       }
       request.lsn = std::max(request.lsn, events->next_lsn);
+      ack(**client, false);
     }
+    if (!broken) ack(**client, true);  // stopped: leave the cursor where we are
   }
   return Status::OK();
 }

@@ -23,9 +23,12 @@ namespace relgraph::net {
 struct SubscriberOptions {
   ClientOptions client;
   SubscribeFrom from = SubscribeFrom::kNow;
-  uint64_t lsn = 0;                          // with SubscribeFrom::kLsn
-  uint32_t kinds = 0;                        // bit k: event kind k; 0: every kind
-  std::string name;                          // a named cursor (SubscribeFrom::kCursor), or empty
+  uint64_t lsn = 0;    // with SubscribeFrom::kLsn
+  uint32_t kinds = 0;  // bit k: event kind k; 0: every kind
+  std::string name;    // a named cursor, or empty
+  // With a name: ACK the last event handled (fn returned true) at most this often, and once
+  // more when Subscribe returns, so a later run resumes after it. 0: never ACK.
+  std::chrono::milliseconds ack_interval{0};
   std::chrono::milliseconds retry_min{100};  // first wait before reconnecting, doubled up to
   std::chrono::milliseconds retry_max{5000};
   int max_retries = -1;  // consecutive failed reconnects before giving up; -1: never
@@ -40,9 +43,12 @@ struct SubscriberEvents {
 };
 
 // Delivers every event of the chosen kinds, in LSN order, each once, to `fn` until fn returns
-// false or *stop becomes true (OK), or the stream ends with an error a reconnect cannot fix
-// (returned). A caller that stores the LSN of each event it has handled can pass the next one
-// as SubscribeFrom::kLsn to resume in a later run.
+// false (it handled that event and wants no more) or *stop becomes true (OK), or the stream ends
+// with an error a reconnect cannot fix (returned). A caller that stores the LSN of each event it
+// has handled can pass the next one as SubscribeFrom::kLsn to resume in a later run, or name a
+// cursor and let Subscribe ACK it (ack_interval). A named cursor that does not exist yet is created
+// by the first ACK; to start one, subscribe with kLsn or kNow and the name (kCursor needs an
+// existing cursor).
 Status Subscribe(const SubscriberOptions& options, const std::function<bool(const WireEvent&)>& fn,
                  const std::atomic<bool>* stop = nullptr, const SubscriberEvents& hooks = {});
 

@@ -373,6 +373,36 @@ struct EventsBody {
   RELGRAPH_WIRE_FIELDS(next_lsn, events)
 };
 
+// Named cursors (docs/change-stream.md, "Named cursors").
+struct AckRequest {
+  static constexpr Opcode kOpcode = Opcode::kAck;
+  using Reply = Empty;
+  std::string name;
+  uint64_t lsn = 0;  // every change up to here is handled; the cursor resumes at lsn + 1
+  RELGRAPH_WIRE_FIELDS(name, lsn)
+};
+struct CursorEntry {
+  std::string name;
+  uint64_t acked_lsn = 0;
+  int64_t acked_ms = 0;
+  bool expired = false;  // the WAL no longer holds acked_lsn + 1
+  RELGRAPH_WIRE_FIELDS(name, acked_lsn, acked_ms, expired)
+};
+struct CursorsReply {
+  std::vector<CursorEntry> cursors;  // name order
+  RELGRAPH_WIRE_FIELDS(cursors)
+};
+struct CursorsRequest : Empty {
+  static constexpr Opcode kOpcode = Opcode::kCursors;
+  using Reply = CursorsReply;
+};
+struct DeleteCursorRequest {
+  static constexpr Opcode kOpcode = Opcode::kDeleteCursor;
+  using Reply = Empty;
+  std::string name;
+  RELGRAPH_WIRE_FIELDS(name)
+};
+
 // FETCH_SNAPSHOT: the newest snapshot file, pushed in SNAPSHOT_DATA frames after the reply.
 struct FetchSnapshotReply {
   uint64_t lsn = 0;         // the state it holds is the state at this LSN

@@ -53,7 +53,10 @@ inline constexpr uint16_t kDefaultPort = 7707;
   X(kSubscribe, 0x30, "subscribe")                                                           \
   X(kEvents, 0x31, "events") /* server -> client only: a subscription's events */           \
   X(kFetchSnapshot, 0x32, "fetch_snapshot")                                                  \
-  X(kSnapshotData, 0x33, "snapshot_data") /* server -> client only: FETCH_SNAPSHOT's file */
+  X(kSnapshotData, 0x33, "snapshot_data") /* server -> client only: FETCH_SNAPSHOT's file */ \
+  X(kAck, 0x34, "ack")                                                                       \
+  X(kCursors, 0x35, "cursors")                                                               \
+  X(kDeleteCursor, 0x36, "delete_cursor")
 
 enum class Opcode : uint8_t {
 #define RELGRAPH_OPCODE_ENUMERATOR(id, value, name) id = value,

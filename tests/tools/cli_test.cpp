@@ -108,11 +108,24 @@ TEST_CASE("cli: subscribe prints each event as a line or a JSON object, from any
   CHECK(RunCli(port + "subscribe --frm=1", &out) == 2);
   CHECK(out.find("usage: subscribe") != std::string::npos);
   CHECK(RunCli("-p 1 subscribe", &out) == 1);  // no server: an error, not a wait
+  // A named subscriber goes on where the last run with that name stopped.
+  REQUIRE(RunCli(port + "subscribe --name=tail --from=1 --count=2", &out) == 0);
+  CHECK(out.find("2 follow 2 -> 1") != std::string::npos);
+  REQUIRE(RunCli(port + "subscribe --name=tail --count=1", &out) == 0);
+  CHECK(out.rfind("3 publish 2 post 500", 0) == 0);
+  REQUIRE(RunCli(port + "cursors", &out) == 0);
+  CHECK(out.rfind("tail 3 at ", 0) == 0);
+  REQUIRE(RunCli(port + "ack tail 1", &out) == 0);
+  REQUIRE(RunCli(port + "--json cursors", &out) == 0);
+  CHECK(out.rfind("{\"name\":\"tail\",\"acked_lsn\":1,", 0) == 0);
+  REQUIRE(RunCli(port + "delete-cursor tail", &out) == 0);
+  CHECK(RunCli(port + "delete-cursor tail", &out) == 1);
+  CHECK(out.find("not_found") != std::string::npos);
   CHECK(RunCli(port + "fetch-snapshot " + dir.path() + "/s.rgs", &out) == 1);
   CHECK(out.find("not_found") != std::string::npos);
   REQUIRE(c->Snapshot().ok());
   REQUIRE(RunCli(port + "fetch-snapshot " + dir.path() + "/s.rgs", &out) == 0);
-  CHECK(out.find("lsn: 4\n") != std::string::npos);
+  CHECK(out.find("lsn: " + std::to_string(server.db->last_lsn()) + "\n") != std::string::npos);
 }
 
 }  // namespace

@@ -428,6 +428,41 @@ const std::map<std::string, Command>& Commands() {
       {"unhide", ToggleCommand("unhide AUTHOR FROM_USER", &net::Client::Hide, false)},
       {"mutes", ListCommand("mutes USER", &net::Client::Mutes)},
       {"hides", ListCommand("hides AUTHOR", &net::Client::Hides)},
+      {"ack",
+       {"ack NAME LSN", 3,
+        [](net::Client& c, const auto& w, bool json) -> Result<std::string> {
+          auto lsn = ParseU64(w[2], "LSN");
+          if (!lsn.ok()) return lsn.status();
+          RELGRAPH_RETURN_IF_ERROR(c.Ack(w[1], *lsn));
+          return std::string(json ? "{\"acked\":true}\n" : "acked\n");
+        }}},
+      {"cursors",
+       {"cursors", 1,
+        [](net::Client& c, const auto&, bool json) -> Result<std::string> {
+          auto list = c.Cursors();
+          if (!list.ok()) return list.status();
+          std::string out;
+          for (const net::CursorEntry& k : *list) {
+            if (json) {
+              Rendered r;
+              r.AddText("name", k.name);
+              r.Add("acked_lsn", k.acked_lsn);
+              r.AddInt("acked_ms", k.acked_ms);
+              r.AddBool("expired", k.expired);
+              out += r.Json();
+            } else {
+              out += k.name + " " + std::to_string(k.acked_lsn) + " at " +
+                     std::to_string(k.acked_ms) + (k.expired ? " (expired)" : "") + "\n";
+            }
+          }
+          return out;
+        }}},
+      {"delete-cursor",
+       {"delete-cursor NAME", 2,
+        [](net::Client& c, const auto& w, bool json) -> Result<std::string> {
+          RELGRAPH_RETURN_IF_ERROR(c.DeleteCursor(w[1]));
+          return std::string(json ? "{\"deleted\":true}\n" : "deleted\n");
+        }}},
       {"fetch-snapshot",
        {"fetch-snapshot FILE", 2,
         [](net::Client& c, const auto& w, bool json) {
@@ -507,6 +542,8 @@ Result<SubscribeArgs> ParseSubscribe(const std::vector<std::string>& words) {
         }
       }
       args.options.kinds = mask;
+    } else if (key == "--name") {
+      args.options.name = value;
     } else if (key == "--count") {
       auto n = ParseU64(value, "count");
       if (!n.ok()) return n.status();

@@ -20,14 +20,16 @@ Result<std::string> RunCommand(net::Client& client, const std::vector<std::strin
 // Every command with its arguments, one per line.
 std::string CommandUsage();
 
-// `subscribe [--from=LSN|now] [--kinds=K,K,...] [--count=N]`, which follows the change stream
-// like `tail -f` (the main loop runs net::Subscribe; these are its pieces).
+// `subscribe [--from=LSN|now] [--kinds=K,K,...] [--count=N] [--name=CURSOR]`, which follows
+// the change stream like `tail -f` (the main loop runs net::Subscribe; these are its pieces).
+// With --name it resumes from that cursor when it exists (else from --from) and ACKs it as
+// it prints, so the next run goes on where this one stopped.
 struct SubscribeArgs {
   net::SubscriberOptions options;  // without the client options
   uint64_t count = 0;              // stop after this many events; 0: never
 };
 inline constexpr const char* kSubscribeUsage =
-    "subscribe [--from=LSN|now] [--kinds=K,K,...] [--count=N]";
+    "subscribe [--from=LSN|now] [--kinds=K,K,...] [--count=N] [--name=CURSOR]";
 Result<SubscribeArgs> ParseSubscribe(const std::vector<std::string>& words);
 // One event: a line such as "12 follow 1 -> 2 at 1700000000000 (friends)", or one JSON object
 // with the kind's own field names ({"lsn":12,"kind":"follow","follower":1,...}).

@@ -5,6 +5,8 @@
 // `subscribe` prints the change stream as it comes, like tail -f.
 #include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -66,6 +68,9 @@ int Interactive(std::unique_ptr<net::Client> client, const net::ClientOptions& o
   return status;
 }
 
+// Set by SIGINT and SIGTERM while subscribed: the stream stops, ACKs its cursor, and exits 0.
+std::atomic<bool> g_stop_subscription{false};
+
 // `subscribe`: prints events as they come until --count is reached or the process is
 // stopped; resumes by itself after a dropped connection. 0, or 1 when the stream ended with
 // an error (lsn_expired, ...), 2 on bad usage.
@@ -78,12 +83,31 @@ int Subscribe(const net::ClientOptions& client, const std::vector<std::string>& 
   args->options.client = client;
   // Reconnecting is for a stream that was running: a server that is not there at all is an
   // error now, not a wait forever.
-  if (auto first = net::Client::Connect(client); !first.ok()) {
+  auto first = net::Client::Connect(client);
+  if (!first.ok()) {
     std::fprintf(stderr, "relgraph-cli: cannot connect to %s:%u: %s\n", client.host.c_str(),
                  static_cast<unsigned>(client.port), first.status().ToString().c_str());
     return 1;
   }
+  if (!args->options.name.empty()) {
+    // Resume from the cursor when it exists; a new one starts at --from and is created by the
+    // first ACK.
+    auto cursors = (*first)->Cursors();
+    if (!cursors.ok()) {
+      std::fputs(FormatError(cursors.status(), json).c_str(), json ? stdout : stderr);
+      return 1;
+    }
+    for (const net::CursorEntry& k : *cursors) {
+      if (k.name == args->options.name) {
+        args->options.from = net::SubscribeFrom::kCursor;
+        args->options.lsn = 0;
+      }
+    }
+    args->options.ack_interval = std::chrono::milliseconds(1000);
+  }
   uint64_t seen = 0;
+  std::signal(SIGINT, [](int) { g_stop_subscription = true; });
+  std::signal(SIGTERM, [](int) { g_stop_subscription = true; });
   net::SubscriberEvents hooks;
   hooks.on_retry = [](const Status& why, std::chrono::milliseconds wait) {
     std::fprintf(stderr, "relgraph-cli: %s; reconnecting in %lld ms\n", why.ToString().c_str(),
@@ -96,7 +120,7 @@ int Subscribe(const net::ClientOptions& client, const std::vector<std::string>& 
         std::fflush(stdout);
         return args->count == 0 || ++seen < args->count;
       },
-      nullptr, hooks);
+      &g_stop_subscription, hooks);
   if (!s.ok()) {
     std::fputs(FormatError(s, json).c_str(), json ? stdout : stderr);
     return 1;

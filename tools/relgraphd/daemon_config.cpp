@@ -80,6 +80,15 @@ Status Apply(const std::string& key, const std::string& value, DaemonConfig* c) 
   if (key == "snapshot-interval-s") {
     return ParseNumber<uint32_t>(key, value, 0, 86400 * 365, &c->snapshot_interval_s);
   }
+  if (key == "stream-retention") {
+    // BYTES[,SECONDS]: what named cursors may hold back of the WAL, and for how long.
+    const size_t comma = value.find(',');
+    RELGRAPH_RETURN_IF_ERROR(ParseNumber<uint64_t>(
+        key, value.substr(0, comma), 0, uint64_t{1} << 50, &c->db.stream_retention_bytes));
+    if (comma == std::string::npos) return Status::OK();
+    return ParseNumber<uint32_t>(key, value.substr(comma + 1), 0, 86400 * 3650,
+                                 &c->db.stream_retention_age_s);
+  }
   if (key == "keep-snapshots") {
     return ParseNumber<uint32_t>(key, value, 1, 1000, &c->db.keep_snapshots);
   }
@@ -221,6 +230,9 @@ usage: relgraphd [--key=value ...]      every key may also be set in a --config 
   --shutdown-grace-ms=MS      on SIGINT/SIGTERM, time to finish replies [10000]
   --snapshot-interval-s=S     write a snapshot this often, 0 = never [3600]
   --keep-snapshots=N          snapshots kept (WAL kept back to the oldest) [2]
+  --stream-retention=B[,S]    named cursors hold at most B bytes of WAL that
+                              snapshots no longer need, and only if acked within
+                              the last S seconds         [1073741824,604800]
   --max-following=N           most users one user may follow        [1000]
   --rate-limit=C/R|off        follows: bucket of C tokens, R per second [100/1]
   --feed-posts-per-author=K   posts each author keeps               [300]

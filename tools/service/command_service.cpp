@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <string>
 
 #include "engine/graph/graph.h"
@@ -142,6 +143,9 @@ constexpr Row kCommands[] = {
     MakeRow<net::HidesRequest, &CommandService::Hides>(net::kCommandReads),
     MakeRow<net::SubscribeRequest, &CommandService::Subscribe>(net::kCommandSubscribes),
     MakeRow<net::FetchSnapshotRequest, &CommandService::FetchSnapshot>(net::kCommandSubscribes),
+    MakeRow<net::AckRequest, &CommandService::Ack>(net::kCommandWrites),
+    MakeRow<net::CursorsRequest, &CommandService::Cursors>(net::kCommandReads),
+    MakeRow<net::DeleteCursorRequest, &CommandService::DeleteCursor>(net::kCommandWrites),
 };
 
 const Row* RowFor(uint8_t opcode) {
@@ -203,6 +207,13 @@ Result<net::InfoReply> CommandService::Info(const net::InfoRequest&, Context& c)
   add("last_lsn", db_->last_lsn());
   add("durable_lsn", db_->durable_lsn());
   add("durability", static_cast<uint64_t>(ToWire(db_->durability())));
+  const auto cursors = db_->Cursors();
+  add("cursors", cursors.size());
+  add("cursors_expired",
+      static_cast<uint64_t>(std::count_if(cursors.begin(), cursors.end(),
+                                          [](const Db::CursorInfo& k) { return k.expired; })));
+  const auto oldest = db_->OldestWalLsn();
+  add("oldest_wal_lsn", oldest.ok() ? *oldest : 0);
   const auto snapshot = db_->last_snapshot();
   add("last_snapshot_lsn", snapshot ? snapshot->lsn : db_->recovery().snapshot_lsn);
   add("last_snapshot_ms", snapshot ? static_cast<uint64_t>(snapshot->created_ms) : 0);
@@ -365,14 +376,24 @@ Result<net::SubscribeReply> CommandService::Subscribe(const net::SubscribeReques
       }
       from = Db::kChangesFromNow;
       break;
-    case net::SubscribeFrom::kCursor:
-      return Status(Code::kUnsupported, "named cursors are not served yet");
+    case net::SubscribeFrom::kCursor: {
+      if (q.lsn != 0) {
+        return Status::InvalidArgument("subscribe from a cursor takes LSN 0, got " +
+                                       std::to_string(q.lsn));
+      }
+      auto resume = db_->CursorResumeLsn(q.name);
+      if (!resume.ok()) return resume.status();
+      from = *resume;
+      break;
+    }
     default:
       return Status::InvalidArgument("subscribe: unknown start " +
                                      std::to_string(static_cast<int>(q.from)) +
                                      " (0 from an LSN, 1 from now, 2 from a named cursor)");
   }
-  if (!q.name.empty()) return Status(Code::kUnsupported, "named cursors are not served yet");
+  if (!q.name.empty() && q.from != net::SubscribeFrom::kCursor) {
+    return Status::InvalidArgument("a cursor name goes with from 2 (from the named cursor)");
+  }
   auto reader = db_->OpenChanges(from, kinds);
   if (!reader.ok()) return reader.status();
   net::SubscribeReply reply{(*reader)->next_lsn(), db_->last_lsn()};
@@ -387,6 +408,24 @@ Result<net::FetchSnapshotReply> CommandService::FetchSnapshot(const net::FetchSn
   net::FetchSnapshotReply reply{snapshot->lsn, snapshot->file_bytes};
   c.subscription = std::make_unique<SnapshotTransfer>(std::move(*snapshot));
   return reply;
+}
+
+Result<net::Empty> CommandService::Ack(const net::AckRequest& q, Context& c) {
+  RELGRAPH_RETURN_IF_ERROR(db_->AckCursor(q.name, q.lsn, &c.ticket));
+  return net::Empty{};
+}
+
+Result<net::CursorsReply> CommandService::Cursors(const net::CursorsRequest&, Context&) {
+  net::CursorsReply reply;
+  for (const Db::CursorInfo& k : db_->Cursors()) {
+    reply.cursors.push_back({k.name, k.acked_lsn, k.acked_ms, k.expired});
+  }
+  return reply;
+}
+
+Result<net::Empty> CommandService::DeleteCursor(const net::DeleteCursorRequest& q, Context& c) {
+  RELGRAPH_RETURN_IF_ERROR(db_->RemoveCursor(q.name, &c.ticket));
+  return net::Empty{};
 }
 
 }  // namespace relgraph

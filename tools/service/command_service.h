@@ -62,6 +62,9 @@ class CommandService final : public net::Service {
   Result<net::UserListReply> Hides(const net::HidesRequest&, Context&);
   Result<net::SubscribeReply> Subscribe(const net::SubscribeRequest&, Context&);
   Result<net::FetchSnapshotReply> FetchSnapshot(const net::FetchSnapshotRequest&, Context&);
+  Result<net::Empty> Ack(const net::AckRequest&, Context&);
+  Result<net::CursorsReply> Cursors(const net::CursorsRequest&, Context&);
+  Result<net::Empty> DeleteCursor(const net::DeleteCursorRequest&, Context&);
 
  private:
   uint64_t OpsPerSecond();

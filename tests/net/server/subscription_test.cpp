@@ -490,5 +490,90 @@ TEST_CASE("fetch_snapshot: in memory it is invalid_argument; clients may not sen
   CHECK(replies[0].status.code() == Code::kProtocolError);
 }
 
+TEST_CASE("cursors over the wire: ACK, CURSORS, DELETE_CURSOR, SUBSCRIBE from a cursor") {
+  TestDir dir;
+  TestServer ts({}, dir.path(), StreamDb());
+  auto c = ts.Connect();
+  for (uint64_t i = 1; i <= 10; ++i) REQUIRE(c->Follow(i, i + 1).ok());
+  REQUIRE(c->Ack("indexer", 4).ok());
+  REQUIRE(c->Ack("cache", 10).ok());
+  auto list = c->Cursors();
+  REQUIRE(list.ok());
+  REQUIRE(list->size() == 2);
+  CHECK((*list)[0].name == "cache");
+  CHECK((*list)[1].name == "indexer");
+  CHECK((*list)[1].acked_lsn == 4);
+  CHECK(!(*list)[1].expired);
+  auto info = c->Info();
+  REQUIRE(info.ok());
+  CHECK(info->Get("cursors") == 2u);
+  CHECK(info->Get("cursors_expired") == 0u);
+  CHECK(info->Get("oldest_wal_lsn") == 1u);
+
+  auto sub = ts.Connect();
+  auto reply = sub->StartSubscription({SubscribeFrom::kCursor, 0, 0, "indexer"});
+  REQUIRE(reply.ok());
+  CHECK(reply->first_lsn == 5);  // after the ACK (LSNs 11 and 12 are the ACKs themselves)
+  auto events = sub->NextEvents(std::chrono::seconds(5));
+  REQUIRE(events.ok());
+  REQUIRE(events->events.size() == 6);
+  CHECK(events->events.front().lsn == 5);
+  CHECK(events->events.back().lsn == 10);
+
+  auto code = [&](const SubscribeRequest& r) {
+    return ts.Connect()->StartSubscription(r).status().code();
+  };
+  CHECK(code({SubscribeFrom::kCursor, 0, 0, "nobody"}) == Code::kNotFound);
+  CHECK(code({SubscribeFrom::kCursor, 3, 0, "indexer"}) == Code::kInvalidArgument);
+  CHECK(code({SubscribeFrom::kLsn, 1, 0, "indexer"}) == Code::kInvalidArgument);
+  CHECK(code({SubscribeFrom::kCursor, 0, 0, "bad name"}) == Code::kInvalidArgument);
+  CHECK(c->Ack("indexer", 0).code() == Code::kInvalidArgument);
+  CHECK(c->Ack("indexer", 1000).code() == Code::kInvalidArgument);
+  CHECK(c->Ack("", 1).code() == Code::kInvalidArgument);
+  REQUIRE(c->DeleteCursor("cache").ok());
+  CHECK(c->DeleteCursor("cache").code() == Code::kNotFound);
+  CHECK(c->Cursors()->size() == 1);
+}
+
+TEST_CASE("cursors over the wire: a named subscriber stops, resumes, and sees each event once") {
+  TestDir dir;
+  TestServer ts({}, dir.path(), StreamDb());
+  auto c = ts.Connect();
+  for (uint64_t i = 1; i <= 3000; ++i) c->Queue(FollowRequest{i, i + 1, std::nullopt});
+  REQUIRE(c->Flush().ok());
+  std::vector<uint64_t> seen;
+  // Run 1: from LSN 1 under a new name, handle 1234 events, stop (the cursor is ACKed).
+  SubscriberOptions o;
+  o.client = ts.ClientOptions();
+  o.from = SubscribeFrom::kLsn;
+  o.lsn = 1;
+  o.name = "consumer";
+  o.ack_interval = std::chrono::milliseconds(1);
+  REQUIRE(Subscribe(o, [&](const WireEvent& e) {
+            seen.push_back(e.lsn);
+            return seen.size() < 1234;
+          }).ok());
+  // Writes go on; run 2 resumes from the cursor and reads to the end.
+  for (uint64_t i = 5000; i < 6000; ++i) c->Queue(FollowRequest{i, i + 1, std::nullopt});
+  REQUIRE(c->Flush().ok());
+  const uint64_t last = ts.db->last_lsn();
+  o.from = SubscribeFrom::kCursor;
+  o.lsn = 0;
+  REQUIRE(Subscribe(o, [&](const WireEvent& e) {
+            seen.push_back(e.lsn);
+            return e.lsn < last;
+          }).ok());
+  // Every follow exactly once, in order; the LSNs missing are the ACK records.
+  std::vector<uint64_t> follows;
+  auto reader = ts.db->OpenChanges(1);
+  REQUIRE(reader.ok());
+  while ((*reader)->next_lsn() <= last) {
+    REQUIRE((*reader)->Read(1000, [&](const ChangeEvent& e) { follows.push_back(e.lsn); }).ok());
+  }
+  CHECK(seen == follows);
+  CHECK(seen.size() == 4000);
+  CHECK(*ts.db->CursorResumeLsn("consumer") > last);
+}
+
 }  // namespace
 }  // namespace relgraph::net
