@@ -37,11 +37,19 @@ void DecodeBody(uint8_t opcode, std::string_view body) {
       return TryDecode<KnownFollowersRequest>(body);
     case Opcode::kRemoveUser:
       return TryDecode<RemoveUserRequest>(body);
+    case Opcode::kSubscribe:
+      return TryDecode<SubscribeRequest>(body);
+    case Opcode::kAck:
+      return TryDecode<AckRequest>(body);
+    case Opcode::kDeleteCursor:
+      return TryDecode<DeleteCursorRequest>(body);
     default:
       // Replies too: the client decodes what a (possibly hostile) server sends.
       TryDecode<PageReply>(body);
       TryDecode<InfoReply>(body);
       TryDecode<ErrorBody>(body);
+      TryDecode<EventsBody>(body);
+      TryDecode<CursorsReply>(body);
   }
 }
 
