@@ -66,6 +66,7 @@ With --target=server (start relgraphd with --rate-limit=off, or `load` is thrott
              publish_unpipelined timeline_first_page_unpipelined (one connection, p50/p99),
              idle_connections (server memory per idle connection; needs open files for
              idle + busy connections on both sides: ulimit -n),
+             stream_catch_up (one subscriber reads the whole stream, events/s),
              follow_subscribers_0, _1, _4 (pipelined follows of new edges with 0, 1 or 4
              change-stream subscribers reading everything; needs a server with --data-dir)
 

@@ -64,6 +64,7 @@ const std::vector<std::string>& ServerWorkloads::Names() {
                                                  "publish_unpipelined",
                                                  "timeline_first_page_unpipelined",
                                                  "idle_connections",
+                                                 "stream_catch_up",
                                                  "follow_subscribers_0",
                                                  "follow_subscribers_1",
                                                  "follow_subscribers_4"};
@@ -345,8 +346,35 @@ Result<WorkloadResult> ServerWorkloads::FollowsWithSubscribers(const std::string
   return result;
 }
 
+Result<WorkloadResult> ServerWorkloads::StreamCatchUp() {
+  // One subscriber reads the whole change stream from LSN 1 (everything the earlier rows
+  // wrote, at least `load`'s follows) as fast as the server sends it.
+  auto client = net::Client::Connect(flags_.client);
+  if (!client.ok()) return client.status();
+  auto info = (*client)->Info();
+  if (!info.ok()) return info.status();
+  const uint64_t last = info->Get("last_lsn").value_or(0);
+  const uint64_t oldest = info->Get("oldest_wal_lsn").value_or(1);
+  uint64_t events = 0;
+  net::SubscriberOptions o;
+  o.client = flags_.client;
+  o.from = net::SubscribeFrom::kLsn;
+  o.lsn = std::max<uint64_t>(oldest, 1);
+  const auto start = SteadyClock::now();
+  Status s = net::Subscribe(o, [&](const net::WireEvent& e) {
+    ++events;
+    return e.lsn < last;
+  });
+  const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  if (!s.ok()) return s;
+  return Summarize(
+      "stream_catch_up", events, seconds, {},
+      "one subscriber from LSN " + std::to_string(o.lsn) + " to " + std::to_string(last));
+}
+
 Result<WorkloadResult> ServerWorkloads::Run(const std::string& name) {
   if (name == "idle_connections") return IdleConnections();
+  if (name == "stream_catch_up") return StreamCatchUp();
   if (name.starts_with("follow_subscribers_")) {
     return FollowsWithSubscribers(name, name.back() == '4' ? 4 : name.back() == '1' ? 1 : 0);
   }

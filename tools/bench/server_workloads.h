@@ -8,9 +8,10 @@
 // `idle_connections` connections that do nothing beside `busy_connections` that run counts
 // requests, and reports the server's resident memory (INFO rss_bytes) before, with them and
 // after they close: the bytes an idle connection costs. `follow_subscribers_N` runs pipelined
-// follows of new random pairs while N subscribers read the change stream, and reports the
-// write throughput (the cost of subscribers to the primary) and how long the subscribers took
-// to catch up once the writes ended.
+// follows of new random pairs while N subscribers read the change stream; `stream_catch_up`
+// has one subscriber read the whole stream from the oldest kept LSN and reports events/s, and
+// reports the write throughput (the cost of subscribers to the primary) and how long the
+// subscribers took to catch up once the writes ended.
 //
 // Thread-safety: one ServerWorkloads per thread; it starts its own client threads.
 #pragma once
@@ -50,6 +51,7 @@ class ServerWorkloads {
   Result<WorkloadResult> IdleConnections();
   Status BusyConnections(const std::atomic<bool>& stop, uint64_t* done, uint64_t* errors);
   Result<WorkloadResult> FollowsWithSubscribers(const std::string& name, uint32_t subscribers);
+  Result<WorkloadResult> StreamCatchUp();
 
   const GeneratedGraph& data_;
   const ServerFlags flags_;

@@ -555,51 +555,6 @@ Result<SubscribeArgs> ParseSubscribe(const std::vector<std::string>& words) {
   return args;
 }
 
-std::string FormatEvent(const net::WireEvent& e, bool json) {
-  // The names of a and b for each kind, as the commands that made it call them.
-  static constexpr const char* kFields[][2] = {
-      {"a", "b"},         {"follower", "followee"}, {"follower", "followee"}, {"user", ""},
-      {"author", "post"}, {"author", "post"},       {"user", "other"},        {"user", "other"},
-      {"author", "from"}, {"author", "from"}};
-  const auto k = static_cast<uint8_t>(e.kind);
-  const auto& names = kFields[k <= 9 ? k : 0];
-  const std::string kind(net::EventKindName(e.kind));
-  if (json) {
-    Rendered r;
-    r.Add("lsn", e.lsn);
-    r.AddText("kind", kind);
-    r.Add(names[0], e.a);
-    if (names[1][0] != '\0') r.Add(names[1], e.b);
-    r.AddInt("ts", e.ts);
-    if (e.kind == net::EventKind::kFollow) r.AddBool("friends", e.friends);
-    if (e.kind == net::EventKind::kPublish) {
-      r.Add("post_kind", e.post_kind);
-      r.Add("evicted", e.evicted);
-    }
-    return r.Json();
-  }
-  std::string line = std::to_string(e.lsn) + " " + kind + " " + std::to_string(e.a);
-  switch (e.kind) {
-    case net::EventKind::kFollow:
-    case net::EventKind::kUnfollow:
-      line += " -> " + std::to_string(e.b);
-      break;
-    case net::EventKind::kRemoveUser:
-      break;
-    case net::EventKind::kPublish:
-    case net::EventKind::kDeletePost:
-      line += " post " + std::to_string(e.b);
-      break;
-    default:
-      line += " " + std::to_string(e.b);
-  }
-  if (e.kind == net::EventKind::kPublish) line += " kind " + std::to_string(e.post_kind);
-  line += " at " + std::to_string(e.ts);
-  if (e.friends) line += " (friends)";
-  if (e.evicted != 0) line += " evicting " + std::to_string(e.evicted);
-  return line + "\n";
-}
-
 std::string CommandUsage() {
   std::string out;
   for (const auto& [name, c] : Commands()) out += std::string("  ") + c.usage + "\n";

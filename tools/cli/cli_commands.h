@@ -31,9 +31,6 @@ struct SubscribeArgs {
 inline constexpr const char* kSubscribeUsage =
     "subscribe [--from=LSN|now] [--kinds=K,K,...] [--count=N] [--name=CURSOR]";
 Result<SubscribeArgs> ParseSubscribe(const std::vector<std::string>& words);
-// One event: a line such as "12 follow 1 -> 2 at 1700000000000 (friends)", or one JSON object
-// with the kind's own field names ({"lsn":12,"kind":"follow","follower":1,...}).
-std::string FormatEvent(const net::WireEvent& e, bool json);
 
 // The error text for a failed command: "error: CODE: message" or {"error":...} in JSON.
 std::string FormatError(const Status& status, bool json);

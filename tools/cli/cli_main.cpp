@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "net/client/client.h"
+#include "net/client/event_format.h"
 #include "tools/cli/cli_commands.h"
 
 namespace relgraph::cli {
@@ -116,7 +117,7 @@ int Subscribe(const net::ClientOptions& client, const std::vector<std::string>& 
   const Status s = net::Subscribe(
       args->options,
       [&](const net::WireEvent& e) {
-        std::fputs(FormatEvent(e, json).c_str(), stdout);
+        std::fputs((json ? net::EventJson(e) : net::EventText(e)).c_str(), stdout);
         std::fflush(stdout);
         return args->count == 0 || ++seen < args->count;
       },
