@@ -4,7 +4,8 @@
 set -euo pipefail
 
 packages=(g++ cmake make pkg-config libboost-dev libboost-container-dev libxxhash-dev liblz4-dev
-          zlib1g-dev doctest-dev)
+          zlib1g-dev doctest-dev
+          libnats-dev nats-server)  # the JetStream bridge, and the server its tests start
 if [ "${RELGRAPH_WITH_CLANG:-0}" = 1 ]; then
   packages+=(clang libclang-rt-dev)
 fi

@@ -1,0 +1,238 @@
+#include "tools/bridge/bridge.h"
+
+#include <nats/nats.h>
+
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "net/client/event_format.h"
+
+namespace relgraph {
+namespace {
+
+Status NatsFailure(const std::string& what, natsStatus s,
+                   jsErrCode jerr = static_cast<jsErrCode>(0)) {
+  std::string msg = what + ": " + natsStatus_GetText(s);
+  if (jerr != 0) msg += " (JetStream error " + std::to_string(static_cast<int>(jerr)) + ")";
+  if (const char* last = nats_GetLastError(nullptr); last != nullptr && last[0] != '\0') {
+    msg += ": " + std::string(last);
+  }
+  return Status(Code::kUnavailable, msg);
+}
+
+// A connection to NATS and its JetStream context, released together.
+struct JetStream {
+  natsConnection* nc = nullptr;
+  jsCtx* js = nullptr;
+  std::atomic<uint64_t> async_errors{0};  // publishes JetStream refused or never answered
+  ~JetStream() {
+    if (js != nullptr) jsCtx_Destroy(js);
+    if (nc != nullptr) natsConnection_Destroy(nc);
+  }
+};
+
+void OnAsyncPublishError(jsCtx*, jsPubAckErr*, void* closure) {
+  static_cast<JetStream*>(closure)->async_errors.fetch_add(1);
+}
+
+Status Connect(const std::string& url, JetStream* j) {
+  natsStatus s = natsConnection_ConnectTo(&j->nc, url.c_str());
+  if (s != NATS_OK) return NatsFailure("connecting to " + url, s);
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.PublishAsync.MaxPending = 1 << 16;
+  jo.PublishAsync.ErrHandler = OnAsyncPublishError;
+  jo.PublishAsync.ErrHandlerClosure = j;
+  s = natsConnection_JetStream(&j->js, j->nc, &jo);
+  return s == NATS_OK ? Status::OK() : NatsFailure("JetStream context", s);
+}
+
+// Creates the stream (subjects PREFIX.>, file storage, a 2-minute duplicate window) unless it
+// exists.
+Status EnsureStream(JetStream& j, const BridgeOptions& o) {
+  jsStreamInfo* si = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_GetStreamInfo(&si, j.js, o.stream.c_str(), nullptr, &jerr);
+  if (s == NATS_OK) {
+    jsStreamInfo_Destroy(si);
+    return Status::OK();
+  }
+  if (s != NATS_NOT_FOUND) return NatsFailure("stream info of " + o.stream, s, jerr);
+  const std::string subjects = o.subject_prefix + ".>";
+  const char* subject_list[] = {subjects.c_str()};
+  jsStreamConfig cfg;
+  jsStreamConfig_Init(&cfg);
+  cfg.Name = o.stream.c_str();
+  cfg.Subjects = subject_list;
+  cfg.SubjectsLen = 1;
+  cfg.Storage = js_FileStorage;
+  cfg.Duplicates = int64_t{120} * 1'000'000'000;  // nanoseconds
+  s = js_AddStream(&si, j.js, &cfg, nullptr, &jerr);
+  if (s != NATS_OK) return NatsFailure("creating stream " + o.stream, s, jerr);
+  jsStreamInfo_Destroy(si);
+  return Status::OK();
+}
+
+// The LSN (message id) of the stream's last message; 0 when it is empty.
+Result<uint64_t> LastPublishedLsn(JetStream& j, const std::string& stream) {
+  jsStreamInfo* si = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_GetStreamInfo(&si, j.js, stream.c_str(), nullptr, &jerr);
+  if (s != NATS_OK) return NatsFailure("stream info of " + stream, s, jerr);
+  const uint64_t last_seq = si->State.LastSeq;
+  const uint64_t msgs = si->State.Msgs;
+  jsStreamInfo_Destroy(si);
+  if (msgs == 0 || last_seq == 0) return uint64_t{0};
+  natsMsg* msg = nullptr;
+  s = js_GetMsg(&msg, j.js, stream.c_str(), last_seq, nullptr, &jerr);
+  if (s != NATS_OK) return NatsFailure("reading the last message of " + stream, s, jerr);
+  const char* id = nullptr;
+  uint64_t lsn = 0;
+  if (natsMsgHeader_Get(msg, "Nats-Msg-Id", &id) == NATS_OK && id != nullptr) {
+    lsn = std::strtoull(id, nullptr, 10);
+  }
+  natsMsg_Destroy(msg);
+  return lsn;
+}
+
+bool Retryable(const Status& s) {
+  switch (s.code()) {
+    case Code::kIOError:
+    case Code::kTimeout:
+    case Code::kUnavailable:
+    case Code::kResourceExhausted:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+Status Bridge::Run(const std::atomic<bool>& stop) {
+  Status last_failure;
+  bool first = true;
+  while (!stop.load()) {
+    if (!first) {
+      std::fprintf(stderr, "relgraph-bridge: %s; retrying in %lld ms\n",
+                   last_failure.ToString().c_str(), static_cast<long long>(options_.retry.count()));
+      for (auto until = std::chrono::steady_clock::now() + options_.retry;
+           !stop.load() && std::chrono::steady_clock::now() < until;) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      if (stop.load()) break;
+    }
+    first = false;
+    JetStream j;
+    if (Status s = Connect(options_.nats_url, &j); !s.ok()) {
+      last_failure = s;
+      continue;
+    }
+    if (Status s = EnsureStream(j, options_); !s.ok()) {
+      last_failure = s;
+      continue;
+    }
+    auto published = LastPublishedLsn(j, options_.stream);
+    if (!published.ok()) {
+      last_failure = published.status();
+      continue;
+    }
+    auto client = net::Client::Connect(options_.relgraph);
+    if (!client.ok()) {
+      if (!Retryable(client.status())) return client.status();
+      last_failure = client.status();
+      continue;
+    }
+    auto cursors = (*client)->Cursors();
+    if (!cursors.ok()) {
+      if (!Retryable(cursors.status())) return cursors.status();
+      last_failure = cursors.status();
+      continue;
+    }
+    uint64_t resume = 0;  // 0: nowhere yet
+    for (const net::CursorEntry& c : *cursors) {
+      if (c.name == options_.cursor) resume = c.acked_lsn + 1;
+    }
+    // The stream is the truth of what was carried: never publish an LSN it already holds.
+    if (*published > 0) resume = std::max(resume, *published + 1);
+    net::SubscribeRequest request;
+    request.kinds = options_.kinds;
+    if (resume > 0) {
+      request.from = net::SubscribeFrom::kLsn;
+      request.lsn = resume;
+    } else if (options_.from_lsn > 0) {
+      request.from = net::SubscribeFrom::kLsn;
+      request.lsn = options_.from_lsn;
+    } else {
+      request.from = net::SubscribeFrom::kNow;
+    }
+    auto subscribed = (*client)->StartSubscription(request);
+    if (!subscribed.ok()) {
+      if (!Retryable(subscribed.status())) return subscribed.status();
+      last_failure = subscribed.status();
+      continue;
+    }
+    // Carry frames until something fails or we are stopped.
+    uint64_t acked = 0;
+    auto last_ack = std::chrono::steady_clock::now();
+    auto ack = [&](bool force) {
+      if (stats_.last_lsn == 0 || stats_.last_lsn == acked) return;
+      const auto now = std::chrono::steady_clock::now();
+      if (!force && now - last_ack < std::chrono::milliseconds(100)) return;
+      if ((*client)->Ack(options_.cursor, stats_.last_lsn).ok()) acked = stats_.last_lsn;
+      last_ack = now;
+    };
+    Status failure;
+    while (!stop.load() && failure.ok()) {
+      auto events = (*client)->NextEvents(std::chrono::milliseconds(200));
+      if (!events.ok()) {
+        if (events.status().code() == Code::kTimeout) {
+          ack(false);
+          continue;
+        }
+        if (!Retryable(events.status())) return events.status();
+        failure = events.status();
+        break;
+      }
+      for (const net::WireEvent& e : events->events) {
+        const std::string subject =
+            options_.subject_prefix + "." + std::string(net::EventKindName(e.kind));
+        const std::string data = net::EventJson(e, /*newline=*/false);
+        const std::string id = std::to_string(e.lsn);
+        natsMsg* msg = nullptr;
+        natsStatus s = natsMsg_Create(&msg, subject.c_str(), nullptr, data.data(),
+                                      static_cast<int>(data.size()));
+        if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Msg-Id", id.c_str());
+        if (s == NATS_OK) s = js_PublishMsgAsync(j.js, &msg, nullptr);
+        if (msg != nullptr) natsMsg_Destroy(msg);  // still ours only when publishing failed
+        if (s != NATS_OK) {
+          failure = NatsFailure("publishing LSN " + id, s);
+          break;
+        }
+      }
+      if (!failure.ok()) break;
+      // One wait per frame: every message of it acknowledged by JetStream before the cursor
+      // may move past it.
+      jsPubOptions po;
+      jsPubOptions_Init(&po);
+      po.MaxWait = 10'000;
+      const natsStatus done = js_PublishAsyncComplete(j.js, &po);
+      if (done != NATS_OK) {
+        failure = NatsFailure("waiting for JetStream's acks", done);
+      } else if (j.async_errors.load() > 0) {
+        failure = Status(Code::kUnavailable, "JetStream refused a message");
+      } else if (!events->events.empty()) {
+        stats_.published += events->events.size();
+        stats_.last_lsn = events->events.back().lsn;
+        ack(false);
+      }
+    }
+    ack(true);  // stats_.last_lsn only ever names messages JetStream acknowledged
+    if (stop.load()) break;
+    last_failure = failure.ok() ? Status(Code::kUnavailable, "the stream ended") : failure;
+  }
+  return Status::OK();
+}
+
+}  // namespace relgraph
