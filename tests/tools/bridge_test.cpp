@@ -53,7 +53,8 @@ struct Stored {
 };
 
 struct Reader {
-  explicit Reader(const std::string& url) {
+  explicit Reader(const std::string& url, std::string stream_name = "RELGRAPH")
+      : stream(std::move(stream_name)) {
     REQUIRE(natsConnection_ConnectTo(&nc, url.c_str()) == NATS_OK);
     REQUIRE(natsConnection_JetStream(&js, nc, nullptr) == NATS_OK);
   }
@@ -63,14 +64,14 @@ struct Reader {
   }
   uint64_t LastSeq() {
     jsStreamInfo* si = nullptr;
-    if (js_GetStreamInfo(&si, js, "RELGRAPH", nullptr, nullptr) != NATS_OK) return 0;
+    if (js_GetStreamInfo(&si, js, stream.c_str(), nullptr, nullptr) != NATS_OK) return 0;
     const uint64_t seq = si->State.LastSeq;
     jsStreamInfo_Destroy(si);
     return seq;
   }
   Stored Get(uint64_t seq) {
     natsMsg* msg = nullptr;
-    REQUIRE(js_GetMsg(&msg, js, "RELGRAPH", seq, nullptr, nullptr) == NATS_OK);
+    REQUIRE(js_GetMsg(&msg, js, stream.c_str(), seq, nullptr, nullptr) == NATS_OK);
     const char* id = nullptr;
     REQUIRE(natsMsgHeader_Get(msg, "Nats-Msg-Id", &id) == NATS_OK);
     Stored s{std::stoull(id), natsMsg_GetSubject(msg),
@@ -88,6 +89,7 @@ struct Reader {
     return false;
   }
 
+  const std::string stream;
   natsConnection* nc = nullptr;
   jsCtx* js = nullptr;
 };
@@ -145,6 +147,22 @@ TEST_CASE("bridge: every event reaches JetStream once, across a SIGKILL and a re
   REQUIRE(cursors->size() == 1);
   CHECK((*cursors)[0].name == "relgraph-bridge");
   CHECK((*cursors)[0].acked_lsn == want.back().lsn);
+
+  // A one-off copy of the history into another stream: --until-lsn stops it when done.
+  const pid_t copy = StartBridge(
+      {"--relgraph=127.0.0.1:" + std::to_string(ts.server->port()), "--nats=" + nats.url(),
+       "--stream=COPY", "--subject-prefix=copy", "--cursor=copy", "--from=1", "--kinds=publish",
+       "--until-lsn=" + std::to_string(last)},
+      log + ".copy");
+  int status = 0;
+  ::waitpid(copy, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  Reader copied(nats.url(), "COPY");
+  uint64_t publishes = 0;
+  for (const net::WireEvent& e : want) publishes += e.kind == net::EventKind::kPublish;
+  REQUIRE(copied.LastSeq() == publishes);
+  CHECK(copied.Get(1).subject == "copy.publish");
 }
 
 }  // namespace

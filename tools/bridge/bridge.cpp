@@ -113,7 +113,10 @@ bool Retryable(const Status& s) {
 Status Bridge::Run(const std::atomic<bool>& stop) {
   Status last_failure;
   bool first = true;
-  while (!stop.load()) {
+  auto done = [&] {
+    return stop.load() || (options_.until_lsn > 0 && stats_.carried_lsn >= options_.until_lsn);
+  };
+  while (!done()) {
     if (!first) {
       std::fprintf(stderr, "relgraph-bridge: %s; retrying in %lld ms\n",
                    last_failure.ToString().c_str(), static_cast<long long>(options_.retry.count()));
@@ -156,6 +159,8 @@ Status Bridge::Run(const std::atomic<bool>& stop) {
     }
     // The stream is the truth of what was carried: never publish an LSN it already holds.
     if (*published > 0) resume = std::max(resume, *published + 1);
+    if (resume > 0) stats_.carried_lsn = std::max(stats_.carried_lsn, resume - 1);
+    if (done()) break;
     net::SubscribeRequest request;
     request.kinds = options_.kinds;
     if (resume > 0) {
@@ -184,7 +189,7 @@ Status Bridge::Run(const std::atomic<bool>& stop) {
       last_ack = now;
     };
     Status failure;
-    while (!stop.load() && failure.ok()) {
+    while (!done() && failure.ok()) {
       auto events = (*client)->NextEvents(std::chrono::milliseconds(200));
       if (!events.ok()) {
         if (events.status().code() == Code::kTimeout) {
@@ -217,19 +222,22 @@ Status Bridge::Run(const std::atomic<bool>& stop) {
       jsPubOptions po;
       jsPubOptions_Init(&po);
       po.MaxWait = 10'000;
-      const natsStatus done = js_PublishAsyncComplete(j.js, &po);
-      if (done != NATS_OK) {
-        failure = NatsFailure("waiting for JetStream's acks", done);
+      const natsStatus acked_all = js_PublishAsyncComplete(j.js, &po);
+      if (acked_all != NATS_OK) {
+        failure = NatsFailure("waiting for JetStream's acks", acked_all);
       } else if (j.async_errors.load() > 0) {
         failure = Status(Code::kUnavailable, "JetStream refused a message");
-      } else if (!events->events.empty()) {
-        stats_.published += events->events.size();
-        stats_.last_lsn = events->events.back().lsn;
+      } else {
+        if (!events->events.empty()) {
+          stats_.published += events->events.size();
+          stats_.last_lsn = events->events.back().lsn;
+        }
+        stats_.carried_lsn = events->next_lsn - 1;
         ack(false);
       }
     }
     ack(true);  // stats_.last_lsn only ever names messages JetStream acknowledged
-    if (stop.load()) break;
+    if (done()) break;
     last_failure = failure.ok() ? Status(Code::kUnavailable, "the stream ended") : failure;
   }
   return Status::OK();

@@ -32,11 +32,15 @@ struct BridgeOptions {
   // Where a bridge with no cursor and an empty stream starts: an LSN, or 0 for "now".
   uint64_t from_lsn = 0;
   std::chrono::milliseconds retry{500};  // wait before reconnecting after a failure
+  // Stop (OK) once every event up to this LSN is published; 0: run until stopped. For a
+  // one-off copy of the history (and the benchmark).
+  uint64_t until_lsn = 0;
 };
 
 struct BridgeStats {
-  uint64_t published = 0;  // messages JetStream acknowledged
-  uint64_t last_lsn = 0;   // the LSN of the last of them
+  uint64_t published = 0;    // messages JetStream acknowledged
+  uint64_t last_lsn = 0;     // the LSN of the last of them
+  uint64_t carried_lsn = 0;  // every event up to here is in JetStream (other kinds skipped)
 };
 
 class Bridge {

@@ -30,6 +30,7 @@ LSN as the message id; resumes where it stopped after any crash.
   --cursor=NAME          the bridge's named cursor in relgraph  [relgraph-bridge]
   --kinds=K,K,...        event kinds carried                    [all]
   --from=LSN|now         where a new bridge starts              [now]
+  --until-lsn=N          exit 0 once every event up to LSN N is carried (a one-off copy)
   --help                 this text
 )";
 
@@ -73,6 +74,12 @@ int Main(int argc, char** argv) {
         if (!found) bad = Status::InvalidArgument("unknown event kind '" + name + "'");
         if (comma == std::string::npos) break;
         start = comma + 1;
+      }
+    } else if (key == "--until-lsn") {
+      char* end = nullptr;
+      o.until_lsn = std::strtoull(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || o.until_lsn == 0) {
+        bad = Status::InvalidArgument("--until-lsn takes an LSN >= 1, not '" + value + "'");
       }
     } else if (key == "--from") {
       char* end = nullptr;
