@@ -15,10 +15,11 @@
 // in_, out_ and writing_ give their memory back once drained. An idle connection so costs its
 // record and its socket, about a kilobyte, not a 64 KiB read buffer (docs/benchmarks.md).
 //
-// A connection that SUBSCRIBEd also carries its subscription's EVENTS frames. It pulls the next
-// batch from the Subscription only while its unsent bytes are below a low-water mark, so a
-// subscriber that reads slowly just reads the log later, and never holds memory or writers
-// back; caught up, it looks again every millisecond (a timer that exists only while subscribed).
+// A connection that SUBSCRIBEd (or FETCH_SNAPSHOT) also carries the frames its Subscription
+// pushes (EVENTS, SNAPSHOT_DATA). It pulls the next body only while its unsent bytes are below
+// a low-water mark, so a subscriber that reads slowly just reads the log later, and never holds
+// memory or writers back; caught up, it looks again every millisecond (a timer that exists
+// only while subscribed).
 //
 // Thread-safety: every method runs on the owning IoWorker's thread.
 #pragma once
