@@ -60,6 +60,8 @@ With --target=server (start relgraphd with --rate-limit=off, or `load` is thrott
   --latency-ops=N        requests of each *_unpipelined row (default 50000)
   --idle-connections=N   idle connections of the idle_connections row (default 10000)
   --busy-connections=N   busy connections beside them (default 200)
+  --nats=URL             bridge_delay: the NATS server a running relgraph-bridge feeds
+  --bridge-rate=N        bridge_delay: follows per second (default 5000; --latency-ops of them)
   workloads: load ping relation following_page fans_page counts publish
              timeline_first_page, each pipelined, and ping_unpipelined relation_unpipelined
              following_page_unpipelined fans_page_unpipelined counts_unpipelined
@@ -67,6 +69,7 @@ With --target=server (start relgraphd with --rate-limit=off, or `load` is thrott
              idle_connections (server memory per idle connection; needs open files for
              idle + busy connections on both sides: ulimit -n),
              stream_catch_up (one subscriber reads the whole stream, events/s),
+             bridge_delay (reply to NATS message through a running relgraph-bridge, p50/p99),
              follow_subscribers_0, _1, _4 (pipelined follows of new edges with 0, 1 or 4
              change-stream subscribers reading everything; needs a server with --data-dir)
 
@@ -114,6 +117,11 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
         return Status::InvalidArgument("--target is embedded or server, not " + value);
       }
       f->target = value;
+    } else if (key == "--nats") {
+      f->server.nats_url = value;
+    } else if (key == "--bridge-rate") {
+      RELGRAPH_RETURN_IF_ERROR(number(&f->server.bridge_rate));
+      if (f->server.bridge_rate < 1) return Status::InvalidArgument("--bridge-rate must be >= 1");
     } else if (key == "--server") {
       RELGRAPH_RETURN_IF_ERROR(
           net::ParseHostPort(value, &f->server.client.host, &f->server.client.port));

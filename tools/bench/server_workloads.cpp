@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "net/client/subscriber.h"
+#include "tools/bench/bridge_delay.h"
 
 namespace relgraph::bench {
 namespace {
@@ -65,6 +66,7 @@ const std::vector<std::string>& ServerWorkloads::Names() {
                                                  "timeline_first_page_unpipelined",
                                                  "idle_connections",
                                                  "stream_catch_up",
+                                                 "bridge_delay",
                                                  "follow_subscribers_0",
                                                  "follow_subscribers_1",
                                                  "follow_subscribers_4"};
@@ -375,6 +377,14 @@ Result<WorkloadResult> ServerWorkloads::StreamCatchUp() {
 Result<WorkloadResult> ServerWorkloads::Run(const std::string& name) {
   if (name == "idle_connections") return IdleConnections();
   if (name == "stream_catch_up") return StreamCatchUp();
+  if (name == "bridge_delay") {
+    if (flags_.nats_url.empty()) {
+      return Status::InvalidArgument(
+          "bridge_delay needs --nats=URL (and a relgraph-bridge running)");
+    }
+    return BridgeDelay(flags_.client, flags_.nats_url, "relgraph", flags_.latency_ops,
+                       flags_.bridge_rate);
+  }
   if (name.starts_with("follow_subscribers_")) {
     return FollowsWithSubscribers(name, name.back() == '4' ? 4 : name.back() == '1' ? 1 : 0);
   }

@@ -34,6 +34,8 @@ struct ServerFlags {
   uint64_t latency_ops = 50'000;  // per unpipelined workload
   uint32_t idle_connections = 10'000;
   uint32_t busy_connections = 200;
+  std::string nats_url;         // bridge_delay: the NATS server a running relgraph-bridge feeds
+  uint64_t bridge_rate = 5000;  // bridge_delay: follows per second
 };
 
 class ServerWorkloads {
