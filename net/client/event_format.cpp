@@ -30,6 +30,29 @@ std::string EventJson(const WireEvent& e, bool newline) {
   return out;
 }
 
+Result<uint32_t> ParseEventKinds(std::string_view list) {
+  uint32_t mask = 0;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = list.find(',', start);
+    const std::string_view name = list.substr(start, comma - start);
+    bool found = false;
+    for (uint8_t k = 1; k <= 9; ++k) {
+      if (EventKindName(static_cast<EventKind>(k)) == name) {
+        mask |= 1u << k;
+        found = true;
+      }
+    }
+    if (!found) {
+      return Status::InvalidArgument(
+          "unknown event kind '" + std::string(name) +
+          "' (follow, unfollow, remove_user, publish, delete_post, mute, unmute, hide, unhide)");
+    }
+    if (comma == std::string_view::npos) return mask;
+    start = comma + 1;
+  }
+}
+
 std::string EventText(const WireEvent& e) {
   std::string line =
       std::to_string(e.lsn) + " " + std::string(EventKindName(e.kind)) + " " + std::to_string(e.a);

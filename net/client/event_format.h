@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "net/protocol/messages.h"
 
@@ -16,5 +17,9 @@ namespace relgraph::net {
 std::string EventText(const WireEvent& e);
 // The object ends with "\n" when `newline`.
 std::string EventJson(const WireEvent& e, bool newline = true);
+
+// "follow,publish" -> the SUBSCRIBE kinds mask (bit k: kind k). kInvalidArgument names an
+// unknown or empty name and lists the known ones.
+Result<uint32_t> ParseEventKinds(std::string_view list);
 
 }  // namespace relgraph::net

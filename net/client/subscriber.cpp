@@ -4,10 +4,8 @@
 #include <thread>
 
 namespace relgraph::net {
-namespace {
 
-// Failures a new connection may cure; everything else is the server's final word.
-bool Retryable(const Status& s) {
+bool IsRetryable(const Status& s) {
   switch (s.code()) {
     case Code::kIOError:
     case Code::kTimeout:
@@ -18,6 +16,8 @@ bool Retryable(const Status& s) {
       return false;
   }
 }
+
+namespace {
 
 bool Stopped(const std::atomic<bool>* stop) {
   return stop != nullptr && stop->load(std::memory_order_relaxed);
@@ -59,14 +59,14 @@ Status Subscribe(const SubscriberOptions& options, const std::function<bool(cons
     }
     auto client = Client::Connect(options.client);
     if (!client.ok()) {
-      if (!Retryable(client.status())) return client.status();
+      if (!IsRetryable(client.status())) return client.status();
       last = client.status();
       ++failures;
       continue;
     }
     auto reply = (*client)->StartSubscription(request);
     if (!reply.ok()) {
-      if (!Retryable(reply.status())) return reply.status();
+      if (!IsRetryable(reply.status())) return reply.status();
       last = reply.status();
       ++failures;
       continue;
@@ -86,7 +86,7 @@ Status Subscribe(const SubscriberOptions& options, const std::function<bool(cons
           ack(**client, false);
           continue;
         }
-        if (!Retryable(events.status())) return events.status();
+        if (!IsRetryable(events.status())) return events.status();
         last = events.status();
         ++failures;
         broken = true;

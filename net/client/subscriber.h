@@ -42,6 +42,10 @@ struct SubscriberEvents {
   std::function<void(const Status& why, std::chrono::milliseconds wait)> on_retry;
 };
 
+// True for failures a new connection may cure (I/O, timeouts, an unavailable or full
+// server); every other status is the server's final word.
+bool IsRetryable(const Status& s);
+
 // Delivers every event of the chosen kinds, in LSN order, each once, to `fn` until fn returns
 // false (it handled that event and wants no more) or *stop becomes true (OK), or the stream ends
 // with an error a reconnect cannot fix (returned). A caller that stores the LSN of each event it

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "net/client/event_format.h"
+#include "net/client/subscriber.h"
 
 namespace relgraph {
 namespace {
@@ -96,18 +97,6 @@ Result<uint64_t> LastPublishedLsn(JetStream& j, const std::string& stream) {
   return lsn;
 }
 
-bool Retryable(const Status& s) {
-  switch (s.code()) {
-    case Code::kIOError:
-    case Code::kTimeout:
-    case Code::kUnavailable:
-    case Code::kResourceExhausted:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 Status Bridge::Run(const std::atomic<bool>& stop) {
@@ -143,13 +132,13 @@ Status Bridge::Run(const std::atomic<bool>& stop) {
     }
     auto client = net::Client::Connect(options_.relgraph);
     if (!client.ok()) {
-      if (!Retryable(client.status())) return client.status();
+      if (!net::IsRetryable(client.status())) return client.status();
       last_failure = client.status();
       continue;
     }
     auto cursors = (*client)->Cursors();
     if (!cursors.ok()) {
-      if (!Retryable(cursors.status())) return cursors.status();
+      if (!net::IsRetryable(cursors.status())) return cursors.status();
       last_failure = cursors.status();
       continue;
     }
@@ -174,7 +163,7 @@ Status Bridge::Run(const std::atomic<bool>& stop) {
     }
     auto subscribed = (*client)->StartSubscription(request);
     if (!subscribed.ok()) {
-      if (!Retryable(subscribed.status())) return subscribed.status();
+      if (!net::IsRetryable(subscribed.status())) return subscribed.status();
       last_failure = subscribed.status();
       continue;
     }
@@ -196,7 +185,7 @@ Status Bridge::Run(const std::atomic<bool>& stop) {
           ack(false);
           continue;
         }
-        if (!Retryable(events.status())) return events.status();
+        if (!net::IsRetryable(events.status())) return events.status();
         failure = events.status();
         break;
       }

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "net/client/event_format.h"
 #include "tools/bridge/bridge.h"
 
 namespace relgraph {
@@ -59,22 +60,9 @@ int Main(int argc, char** argv) {
     } else if (key == "--cursor") {
       o.cursor = value;
     } else if (key == "--kinds") {
-      o.kinds = 0;
-      size_t start = 0;
-      while (start <= value.size()) {
-        const size_t comma = value.find(',', start);
-        const std::string name = value.substr(start, comma - start);
-        bool found = false;
-        for (uint8_t k = 1; k <= 9; ++k) {
-          if (net::EventKindName(static_cast<net::EventKind>(k)) == name) {
-            o.kinds |= 1u << k;
-            found = true;
-          }
-        }
-        if (!found) bad = Status::InvalidArgument("unknown event kind '" + name + "'");
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-      }
+      auto kinds = net::ParseEventKinds(value);
+      if (kinds.ok()) o.kinds = *kinds;
+      bad = kinds.status();
     } else if (key == "--until-lsn") {
       char* end = nullptr;
       o.until_lsn = std::strtoull(value.c_str(), &end, 10);

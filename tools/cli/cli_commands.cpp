@@ -524,24 +524,9 @@ Result<SubscribeArgs> ParseSubscribe(const std::vector<std::string>& words) {
       args.options.from = net::SubscribeFrom::kLsn;
       args.options.lsn = *lsn;
     } else if (key == "--kinds") {
-      uint32_t mask = 0;
-      std::istringstream names(value);
-      for (std::string name; std::getline(names, name, ',');) {
-        bool found = false;
-        for (uint8_t k = 1; k <= 9; ++k) {
-          if (net::EventKindName(static_cast<net::EventKind>(k)) == name) {
-            mask |= 1u << k;
-            found = true;
-          }
-        }
-        if (!found) {
-          return Status::InvalidArgument(
-              "unknown event kind '" + name +
-              "' (follow, unfollow, remove_user, publish, delete_post, mute, unmute, hide, "
-              "unhide)");
-        }
-      }
-      args.options.kinds = mask;
+      auto mask = value.empty() ? Result<uint32_t>(0u) : net::ParseEventKinds(value);  // "": all
+      if (!mask.ok()) return mask.status();
+      args.options.kinds = *mask;
     } else if (key == "--name") {
       args.options.name = value;
     } else if (key == "--count") {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "net/client/client.h"
+#include "net/client/event_format.h"
 #include "net/client/subscriber.h"
 #include "storage/status.h"
 
