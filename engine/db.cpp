@@ -143,7 +143,7 @@ Status Db::Recover() {
   auto wal = WalWriter::Open(env_, dir_, wo, recovery_.last_segment_no + 1, recovery_.last_lsn + 1);
   if (!wal.ok()) return wal.status();
   wal_ = std::move(*wal);
-  return Status::OK();
+  return RefreshOldestWalLsn();
 }
 
 // Slices under the lock held shared: writers wait for one slice at most, readers never. A
@@ -297,6 +297,7 @@ Status Db::ApplyRetention() {
   for (size_t i = 0; i < cut; ++i) {
     RELGRAPH_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(dir_, WalSegmentName(covered[i].no))));
   }
+  if (cut > 0) RELGRAPH_RETURN_IF_ERROR(RefreshOldestWalLsn());
   return env_->SyncDir(dir_);
 }
 
@@ -582,15 +583,22 @@ std::optional<SnapshotInfo> Db::last_snapshot() const {
 
 // ---- named cursors ----------------------------------------------------------------------------
 
-Result<uint64_t> Db::OldestWalLsn() {
-  if (!wal_) return uint64_t{0};
+Status Db::RefreshOldestWalLsn() {
   auto segments = ListWalSegments(env_, dir_);
   if (!segments.ok()) return segments.status();
+  uint64_t oldest = wal_->last_lsn() + 1;
   for (uint64_t no : *segments) {
     auto header = ReadWalSegmentHeader(env_, dir_, no);
-    if (header.ok()) return header->first_lsn;
+    if (!header.ok()) continue;
+    oldest = header->first_lsn;
+    break;
   }
-  return wal_->last_lsn() + 1;
+  oldest_wal_lsn_.store(oldest, std::memory_order_release);
+  return Status::OK();
+}
+
+uint64_t Db::OldestWalLsn() const {
+  return oldest_wal_lsn_.load(std::memory_order_acquire);
 }
 
 namespace {
@@ -608,9 +616,7 @@ Status Db::AckCursor(std::string_view name, uint64_t lsn, uint64_t* commit_lsn) 
   if (!wal_) return Status::InvalidArgument("an in-memory Db has no change stream");
   RELGRAPH_RETURN_IF_ERROR(CursorTable::ValidateName(name));
   if (lsn == 0) return Status::InvalidArgument("ACK of LSN 0: LSNs start at 1");
-  auto oldest = OldestWalLsn();
-  if (!oldest.ok()) return oldest.status();
-  if (lsn + 1 < *oldest) return Expired(lsn + 1, *oldest);
+  if (const uint64_t oldest = OldestWalLsn(); lsn + 1 < oldest) return Expired(lsn + 1, oldest);
   const TimestampMs now = NowMs();
   auto r = Mutate<bool>(
       [&](Graph&) -> Result<bool> {
@@ -660,8 +666,8 @@ std::vector<Db::CursorInfo> Db::Cursors() {
       out.push_back({name, c.acked_lsn, c.acked_ms, false});
     });
   }
-  auto oldest = OldestWalLsn();
-  for (CursorInfo& c : out) c.expired = oldest.ok() && c.acked_lsn + 1 < *oldest;
+  const uint64_t oldest = OldestWalLsn();
+  for (CursorInfo& c : out) c.expired = c.acked_lsn + 1 < oldest;
   return out;
 }
 
@@ -674,9 +680,7 @@ Result<uint64_t> Db::CursorResumeLsn(std::string_view name) {
     if (c == nullptr) return Status::NotFound("no cursor named '" + std::string(name) + "'");
     acked = c->acked_lsn;
   }
-  auto oldest = OldestWalLsn();
-  if (!oldest.ok()) return oldest.status();
-  if (acked + 1 < *oldest) return Expired(acked + 1, *oldest);
+  if (const uint64_t oldest = OldestWalLsn(); acked + 1 < oldest) return Expired(acked + 1, oldest);
   return acked + 1;
 }
 

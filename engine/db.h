@@ -159,8 +159,9 @@ class Db {
   // Records that consumer `name` has handled every change up to `lsn` (its next read starts at
   // lsn + 1), durably under the durability mode like any write (commit_lsn as for mutations).
   // A new name creates the cursor (at most kMaxCursors: kLimitExceeded). Errors:
-  // kInvalidArgument (in memory; a bad name; lsn 0 or past the newest LSN logged), kLsnExpired when lsn + 1 is no longer in the WAL (detail:
-  // the oldest LSN kept), kUnavailable after a WAL failure.
+  // kInvalidArgument (in memory; a bad name; lsn 0 or past the newest LSN logged), kLsnExpired when
+  // lsn + 1 is no longer in the WAL (detail: the oldest LSN kept), kUnavailable after a WAL
+  // failure.
   Status AckCursor(std::string_view name, uint64_t lsn, uint64_t* commit_lsn = nullptr);
   // Forgets a cursor (it no longer holds WAL). kNotFound when there is none of that name.
   Status RemoveCursor(std::string_view name, uint64_t* commit_lsn = nullptr);
@@ -174,8 +175,10 @@ class Db {
   // The LSN a cursor resumes from (acked + 1). kNotFound for an unknown name; kLsnExpired
   // (detail: the oldest LSN kept) when the WAL no longer holds it.
   Result<uint64_t> CursorResumeLsn(std::string_view name);
-  // The oldest LSN the WAL holds (the next one when it holds none); 0 in memory.
-  Result<uint64_t> OldestWalLsn();
+  // The oldest LSN the WAL holds (the next one when it holds none); 0 in memory. Kept in
+  // memory: found at Open and again whenever retention deletes segments (nothing else does
+  // while the Db is open), so asking costs no I/O.
+  uint64_t OldestWalLsn() const;
 
   // The newest snapshot file, open for reading (retention may delete it meanwhile: an open
   // file stays readable), so that a new consumer or replica can load it and then read the
@@ -202,6 +205,7 @@ class Db {
   Db(std::string dir, const DbOptions& options);
   Status Recover();
   Status ApplyRetention();
+  Status RefreshOldestWalLsn();  // REQUIRES: wal_
   // Snapshot's two halves: the graph image as of BeginImage, then the feed's users.
   Status WriteGraphImage(size_t users, SnapshotWriter* writer);
   Status WriteFeedState(SnapshotWriter* writer);
@@ -239,6 +243,7 @@ class Db {
   std::vector<double> fanout_delays_;  // guarded by delays_mu_
   std::unique_ptr<WalWriter> wal_;
   CursorTable cursors_;                           // guarded by mu_
+  std::atomic<uint64_t> oldest_wal_lsn_{0};       // see OldestWalLsn
   std::atomic<int64_t> last_stream_flush_ns_{0};  // VisibleLsn's flush rate limit
   RecoveryInfo recovery_;
 };

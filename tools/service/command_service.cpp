@@ -212,8 +212,7 @@ Result<net::InfoReply> CommandService::Info(const net::InfoRequest&, Context& c)
   add("cursors_expired",
       static_cast<uint64_t>(std::count_if(cursors.begin(), cursors.end(),
                                           [](const Db::CursorInfo& k) { return k.expired; })));
-  const auto oldest = db_->OldestWalLsn();
-  add("oldest_wal_lsn", oldest.ok() ? *oldest : 0);
+  add("oldest_wal_lsn", db_->OldestWalLsn());
   const auto snapshot = db_->last_snapshot();
   add("last_snapshot_lsn", snapshot ? snapshot->lsn : db_->recovery().snapshot_lsn);
   add("last_snapshot_ms", snapshot ? static_cast<uint64_t>(snapshot->created_ms) : 0);
