@@ -12,6 +12,7 @@
 #include "engine/graph/clock.h"
 #include "storage/env/file_names.h"
 #include "storage/wal/wal_reader.h"
+#include "storage/wal/wal_tail.h"
 
 namespace relgraph {
 
@@ -601,22 +602,11 @@ uint64_t Db::OldestWalLsn() const {
   return oldest_wal_lsn_.load(std::memory_order_acquire);
 }
 
-namespace {
-
-Status Expired(uint64_t lsn, uint64_t oldest) {
-  return Status(Code::kLsnExpired,
-                "LSN " + std::to_string(lsn) + " is no longer in the WAL; the oldest kept is " +
-                    std::to_string(oldest),
-                static_cast<int64_t>(oldest));
-}
-
-}  // namespace
-
 Status Db::AckCursor(std::string_view name, uint64_t lsn, uint64_t* commit_lsn) {
   if (!wal_) return Status::InvalidArgument("an in-memory Db has no change stream");
   RELGRAPH_RETURN_IF_ERROR(CursorTable::ValidateName(name));
   if (lsn == 0) return Status::InvalidArgument("ACK of LSN 0: LSNs start at 1");
-  if (const uint64_t oldest = OldestWalLsn(); lsn + 1 < oldest) return Expired(lsn + 1, oldest);
+  if (const uint64_t oldest = OldestWalLsn(); lsn + 1 < oldest) return LsnExpired(lsn + 1, oldest);
   const TimestampMs now = NowMs();
   auto r = Mutate<bool>(
       [&](Graph&) -> Result<bool> {
@@ -680,7 +670,8 @@ Result<uint64_t> Db::CursorResumeLsn(std::string_view name) {
     if (c == nullptr) return Status::NotFound("no cursor named '" + std::string(name) + "'");
     acked = c->acked_lsn;
   }
-  if (const uint64_t oldest = OldestWalLsn(); acked + 1 < oldest) return Expired(acked + 1, oldest);
+  if (const uint64_t oldest = OldestWalLsn(); acked + 1 < oldest)
+    return LsnExpired(acked + 1, oldest);
   return acked + 1;
 }
 

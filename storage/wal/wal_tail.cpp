@@ -22,6 +22,13 @@ WalTail::WalTail(Env* env, std::string dir, uint64_t from_lsn)
 
 WalTail::~WalTail() = default;
 
+Status LsnExpired(uint64_t lsn, uint64_t oldest, std::string_view how) {
+  return Status(Code::kLsnExpired,
+                "LSN " + std::to_string(lsn) + " is no longer in the WAL" + std::string(how) +
+                    "; the oldest kept is " + std::to_string(oldest),
+                static_cast<int64_t>(oldest));
+}
+
 Result<std::unique_ptr<WalTail>> WalTail::Open(Env* env, const std::string& dir, uint64_t from_lsn,
                                                uint64_t* oldest_lsn) {
   if (from_lsn == 0) return Status::InvalidArgument("LSNs start at 1");
@@ -40,11 +47,7 @@ Result<std::unique_ptr<WalTail>> WalTail::Open(Env* env, const std::string& dir,
     if (header->first_lsn > from_lsn) {
       if (i == 0) {
         if (oldest_lsn != nullptr) *oldest_lsn = header->first_lsn;
-        return Status(Code::kLsnExpired,
-                      "LSN " + std::to_string(from_lsn) +
-                          " is no longer in the WAL; the oldest kept is " +
-                          std::to_string(header->first_lsn),
-                      static_cast<int64_t>(header->first_lsn));
+        return LsnExpired(from_lsn, header->first_lsn);
       }
       continue;
     }
@@ -111,11 +114,7 @@ Result<bool> WalTail::NextSegment() {
     if (!segments->empty() && segments->back() > segment_no_ + 1) {
       auto oldest = ReadWalSegmentHeader(env_, dir_, segments->front());
       const uint64_t oldest_lsn = oldest.ok() ? oldest->first_lsn : 0;
-      return Status(Code::kLsnExpired,
-                    "LSN " + std::to_string(next_lsn_) +
-                        " is no longer in the WAL (retention deleted it); the oldest kept is " +
-                        std::to_string(oldest_lsn),
-                    static_cast<int64_t>(oldest_lsn));
+      return LsnExpired(next_lsn_, oldest_lsn, " (retention deleted it)");
     }
     return false;
   }

@@ -23,18 +23,23 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "storage/env/env.h"
 #include "storage/wal/wal_reader.h"
 
 namespace relgraph {
 
+// kLsnExpired for a position the WAL no longer holds: "LSN <lsn> is no longer in the WAL<how>;
+// the oldest kept is <oldest>", with detail() = oldest (what the protocol sends as `detail`).
+Status LsnExpired(uint64_t lsn, uint64_t oldest, std::string_view how = "");
+
 class WalTail {
  public:
   // A tail whose first record will be `from_lsn` (>= 1). kLsnExpired when from_lsn is older
   // than the oldest segment's first LSN (the message and the status's detail() name that LSN,
-  // and *oldest_lsn gets it when given); kInvalidArgument when records before from_lsn are not written yet (flush
-  // first); kNotFound when the directory has no segment.
+  // and *oldest_lsn gets it when given); kInvalidArgument when records before from_lsn are not
+  // written yet (flush first); kNotFound when the directory has no segment.
   static Result<std::unique_ptr<WalTail>> Open(Env* env, const std::string& dir, uint64_t from_lsn,
                                                uint64_t* oldest_lsn = nullptr);
   ~WalTail();
