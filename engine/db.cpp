@@ -132,6 +132,7 @@ Status Db::Recover() {
   graph_ = std::move(state->graph);
   feed_ = std::move(state->feed);
   cursors_ = std::move(state->cursors);
+  epochs_ = std::move(state->epochs);
   if (recovery_.torn_bytes > 0) {
     std::fprintf(
         stderr,
@@ -186,11 +187,14 @@ Status Db::WriteFeedState(SnapshotWriter* writer) {
     RELGRAPH_RETURN_IF_ERROR(AddFeedUsersToSnapshot(users_state, writer));
   }
   CursorTable cursors;
+  EpochHistory epochs;
   {
     std::shared_lock lock(mu_);
     cursors = cursors_;
+    epochs = epochs_;
   }
-  return AddCursorsToSnapshot(cursors, writer);
+  RELGRAPH_RETURN_IF_ERROR(AddCursorsToSnapshot(cursors, writer));
+  return AddEpochsToSnapshot(epochs, writer);
 }
 
 Result<SnapshotInfo> Db::Snapshot() {

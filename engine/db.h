@@ -32,11 +32,13 @@
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "engine/durable/cursor_table.h"
+#include "engine/durable/epoch_history.h"
 #include "engine/durable/recovery.h"
 #include "engine/durable/wal_records.h"
 #include "engine/feed/feed.h"
@@ -193,6 +195,32 @@ class Db {
   // out, at most once a millisecond, when `want` is logged but not yet visible.
   uint64_t VisibleLsn(uint64_t want = 0);
 
+  // ---- replication (docs/replication.md) ----
+  // A record as the primary logged it, to be applied by a replica with the same LSN.
+  struct ReplicatedRecord {
+    uint64_t lsn = 0;
+    uint8_t type = 0;
+    std::string_view payload;
+  };
+  // Applies a primary's records, in order, through the live paths (the feed's fan-out, inbox
+  // updates and celebrity checks run as on the primary), and appends each to this Db's WAL
+  // with its LSN, so the replica's WAL and change stream match the primary's. Every record's
+  // outcome was decided by the primary; one this state cannot take (a follow of an edge that
+  // exists, a publish whose outcome differs) means the two states differ: kCorruption naming
+  // the LSN, and replication must stop. kInvalidArgument when records[0].lsn is not
+  // last_lsn() + 1 or LSNs are not consecutive. Records before a failing one stay applied.
+  // commit_lsn as for mutations.
+  Status ApplyReplicated(std::span<const ReplicatedRecord> records, uint64_t* commit_lsn = nullptr);
+  // Starts a new epoch (a promotion): logs an epoch record with the next number and a random
+  // id, fsynced before it returns. kInvalidArgument in memory.
+  Result<Epoch> StartEpoch();
+  Epoch epoch() const;                // the current epoch
+  std::vector<Epoch> epochs() const;  // the history, oldest first
+  // May a node whose last record is `last_lsn` in epoch (number, id) follow this Db? OK, or
+  // kDiverged naming the records it holds that this Db never had (EpochHistory::CheckFollower,
+  // and an LSN past this Db's newest).
+  Status CheckFollower(uint64_t number, uint64_t id, uint64_t last_lsn) const;
+
   uint64_t last_lsn() const;     // the newest LSN logged (0 in memory)
   uint64_t durable_lsn() const;  // the newest LSN fsynced (0 in memory)
   // The snapshot this process wrote last, if any.
@@ -243,6 +271,7 @@ class Db {
   std::vector<double> fanout_delays_;  // guarded by delays_mu_
   std::unique_ptr<WalWriter> wal_;
   CursorTable cursors_;                           // guarded by mu_
+  EpochHistory epochs_;                           // guarded by mu_
   std::atomic<uint64_t> oldest_wal_lsn_{0};       // see OldestWalLsn
   std::atomic<int64_t> last_stream_flush_ns_{0};  // VisibleLsn's flush rate limit
   RecoveryInfo recovery_;

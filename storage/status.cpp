@@ -42,6 +42,10 @@ std::string_view CodeName(Code code) {
       return "limit_exceeded";
     case Code::kLsnExpired:
       return "lsn_expired";
+    case Code::kReadOnly:
+      return "read_only";
+    case Code::kDiverged:
+      return "diverged";
   }
   return "unknown";
 }

@@ -38,8 +38,10 @@ enum class Code : uint16_t {
   kAlreadyExists = 16,      // a unique id is taken (publishing a post id the engine holds)
   kLimitExceeded = 17,      // a per-user list is full (mutes, hides)
   kLsnExpired = 18,         // a WAL position older than what the WAL still keeps
+  kReadOnly = 19,           // a replica refuses writes (the message names its primary)
+  kDiverged = 20,           // a node holds records its primary never had (after a failover)
 };
-inline constexpr uint16_t kMaxCode = 18;
+inline constexpr uint16_t kMaxCode = 20;
 
 // Stable lower-case name of a code, e.g. "follow_limit". Never empty.
 std::string_view CodeName(Code code);

@@ -5,7 +5,7 @@
 namespace relgraph {
 
 namespace {
-enum FeedRecordTag : uint8_t { kPosts = 1, kMutes = 2, kHides = 3, kCursors = 4 };
+enum FeedRecordTag : uint8_t { kPosts = 1, kMutes = 2, kHides = 3, kCursors = 4, kEpochs = 5 };
 
 void PutHeader(std::string* r, uint8_t tag, uint64_t owner, size_t count) {
   r->push_back(static_cast<char>(tag));
@@ -51,7 +51,33 @@ Status AddCursorsToSnapshot(const CursorTable& cursors, SnapshotWriter* writer) 
   return writer->AddFeedRecord(r);
 }
 
+Status AddEpochsToSnapshot(const EpochHistory& epochs, SnapshotWriter* writer) {
+  if (epochs.epochs().size() <= 1) return Status::OK();  // epoch 1 alone is implicit
+  std::string r;
+  PutHeader(&r, kEpochs, 0, epochs.epochs().size());
+  for (const Epoch& e : epochs.epochs()) {
+    PutFixed64(&r, e.number);
+    PutFixed64(&r, e.id);
+    PutFixed64(&r, e.first_lsn);
+    PutFixed64(&r, static_cast<uint64_t>(e.started_ms));
+  }
+  return writer->AddFeedRecord(r);
+}
+
 namespace {
+
+Status ApplyEpochsRecord(Decoder& in, uint32_t count, EpochHistory& epochs) {
+  if (in.remaining() / 32 < count) return Status::Corruption("feed block: epoch record cut short");
+  std::vector<Epoch> list(count);
+  for (Epoch& e : list) {
+    in.U64(&e.number);
+    in.U64(&e.id);
+    in.U64(&e.first_lsn);
+    in.I64(&e.started_ms);
+  }
+  Status s = epochs.Load(list);
+  return s.ok() ? s : Status::Corruption("feed block: " + s.message());
+}
 
 Status ApplyCursorsRecord(Decoder& in, uint32_t count, CursorTable& cursors) {
   for (uint32_t i = 0; i < count; ++i) {
@@ -72,7 +98,8 @@ Status ApplyCursorsRecord(Decoder& in, uint32_t count, CursorTable& cursors) {
 
 }  // namespace
 
-Status ApplyFeedBlock(std::string_view block, Graph& g, Feed& feed, CursorTable& cursors) {
+Status ApplyFeedBlock(std::string_view block, Graph& g, Feed& feed, CursorTable& cursors,
+                      EpochHistory& epochs) {
   Decoder in(block);
   auto bad = [](const std::string& what) { return Status::Corruption("feed block: " + what); };
   while (in.remaining() > 0) {
@@ -82,6 +109,10 @@ Status ApplyFeedBlock(std::string_view block, Graph& g, Feed& feed, CursorTable&
     if (!in.U8(&tag) || !in.U64(&owner) || !in.U32(&count)) return bad("record header cut short");
     if (tag == kCursors) {
       RELGRAPH_RETURN_IF_ERROR(ApplyCursorsRecord(in, count, cursors));
+      continue;
+    }
+    if (tag == kEpochs) {
+      RELGRAPH_RETURN_IF_ERROR(ApplyEpochsRecord(in, count, epochs));
       continue;
     }
     const size_t item = tag == kPosts ? 17 : 8;

@@ -4,6 +4,7 @@
 //   tag 2 mutes  item := user:u64                       (users the owner mutes)
 //   tag 3 hides  item := user:u64                       (users the owner hides its posts from)
 //   tag 4 cursors (owner 0) item := acked_lsn:u64 acked_ms:i64 name_len:u8 name:u8[name_len]
+//   tag 5 epochs (owner 0)  item := number:u64 id:u64 first_lsn:u64 started_ms:i64
 // Thread-safety: pure functions over the arguments.
 #pragma once
 
@@ -11,6 +12,7 @@
 #include <string_view>
 
 #include "engine/durable/cursor_table.h"
+#include "engine/durable/epoch_history.h"
 #include "engine/feed/feed.h"
 #include "storage/snapshot/snapshot_file.h"
 
@@ -22,8 +24,12 @@ Status AddFeedUsersToSnapshot(const std::vector<Feed::UserState>& users, Snapsho
 // Appends the named cursors (one record) to the snapshot, when there are any.
 Status AddCursorsToSnapshot(const CursorTable& cursors, SnapshotWriter* writer);
 
-// Applies the records of one feed block to `feed` and `cursors` (ensure forms). kCorruption
-// for a record that breaks the layout or holds values no writer could have written.
-Status ApplyFeedBlock(std::string_view block, Graph& g, Feed& feed, CursorTable& cursors);
+// Appends the replication history (one record) when it holds more than epoch 1.
+Status AddEpochsToSnapshot(const EpochHistory& epochs, SnapshotWriter* writer);
+
+// Applies the records of one feed block to `feed`, `cursors` and `epochs` (ensure forms).
+// kCorruption for a record that breaks the layout or holds values no writer could have written.
+Status ApplyFeedBlock(std::string_view block, Graph& g, Feed& feed, CursorTable& cursors,
+                      EpochHistory& epochs);
 
 }  // namespace relgraph

@@ -106,7 +106,7 @@ Result<RecoveredState> LoadSnapshotState(Env* env, const std::string& path,
   };
   visitor.feed_block = [&](std::string_view block) -> Status {
     RELGRAPH_RETURN_IF_ERROR(finish_graph());
-    return ApplyFeedBlock(block, *state.graph, *state.feed, state.cursors);
+    return ApplyFeedBlock(block, *state.graph, *state.feed, state.cursors, state.epochs);
   };
   auto read = ReadSnapshot(env, path, visitor);
   if (!read.ok()) return read.status();
@@ -196,6 +196,11 @@ Result<RecoveredState> RecoverState(Env* env, const std::string& dir, const Grap
     }
     if (op->is_feed_op()) feed_batch.emplace_back(*op, r.lsn);
     if (op->is_cursor_op()) state.cursors.Apply(op->name, op->a, op->ts);  // independent state
+    if (op->is_epoch_op()) {
+      Status s = state.epochs.Apply(op->a, op->b, r.lsn, op->ts);
+      if (!s.ok())
+        return Status(s.code(), "replaying LSN " + std::to_string(r.lsn) + ": " + s.message());
+    }
     return batch.size() + feed_batch.size() >= kBatch ? apply() : Status::OK();
   });
   if (!wal.ok()) return wal.status();

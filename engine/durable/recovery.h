@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/durable/cursor_table.h"
+#include "engine/durable/epoch_history.h"
 #include "engine/feed/feed.h"
 #include "engine/graph/graph.h"
 #include "storage/env/env.h"
@@ -31,12 +32,13 @@ struct RecoveryInfo {
   double seconds = 0;
 };
 
-// The durable state: the follow graph, the feed over it, and the change stream's named
-// cursors.
+// The durable state: the follow graph, the feed over it, the change stream's named cursors
+// and the replication history.
 struct RecoveredState {
   std::unique_ptr<Graph> graph;
   std::unique_ptr<Feed> feed;
   CursorTable cursors;
+  EpochHistory epochs;
 };
 
 // Loads one snapshot file into a new graph and feed with every check (checksums, counts, list

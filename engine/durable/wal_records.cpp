@@ -30,6 +30,8 @@ PayloadSizes SizesOf(WalRecordType t) {
       return {16, 24};
     case WalRecordType::kCursor:
       return {0, 0};  // variable: checked apart
+    case WalRecordType::kEpoch:
+      return {24, 24};  // new in version 2
   }
   return {0, 0};
 }
@@ -85,6 +87,10 @@ WalPayload EncodeCursorRecord(std::string_view name, uint64_t lsn, TimestampMs t
   return p;
 }
 
+WalPayload EncodeEpochRecord(uint64_t epoch, uint64_t id, TimestampMs ts) {
+  return EncodePairRecord(epoch, id, ts);  // the same three fields
+}
+
 Graph::ReplayOp WalOp::graph_op() const {
   switch (type) {
     case WalRecordType::kFollow:
@@ -97,7 +103,7 @@ Graph::ReplayOp WalOp::graph_op() const {
 }
 
 Result<WalOp> DecodeWalRecord(uint8_t type, std::string_view payload) {
-  if (type < 1 || type > 10)
+  if (type < 1 || type > kMaxWalRecordType)
     return Status::Corruption("unknown WAL record type " + std::to_string(type));
   WalOp op{static_cast<WalRecordType>(type)};
   if (op.type == WalRecordType::kCursor) {
@@ -165,6 +171,8 @@ std::string DescribeWalRecord(uint8_t type, std::string_view payload) {
       return "hide " + a + " hides from " + b + at;
     case WalRecordType::kUnhide:
       return "unhide " + a + " unhides from " + b + at;
+    case WalRecordType::kEpoch:
+      return "epoch " + a + " (id " + b + ") begins" + at;
     case WalRecordType::kCursor:
       return d->a == 0 ? "cursor " + std::string(d->name) + " removed" + at
                        : "cursor " + std::string(d->name) + " acked " + a + at;

@@ -8,6 +8,7 @@
 //   6 mute         user:u64 other:u64 ts_ms:i64       7 unmute  (the same)
 //   8 hide         author:u64 from:u64 ts_ms:i64      9 unhide  (the same)
 //  10 cursor       lsn:u64 ts_ms:i64 name:u8[1..64]    (an ACK; lsn 0 removes the cursor)
+//  11 epoch        epoch:u64 id:u64 ts_ms:i64          (a promotion: the epoch starts here)
 // Version 1 wrote the same fields without the trailing ts_ms and flags (publish unchanged);
 // every type's two lengths differ, so the decoder tells them apart by length, and a
 // version-1 record decodes with ts 0 (unknown) and no flags. Replay uses none of the added
@@ -36,7 +37,9 @@ enum class WalRecordType : uint8_t {
   kHide = 8,
   kUnhide = 9,
   kCursor = 10,  // not a change of the graph or feed: never a change-stream event
+  kEpoch = 11,   // replication history (engine/durable/epoch_history.h): never an event
 };
+inline constexpr uint8_t kMaxWalRecordType = 11;
 
 // An encoded payload, held inline: logging a follow or a publish allocates nothing.
 struct WalPayload {
@@ -55,6 +58,7 @@ WalPayload EncodePublishRecord(UserId author, PostId post, TimestampMs ts, uint8
 WalPayload EncodePairRecord(uint64_t a, uint64_t b, TimestampMs ts);
 // REQUIRES: CursorTable::ValidateName(name) is OK.
 WalPayload EncodeCursorRecord(std::string_view name, uint64_t lsn, TimestampMs ts);
+WalPayload EncodeEpochRecord(uint64_t epoch, uint64_t id, TimestampMs ts);
 
 // A decoded record: the fields its type uses (docs/wal-format.md), the rest zero.
 struct WalOp {
@@ -65,11 +69,13 @@ struct WalOp {
   uint8_t kind = 0;
   PostId evicted = 0;
   std::string_view name;  // cursor: the name (a = its LSN); points into the decoded payload
+  // epoch: a = the epoch's number, b = its id
   bool is_graph_op() const { return static_cast<uint8_t>(type) <= 3; }
   bool is_feed_op() const {  // remove_user: both
     return static_cast<uint8_t>(type) >= 3 && static_cast<uint8_t>(type) <= 9;
   }
   bool is_cursor_op() const { return type == WalRecordType::kCursor; }
+  bool is_epoch_op() const { return type == WalRecordType::kEpoch; }
   Graph::ReplayOp graph_op() const;  // REQUIRES: is_graph_op()
 };
 

@@ -231,6 +231,10 @@ Status Feed::ApplyPublish(Graph& g, UserId author, PostId post, TimestampMs ts, 
   return posts_.Replay(a, post, ts, static_cast<uint8_t>(kind), evicted, g.user_count());
 }
 
+bool Feed::post_leaving(PostId post) const {
+  return posts_.IsLeaving(post);
+}
+
 Status Feed::ApplyDeletePost(Graph& g, UserId author, PostId post) {
   RELGRAPH_RETURN_IF_ERROR(CheckUser(author, "author"));
   const InternalId a = g.FindUser(author);

@@ -82,6 +82,9 @@ class Feed {
   Status ApplyDeletePost(Graph& g, UserId author, PostId post);  // ensures it is gone
   Status ApplyMute(Graph& g, UserId user, UserId other, bool on);
   Status ApplyHide(Graph& g, UserId author, UserId from, bool on);
+  // True while a deleted or trimmed post's removal from timelines is under way (a publish
+  // of its id is refused until the fan-out finishes it).
+  bool post_leaving(PostId post) const;
   // Recomputes every author's celebrity state from fan counts (after recovery, bulk loads).
   void RecomputeCelebrities(const Graph& g);
   // Around a load of many posts (recovery): the post index grows by doubling in between, and

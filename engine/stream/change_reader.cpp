@@ -30,13 +30,23 @@ Result<std::unique_ptr<ChangeReader>> ChangeReader::Open(Env* env, const std::st
       new ChangeReader(std::move(*tail), kinds, std::move(visible)));
 }
 
-Result<size_t> ChangeReader::Read(size_t max_records,
-                                  const std::function<void(const ChangeEvent&)>& fn) {
+Result<size_t> ChangeReader::ReadRecords(size_t max_records,
+                                         const std::function<Status(const WalRecordView&)>& fn) {
   if (!failed_.ok()) return failed_;
   const uint64_t up_to = visible_(tail_->next_lsn());
   if (up_to < tail_->next_lsn()) return size_t{0};
-  auto n = tail_->Read(up_to, max_records, [&](const WalRecordView& r) -> Status {
-    if (r.type == static_cast<uint8_t>(WalRecordType::kCursor)) return Status::OK();  // no event
+  auto n = tail_->Read(up_to, max_records, fn);
+  if (!n.ok()) failed_ = n.status();
+  return n;
+}
+
+Result<size_t> ChangeReader::Read(size_t max_records,
+                                  const std::function<void(const ChangeEvent&)>& fn) {
+  return ReadRecords(max_records, [&](const WalRecordView& r) -> Status {
+    if (r.type == static_cast<uint8_t>(WalRecordType::kCursor) ||
+        r.type == static_cast<uint8_t>(WalRecordType::kEpoch)) {
+      return Status::OK();  // not a change: no event
+    }
     const bool known = r.type >= 1 && r.type <= kMaxChangeKind;
     if (known && (kinds_ & (ChangeKindMask{1} << r.type)) == 0) return Status::OK();
     auto e = DecodeChangeEvent(r.lsn, r.type, r.payload);
@@ -44,8 +54,6 @@ Result<size_t> ChangeReader::Read(size_t max_records,
     fn(*e);
     return Status::OK();
   });
-  if (!n.ok()) failed_ = n.status();
-  return n;
 }
 
 }  // namespace relgraph

@@ -45,6 +45,12 @@ class ChangeReader {
   // failed.
   Result<size_t> Read(size_t max_records, const std::function<void(const ChangeEvent&)>& fn);
 
+  // The same visible records raw, every type included (cursor and epoch records too): what
+  // a replica copies into its own WAL. A non-OK status from fn stops the read, and a reader
+  // that failed stays failed.
+  Result<size_t> ReadRecords(size_t max_records,
+                             const std::function<Status(const WalRecordView&)>& fn);
+
   // The LSN of the next record this reader will read (events of other kinds included).
   uint64_t next_lsn() const { return tail_->next_lsn(); }
   ChangeKindMask kinds() const { return kinds_; }

@@ -2,8 +2,8 @@
 
 #include <random>
 
-#include "engine/graph/clock.h"
 #include "engine/durable/graph_builder.h"
+#include "engine/graph/clock.h"
 
 namespace relgraph {
 namespace {

@@ -109,7 +109,7 @@ TEST_CASE("wal records: any other length, and unknown types, are corruption nami
       }
     }
   }
-  for (int type : {0, 11, 63, 255}) {
+  for (int type : {0, 12, 63, 255}) {
     auto d = DecodeWalRecord(static_cast<uint8_t>(type), std::string(16, '\0'));
     CHECK(d.status().code() == Code::kCorruption);
     CHECK(d.status().message().find("unknown WAL record type") != std::string::npos);
@@ -134,6 +134,25 @@ TEST_CASE("wal records: a cursor record carries its name, LSN and time; others a
   }
   CHECK(DescribeWalRecord(10, EncodeCursorRecord("indexer", 42, 7).view()) ==
         "cursor indexer acked 42 at 7");
+}
+
+TEST_CASE("wal records: an epoch record carries number, id and time, in 24 bytes exactly") {
+  std::mt19937_64 rng(23);
+  for (int i = 0; i < 1000; ++i) {
+    const uint64_t number = rng(), id = rng();
+    const TimestampMs ts = static_cast<TimestampMs>(rng() >> 1);
+    auto d = DecodeWalRecord(11, EncodeEpochRecord(number, id, ts).view());
+    REQUIRE(d.ok());
+    CHECK(d->is_epoch_op());
+    CHECK(!d->is_feed_op());
+    CHECK(!d->is_graph_op());
+    CHECK(!d->is_cursor_op());
+    CHECK((d->a == number && d->b == id && d->ts == ts));
+  }
+  for (size_t len : {0, 16, 23, 25, 32}) {
+    CHECK(DecodeWalRecord(11, std::string(len, 'x')).status().code() == Code::kCorruption);
+  }
+  CHECK(DescribeWalRecord(11, EncodeEpochRecord(2, 99, 7).view()) == "epoch 2 (id 99) begins at 7");
 }
 
 TEST_CASE("wal records: descriptions name the change, its time and a follow's friendship") {

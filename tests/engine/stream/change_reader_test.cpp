@@ -174,7 +174,8 @@ struct Rebuilt {
         hides[e.a].erase(e.b);
         break;
       case ChangeKind::kCursor:
-        FAIL("a cursor record is never an event");
+      case ChangeKind::kEpoch:
+        FAIL("cursor and epoch records are never events");
         break;
     }
   }

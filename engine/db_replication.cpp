@@ -1,0 +1,192 @@
+// Db's replication members (engine/db.h, "replication"): a replica applying its primary's
+// records, and the epoch history that promotions extend.
+//
+// Why the live paths and not replay's: recovery rebuilds state nobody reads yet, so it may
+// skip the feed's work (fan-out, inbox reconciliation) and redo it once at the end. A replica
+// serves timelines while it applies, so each record goes through the same hooks as the
+// primary's call did, with the outcome the primary decided: graph changes by the idempotent
+// replay forms (no cap, rate limit or clock: the primary checked those), feed changes by the
+// calls that queue fan-out. Where the outcome can be checked (a publish's retention and
+// eviction, a delete finding its post), a mismatch stops replication rather than letting the
+// copies drift.
+#include <random>
+
+#include "engine/db.h"
+#include "engine/durable/wal_records.h"
+
+namespace relgraph {
+
+namespace {
+
+bool HasEdge(const Graph& g, UserId a, UserId b) {
+  const InternalId ia = g.FindUser(a), ib = g.FindUser(b);
+  return ia != kNoInternalId && ib != kNoInternalId && g.FollowsInternal(ia, ib);
+}
+
+Status Mismatch(uint64_t lsn, const std::string& what) {
+  return Status::Corruption("replicated LSN " + std::to_string(lsn) +
+                            " does not fit this replica's state (" + what +
+                            "): the replica must resynchronize from a snapshot");
+}
+
+}  // namespace
+
+Status Db::ApplyReplicated(std::span<const ReplicatedRecord> records, uint64_t* commit_lsn) {
+  if (commit_lsn != nullptr) *commit_lsn = 0;
+  if (!wal_) return Status::InvalidArgument("an in-memory Db cannot be a replica");
+  if (records.empty()) return Status::OK();
+  uint64_t lsn = 0;
+  bool woke_fanout = false;
+  Status failed;
+  {
+    std::unique_lock lock(mu_);
+    std::lock_guard feed_lock(feed_mu_);
+    if (closed_) return Status(Code::kUnavailable, "the database is closed");
+    if (Status h = wal_->health(); !h.ok()) {
+      return Status(Code::kUnavailable, "replication stopped after a WAL failure: " + h.message());
+    }
+    Graph& g = *graph_;
+    for (size_t i = 0; i < records.size() && failed.ok(); ++i) {
+      const ReplicatedRecord& r = records[i];
+      if (r.lsn != wal_->last_lsn() + 1) {
+        failed = Status::InvalidArgument("replicated LSN " + std::to_string(r.lsn) + " where LSN " +
+                                         std::to_string(wal_->last_lsn() + 1) + " was expected");
+        break;
+      }
+      auto op = DecodeWalRecord(r.type, r.payload);
+      if (!op.ok()) {
+        failed = Status::Corruption("replicated LSN " + std::to_string(r.lsn) + ": " +
+                                    op.status().message());
+        break;
+      }
+      Status s;
+      switch (op->type) {
+        case WalRecordType::kFollow:
+          if (HasEdge(g, op->a, op->b)) {
+            s = Mismatch(r.lsn, "follow of an edge it holds");
+            break;
+          }
+          s = g.ApplyFollow(op->a, op->b, op->ts, /*exact=*/true);
+          if (s.ok()) feed_->OnFollow(g, g.FindUser(op->a), g.FindUser(op->b));
+          break;
+        case WalRecordType::kUnfollow:
+          if (!HasEdge(g, op->a, op->b)) {
+            s = Mismatch(r.lsn, "unfollow of an edge it lacks");
+            break;
+          }
+          s = g.ApplyUnfollow(op->a, op->b);
+          if (s.ok()) feed_->OnUnfollow(g, g.FindUser(op->a), g.FindUser(op->b));
+          break;
+        case WalRecordType::kRemoveUser: {
+          const std::vector<InternalId> followees = feed_->BeforeRemoveUser(g, op->a);
+          s = g.ApplyRemoveUser(op->a);
+          feed_->AfterRemoveUser(g, followees);
+          break;
+        }
+        case WalRecordType::kPublish: {
+          // The primary's fan-out may have finished removing an earlier post of this id
+          // (or freed its sequence number) before ours did: finish ours first.
+          while (feed_->post_leaving(op->b) && feed_->fanout_pending()) feed_->RunFanout(g);
+          auto out = feed_->Publish(g, op->a, op->b, op->kind, op->ts);
+          if (!out.ok() && out.status().code() == Code::kLimitExceeded) {
+            while (feed_->fanout_pending()) feed_->RunFanout(g);
+            out = feed_->Publish(g, op->a, op->b, op->kind, op->ts);
+          }
+          if (!out.ok()) {
+            s = Mismatch(r.lsn, "publish: " + out.status().message());
+          } else if (!out->retained || out->evicted != op->evicted) {
+            s = Mismatch(r.lsn, "publish of post " + std::to_string(op->b) + " evicted post " +
+                                    std::to_string(out->evicted) + " here and post " +
+                                    std::to_string(op->evicted) + " on the primary");
+          }
+          woke_fanout = true;
+          break;
+        }
+        case WalRecordType::kDeletePost:
+          s = feed_->DeletePost(g, op->a, op->b);
+          if (!s.ok()) s = Mismatch(r.lsn, "delete_post: " + s.message());
+          woke_fanout = true;
+          break;
+        case WalRecordType::kMute:
+        case WalRecordType::kUnmute:
+          s = feed_->ApplyMute(g, op->a, op->b, op->type == WalRecordType::kMute);
+          break;
+        case WalRecordType::kHide:
+        case WalRecordType::kUnhide:
+          s = feed_->ApplyHide(g, op->a, op->b, op->type == WalRecordType::kHide);
+          break;
+        case WalRecordType::kCursor:
+          cursors_.Apply(op->name, op->a, op->ts);
+          break;
+        case WalRecordType::kEpoch:
+          s = epochs_.Apply(op->a, op->b, r.lsn, op->ts);
+          break;
+      }
+      if (!s.ok()) {
+        failed =
+            s.code() == Code::kCorruption
+                ? s
+                : Status(s.code(), "replicated LSN " + std::to_string(r.lsn) + ": " + s.message());
+        break;
+      }
+      auto l = Log(op->type, r.payload);
+      if (!l.ok()) {
+        failed = l.status();
+        break;
+      }
+      lsn = *l;
+    }
+  }
+  if (woke_fanout && options_.background_fanout) WakeFanout();
+  if (commit_lsn != nullptr && options_.durability == DurabilityMode::kAlways) {
+    *commit_lsn = lsn;
+  } else if (Status c = Commit(lsn); !c.ok() && failed.ok()) {
+    failed = c;
+  }
+  return failed;
+}
+
+Result<Epoch> Db::StartEpoch() {
+  if (!wal_) return Status::InvalidArgument("an in-memory Db has no replication history");
+  std::random_device random;
+  const uint64_t id = ((uint64_t{random()} << 32) ^ random()) | 1;  // nonzero: epoch 1 has 0
+  const TimestampMs now = NowMs();
+  Epoch next;
+  {
+    std::unique_lock lock(mu_);
+    if (closed_) return Status(Code::kUnavailable, "the database is closed");
+    if (Status h = wal_->health(); !h.ok()) {
+      return Status(Code::kUnavailable, "writes refused after a WAL failure: " + h.message());
+    }
+    next = Epoch{epochs_.current().number + 1, id, wal_->last_lsn() + 1, now};
+    auto l = Log(WalRecordType::kEpoch, EncodeEpochRecord(next.number, next.id, now).view());
+    if (!l.ok()) return l.status();
+    RELGRAPH_RETURN_IF_ERROR(epochs_.Apply(next.number, next.id, *l, now));
+  }
+  RELGRAPH_RETURN_IF_ERROR(wal_->Flush(/*sync=*/true));
+  return next;
+}
+
+Epoch Db::epoch() const {
+  std::shared_lock lock(mu_);
+  return epochs_.current();
+}
+
+std::vector<Epoch> Db::epochs() const {
+  std::shared_lock lock(mu_);
+  return epochs_.epochs();
+}
+
+Status Db::CheckFollower(uint64_t number, uint64_t id, uint64_t last_lsn) const {
+  std::shared_lock lock(mu_);
+  RELGRAPH_RETURN_IF_ERROR(epochs_.CheckFollower(number, id, last_lsn));
+  const uint64_t newest = wal_ ? wal_->last_lsn() : 0;
+  if (last_lsn > newest) {
+    return Status(Code::kDiverged, "the replica holds LSNs up to " + std::to_string(last_lsn) +
+                                       ", past this primary's newest (" + std::to_string(newest) +
+                                       "): it has records this primary never had");
+  }
+  return Status::OK();
+}
+
+}  // namespace relgraph
