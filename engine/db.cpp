@@ -419,7 +419,8 @@ Result<T> Db::Mutate(Apply&& apply, Record&& record, uint64_t* commit_lsn) {
     if (!l.ok()) return l.status();
     lsn = *l;
   }
-  if (commit_lsn != nullptr && options_.durability == DurabilityMode::kAlways) {
+  if (commit_lsn != nullptr &&
+      (options_.durability == DurabilityMode::kAlways || options_.report_commit_lsn)) {
     *commit_lsn = lsn;  // the caller waits (WaitDurable) before acknowledging
     return r;
   }

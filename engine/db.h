@@ -70,6 +70,9 @@ struct DbOptions {
   // entries).
   uint32_t snapshot_slice_users = 4096;
   FeedOptions feed;
+  // true: mutations given a commit_lsn set it in every durability mode, not only `always`, so
+  // the caller can wait for something else per LSN (synchronous replicas).
+  bool report_commit_lsn = false;
   // false: fan-out runs only in DrainFanout() (deterministic tests).
   bool background_fanout = true;
   // Once woken by a publish, the fan-out thread waits this long before running, so a burst of
@@ -211,6 +214,13 @@ class Db {
   // last_lsn() + 1 or LSNs are not consecutive. Records before a failing one stay applied.
   // commit_lsn as for mutations.
   Status ApplyReplicated(std::span<const ReplicatedRecord> records, uint64_t* commit_lsn = nullptr);
+  // Replaces the whole state with the snapshot file `path` (outside the data directory; it is
+  // moved in), or with the empty state when `path` is empty, discarding every WAL segment and
+  // snapshot: a replica that fell behind its primary's WAL, or was told to resynchronize after
+  // diverging, starts over from the primary's snapshot. The WAL goes on at the snapshot's
+  // LSN + 1. Open change readers of this Db end (their WAL is gone). Errors: the snapshot's
+  // checks (nothing is changed then), kInvalidArgument in memory.
+  Status ResetToSnapshot(const std::string& path);
   // Starts a new epoch (a promotion): logs an epoch record with the next number and a random
   // id, fsynced before it returns. kInvalidArgument in memory.
   Result<Epoch> StartEpoch();
@@ -270,6 +280,7 @@ class Db {
   std::mutex delays_mu_;
   std::vector<double> fanout_delays_;  // guarded by delays_mu_
   std::unique_ptr<WalWriter> wal_;
+  std::vector<std::unique_ptr<WalWriter>> retired_wals_;  // ResetToSnapshot's; guarded by mu_
   CursorTable cursors_;                           // guarded by mu_
   EpochHistory epochs_;                           // guarded by mu_
   std::atomic<uint64_t> oldest_wal_lsn_{0};       // see OldestWalLsn

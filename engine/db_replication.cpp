@@ -12,7 +12,10 @@
 #include <random>
 
 #include "engine/db.h"
+#include "engine/durable/recovery.h"
 #include "engine/durable/wal_records.h"
+#include "storage/env/file_names.h"
+#include "storage/wal/wal_reader.h"
 
 namespace relgraph {
 
@@ -144,6 +147,61 @@ Status Db::ApplyReplicated(std::span<const ReplicatedRecord> records, uint64_t* 
     failed = c;
   }
   return failed;
+}
+
+Status Db::ResetToSnapshot(const std::string& path) {
+  if (!wal_) return Status::InvalidArgument("an in-memory Db has no snapshot to reset to");
+  RecoveredState state;
+  SnapshotInfo info;
+  if (!path.empty()) {
+    auto loaded = LoadSnapshotState(env_, path, options_.graph, options_.feed, &info);
+    if (!loaded.ok()) return loaded.status();
+    state = std::move(*loaded);
+    state.feed->RecomputeCelebrities(*state.graph);
+  } else {
+    state.graph = std::make_unique<Graph>(options_.graph);
+    state.feed = std::make_unique<Feed>(options_.feed, options_.graph.clock);
+  }
+  std::lock_guard one_at_a_time(snapshot_mu_);
+  std::unique_lock lock(mu_);
+  std::lock_guard feed_lock(feed_mu_);
+  if (closed_) return Status(Code::kUnavailable, "the database is closed");
+  RELGRAPH_RETURN_IF_ERROR(wal_->Close());
+  // Kept, closed: calls that read the WAL's positions without the lock (last_lsn, VisibleLsn)
+  // may still hold it. One per reset, a few hundred bytes each.
+  retired_wals_.push_back(std::move(wal_));
+  // Without a WAL, Db would act as an in-memory one: until the new WAL is open, it is closed.
+  closed_ = true;
+  auto segments = ListWalSegments(env_, dir_);
+  if (!segments.ok()) return segments.status();
+  const uint64_t next_segment = segments->empty() ? 1 : segments->back() + 1;
+  // From here a failure leaves the Db closed (writes fail with kUnavailable) until a restart,
+  // which recovers whatever this left on disk.
+  for (uint64_t no : *segments) {
+    RELGRAPH_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(dir_, WalSegmentName(no))));
+  }
+  auto snapshots = ListNumberedFiles(env_, dir_, FileType::kSnapshot);
+  if (!snapshots.ok()) return snapshots.status();
+  for (uint64_t lsn : *snapshots) {
+    RELGRAPH_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(dir_, SnapshotName(lsn))));
+  }
+  if (!path.empty()) {
+    RELGRAPH_RETURN_IF_ERROR(env_->Rename(path, JoinPath(dir_, SnapshotName(info.lsn))));
+  }
+  RELGRAPH_RETURN_IF_ERROR(env_->SyncDir(dir_));
+  graph_ = std::move(state.graph);
+  feed_ = std::move(state.feed);
+  cursors_ = std::move(state.cursors);
+  epochs_ = std::move(state.epochs);
+  WalWriterOptions wo;
+  wo.mode = options_.durability;
+  wo.segment_bytes = options_.wal_segment_bytes;
+  auto wal = WalWriter::Open(env_, dir_, wo, next_segment, info.lsn + 1);
+  if (!wal.ok()) return wal.status();
+  wal_ = std::move(*wal);
+  closed_ = false;
+  oldest_wal_lsn_.store(info.lsn + 1, std::memory_order_release);
+  return Status::OK();
 }
 
 Result<Epoch> Db::StartEpoch() {

@@ -57,7 +57,7 @@ class Subscription {
   virtual uint8_t push_opcode() const = 0;
   // Appends the next pushed body, at most max_body bytes, to *body when there is one.
   // Returns how much it consumed of its source (log records, file bytes): 0 means nothing
-  // now (look again later) and nothing appended. An error ends it; the server sends it as a
+  // now (look again later), though a body may still have been appended (a heartbeat). An error ends it; the server sends it as a
   // frame of push_opcode() with that status.
   virtual Result<size_t> Next(size_t max_body, std::string* body) = 0;
   // True once everything was pushed (a finished transfer); the connection then drops it.

@@ -191,7 +191,7 @@ Status Client::RoundTrip(std::string_view bytes, size_t replies, std::vector<Raw
   for (size_t i = 0; i < replies;) {
     RawReply& reply = (*out)[i];
     if (Status s = ReadFrame(&reply, deadline); !s.ok()) return Broken(s);
-    if (reply.opcode == static_cast<uint8_t>(Opcode::kEvents) &&
+    if (subscription_id_ && reply.opcode == push_opcode_ &&
         reply.request_id == subscription_id_) {
       pending_events_.push_back(std::move(reply));  // a subscription's, not a reply
       reply = RawReply{};
@@ -217,8 +217,29 @@ Status Client::DeleteCursor(const std::string& name) {
 Result<SubscribeReply> Client::StartSubscription(const SubscribeRequest& request) {
   const uint32_t id = next_request_id_;
   auto reply = Call(request);
-  if (reply.ok()) subscription_id_ = id;
+  if (reply.ok()) {
+    subscription_id_ = id;
+    push_opcode_ = static_cast<uint8_t>(Opcode::kEvents);
+  }
   return reply;
+}
+
+Result<ReplicateReply> Client::StartReplication(const ReplicateRequest& request) {
+  const uint32_t id = next_request_id_;
+  auto reply = Call(request);
+  if (reply.ok()) {
+    subscription_id_ = id;
+    push_opcode_ = static_cast<uint8_t>(Opcode::kRecords);
+  }
+  return reply;
+}
+
+Result<PromoteReply> Client::Promote() {
+  return Call(PromoteRequest{});
+}
+
+Result<ReplicationReply> Client::Replication() {
+  return Call(ReplicationRequest{});
 }
 
 Result<FetchSnapshotReply> Client::FetchSnapshot(const std::string& path) {
@@ -279,27 +300,31 @@ Result<FetchSnapshotReply> Client::FetchSnapshot(const std::string& path) {
   return *reply;
 }
 
-Result<EventsBody> Client::NextEvents(std::chrono::milliseconds timeout) {
+Result<RawReply> Client::NextPush(std::chrono::milliseconds timeout) {
   RawReply frame;
   if (!pending_events_.empty()) {
     frame = std::move(pending_events_.front());
     pending_events_.pop_front();
-  } else {
-    if (fd_ < 0) {
-      return Status(Code::kUnavailable,
-                    "the connection is closed after an earlier error: " + broken_.ToString());
-    }
-    const Status s = ReadFrame(&frame, SteadyClock::now() + timeout);
-    if (s.code() == Code::kTimeout) return s;  // a partial frame stays buffered
-    if (!s.ok()) return Broken(s);
-    if (frame.opcode != static_cast<uint8_t>(Opcode::kEvents) ||
-        frame.request_id != subscription_id_) {
-      return Broken(
-          Status(Code::kProtocolError, "a " + std::string(OpcodeName(frame.opcode)) +
-                                           " reply arrived with no request waiting for it"));
-    }
+    return frame;
   }
-  return frame.As<EventsBody>();
+  if (fd_ < 0) {
+    return Status(Code::kUnavailable,
+                  "the connection is closed after an earlier error: " + broken_.ToString());
+  }
+  const Status s = ReadFrame(&frame, SteadyClock::now() + timeout);
+  if (s.code() == Code::kTimeout) return s;  // a partial frame stays buffered
+  if (!s.ok()) return Broken(s);
+  if (!subscription_id_ || frame.opcode != push_opcode_ || frame.request_id != subscription_id_) {
+    return Broken(Status(Code::kProtocolError, "a " + std::string(OpcodeName(frame.opcode)) +
+                                                   " reply arrived with no request waiting for it"));
+  }
+  return frame;
+}
+
+Result<EventsBody> Client::NextEvents(std::chrono::milliseconds timeout) {
+  auto frame = NextPush(timeout);
+  if (!frame.ok()) return frame.status();
+  return frame->As<EventsBody>();
 }
 
 Result<std::vector<RawReply>> Client::Flush() {

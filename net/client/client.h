@@ -114,6 +114,16 @@ class Client {
   Result<std::vector<CursorEntry>> Cursors();
   Status DeleteCursor(const std::string& name);
 
+  // REPLICATE (docs/replication.md): on success this connection also carries RECORDS
+  // frames, read with NextPush (and ForEachWireRecord); other calls (REPLICA_ACK) keep
+  // working on it, as with a subscription.
+  Result<ReplicateReply> StartReplication(const ReplicateRequest& request);
+  // The next frame of this connection's subscription or replication, raw (its status is the
+  // server's error when the stream ended). kTimeout when none came within `timeout`.
+  Result<RawReply> NextPush(std::chrono::milliseconds timeout);
+  Result<PromoteReply> Promote();
+  Result<ReplicationReply> Replication();
+
   // FETCH_SNAPSHOT: writes the server's newest snapshot to `path` (through path + ".tmp",
   // fsynced, then renamed, so `path` is whole or absent) and returns its LSN and size. Load
   // it by placing it in an empty data directory as snapshot-<lsn, 20 digits>.rgs (or name
@@ -155,8 +165,9 @@ class Client {
   uint32_t next_request_id_ = 1;
   std::string queued_;
   size_t queued_count_ = 0;
-  std::deque<RawReply> pending_events_;      // EVENTS frames read while waiting for replies
+  std::deque<RawReply> pending_events_;  // pushed frames read while waiting for replies
   std::optional<uint32_t> subscription_id_;  // the SUBSCRIBE's request id, once it succeeded
+  uint8_t push_opcode_ = 0;                  // EVENTS or RECORDS, once one succeeded
   std::string in_;                           // received, not yet decoded
   size_t in_begin_ = 0;
   HelloReply hello_;

@@ -56,7 +56,12 @@ inline constexpr uint16_t kDefaultPort = 7707;
   X(kSnapshotData, 0x33, "snapshot_data") /* server -> client only: FETCH_SNAPSHOT's file */ \
   X(kAck, 0x34, "ack")                                                                       \
   X(kCursors, 0x35, "cursors")                                                               \
-  X(kDeleteCursor, 0x36, "delete_cursor")
+  X(kDeleteCursor, 0x36, "delete_cursor")                                                    \
+  X(kReplicate, 0x37, "replicate")                                                           \
+  X(kRecords, 0x38, "records") /* server -> client only: a replication's WAL records */     \
+  X(kReplicaAck, 0x39, "replica_ack")                                                        \
+  X(kPromote, 0x3a, "promote")                                                               \
+  X(kReplication, 0x3b, "replication")
 
 enum class Opcode : uint8_t {
 #define RELGRAPH_OPCODE_ENUMERATOR(id, value, name) id = value,

@@ -4,6 +4,7 @@
 // epoch history detects a node that holds records its primary never had.
 #include <doctest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -295,6 +296,40 @@ TEST_CASE("replication: epochs record promotions and find divergence") {
   REQUIRE(third.ok());
   REQUIRE(CatchUp(**replica, **third).ok());
   CHECK((*third)->epochs() == (*replica)->epochs());
+
+  // The diverged old primary is told to resynchronize: it resets to the new primary's
+  // snapshot (dropping its 50 records) and follows it from there.
+  auto snap = (*replica)->Snapshot();
+  REQUIRE(snap.ok());
+  TestDir transfer;
+  const std::string copy = JoinPath(transfer.path(), "fetched.rgs");
+  std::filesystem::copy_file(JoinPath(rdir.path(), SnapshotName(snap->lsn)), copy);
+  for (int i = 0; i < 30; ++i) w.Step(**replica);
+  Status reset = (*primary)->ResetToSnapshot(copy);
+  INFO(reset.ToString());
+  REQUIRE(reset.ok());
+  CHECK((*primary)->last_lsn() == snap->lsn);
+  CHECK((*primary)->OldestWalLsn() == snap->lsn + 1);
+  const Epoch e = (*primary)->epoch();
+  CHECK((*replica)->CheckFollower(e.number, e.id, (*primary)->last_lsn()).ok());
+  REQUIRE(CatchUp(**replica, **primary).ok());
+  CheckSame(**replica, **primary);
+  // It restarts into the same state, and a bad file changes nothing.
+  primary->reset();
+  primary = Db::Open(pdir.path(), Options(&clock));
+  REQUIRE(primary.ok());
+  CheckSame(**replica, **primary);
+  {
+    std::FILE* f = std::fopen(copy.c_str(), "w");
+    std::fputs("not a snapshot", f);
+    std::fclose(f);
+  }
+  CHECK(!(*primary)->ResetToSnapshot(copy).ok());
+  CheckSame(**replica, **primary);
+  // The empty state, too (a primary that has no snapshot yet).
+  REQUIRE((*primary)->ResetToSnapshot("").ok());
+  CHECK((*primary)->last_lsn() == 0);
+  CHECK((*primary)->Read([](const Graph& g) { return g.edge_count(); }) == 0);
 }
 
 }  // namespace

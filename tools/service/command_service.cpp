@@ -9,6 +9,7 @@
 #include "engine/mem/resident.h"
 #include "net/protocol/protocol.h"
 #include "tools/service/event_subscription.h"
+#include "tools/service/record_subscription.h"
 #include "tools/service/snapshot_transfer.h"
 
 namespace relgraph {
@@ -146,6 +147,10 @@ constexpr Row kCommands[] = {
     MakeRow<net::AckRequest, &CommandService::Ack>(net::kCommandWrites),
     MakeRow<net::CursorsRequest, &CommandService::Cursors>(net::kCommandReads),
     MakeRow<net::DeleteCursorRequest, &CommandService::DeleteCursor>(net::kCommandWrites),
+    MakeRow<net::ReplicateRequest, &CommandService::Replicate>(net::kCommandSubscribes),
+    MakeRow<net::ReplicaAckRequest, &CommandService::ReplicaAck>(net::kCommandReads),
+    MakeRow<net::PromoteRequest, &CommandService::Promote>(net::kCommandBackground),
+    MakeRow<net::ReplicationRequest, &CommandService::ReplicationStatus>(net::kCommandReads),
 };
 
 const Row* RowFor(uint8_t opcode) {
@@ -159,7 +164,13 @@ const Row* RowFor(uint8_t opcode) {
 
 }  // namespace
 
-CommandService::CommandService(Db* db) : db_(db) {}
+CommandService::CommandService(Db* db, Replication* replication)
+    : db_(db), replication_(replication != nullptr ? replication : &own_replication_) {}
+
+Status CommandService::WaitDurable(uint64_t ticket) {
+  RELGRAPH_RETURN_IF_ERROR(db_->WaitDurable(ticket));
+  return replication_->WaitReplicated(ticket);
+}
 
 const net::CommandSpec* CommandService::Find(uint8_t opcode) const {
   const Row* row = RowFor(opcode);
@@ -169,6 +180,12 @@ const net::CommandSpec* CommandService::Find(uint8_t opcode) const {
 net::ExecuteResult CommandService::Execute(const net::CommandSpec& spec, std::string_view body,
                                            std::string* reply, const net::ServerStats& stats) {
   ops_.fetch_add(1, std::memory_order_relaxed);
+  if ((spec.flags & net::kCommandWrites) != 0 && replication_->is_replica()) {
+    return {Status(Code::kReadOnly, "this node is a read-only replica of " +
+                                        replication_->primary() + "; send " +
+                                        std::string(spec.name) + " there"),
+            0};
+  }
   return RowFor(spec.opcode)->run(*this, body, reply, stats);
 }
 
@@ -228,6 +245,16 @@ Result<net::InfoReply> CommandService::Info(const net::InfoRequest&, Context& c)
   add("celebrities", feed.celebrities);
   add("fanout_queue", feed.fanout_queue);
   add("fanout_inserts", feed.fanout_inserts);
+  const Epoch epoch = db_->epoch();
+  add("role", replication_->is_replica() ? 1 : 0);
+  add("epoch", epoch.number);
+  add("replicas", replication_->Replicas().size());
+  add("sync_replicas", replication_->sync_replicas());
+  const Replication::Link link = replication_->link();
+  const uint64_t last = db_->last_lsn();
+  add("replica_lag_records",
+      replication_->is_replica() && link.primary_lsn > last ? link.primary_lsn - last : 0);
+  add("replica_lag_ms", replication_->is_replica() ? link.lag_ms : 0);
   return r;
 }
 
@@ -425,6 +452,61 @@ Result<net::CursorsReply> CommandService::Cursors(const net::CursorsRequest&, Co
 Result<net::Empty> CommandService::DeleteCursor(const net::DeleteCursorRequest& q, Context& c) {
   RELGRAPH_RETURN_IF_ERROR(db_->RemoveCursor(q.name, &c.ticket));
   return net::Empty{};
+}
+
+// ---- replication ------------------------------------------------------------------------------
+
+Result<net::ReplicateReply> CommandService::Replicate(const net::ReplicateRequest& q, Context& c) {
+  if (q.from_lsn == 0) return Status::InvalidArgument("replicate from LSN 0: LSNs start at 1");
+  if (q.name.empty()) return Status::InvalidArgument("replicate: the replica must name itself");
+  RELGRAPH_RETURN_IF_ERROR(db_->CheckFollower(q.epoch, q.epoch_id, q.from_lsn - 1));
+  auto reader = db_->OpenChanges(q.from_lsn);
+  if (!reader.ok()) return reader.status();
+  const Epoch epoch = db_->epoch();
+  net::ReplicateReply reply{epoch.number, epoch.id, db_->last_lsn()};
+  c.subscription =
+      std::make_unique<RecordSubscription>(db_, std::move(*reader), replication_, q.name);
+  return reply;
+}
+
+Result<net::Empty> CommandService::ReplicaAck(const net::ReplicaAckRequest& q, Context&) {
+  replication_->Ack(q.name, q.applied_lsn, q.durable_lsn);
+  return net::Empty{};
+}
+
+Result<net::PromoteReply> CommandService::Promote(const net::PromoteRequest&, Context&) {
+  if (!replication_->is_replica()) {
+    return Status::InvalidArgument("this node is already a primary (epoch " +
+                                   std::to_string(db_->epoch().number) + ")");
+  }
+  replication_->StopFollowingAndBecomePrimary();
+  auto epoch = db_->StartEpoch();
+  if (!epoch.ok()) return epoch.status();
+  return net::PromoteReply{epoch->number, epoch->id, epoch->first_lsn};
+}
+
+Result<net::ReplicationReply> CommandService::ReplicationStatus(const net::ReplicationRequest&,
+                                                                Context&) {
+  net::ReplicationReply r;
+  const Epoch epoch = db_->epoch();
+  r.epoch = epoch.number;
+  r.epoch_id = epoch.id;
+  r.applied_lsn = db_->last_lsn();
+  r.sync_replicas = replication_->sync_replicas();
+  r.replicas = replication_->Replicas();
+  if (replication_->is_replica()) {
+    const Replication::Link link = replication_->link();
+    r.role = net::ReplicationRole::kReplica;
+    r.primary = replication_->primary();
+    r.state = link.state;
+    r.message = link.message;
+    r.primary_lsn = link.primary_lsn;
+    r.lag_ms = link.lag_ms;
+  } else {
+    r.state = "primary";
+    r.primary_lsn = r.applied_lsn;
+  }
+  return r;
 }
 
 }  // namespace relgraph

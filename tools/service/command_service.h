@@ -17,17 +17,21 @@
 #include "engine/db.h"
 #include "net/protocol/messages.h"
 #include "net/service.h"
+#include "tools/service/replication.h"
 
 namespace relgraph {
 
 class CommandService final : public net::Service {
  public:
-  explicit CommandService(Db* db);  // not owned; must outlive the service
+  // Neither is owned; both must outlive the service. Without `replication` the node is a
+  // primary with no synchronous replicas.
+  explicit CommandService(Db* db, Replication* replication = nullptr);
 
   const net::CommandSpec* Find(uint8_t opcode) const override;
   net::ExecuteResult Execute(const net::CommandSpec& spec, std::string_view body,
                              std::string* reply, const net::ServerStats& stats) override;
-  Status WaitDurable(uint64_t ticket) override { return db_->WaitDurable(ticket); }
+  // Durable in the local WAL, then (with --sync-replicas) on enough replicas.
+  Status WaitDurable(uint64_t ticket) override;
   Status OnShutdown() override { return db_->Close(); }
 
   // Per-command context the handlers fill or read.
@@ -65,11 +69,17 @@ class CommandService final : public net::Service {
   Result<net::Empty> Ack(const net::AckRequest&, Context&);
   Result<net::CursorsReply> Cursors(const net::CursorsRequest&, Context&);
   Result<net::Empty> DeleteCursor(const net::DeleteCursorRequest&, Context&);
+  Result<net::ReplicateReply> Replicate(const net::ReplicateRequest&, Context&);
+  Result<net::Empty> ReplicaAck(const net::ReplicaAckRequest&, Context&);
+  Result<net::PromoteReply> Promote(const net::PromoteRequest&, Context&);
+  Result<net::ReplicationReply> ReplicationStatus(const net::ReplicationRequest&, Context&);
 
  private:
   uint64_t OpsPerSecond();
 
   Db* const db_;
+  Replication own_replication_;  // used when none is given
+  Replication* const replication_;
   std::atomic<uint64_t> ops_{0};
   std::mutex rate_mu_;
   std::chrono::steady_clock::time_point window_start_ = std::chrono::steady_clock::now();

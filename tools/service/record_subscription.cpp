@@ -1,0 +1,71 @@
+#include "tools/service/record_subscription.h"
+
+#include <algorithm>
+
+#include "engine/durable/wal_records.h"
+#include "storage/coding.h"
+
+namespace relgraph {
+namespace {
+
+constexpr auto kHeartbeat = std::chrono::milliseconds(500);
+constexpr size_t kHeaderBytes = 26;  // first_lsn newest_lsn sent_us count
+
+int64_t NowUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+RecordSubscription::RecordSubscription(Db* db, std::unique_ptr<ChangeReader> reader,
+                                       Replication* replication, const std::string& name)
+    : db_(db),
+      reader_(std::move(reader)),
+      replication_(replication),
+      handle_(replication->Attach(name)),
+      last_push_(std::chrono::steady_clock::now()) {}
+
+RecordSubscription::~RecordSubscription() {
+  replication_->Detach(handle_);
+}
+
+Result<size_t> RecordSubscription::Next(size_t max_body, std::string* body) {
+  // first_lsn:u64 newest_lsn:u64 sent_us:i64 records:list<type:u8 payload:string>, encoded in
+  // place: the count is known at the end.
+  const size_t start = body->size();
+  const uint64_t first = reader_->next_lsn();
+  body->append(kHeaderBytes, '\0');
+  size_t count = 0;
+  // Every record takes at most 3 + 80 bytes (the largest payload, a cursor record's).
+  const size_t max_records =
+      std::min<size_t>(net::kMaxWireList, (max_body - kHeaderBytes) / (3 + sizeof(WalPayload::bytes)));
+  auto records = reader_->ReadRecords(max_records, [&](const WalRecordView& r) -> Status {
+    body->push_back(static_cast<char>(r.type));
+    body->push_back(static_cast<char>(r.payload.size() & 0xff));
+    body->push_back(static_cast<char>(r.payload.size() >> 8));
+    body->append(r.payload);
+    ++count;
+    return Status::OK();
+  });
+  if (!records.ok()) {
+    body->resize(start);
+    return records.status();
+  }
+  const auto now = std::chrono::steady_clock::now();
+  if (count == 0 && now - last_push_ < kHeartbeat) {
+    body->resize(start);
+    return size_t{0};
+  }
+  last_push_ = now;
+  char* p = body->data() + start;
+  EncodeFixed64(p, first);
+  EncodeFixed64(p + 8, db_->last_lsn());
+  EncodeFixed64(p + 16, static_cast<uint64_t>(NowUs()));
+  p[24] = static_cast<char>(count & 0xff);
+  p[25] = static_cast<char>(count >> 8);
+  return count;  // 0 with a heartbeat appended: nothing consumed, look again later
+}
+
+}  // namespace relgraph
