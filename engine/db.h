@@ -281,10 +281,10 @@ class Db {
   std::vector<double> fanout_delays_;  // guarded by delays_mu_
   std::unique_ptr<WalWriter> wal_;
   std::vector<std::unique_ptr<WalWriter>> retired_wals_;  // ResetToSnapshot's; guarded by mu_
-  CursorTable cursors_;                           // guarded by mu_
-  EpochHistory epochs_;                           // guarded by mu_
-  std::atomic<uint64_t> oldest_wal_lsn_{0};       // see OldestWalLsn
-  std::atomic<int64_t> last_stream_flush_ns_{0};  // VisibleLsn's flush rate limit
+  CursorTable cursors_;                                   // guarded by mu_
+  EpochHistory epochs_;                                   // guarded by mu_
+  std::atomic<uint64_t> oldest_wal_lsn_{0};               // see OldestWalLsn
+  std::atomic<int64_t> last_stream_flush_ns_{0};          // VisibleLsn's flush rate limit
   RecoveryInfo recovery_;
 };
 

@@ -57,8 +57,8 @@ class Subscription {
   virtual uint8_t push_opcode() const = 0;
   // Appends the next pushed body, at most max_body bytes, to *body when there is one.
   // Returns how much it consumed of its source (log records, file bytes): 0 means nothing
-  // now (look again later), though a body may still have been appended (a heartbeat). An error ends it; the server sends it as a
-  // frame of push_opcode() with that status.
+  // now (look again later), though a body may still have been appended (a heartbeat). An error ends
+  // it; the server sends it as a frame of push_opcode() with that status.
   virtual Result<size_t> Next(size_t max_body, std::string* body) = 0;
   // True once everything was pushed (a finished transfer); the connection then drops it.
   virtual bool done() const { return false; }
@@ -85,6 +85,10 @@ class Service {
   // Blocks until every ticket up to `ticket` is durable; an error means those writes may be
   // lost and must not be acknowledged. Called from the server's durability thread.
   virtual Status WaitDurable(uint64_t ticket) = 0;
+
+  // Called once when the server has stopped serving, before it stops its durability thread:
+  // a WaitDurable that may block for other reasons than the disk (replicas) must return now.
+  virtual void OnStopping() {}
 
   // Called once when the server has stopped serving: flush what must be flushed.
   virtual Status OnShutdown() = 0;

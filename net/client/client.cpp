@@ -191,8 +191,7 @@ Status Client::RoundTrip(std::string_view bytes, size_t replies, std::vector<Raw
   for (size_t i = 0; i < replies;) {
     RawReply& reply = (*out)[i];
     if (Status s = ReadFrame(&reply, deadline); !s.ok()) return Broken(s);
-    if (subscription_id_ && reply.opcode == push_opcode_ &&
-        reply.request_id == subscription_id_) {
+    if (subscription_id_ && reply.opcode == push_opcode_ && reply.request_id == subscription_id_) {
       pending_events_.push_back(std::move(reply));  // a subscription's, not a reply
       reply = RawReply{};
       continue;
@@ -315,8 +314,9 @@ Result<RawReply> Client::NextPush(std::chrono::milliseconds timeout) {
   if (s.code() == Code::kTimeout) return s;  // a partial frame stays buffered
   if (!s.ok()) return Broken(s);
   if (!subscription_id_ || frame.opcode != push_opcode_ || frame.request_id != subscription_id_) {
-    return Broken(Status(Code::kProtocolError, "a " + std::string(OpcodeName(frame.opcode)) +
-                                                   " reply arrived with no request waiting for it"));
+    return Broken(
+        Status(Code::kProtocolError, "a " + std::string(OpcodeName(frame.opcode)) +
+                                         " reply arrived with no request waiting for it"));
   }
   return frame;
 }

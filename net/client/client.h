@@ -165,7 +165,7 @@ class Client {
   uint32_t next_request_id_ = 1;
   std::string queued_;
   size_t queued_count_ = 0;
-  std::deque<RawReply> pending_events_;  // pushed frames read while waiting for replies
+  std::deque<RawReply> pending_events_;      // pushed frames read while waiting for replies
   std::optional<uint32_t> subscription_id_;  // the SUBSCRIBE's request id, once it succeeded
   uint8_t push_opcode_ = 0;                  // EVENTS or RECORDS, once one succeeded
   std::string in_;                           // received, not yet decoded

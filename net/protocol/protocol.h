@@ -24,7 +24,7 @@ inline constexpr uint16_t kDefaultPort = 7707;
 // Every opcode, written once: its enumerator, its value and its name (the name OpcodeName,
 // the command table and error messages use). Adding a command starts with one line here (see
 // the README, "Anatomy of a command").
-#define RELGRAPH_OPCODES(X)                                                                   \
+#define RELGRAPH_OPCODES(X)                                                                  \
   X(kNotice, 0x00, "notice") /* server -> client only, request_id 0: why it is closing */    \
   X(kHello, 0x01, "hello")                                                                   \
   X(kPing, 0x02, "ping")                                                                     \
@@ -51,14 +51,14 @@ inline constexpr uint16_t kDefaultPort = 7707;
   X(kMutes, 0x28, "mutes")                                                                   \
   X(kHides, 0x29, "hides")                                                                   \
   X(kSubscribe, 0x30, "subscribe")                                                           \
-  X(kEvents, 0x31, "events") /* server -> client only: a subscription's events */           \
+  X(kEvents, 0x31, "events") /* server -> client only: a subscription's events */            \
   X(kFetchSnapshot, 0x32, "fetch_snapshot")                                                  \
   X(kSnapshotData, 0x33, "snapshot_data") /* server -> client only: FETCH_SNAPSHOT's file */ \
   X(kAck, 0x34, "ack")                                                                       \
   X(kCursors, 0x35, "cursors")                                                               \
   X(kDeleteCursor, 0x36, "delete_cursor")                                                    \
   X(kReplicate, 0x37, "replicate")                                                           \
-  X(kRecords, 0x38, "records") /* server -> client only: a replication's WAL records */     \
+  X(kRecords, 0x38, "records") /* server -> client only: a replication's WAL records */      \
   X(kReplicaAck, 0x39, "replica_ack")                                                        \
   X(kPromote, 0x3a, "promote")                                                               \
   X(kReplication, 0x3b, "replication")

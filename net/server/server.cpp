@@ -2,8 +2,8 @@
 
 #include <csignal>
 
-#include "net/server/io_worker.h"
 #include "net/protocol/protocol.h"
+#include "net/server/io_worker.h"
 
 namespace relgraph::net {
 
@@ -99,6 +99,7 @@ Status Server::Wait() {
   if (!started_ || waited_) return wait_status_;
   for (auto& w : workers_) w->Join();
   core_.background.Stop();
+  core_.service->OnStopping();
   core_.durability.Stop();
   waited_ = true;
   wait_status_ = core_.service->OnShutdown();

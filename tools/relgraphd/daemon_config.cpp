@@ -89,6 +89,25 @@ Status Apply(const std::string& key, const std::string& value, DaemonConfig* c) 
     return ParseNumber<uint32_t>(key, value.substr(comma + 1), 0, 86400 * 3650,
                                  &c->db.stream_retention_age_s);
   }
+  if (key == "replica-of") {
+    std::string host;
+    uint16_t port = 0;
+    RELGRAPH_RETURN_IF_ERROR(net::ParseHostPort(value, &host, &port));
+    c->replica_of = value;
+    return Status::OK();
+  }
+  if (key == "replica-token") {
+    c->replica_token = value;
+    return Status::OK();
+  }
+  if (key == "resync") {  // --resync alone means true
+    if (value != "" && value != "true" && value != "false") {
+      return Status::InvalidArgument("--resync takes true or false, not '" + value + "'");
+    }
+    c->resync = value != "false";
+    return Status::OK();
+  }
+  if (key == "sync-replicas") return ParseNumber<uint32_t>(key, value, 0, 16, &c->sync_replicas);
   if (key == "keep-snapshots") {
     return ParseNumber<uint32_t>(key, value, 1, 1000, &c->db.keep_snapshots);
   }
@@ -233,6 +252,13 @@ usage: relgraphd [--key=value ...]      every key may also be set in a --config 
   --stream-retention=B[,S]    named cursors hold at most B bytes of WAL that
                               snapshots no longer need, and only if acked within
                               the last S seconds         [1073741824,604800]
+  --replica-of=HOST:PORT      run as a read-only replica of that primary: copy
+                              its snapshot if needed, then apply its WAL [none]
+  --replica-token=TOKEN       the primary's --auth-token, for the replica [none]
+  --resync[=true|false]       a replica that diverged (after a failover) drops its
+                              data and copies the primary again      [false]
+  --sync-replicas=N           a write is acknowledged only once N replicas hold it
+                              durably (use --fsync=always on them) [0]
   --max-following=N           most users one user may follow        [1000]
   --rate-limit=C/R|off        follows: bucket of C tokens, R per second [100/1]
   --feed-posts-per-author=K   posts each author keeps               [300]

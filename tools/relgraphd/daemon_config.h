@@ -21,6 +21,11 @@ struct DaemonConfig {
   DbOptions db;
   uint32_t snapshot_interval_s = 3600;  // 0: only on request
   LogLevel log_level = LogLevel::kInfo;
+  // Replication (docs/replication.md).
+  std::string replica_of;     // "host:port": run as a read-only replica of that primary
+  std::string replica_token;  // HELLO token for the primary
+  bool resync = false;        // a replica: copy the primary's snapshot first, discarding local data
+  uint32_t sync_replicas = 0;  // a primary: replies wait until this many replicas hold the write
   bool help = false;
 };
 

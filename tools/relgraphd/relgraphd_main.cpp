@@ -14,6 +14,7 @@
 #include "engine/db.h"
 #include "net/server/server.h"
 #include "tools/relgraphd/daemon_config.h"
+#include "tools/replica/replica_follower.h"
 #include "tools/service/command_service.h"
 
 namespace relgraph {
@@ -101,6 +102,16 @@ int Main(int argc, char** argv) {
   g_level = config->log_level;
   RaiseOpenFileLimit(config->server.max_connections);
 
+  if (!config->replica_of.empty() && config->sync_replicas > 0) {
+    std::fprintf(stderr, "relgraphd: --sync-replicas is for a primary, not a --replica-of\n");
+    return 2;
+  }
+  if (config->resync && config->replica_of.empty()) {
+    std::fprintf(stderr, "relgraphd: --resync needs --replica-of\n");
+    return 2;
+  }
+  // Synchronous replicas wait per write, so every write needs its LSN as a ticket.
+  config->db.report_commit_lsn = config->sync_replicas > 0;
   Log(LogLevel::kInfo, "opening %s (fsync %s)", config->data_dir.c_str(),
       DurabilityModeName(config->db.durability));
   auto db = Db::Open(config->data_dir, config->db);
@@ -116,7 +127,9 @@ int Main(int argc, char** argv) {
       static_cast<unsigned long long>(r.snapshot_edges),
       static_cast<unsigned long long>(r.replayed_records), r.seconds);
 
-  CommandService service(db->get());
+  Replication replication(config->sync_replicas);
+  if (!config->replica_of.empty()) replication.SetReplicaOf(config->replica_of);
+  CommandService service(db->get(), &replication);
   net::Server server(config->server, &service);
   if (Status s = server.Start(); !s.ok()) {
     Log(LogLevel::kError, "%s", s.ToString().c_str());
@@ -125,11 +138,28 @@ int Main(int argc, char** argv) {
   Log(LogLevel::kInfo, "listening on %s:%u%s", config->server.host.c_str(),
       static_cast<unsigned>(server.port()),
       config->server.auth_token.empty() ? "" : " (token required)");
+  std::unique_ptr<ReplicaFollower> follower;
+  if (!config->replica_of.empty()) {
+    FollowerOptions fo;
+    net::ParseHostPort(config->replica_of, &fo.primary.host, &fo.primary.port).IgnoreError();
+    fo.primary.token = config->replica_token;
+    fo.name = config->server.host + ":" + std::to_string(server.port());
+    fo.resync = config->resync;
+    follower = std::make_unique<ReplicaFollower>(db->get(), &replication, fo);
+    replication.SetFollowerStopper([f = follower.get()] { f->Stop(); });
+    follower->Start();
+    Log(LogLevel::kInfo, "replica of %s (epoch %llu, lsn %llu)%s", config->replica_of.c_str(),
+        static_cast<unsigned long long>((*db)->epoch().number),
+        static_cast<unsigned long long>((*db)->last_lsn()),
+        config->resync ? ": resynchronizing from its snapshot" : "");
+  }
   Status closed;
   {
     SnapshotScheduler snapshots(db->get(), config->snapshot_interval_s);
     closed = server.Wait();  // returns after SIGINT/SIGTERM and a drained shutdown
   }
+  if (follower) follower->Stop();
+  replication.Stop();
   if (!closed.ok()) {
     Log(LogLevel::kError, "closing the WAL failed: %s", closed.ToString().c_str());
     return 1;

@@ -181,10 +181,10 @@ net::ExecuteResult CommandService::Execute(const net::CommandSpec& spec, std::st
                                            std::string* reply, const net::ServerStats& stats) {
   ops_.fetch_add(1, std::memory_order_relaxed);
   if ((spec.flags & net::kCommandWrites) != 0 && replication_->is_replica()) {
-    return {Status(Code::kReadOnly, "this node is a read-only replica of " +
-                                        replication_->primary() + "; send " +
-                                        std::string(spec.name) + " there"),
-            0};
+    return {
+        Status(Code::kReadOnly, "this node is a read-only replica of " + replication_->primary() +
+                                    "; send " + std::string(spec.name) + " there"),
+        0};
   }
   return RowFor(spec.opcode)->run(*this, body, reply, stats);
 }

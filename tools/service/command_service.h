@@ -32,6 +32,7 @@ class CommandService final : public net::Service {
                              std::string* reply, const net::ServerStats& stats) override;
   // Durable in the local WAL, then (with --sync-replicas) on enough replicas.
   Status WaitDurable(uint64_t ticket) override;
+  void OnStopping() override { replication_->Stop(); }
   Status OnShutdown() override { return db_->Close(); }
 
   // Per-command context the handlers fill or read.

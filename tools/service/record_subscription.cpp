@@ -39,8 +39,8 @@ Result<size_t> RecordSubscription::Next(size_t max_body, std::string* body) {
   body->append(kHeaderBytes, '\0');
   size_t count = 0;
   // Every record takes at most 3 + 80 bytes (the largest payload, a cursor record's).
-  const size_t max_records =
-      std::min<size_t>(net::kMaxWireList, (max_body - kHeaderBytes) / (3 + sizeof(WalPayload::bytes)));
+  const size_t max_records = std::min<size_t>(
+      net::kMaxWireList, (max_body - kHeaderBytes) / (3 + sizeof(WalPayload::bytes)));
   auto records = reader_->ReadRecords(max_records, [&](const WalRecordView& r) -> Status {
     body->push_back(static_cast<char>(r.type));
     body->push_back(static_cast<char>(r.payload.size() & 0xff));

@@ -78,12 +78,12 @@ class Replication {
   std::atomic<bool> replica_{false};
   mutable std::mutex mu_;
   std::condition_variable acked_;
-  std::string primary_;                       // guarded by mu_
-  std::function<void()> stop_follower_;       // guarded by mu_
-  Link link_;                                 // guarded by mu_
-  std::map<uint64_t, Attached> attached_;     // guarded by mu_
-  uint64_t next_handle_ = 1;                  // guarded by mu_
-  bool stopped_ = false;                      // guarded by mu_
+  std::string primary_;                    // guarded by mu_
+  std::function<void()> stop_follower_;    // guarded by mu_
+  Link link_;                              // guarded by mu_
+  std::map<uint64_t, Attached> attached_;  // guarded by mu_
+  uint64_t next_handle_ = 1;               // guarded by mu_
+  bool stopped_ = false;                   // guarded by mu_
 };
 
 }  // namespace relgraph

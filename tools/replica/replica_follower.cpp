@@ -1,0 +1,154 @@
+#include "tools/replica/replica_follower.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "storage/env/file_names.h"
+
+namespace relgraph {
+namespace {
+
+constexpr auto kPoll = std::chrono::milliseconds(100);  // how soon Stop is noticed
+
+int64_t NowUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+ReplicaFollower::ReplicaFollower(Db* db, Replication* replication, FollowerOptions options)
+    : db_(db), replication_(replication), options_(std::move(options)), resync_(options_.resync) {}
+
+ReplicaFollower::~ReplicaFollower() {
+  Stop();
+}
+
+void ReplicaFollower::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void ReplicaFollower::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool ReplicaFollower::Sleep(std::chrono::milliseconds d) {
+  std::unique_lock lock(mu_);
+  return !wake_.wait_for(lock, d, [&] { return stop_; });
+}
+
+void ReplicaFollower::Report(const std::string& state, const std::string& message) {
+  Replication::Link link;
+  link.state = state;
+  link.message = message;
+  link.primary_lsn = primary_lsn_;
+  replication_->SetLink(link);
+}
+
+void ReplicaFollower::Loop() {
+  auto backoff = options_.min_backoff;
+  while (Sleep(std::chrono::milliseconds(0))) {
+    const uint64_t before = db_->last_lsn();
+    const Status s = FollowOnce();
+    if (!Sleep(std::chrono::milliseconds(0))) break;
+    if (diverged_ || replication_->link().state == "failed") {
+      // Refuse to follow until an operator decides (restart with --resync, or promote).
+      std::unique_lock lock(mu_);
+      wake_.wait(lock, [&] { return stop_; });
+      break;
+    }
+    if (resync_) continue;  // lsn_expired: start over from the snapshot at once
+    if (db_->last_lsn() != before) backoff = options_.min_backoff;  // it was streaming
+    Report("connecting", s.ToString());
+    if (!Sleep(backoff)) break;
+    backoff = std::min(backoff * 2, options_.max_backoff);
+  }
+}
+
+Status ReplicaFollower::Resync(net::Client& client) {
+  Report("snapshot", "copying the primary's snapshot (this node's data is replaced)");
+  const std::string path = JoinPath(db_->dir(), "resync-snapshot.part");
+  auto fetched = client.FetchSnapshot(path);
+  if (!fetched.ok() && fetched.status().code() != Code::kNotFound) return fetched.status();
+  // No snapshot on the primary: its WAL still starts at LSN 1, so start from nothing.
+  return db_->ResetToSnapshot(fetched.ok() ? path : std::string());
+}
+
+Status ReplicaFollower::FollowOnce() {
+  Report("connecting", "");
+  auto client = net::Client::Connect(options_.primary);
+  if (!client.ok()) return client.status();
+  if (resync_) {
+    RELGRAPH_RETURN_IF_ERROR(Resync(**client));
+    resync_ = false;
+  }
+  const Epoch epoch = db_->epoch();
+  net::ReplicateRequest request{db_->last_lsn() + 1, epoch.number, epoch.id, options_.name};
+  auto started = (*client)->StartReplication(request);
+  if (!started.ok()) {
+    if (started.status().code() == Code::kLsnExpired) resync_ = true;
+    if (started.status().code() == Code::kDiverged) {
+      diverged_ = true;
+      Report("diverged", started.status().message() +
+                             "; restart this replica with --resync to discard those records "
+                             "and copy the primary, or promote it");
+    }
+    return started.status();
+  }
+  primary_lsn_ = std::max(primary_lsn_, started->newest_lsn);
+  Report("streaming", "");
+  std::vector<Db::ReplicatedRecord> batch;
+  auto last_frame = std::chrono::steady_clock::now();
+  while (Sleep(std::chrono::milliseconds(0))) {
+    auto frame = (*client)->NextPush(kPoll);
+    if (!frame.ok() && frame.status().code() == Code::kTimeout) {
+      if (std::chrono::steady_clock::now() - last_frame < options_.silence_timeout) continue;
+      return Status(Code::kTimeout, "no frame from the primary for " +
+                                        std::to_string(options_.silence_timeout.count()) + " ms");
+    }
+    if (!frame.ok()) return frame.status();
+    last_frame = std::chrono::steady_clock::now();
+    if (!frame->status.ok()) {  // the stream ended on the primary's side
+      if (frame->status.code() == Code::kLsnExpired) resync_ = true;
+      return frame->status;
+    }
+    net::RecordsBody header;
+    batch.clear();
+    RELGRAPH_RETURN_IF_ERROR(net::ForEachWireRecord(
+        frame->body, &header, [&](uint64_t lsn, uint8_t type, std::string_view payload) {
+          batch.push_back({lsn, type, payload});
+          return Status::OK();
+        }));
+    if (!batch.empty()) {
+      uint64_t commit = 0;
+      Status s = db_->ApplyReplicated(batch, &commit);
+      if (s.ok() && commit != 0) s = db_->WaitDurable(commit);
+      if (!s.ok()) {
+        Report("failed", s.ToString() + "; restart this replica with --resync");
+        return s;
+      }
+    }
+    primary_lsn_ = std::max(primary_lsn_, header.newest_lsn);
+    const uint64_t applied = db_->last_lsn();
+    Replication::Link link;
+    link.state = "streaming";
+    link.primary_lsn = primary_lsn_;
+    link.lag_ms =
+        applied >= primary_lsn_
+            ? 0
+            : static_cast<uint64_t>(std::max<int64_t>(0, NowUs() - header.sent_us) / 1000);
+    replication_->SetLink(link);
+    auto acked =
+        (*client)->Call(net::ReplicaAckRequest{options_.name, applied, db_->durable_lsn()});
+    if (!acked.ok()) return acked.status();
+  }
+  return Status::OK();
+}
+
+}  // namespace relgraph
