@@ -8,11 +8,11 @@
 #include <map>
 
 #include "engine/db.h"
-#include "engine/import/edge_list.h"
-#include "engine/import/edge_list_import.h"
 #include "engine/durable/graph_snapshot.h"
 #include "engine/durable/recovery.h"
 #include "engine/durable/wal_records.h"
+#include "engine/import/edge_list.h"
+#include "engine/import/edge_list_import.h"
 #include "net/client/client.h"
 #include "storage/env/file_names.h"
 #include "storage/snapshot/snapshot_file.h"
@@ -249,7 +249,8 @@ int Verify(Context& c) {
     c.out << " (a torn tail of " << ri.torn_bytes << " bytes will be cut at the next open)";
   c.out << "\nok: recovered state: " << graph->user_count() << " users, " << graph->edge_count()
         << " edges, " << state->feed->Stats().posts << " posts, graph and feed invariants hold\n"
-        << "digest " << Hex(graph->Digest()) << "\n";
+        << "digest " << Hex(graph->Digest()) << "\n"
+        << "feed digest " << Hex(state->feed->Digest(*graph)) << "\n";
   if (bad > 0) {
     return c.Fail(Status::Corruption(std::to_string(bad) +
                                      " snapshot(s) failed their checks (recovery skips them)"));

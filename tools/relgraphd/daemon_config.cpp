@@ -108,6 +108,9 @@ Status Apply(const std::string& key, const std::string& value, DaemonConfig* c) 
     return Status::OK();
   }
   if (key == "sync-replicas") return ParseNumber<uint32_t>(key, value, 0, 16, &c->sync_replicas);
+  if (key == "wal-segment-bytes") {
+    return ParseNumber<uint64_t>(key, value, 4096, uint64_t{1} << 40, &c->db.wal_segment_bytes);
+  }
   if (key == "keep-snapshots") {
     return ParseNumber<uint32_t>(key, value, 1, 1000, &c->db.keep_snapshots);
   }
@@ -248,6 +251,7 @@ usage: relgraphd [--key=value ...]      every key may also be set in a --config 
                               with a notice                         [300000]
   --shutdown-grace-ms=MS      on SIGINT/SIGTERM, time to finish replies [10000]
   --snapshot-interval-s=S     write a snapshot this often, 0 = never [3600]
+  --wal-segment-bytes=BYTES   start a new WAL segment past this size [67108864]
   --keep-snapshots=N          snapshots kept (WAL kept back to the oldest) [2]
   --stream-retention=B[,S]    named cursors hold at most B bytes of WAL that
                               snapshots no longer need, and only if acked within

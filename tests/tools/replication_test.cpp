@@ -1,0 +1,366 @@
+// Replication with real processes: a primary and two replicas (relgraphd --replica-of) under
+// random graph and feed operations from several clients answer every read alike at
+// quiescence, byte for byte, and their data directories verify with equal digests; replicas
+// survive SIGKILL and a primary restart; a fresh replica copies the primary's snapshot when
+// the WAL no longer reaches back; under --sync-replicas=1 and fsync=always a failover to the
+// replica loses no acknowledged write; the old primary then detects the divergence and
+// follows again only after --resync.
+#include <doctest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "net/client/client.h"
+#include "storage/env/file_names.h"
+#include "tests/storage/test_dir.h"
+#include "tests/tools/relgraphd_process.h"
+#include "tools/admin/admin_commands.h"
+
+namespace relgraph {
+namespace {
+
+using testing::TestDir;
+
+// A port nobody listens on now (the kernel's pick), so a restarted primary keeps its address.
+uint16_t FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+struct Node {
+  TestDir dir;
+  std::string log = dir.path() + "/relgraphd.log";
+  std::string data = dir.path() + "/data";
+  uint16_t port = FreePort();
+  pid_t pid = 0;
+
+  void Start(std::vector<std::string> extra) {
+    std::vector<std::string> args = {"--listen=127.0.0.1:" + std::to_string(port),
+                                     "--data-dir=" + data,
+                                     "--rate-limit=off",
+                                     "--snapshot-interval-s=0",
+                                     "--max-following=60",
+                                     "--feed-celebrity-fans=25",
+                                     "--feed-posts-per-author=8",
+                                     "--wal-segment-bytes=65536",
+                                     "--keep-snapshots=1",
+                                     "--log-level=info"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::remove(log.c_str());  // or WaitForPort could read the last run's "listening on"
+    pid = Spawn(args, log);
+    REQUIRE(WaitForPort(log) == port);
+  }
+  void Signal(int sig) { ::kill(pid, sig); }
+  void Kill() {
+    ::kill(pid, SIGKILL);
+    WaitExit(pid);
+    pid = 0;
+  }
+  void Stop() {
+    ::kill(pid, SIGTERM);
+    CHECK(WaitExit(pid) == 0);
+    pid = 0;
+  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port); }
+  std::unique_ptr<net::Client> Connect() const {
+    net::ClientOptions o;
+    o.port = port;
+    o.io_timeout = std::chrono::milliseconds(20000);
+    auto c = net::Client::Connect(o);
+    REQUIRE_MESSAGE(c.ok(), c.status().ToString());
+    return std::move(*c);
+  }
+  uint64_t Info(const char* field) const {
+    auto info = Connect()->Info();
+    REQUIRE(info.ok());
+    return info->Get(field).value_or(0);
+  }
+  ~Node() {
+    if (pid != 0) Kill();
+  }
+};
+
+// Waits until the replica has applied everything the primary logged.
+void WaitCaughtUp(const Node& primary, const Node& replica) {
+  const uint64_t want = primary.Info("last_lsn");
+  for (int i = 0; i < 1500; ++i) {
+    if (replica.Info("last_lsn") >= want) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  auto r = replica.Connect()->Replication();
+  FAIL("replica stuck at LSN " << replica.Info("last_lsn") << " of " << want << ": "
+                               << (r.ok() ? r->state + " " + r->message : r.status().ToString()));
+}
+
+constexpr uint64_t kUsers = 80;
+
+// Random writes on the primary, as one client would send them.
+void Writer(const Node& primary, uint64_t seed, int ops, std::atomic<uint64_t>* next_post) {
+  auto c = primary.Connect();
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < ops; ++i) {
+    const uint64_t a = 1 + rng() % kUsers, b = 1 + rng() % kUsers;
+    const int pick = static_cast<int>(rng() % 20);
+    if (pick < 8) {
+      (void)c->Follow(a, b);
+    } else if (pick < 11) {
+      (void)c->Unfollow(a, b);
+    } else if (pick < 15) {
+      (void)c->Publish(a, next_post->fetch_add(1), static_cast<uint8_t>(rng() % 3));
+    } else if (pick < 16) {
+      (void)c->DeletePost(a, 1 + rng() % next_post->load());
+    } else if (pick < 17) {
+      (void)c->Mute(a, b, rng() % 3 != 0);
+    } else if (pick < 18) {
+      (void)c->Hide(a, b, rng() % 3 != 0);
+    } else if (pick < 19 && rng() % 10 == 0) {
+      (void)c->RemoveUser(a);
+    } else {
+      (void)c->Ack("cursor" + std::to_string(rng() % 2), 1);
+    }
+  }
+}
+
+// Every read, for every user, as raw reply frames (status and body).
+std::vector<std::string> AllReads(const Node& node) {
+  auto c = node.Connect();
+  for (uint64_t u = 1; u <= kUsers; ++u) {
+    c->Queue(net::CountsRequest{u});
+    net::FollowingRequest following;
+    following.user = u;
+    following.limit = 100;
+    following.viewer = 1 + u % kUsers;
+    c->Queue(following);
+    net::FansRequest fans;
+    fans.user = u;
+    fans.limit = 100;
+    fans.viewer = 1 + (u * 7) % kUsers;
+    c->Queue(fans);
+    net::FriendsRequest friends;
+    friends.user = u;
+    friends.limit = 100;
+    c->Queue(friends);
+    net::TimelineRequest timeline;
+    timeline.user = u;
+    timeline.limit = 100;
+    c->Queue(timeline);
+    net::UserPostsRequest posts;
+    posts.user = u;
+    posts.limit = 100;
+    c->Queue(posts);
+    c->Queue(net::MutesRequest{u});
+    c->Queue(net::HidesRequest{u});
+    std::vector<uint64_t> others;
+    for (uint64_t o = 1; o <= kUsers; o += 3) others.push_back(o);
+    c->Queue(net::RelationsRequest{u, others});
+  }
+  c->Queue(net::CursorsRequest{});
+  auto replies = c->Flush();
+  REQUIRE(replies.ok());
+  std::vector<std::string> out;
+  for (const net::RawReply& r : *replies) out.push_back(r.status.ToString() + "|" + r.body);
+  return out;
+}
+
+void CheckSameReads(const Node& primary, const Node& replica) {
+  const auto want = AllReads(primary), got = AllReads(replica);
+  REQUIRE(want.size() == got.size());
+  size_t differ = 0;
+  for (size_t i = 0; i < want.size(); ++i) differ += want[i] != got[i] ? 1 : 0;
+  CHECK_MESSAGE(differ == 0,
+                differ << " of " << want.size() << " reads differ on " << replica.address());
+}
+
+// relgraph-admin verify's digest lines of a stopped node's data directory.
+std::string VerifyDigests(const Node& node) {
+  std::ostringstream out, err;
+  const int code = admin::Run({"verify", node.data}, out, err);
+  REQUIRE_MESSAGE(code == 0, err.str());
+  const std::string text = out.str();
+  const size_t at = text.find("\ndigest ");
+  REQUIRE(at != std::string::npos);
+  return text.substr(at + 1);
+}
+
+TEST_CASE("replication: a primary and two replicas agree after random load and faults") {
+  Node primary, r1, r2;
+  primary.Start({"--fsync=everysec"});
+  r1.Start({"--fsync=always", "--replica-of=" + primary.address()});
+  std::atomic<uint64_t> next_post{1};
+  // Readers on the replica build inboxes the applied records must keep exact.
+  std::atomic<bool> stop_reading{false};
+  std::thread reader([&] {
+    std::mt19937_64 rng(99);
+    while (!stop_reading) {
+      net::ClientOptions o;
+      o.port = r1.port;
+      auto c = net::Client::Connect(o);
+      if (!c.ok()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        continue;
+      }
+      for (int i = 0; i < 200 && !stop_reading; ++i) {
+        net::TimelineRequest t;
+        t.user = 1 + rng() % kUsers;
+        if (!(*c)->Timeline(t).ok()) break;  // r1 restarting
+      }
+    }
+  });
+  auto load = [&](int ops, uint64_t seed) {
+    std::vector<std::thread> writers;
+    for (uint64_t w = 0; w < 3; ++w) {
+      writers.emplace_back([&, w] { Writer(primary, seed + w, ops, &next_post); });
+    }
+    for (auto& t : writers) t.join();
+  };
+  load(1500, 1);
+  // Snapshots and WAL retention on the primary: LSN 1 is gone, so a new replica must start
+  // from the snapshot.
+  REQUIRE(primary.Connect()->Snapshot().ok());
+  load(500, 10);
+  REQUIRE(primary.Connect()->Snapshot().ok());
+  r2.Start({"--fsync=everysec", "--replica-of=" + primary.address()});
+  std::thread faults([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    r1.Kill();  // a replica dies mid-stream...
+    r1.Start({"--fsync=always", "--replica-of=" + primary.address()});  // ...and resumes
+  });
+  load(1500, 20);
+  faults.join();
+  // The primary restarts: every replication link drops and is made again.
+  primary.Stop();
+  primary.Start({"--fsync=everysec"});
+  load(800, 30);
+  stop_reading = true;
+  reader.join();
+  WaitCaughtUp(primary, r1);
+  WaitCaughtUp(primary, r2);
+  CHECK(primary.Info("replicas") == 2);
+  CHECK(r1.Info("role") == 1);
+  CHECK(r1.Info("replica_lag_records") == 0);
+  CheckSameReads(primary, r1);
+  CheckSameReads(primary, r2);
+  {
+    auto r = r2.Connect()->Replication();
+    REQUIRE(r.ok());
+    CHECK(r->state == "streaming");
+    CHECK(r->primary == primary.address());
+  }
+  // A write to a replica is refused, naming the primary.
+  auto refused = r2.Connect()->Follow(1, 2);
+  CHECK(refused.status().code() == Code::kReadOnly);
+  CHECK(refused.status().message().find(primary.address()) != std::string::npos);
+  // The data directories verify with equal digests.
+  primary.Stop();
+  r1.Stop();
+  r2.Stop();
+  const std::string want = VerifyDigests(primary);
+  CHECK(VerifyDigests(r1) == want);
+  CHECK(VerifyDigests(r2) == want);
+}
+
+TEST_CASE("replication: failover under --sync-replicas=1 loses no acknowledged write") {
+  Node primary, replica;
+  primary.Start({"--fsync=always", "--sync-replicas=1"});
+  replica.Start({"--fsync=always", "--replica-of=" + primary.address()});
+  std::mutex mu;
+  std::set<std::pair<uint64_t, uint64_t>> acked;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> writers;
+  for (uint64_t w = 0; w < 3; ++w) {
+    writers.emplace_back([&, w] {
+      auto c = primary.Connect();
+      for (uint64_t i = 0; !stop; ++i) {
+        const uint64_t a = 1000 * (w + 1) + i % 997, b = 1 + i % 50;
+        auto r = c->Follow(a, b);
+        if (!r.ok()) return;  // the primary died: this write's outcome is unknown
+        std::lock_guard lock(mu);
+        acked.insert({a, b});
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  primary.Kill();
+  stop = true;
+  for (auto& t : writers) t.join();
+  REQUIRE(acked.size() > 100);
+  // Promote the replica: epoch 2, and it takes writes.
+  auto promoted = replica.Connect()->Promote();
+  REQUIRE_MESSAGE(promoted.ok(), promoted.status().ToString());
+  CHECK(promoted->epoch == 2);
+  auto c = replica.Connect();
+  for (const auto& [a, b] : acked) {
+    auto rel = c->Relation(a, b);
+    REQUIRE(rel.ok());
+    CHECK_MESSAGE(rel.ok(), a << " -> " << b);
+    if (*rel != net::RelationCode::kFollowing && *rel != net::RelationCode::kMutual) {
+      FAIL("acknowledged follow " << a << " -> " << b << " is missing after the failover");
+    }
+  }
+  CHECK(c->Follow(1, 2).ok());
+  CHECK(replica.Info("role") == 0);
+}
+
+TEST_CASE(
+    "replication: an old primary with records the new one never had diverges until --resync") {
+  Node a, b;
+  a.Start({"--fsync=always"});
+  b.Start({"--fsync=always", "--replica-of=" + a.address()});
+  {
+    auto c = a.Connect();
+    for (uint64_t i = 1; i <= 50; ++i) REQUIRE(c->Follow(i, i + 1).ok());
+  }
+  WaitCaughtUp(a, b);
+  b.Kill();
+  {
+    auto c = a.Connect();  // logged on a only: b is down
+    for (uint64_t i = 1; i <= 5; ++i) REQUIRE(c->Follow(900, i).ok());
+  }
+  a.Kill();
+  b.Start({"--fsync=always", "--replica-of=" + a.address()});  // its primary is gone
+  auto promoted = b.Connect()->Promote();
+  REQUIRE(promoted.ok());
+  REQUIRE(b.Connect()->Follow(700, 1).ok());
+  // a comes back as a replica of b: it holds five records of epoch 1 that b never had.
+  a.Start({"--fsync=always", "--replica-of=" + b.address()});
+  net::ReplicationReply r;
+  for (int i = 0; i < 250; ++i) {
+    auto got = a.Connect()->Replication();
+    REQUIRE(got.ok());
+    r = *got;
+    if (r.state == "diverged") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  CHECK(r.state == "diverged");
+  CHECK(r.message.find("never had") != std::string::npos);
+  CHECK(r.message.find("--resync") != std::string::npos);
+  CHECK(a.Connect()->Relation(700, 1).value() == net::RelationCode::kNone);  // not following
+  // Told to resynchronize, a drops those records and copies b.
+  a.Stop();
+  a.Start({"--fsync=always", "--replica-of=" + b.address(), "--resync"});
+  WaitCaughtUp(b, a);
+  CHECK(a.Connect()->Relation(700, 1).value() == net::RelationCode::kFollowing);
+  CHECK(a.Connect()->Relation(900, 1).value() == net::RelationCode::kNone);
+  CheckSameReads(b, a);
+  CHECK(a.Connect()->Replication().value().epoch == 2);
+}
+
+}  // namespace
+}  // namespace relgraph
