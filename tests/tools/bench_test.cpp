@@ -10,8 +10,8 @@
 #include <string>
 
 #include "tests/storage/test_dir.h"
-#include "tests/tools/run_command.h"
 #include "tests/tools/relgraphd_process.h"
+#include "tests/tools/run_command.h"
 
 namespace relgraph {
 namespace {

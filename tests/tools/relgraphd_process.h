@@ -20,6 +20,7 @@ namespace relgraph {
 
 // Starts relgraphd with `args`, stderr to `log`; returns the pid.
 inline pid_t Spawn(const std::vector<std::string>& args, const std::string& log) {
+  std::fflush(nullptr);  // or the child's freopen would write our buffered output again
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {

@@ -145,6 +145,7 @@ int Main(int argc, char** argv) {
     fo.primary.token = config->replica_token;
     fo.name = config->server.host + ":" + std::to_string(server.port());
     fo.resync = config->resync;
+    fo.log = [](const std::string& line) { Log(LogLevel::kInfo, "replication %s", line.c_str()); };
     follower = std::make_unique<ReplicaFollower>(db->get(), &replication, fo);
     replication.SetFollowerStopper([f = follower.get()] { f->Stop(); });
     follower->Start();

@@ -49,6 +49,9 @@ void ReplicaFollower::Report(const std::string& state, const std::string& messag
   link.message = message;
   link.primary_lsn = primary_lsn_;
   replication_->SetLink(link);
+  const std::string line = message.empty() ? state : state + ": " + message;
+  if (options_.log && line != last_logged_ && state != "connecting") options_.log(line);
+  if (state != "connecting") last_logged_ = line;
 }
 
 void ReplicaFollower::Loop() {

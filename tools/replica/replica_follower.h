@@ -17,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -38,6 +39,8 @@ struct FollowerOptions {
   // A link that brings no frame for this long (the primary sends a heartbeat every 0.5 s) is
   // dropped and made again.
   std::chrono::milliseconds silence_timeout{3000};
+  // Told each change of the link's state, with its message ("streaming", "snapshot: ...").
+  std::function<void(const std::string&)> log;
 };
 
 class ReplicaFollower {
@@ -64,6 +67,7 @@ class ReplicaFollower {
   bool resync_;               // the follower thread's
   bool diverged_ = false;     // likewise
   uint64_t primary_lsn_ = 0;  // likewise
+  std::string last_logged_;   // likewise
   std::mutex mu_;
   std::condition_variable wake_;
   bool stop_ = false;  // guarded by mu_
