@@ -244,6 +244,9 @@ class Db {
   Status Recover();
   Status ApplyRetention();
   Status RefreshOldestWalLsn();  // REQUIRES: wal_
+  // ApplyReplicated's run of consecutive follow records from records[*at]; leaves *at on the
+  // last one applied. REQUIRES: mu_ held exclusively and feed_mu_.
+  Status ApplyFollowRun(std::span<const ReplicatedRecord> records, size_t* at);
   // Snapshot's two halves: the graph image as of BeginImage, then the feed's users.
   Status WriteGraphImage(size_t users, SnapshotWriter* writer);
   Status WriteFeedState(SnapshotWriter* writer);

@@ -221,6 +221,42 @@ TEST_CASE("replication: a replica starts from a copy of the primary's snapshot")
   CheckSame(**primary, **replica);
 }
 
+TEST_CASE("replication: under `always`, applied records are fsynced, or handed back to wait for") {
+  TestDir pdir, rdir;
+  ManualClock clock;
+  auto primary = Db::Open(pdir.path(), Options(&clock));
+  DbOptions ro = Options(&clock);
+  ro.durability = DurabilityMode::kAlways;
+  auto replica = Db::Open(rdir.path(), ro);
+  REQUIRE(primary.ok());
+  REQUIRE(replica.ok());
+  Workload w(5, &clock);
+  for (int i = 0; i < 300; ++i) w.Step(**primary);
+  REQUIRE(CatchUp(**primary, **replica).ok());  // without commit_lsn: fsynced on return
+  CHECK((*replica)->durable_lsn() == (*replica)->last_lsn());
+  for (int i = 0; i < 300; ++i) (void)(*primary)->Follow(500 + i, 501 + i);  // a follow run
+  auto reader = (*primary)->OpenChanges((*replica)->last_lsn() + 1);
+  REQUIRE(reader.ok());
+  std::vector<std::string> payloads;
+  std::vector<Db::ReplicatedRecord> batch;
+  while (batch.size() < 300) {
+    REQUIRE((*reader)
+                ->ReadRecords(1000,
+                              [&](const WalRecordView& r) {
+                                payloads.emplace_back(r.payload);
+                                batch.push_back({r.lsn, r.type, {}});
+                                return Status::OK();
+                              })
+                .ok());
+  }
+  for (size_t i = 0; i < batch.size(); ++i) batch[i].payload = payloads[i];
+  uint64_t commit = 0;
+  REQUIRE((*replica)->ApplyReplicated(batch, &commit).ok());
+  CHECK(commit == (*replica)->last_lsn());
+  REQUIRE((*replica)->WaitDurable(commit).ok());
+  CHECK((*replica)->durable_lsn() == (*replica)->last_lsn());
+}
+
 TEST_CASE("replication: records out of order, foreign records and mismatches are refused") {
   TestDir pdir, rdir;
   ManualClock clock;

@@ -300,6 +300,9 @@ TEST_CASE("replication: failover under --sync-replicas=1 loses no acknowledged w
   Node primary, replica;
   primary.Start({"--fsync=always", "--sync-replicas=1"});
   replica.Start({"--fsync=always", "--replica-of=" + primary.address()});
+  for (int i = 0; i < 500 && primary.Info("replicas") == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   std::mutex mu;
   std::set<std::pair<uint64_t, uint64_t>> acked;
   std::atomic<bool> stop{false};
@@ -316,7 +319,14 @@ TEST_CASE("replication: failover under --sync-replicas=1 loses no acknowledged w
       }
     });
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  // Kill the primary mid-stream, once a few hundred writes were acknowledged.
+  for (int i = 0; i < 500; ++i) {
+    {
+      std::lock_guard lock(mu);
+      if (acked.size() >= 300) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   primary.Kill();
   stop = true;
   for (auto& t : writers) t.join();
@@ -356,7 +366,7 @@ TEST_CASE(
   a.Kill();
   b.Start({"--fsync=always", "--replica-of=" + a.address()});  // its primary is gone
   auto promoted = b.Connect()->Promote();
-  REQUIRE(promoted.ok());
+  REQUIRE_MESSAGE(promoted.ok(), promoted.status().ToString());
   REQUIRE(b.Connect()->Follow(700, 1).ok());
   // a comes back as a replica of b: it holds five records of epoch 1 that b never had.
   a.Start({"--fsync=always", "--replica-of=" + b.address()});

@@ -62,6 +62,7 @@ With --target=server (start relgraphd with --rate-limit=off, or `load` is thrott
   --busy-connections=N   busy connections beside them (default 200)
   --nats=URL             bridge_delay: the NATS server a running relgraph-bridge feeds
   --bridge-rate=N        bridge_delay: follows per second (default 5000; --latency-ops of them)
+  --replica=HOST:PORT    replica_lag: a replica of --server (relgraphd --replica-of)
   workloads: load ping relation following_page fans_page counts publish
              timeline_first_page, each pipelined, and ping_unpipelined relation_unpipelined
              following_page_unpipelined fans_page_unpipelined counts_unpipelined
@@ -70,6 +71,7 @@ With --target=server (start relgraphd with --rate-limit=off, or `load` is thrott
              idle + busy connections on both sides: ulimit -n),
              stream_catch_up (one subscriber reads the whole stream, events/s),
              bridge_delay (reply to NATS message through a running relgraph-bridge, p50/p99),
+             replica_lag (primary's ack to the replica showing it, under pipelined follows),
              follow_subscribers_0, _1, _4 (pipelined follows of new edges with 0, 1 or 4
              change-stream subscribers reading everything; needs a server with --data-dir)
 
@@ -117,6 +119,8 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
         return Status::InvalidArgument("--target is embedded or server, not " + value);
       }
       f->target = value;
+    } else if (key == "--replica") {
+      f->server.replica = value;
     } else if (key == "--nats") {
       f->server.nats_url = value;
     } else if (key == "--bridge-rate") {

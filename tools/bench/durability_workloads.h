@@ -44,7 +44,8 @@ class DurabilityWorkloads {
   std::vector<WorkloadResult>
   Snapshots();  // snapshot_write_offline, recovery_snapshot, snapshot_write_online
   WorkloadResult RecoveryWal();
-  std::vector<WorkloadResult> StreamRead();  // stream_read, stream_read_skipping
+  std::vector<WorkloadResult> StreamRead();
+  WorkloadResult ReplicaApply();  // stream_read, stream_read_skipping
   WorkloadResult Import();
   std::string Dir(const std::string& name) const;
 

@@ -10,6 +10,7 @@
 
 #include "net/client/subscriber.h"
 #include "tools/bench/bridge_delay.h"
+#include "tools/bench/replica_lag.h"
 
 namespace relgraph::bench {
 namespace {
@@ -67,6 +68,7 @@ const std::vector<std::string>& ServerWorkloads::Names() {
                                                  "idle_connections",
                                                  "stream_catch_up",
                                                  "bridge_delay",
+                                                 "replica_lag",
                                                  "follow_subscribers_0",
                                                  "follow_subscribers_1",
                                                  "follow_subscribers_4"};
@@ -384,6 +386,15 @@ Result<WorkloadResult> ServerWorkloads::Run(const std::string& name) {
     }
     return BridgeDelay(flags_.client, flags_.nats_url, "relgraph", flags_.latency_ops,
                        flags_.bridge_rate);
+  }
+  if (name == "replica_lag") {
+    if (flags_.replica.empty()) {
+      return Status::InvalidArgument(
+          "replica_lag needs --replica=HOST:PORT (a replica of the server)");
+    }
+    net::ClientOptions replica = flags_.client;
+    RELGRAPH_RETURN_IF_ERROR(net::ParseHostPort(flags_.replica, &replica.host, &replica.port));
+    return ReplicaLag(flags_.client, replica, flags_.pipeline, flags_.replica_lag_seconds);
   }
   if (name.starts_with("follow_subscribers_")) {
     return FollowsWithSubscribers(name, name.back() == '4' ? 4 : name.back() == '1' ? 1 : 0);

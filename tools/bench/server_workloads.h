@@ -36,6 +36,8 @@ struct ServerFlags {
   uint32_t busy_connections = 200;
   std::string nats_url;         // bridge_delay: the NATS server a running relgraph-bridge feeds
   uint64_t bridge_rate = 5000;  // bridge_delay: follows per second
+  std::string replica;          // replica_lag: a replica of the server, "host:port"
+  double replica_lag_seconds = 10;
 };
 
 class ServerWorkloads {
