@@ -139,13 +139,28 @@ Status Db::Recover() {
         "relgraph: recovery cut a torn tail of %llu bytes off %s (the writer died mid-append)\n",
         static_cast<unsigned long long>(recovery_.torn_bytes), recovery_.torn_file.c_str());
   }
+  RELGRAPH_RETURN_IF_ERROR(OpenWal(recovery_.last_segment_no + 1, recovery_.last_lsn + 1));
+  return RefreshOldestWalLsn();
+}
+
+Status Db::OpenWal(uint64_t segment_no, uint64_t next_lsn) {
   WalWriterOptions wo;
   wo.mode = options_.durability;
   wo.segment_bytes = options_.wal_segment_bytes;
-  auto wal = WalWriter::Open(env_, dir_, wo, recovery_.last_segment_no + 1, recovery_.last_lsn + 1);
+  auto wal = WalWriter::Open(env_, dir_, wo, segment_no, next_lsn);
   if (!wal.ok()) return wal.status();
   wal_ = std::move(*wal);
-  return RefreshOldestWalLsn();
+  return Status::OK();
+}
+
+Status Db::WritableLocked(std::string_view refused) const {
+  if (closed_) return Status(Code::kUnavailable, "the database is closed");
+  if (!wal_) return Status::OK();  // in memory
+  if (Status h = wal_->health(); !h.ok()) {
+    return Status(Code::kUnavailable,
+                  std::string(refused) + " after a WAL failure: " + h.message());
+  }
+  return Status::OK();
 }
 
 // Slices under the lock held shared: writers wait for one slice at most, readers never. A
@@ -405,12 +420,7 @@ Result<T> Db::Mutate(Apply&& apply, Record&& record, uint64_t* commit_lsn) {
   {
     std::unique_lock lock(mu_);
     std::lock_guard feed_lock(feed_mu_);
-    if (closed_) return Status(Code::kUnavailable, "the database is closed");
-    if (wal_) {
-      if (Status h = wal_->health(); !h.ok()) {
-        return Status(Code::kUnavailable, "writes refused after a WAL failure: " + h.message());
-      }
-    }
+    RELGRAPH_RETURN_IF_ERROR(WritableLocked("writes refused"));
     r = apply(*graph_);
     if (!r.ok()) return r;
     const std::optional<std::pair<WalRecordType, WalPayload>> rec = record(*r);

@@ -244,6 +244,11 @@ class Db {
   Status Recover();
   Status ApplyRetention();
   Status RefreshOldestWalLsn();  // REQUIRES: wal_
+  // Opens wal_ at a new segment whose first record will be next_lsn.
+  Status OpenWal(uint64_t segment_no, uint64_t next_lsn);
+  // OK when a write may go on: the Db is open and its WAL has not failed (else kUnavailable,
+  // "<refused> after a WAL failure: ..."). REQUIRES: mu_ held.
+  Status WritableLocked(std::string_view refused) const;
   // ApplyReplicated's run of consecutive follow records from records[*at]; leaves *at on the
   // last one applied. REQUIRES: mu_ held exclusively and feed_mu_.
   Status ApplyFollowRun(std::span<const ReplicatedRecord> records, size_t* at);

@@ -28,6 +28,11 @@ bool HasEdge(const Graph& g, UserId a, UserId b) {
   return ia != kNoInternalId && ib != kNoInternalId && g.FollowsInternal(ia, ib);
 }
 
+// `s`, its message prefixed with the record it concerns.
+Status AtLsn(uint64_t lsn, const Status& s) {
+  return Status(s.code(), "replicated LSN " + std::to_string(lsn) + ": " + s.message());
+}
+
 Status Mismatch(uint64_t lsn, const std::string& what) {
   return Status::Corruption("replicated LSN " + std::to_string(lsn) +
                             " does not fit this replica's state (" + what +
@@ -50,8 +55,7 @@ Status Db::ApplyFollowRun(std::span<const ReplicatedRecord> records, size_t* at)
     }
     auto op = DecodeWalRecord(r.type, r.payload);
     if (!op.ok()) {
-      stopped = Status::Corruption("replicated LSN " + std::to_string(r.lsn) + ": " +
-                                   op.status().message());
+      stopped = AtLsn(r.lsn, op.status());  // kCorruption
       break;
     }
     // Against the state before the run: a run holding one edge twice (no unfollow between)
@@ -66,8 +70,7 @@ Status Db::ApplyFollowRun(std::span<const ReplicatedRecord> records, size_t* at)
   Status s = g.ApplyBatch(run, /*exact=*/true);
   if (!s.ok()) {
     applied = static_cast<size_t>(s.detail());
-    stopped = Status(s.code(), "replicated LSN " + std::to_string(records[begin + applied].lsn) +
-                                   ": " + s.message());
+    stopped = AtLsn(records[begin + applied].lsn, s);
   }
   for (size_t k = 0; k < applied; ++k) {
     feed_->OnFollow(g, g.FindUser(run[k].a), g.FindUser(run[k].b));
@@ -91,10 +94,7 @@ Status Db::ApplyReplicated(std::span<const ReplicatedRecord> records, uint64_t* 
   {
     std::unique_lock lock(mu_);
     std::lock_guard feed_lock(feed_mu_);
-    if (closed_) return Status(Code::kUnavailable, "the database is closed");
-    if (Status h = wal_->health(); !h.ok()) {
-      return Status(Code::kUnavailable, "replication stopped after a WAL failure: " + h.message());
-    }
+    RELGRAPH_RETURN_IF_ERROR(WritableLocked("replication stopped"));
     Graph& g = *graph_;
     // Runs of follows (most of a busy WAL) go to the graph as one ApplyBatch, which overlaps
     // their cache misses as recovery does; their feed hooks and WAL appends then follow in
@@ -113,8 +113,7 @@ Status Db::ApplyReplicated(std::span<const ReplicatedRecord> records, uint64_t* 
       }
       auto op = DecodeWalRecord(r.type, r.payload);
       if (!op.ok()) {
-        failed = Status::Corruption("replicated LSN " + std::to_string(r.lsn) + ": " +
-                                    op.status().message());
+        failed = AtLsn(r.lsn, op.status());  // kCorruption
         break;
       }
       Status s;
@@ -176,10 +175,7 @@ Status Db::ApplyReplicated(std::span<const ReplicatedRecord> records, uint64_t* 
           break;
       }
       if (!s.ok()) {
-        failed =
-            s.code() == Code::kCorruption
-                ? s
-                : Status(s.code(), "replicated LSN " + std::to_string(r.lsn) + ": " + s.message());
+        failed = s.code() == Code::kCorruption ? s : AtLsn(r.lsn, s);  // Mismatch names it
         break;
       }
       if (auto l = Log(op->type, r.payload); !l.ok()) {
@@ -243,12 +239,7 @@ Status Db::ResetToSnapshot(const std::string& path) {
   feed_ = std::move(state.feed);
   cursors_ = std::move(state.cursors);
   epochs_ = std::move(state.epochs);
-  WalWriterOptions wo;
-  wo.mode = options_.durability;
-  wo.segment_bytes = options_.wal_segment_bytes;
-  auto wal = WalWriter::Open(env_, dir_, wo, next_segment, info.lsn + 1);
-  if (!wal.ok()) return wal.status();
-  wal_ = std::move(*wal);
+  RELGRAPH_RETURN_IF_ERROR(OpenWal(next_segment, info.lsn + 1));
   closed_ = false;
   oldest_wal_lsn_.store(info.lsn + 1, std::memory_order_release);
   return Status::OK();
@@ -262,10 +253,7 @@ Result<Epoch> Db::StartEpoch() {
   Epoch next;
   {
     std::unique_lock lock(mu_);
-    if (closed_) return Status(Code::kUnavailable, "the database is closed");
-    if (Status h = wal_->health(); !h.ok()) {
-      return Status(Code::kUnavailable, "writes refused after a WAL failure: " + h.message());
-    }
+    RELGRAPH_RETURN_IF_ERROR(WritableLocked("writes refused"));
     next = Epoch{epochs_.current().number + 1, id, wal_->last_lsn() + 1, now};
     auto l = Log(WalRecordType::kEpoch, EncodeEpochRecord(next.number, next.id, now).view());
     if (!l.ok()) return l.status();

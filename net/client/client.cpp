@@ -214,23 +214,11 @@ Status Client::DeleteCursor(const std::string& name) {
 }
 
 Result<SubscribeReply> Client::StartSubscription(const SubscribeRequest& request) {
-  const uint32_t id = next_request_id_;
-  auto reply = Call(request);
-  if (reply.ok()) {
-    subscription_id_ = id;
-    push_opcode_ = static_cast<uint8_t>(Opcode::kEvents);
-  }
-  return reply;
+  return StartPushed(request, Opcode::kEvents);
 }
 
 Result<ReplicateReply> Client::StartReplication(const ReplicateRequest& request) {
-  const uint32_t id = next_request_id_;
-  auto reply = Call(request);
-  if (reply.ok()) {
-    subscription_id_ = id;
-    push_opcode_ = static_cast<uint8_t>(Opcode::kRecords);
-  }
-  return reply;
+  return StartPushed(request, Opcode::kRecords);
 }
 
 Result<PromoteReply> Client::Promote() {

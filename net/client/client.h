@@ -154,6 +154,18 @@ class Client {
     WirePut(out, request);
     EndFrame(out, start);
   }
+  // Sends a request whose success makes the server push `push` frames with its request id
+  // on this connection (SUBSCRIBE, REPLICATE); they are read with NextPush from then on.
+  template <typename Request>
+  Result<typename Request::Reply> StartPushed(const Request& request, Opcode push) {
+    const uint32_t id = next_request_id_;
+    auto reply = Call(request);
+    if (reply.ok()) {
+      subscription_id_ = id;
+      push_opcode_ = static_cast<uint8_t>(push);
+    }
+    return reply;
+  }
   Status Open();
   Status SendAll(std::string_view bytes, std::chrono::steady_clock::time_point deadline);
   Status ReadFrame(RawReply* reply, std::chrono::steady_clock::time_point deadline);

@@ -33,26 +33,37 @@ DbOptions Options(ManualClock* clock) {
   return o;
 }
 
+// Raw records as a replica receives them, owning their payloads.
+struct RecordBatch {
+  std::vector<std::string> payloads;
+  std::vector<Db::ReplicatedRecord> records;
+  // Appends up to `max` visible records from the reader; returns how many.
+  Result<size_t> Read(ChangeReader& reader, size_t max) {
+    auto n = reader.ReadRecords(max, [&](const WalRecordView& r) {
+      payloads.emplace_back(r.payload);
+      records.push_back({r.lsn, r.type, {}});
+      return Status::OK();
+    });
+    // The views are set once the payloads stop moving.
+    for (size_t i = 0; i < records.size(); ++i) records[i].payload = payloads[i];
+    return n;
+  }
+};
+
 // Copies every record after the replica's newest from the primary into the replica.
 Status CatchUp(Db& primary, Db& replica, size_t max_batch = 97) {
   auto reader = primary.OpenChanges(replica.last_lsn() + 1);
   if (!reader.ok()) return reader.status();
   for (;;) {
-    std::vector<std::string> payloads;
-    std::vector<Db::ReplicatedRecord> batch;
-    auto n = (*reader)->ReadRecords(max_batch, [&](const WalRecordView& r) {
-      payloads.emplace_back(r.payload);
-      batch.push_back({r.lsn, r.type, {}});
-      return Status::OK();
-    });
+    RecordBatch batch;
+    auto n = batch.Read(**reader, max_batch);
     if (!n.ok()) return n.status();
     if (*n == 0) {
       if (replica.last_lsn() == primary.last_lsn()) return Status::OK();
       std::this_thread::sleep_for(std::chrono::microseconds(200));  // the primary writes it out
       continue;
     }
-    for (size_t i = 0; i < batch.size(); ++i) batch[i].payload = payloads[i];
-    RELGRAPH_RETURN_IF_ERROR(replica.ApplyReplicated(batch));
+    RELGRAPH_RETURN_IF_ERROR(replica.ApplyReplicated(batch.records));
   }
 }
 
@@ -237,21 +248,10 @@ TEST_CASE("replication: under `always`, applied records are fsynced, or handed b
   for (int i = 0; i < 300; ++i) (void)(*primary)->Follow(500 + i, 501 + i);  // a follow run
   auto reader = (*primary)->OpenChanges((*replica)->last_lsn() + 1);
   REQUIRE(reader.ok());
-  std::vector<std::string> payloads;
-  std::vector<Db::ReplicatedRecord> batch;
-  while (batch.size() < 300) {
-    REQUIRE((*reader)
-                ->ReadRecords(1000,
-                              [&](const WalRecordView& r) {
-                                payloads.emplace_back(r.payload);
-                                batch.push_back({r.lsn, r.type, {}});
-                                return Status::OK();
-                              })
-                .ok());
-  }
-  for (size_t i = 0; i < batch.size(); ++i) batch[i].payload = payloads[i];
+  RecordBatch batch;
+  while (batch.records.size() < 300) REQUIRE(batch.Read(**reader, 1000).ok());
   uint64_t commit = 0;
-  REQUIRE((*replica)->ApplyReplicated(batch, &commit).ok());
+  REQUIRE((*replica)->ApplyReplicated(batch.records, &commit).ok());
   CHECK(commit == (*replica)->last_lsn());
   REQUIRE((*replica)->WaitDurable(commit).ok());
   CHECK((*replica)->durable_lsn() == (*replica)->last_lsn());
