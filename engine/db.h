@@ -249,9 +249,9 @@ class Db {
   // OK when a write may go on: the Db is open and its WAL has not failed (else kUnavailable,
   // "<refused> after a WAL failure: ..."). REQUIRES: mu_ held.
   Status WritableLocked(std::string_view refused) const;
-  // ApplyReplicated's run of consecutive follow records from records[*at]; leaves *at on the
-  // last one applied. REQUIRES: mu_ held exclusively and feed_mu_.
-  Status ApplyFollowRun(std::span<const ReplicatedRecord> records, size_t* at);
+  // ApplyReplicated's run of consecutive follow and unfollow records from records[*at]; leaves
+  // *at on the last one applied. REQUIRES: mu_ held exclusively and feed_mu_.
+  Status ApplyEdgeRun(std::span<const ReplicatedRecord> records, size_t* at);
   // Snapshot's two halves: the graph image as of BeginImage, then the feed's users.
   Status WriteGraphImage(size_t users, SnapshotWriter* writer);
   Status WriteFeedState(SnapshotWriter* writer);

@@ -21,11 +21,9 @@ namespace relgraph {
 
 namespace {
 
-constexpr bool kCheckFollows = true;  // costs about a sixth of the apply rate (docs/benchmarks.md)
-
-bool HasEdge(const Graph& g, UserId a, UserId b) {
-  const InternalId ia = g.FindUser(a), ib = g.FindUser(b);
-  return ia != kNoInternalId && ib != kNoInternalId && g.FollowsInternal(ia, ib);
+bool IsEdgeRecord(uint8_t type) {
+  return type == static_cast<uint8_t>(WalRecordType::kFollow) ||
+         type == static_cast<uint8_t>(WalRecordType::kUnfollow);
 }
 
 // `s`, its message prefixed with the record it concerns.
@@ -41,16 +39,14 @@ Status Mismatch(uint64_t lsn, const std::string& what) {
 
 }  // namespace
 
-Status Db::ApplyFollowRun(std::span<const ReplicatedRecord> records, size_t* at) {
+Status Db::ApplyEdgeRun(std::span<const ReplicatedRecord> records, size_t* at) {
   Graph& g = *graph_;
   const size_t begin = *at;
   std::vector<Graph::ReplayOp> run;
-  Status stopped;  // why the run ended before a follow record (that record's error)
-  size_t end = begin;
-  for (; end < records.size(); ++end) {
+  Status stopped;  // why the run ended before an edge record (that record's error)
+  for (size_t end = begin; end < records.size(); ++end) {
     const ReplicatedRecord& r = records[end];
-    if (r.type != static_cast<uint8_t>(WalRecordType::kFollow) ||
-        r.lsn != wal_->last_lsn() + 1 + (end - begin)) {
+    if (!IsEdgeRecord(r.type) || r.lsn != wal_->last_lsn() + 1 + (end - begin)) {
       break;  // the caller goes on with it
     }
     auto op = DecodeWalRecord(r.type, r.payload);
@@ -58,28 +54,35 @@ Status Db::ApplyFollowRun(std::span<const ReplicatedRecord> records, size_t* at)
       stopped = AtLsn(r.lsn, op.status());  // kCorruption
       break;
     }
-    // Against the state before the run: a run holding one edge twice (no unfollow between)
-    // is no primary's either, and the graph's own checks catch it.
-    if (kCheckFollows && HasEdge(g, op->a, op->b)) {
-      stopped = Mismatch(r.lsn, "follow of an edge it holds");
-      break;
-    }
     run.push_back(op->graph_op());
   }
+  // kChecked proves each record fits: a follow of an edge the replica holds or an unfollow of
+  // one it lacks is no primary's record against this state. The check scans the follower's
+  // list while the batch has it in cache; the feed's hook runs there too.
+  Feed& feed = *feed_;
+  Status s = g.ApplyBatch(run, Graph::ReplayMode::kChecked,
+                          [&feed, &g](const Graph::ReplayOp& op, InternalId a, InternalId b) {
+                            if (op.kind == Graph::ReplayOp::kFollow) {
+                              feed.OnFollow(g, a, b);
+                            } else {
+                              feed.OnUnfollow(g, a, b);
+                            }
+                          });
   size_t applied = run.size();
-  Status s = g.ApplyBatch(run, /*exact=*/true);
   if (!s.ok()) {
     applied = static_cast<size_t>(s.detail());
-    stopped = AtLsn(records[begin + applied].lsn, s);
+    const uint64_t lsn = records[begin + applied].lsn;
+    stopped = s.code() == Code::kAlreadyExists ? Mismatch(lsn, "follow of an edge it holds")
+              : s.code() == Code::kNotFound    ? Mismatch(lsn, "unfollow of an edge it lacks")
+                                               : AtLsn(lsn, s);
   }
   for (size_t k = 0; k < applied; ++k) {
-    feed_->OnFollow(g, g.FindUser(run[k].a), g.FindUser(run[k].b));
-    auto l = Log(WalRecordType::kFollow, records[begin + k].payload);
+    auto l = Log(static_cast<WalRecordType>(records[begin + k].type), records[begin + k].payload);
     if (!l.ok()) return l.status();
   }
   *at = begin + applied - (applied > 0 ? 1 : 0);  // the caller's loop steps past the last one
   if (applied == 0 && stopped.ok()) {
-    return Status(Code::kInternal, "an empty follow run");  // unreachable: begin is a follow
+    return Status(Code::kInternal, "an empty edge run");  // unreachable: begin is an edge
   }
   return stopped;
 }
@@ -96,10 +99,9 @@ Status Db::ApplyReplicated(std::span<const ReplicatedRecord> records, uint64_t* 
     std::lock_guard feed_lock(feed_mu_);
     RELGRAPH_RETURN_IF_ERROR(WritableLocked("replication stopped"));
     Graph& g = *graph_;
-    // Runs of follows (most of a busy WAL) go to the graph as one ApplyBatch, which overlaps
-    // their cache misses as recovery does; their feed hooks and WAL appends then follow in
-    // order. A follow only raises counts, so a run's celebrity checks at its end decide what
-    // the primary's decided one by one.
+    // Runs of follows and unfollows (most of a busy WAL) go to the graph as one ApplyBatch,
+    // which overlaps their cache misses as recovery does; each record's feed hook runs right
+    // after its graph change, as on the primary, and the run's WAL appends follow in order.
     for (size_t i = 0; i < records.size() && failed.ok(); ++i) {
       const ReplicatedRecord& r = records[i];
       if (r.lsn != wal_->last_lsn() + 1) {
@@ -107,8 +109,8 @@ Status Db::ApplyReplicated(std::span<const ReplicatedRecord> records, uint64_t* 
                                          std::to_string(wal_->last_lsn() + 1) + " was expected");
         break;
       }
-      if (r.type == static_cast<uint8_t>(WalRecordType::kFollow)) {
-        failed = ApplyFollowRun(records, &i);
+      if (IsEdgeRecord(r.type)) {
+        failed = ApplyEdgeRun(records, &i);
         continue;
       }
       auto op = DecodeWalRecord(r.type, r.payload);
@@ -118,16 +120,9 @@ Status Db::ApplyReplicated(std::span<const ReplicatedRecord> records, uint64_t* 
       }
       Status s;
       switch (op->type) {
-        case WalRecordType::kFollow:  // ApplyFollowRun's
-          s = Status(Code::kInternal, "a follow record outside a run");
-          break;
+        case WalRecordType::kFollow:  // ApplyEdgeRun's
         case WalRecordType::kUnfollow:
-          if (!HasEdge(g, op->a, op->b)) {
-            s = Mismatch(r.lsn, "unfollow of an edge it lacks");
-            break;
-          }
-          s = g.ApplyUnfollow(op->a, op->b);
-          if (s.ok()) feed_->OnUnfollow(g, g.FindUser(op->a), g.FindUser(op->b));
+          s = Status(Code::kInternal, "an edge record outside a run");
           break;
         case WalRecordType::kRemoveUser: {
           const std::vector<InternalId> followees = feed_->BeforeRemoveUser(g, op->a);

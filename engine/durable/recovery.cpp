@@ -145,7 +145,9 @@ Result<RecoveredState> RecoverState(Env* env, const std::string& dir, const Grap
   const uint64_t snapshot_lsn = info->snapshot_lsn;
   // From nothing or from a point-in-time image, the graph is exactly the state each record
   // was logged against; an older (fuzzy) snapshot needs replay's idempotent checks.
-  const bool exact = info->snapshot_file.empty() || info->snapshot_version >= 3;
+  const Graph::ReplayMode mode = info->snapshot_file.empty() || info->snapshot_version >= 3
+                                     ? Graph::ReplayMode::kExact
+                                     : Graph::ReplayMode::kEnsure;
 
   WalScanOptions scan;
   scan.truncate_torn_tail = repair_torn_tail;
@@ -160,7 +162,7 @@ Result<RecoveredState> RecoverState(Env* env, const std::string& dir, const Grap
   std::vector<std::pair<WalOp, uint64_t>> feed_batch;
   batch.reserve(kBatch);
   auto apply = [&]() -> Status {
-    Status s = graph->ApplyBatch(batch, exact);
+    Status s = graph->ApplyBatch(batch, mode);
     if (!s.ok()) {
       return Status(s.code(), "replaying LSN " +
                                   std::to_string(batch_lsn[static_cast<size_t>(s.detail())]) +

@@ -271,7 +271,12 @@ Result<uint64_t> Graph::RemoveUser(UserId a) {
 
 // ---- replay -----------------------------------------------------------------------------------
 
-Status Graph::ApplyFollow(UserId a, UserId b, TimestampMs ts, bool exact) {
+Status Graph::ApplyFollow(UserId a, UserId b, TimestampMs ts, ReplayMode mode) {
+  InternalId ids[2];
+  return ReplayFollow(a, b, ts, mode, ids);
+}
+
+Status Graph::ReplayFollow(UserId a, UserId b, TimestampMs ts, ReplayMode mode, InternalId ids[2]) {
   RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
   RELGRAPH_RETURN_IF_ERROR(CheckUserId(b, "user"));
   if (a == b)
@@ -280,20 +285,45 @@ Status Graph::ApplyFollow(UserId a, UserId b, TimestampMs ts, bool exact) {
     return Status::InvalidArgument("replayed timestamp out of range");
   const InternalId ai = Intern(a);
   const InternalId bi = Intern(b);
-  const size_t i = exact ? users_[ai].following.size() : users_[ai].following.FindPeer(bi);
-  if (i < users_[ai].following.size()) {
-    if (users_[ai].following.TsAt(i) == ts) return Status::OK();
+  ids[0] = ai;
+  ids[1] = bi;
+  FollowingList& following = users_[ai].following;
+  const size_t i = mode == ReplayMode::kExact ? following.size() : following.FindPeer(bi);
+  if (i < following.size()) {
+    if (mode == ReplayMode::kChecked) {
+      return Status(Code::kAlreadyExists, "follow of " + std::to_string(a) + " -> " +
+                                              std::to_string(b) + ", an edge this graph holds");
+    }
+    if (following.TsAt(i) == ts) return Status::OK();
     Unlink(ai, i);  // same edge, another time: replace it
   }
   Link(ai, bi, ts, a, b);
   return Status::OK();
 }
 
-Status Graph::ApplyUnfollow(UserId a, UserId b) {
-  return Unfollow(a, b).status();
+Status Graph::ApplyUnfollow(UserId a, UserId b, ReplayMode mode) {
+  InternalId ids[2];
+  return ReplayUnfollow(a, b, mode, ids);
 }
 
-Status Graph::ApplyBatch(std::span<const ReplayOp> ops, bool exact) {
+Status Graph::ReplayUnfollow(UserId a, UserId b, ReplayMode mode, InternalId ids[2]) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(b, "user"));
+  ids[0] = ids_.Find(a);
+  ids[1] = ids_.Find(b);
+  const bool known = ids[0] != kNoInternalId && ids[1] != kNoInternalId;
+  const size_t i = known ? users_[ids[0]].following.FindPeer(ids[1]) : 0;
+  if (!known || i == users_[ids[0]].following.size()) {
+    if (mode != ReplayMode::kChecked) return Status::OK();
+    return Status(Code::kNotFound, "unfollow of " + std::to_string(a) + " -> " + std::to_string(b) +
+                                       ", an edge this graph lacks");
+  }
+  Unlink(ids[0], i);
+  return Status::OK();
+}
+
+Status Graph::ApplyBatch(std::span<const ReplayOp> ops, ReplayMode mode,
+                         const AppliedEdgeHook& on_applied) {
   constexpr size_t kSlots = 32, kRecords = 16, kLists = 8;
   for (size_t i = 0; i < ops.size(); ++i) {
     if (i + kSlots < ops.size()) PrefetchForImport({ops[i + kSlots].a, ops[i + kSlots].b, 0}, 0);
@@ -301,10 +331,15 @@ Status Graph::ApplyBatch(std::span<const ReplayOp> ops, bool exact) {
       PrefetchForImport({ops[i + kRecords].a, ops[i + kRecords].b, 0}, 1);
     if (i + kLists < ops.size()) PrefetchForImport({ops[i + kLists].a, ops[i + kLists].b, 0}, 2);
     const ReplayOp& op = ops[i];
-    Status s = op.kind == ReplayOp::kFollow     ? ApplyFollow(op.a, op.b, op.ts, exact)
-               : op.kind == ReplayOp::kUnfollow ? ApplyUnfollow(op.a, op.b)
+    InternalId ids[2] = {kNoInternalId, kNoInternalId};
+    Status s = op.kind == ReplayOp::kFollow     ? ReplayFollow(op.a, op.b, op.ts, mode, ids)
+               : op.kind == ReplayOp::kUnfollow ? ReplayUnfollow(op.a, op.b, mode, ids)
                                                 : ApplyRemoveUser(op.a);
     if (!s.ok()) return Status(s.code(), s.message(), static_cast<int64_t>(i));
+    if (on_applied && op.kind != ReplayOp::kRemoveUser && ids[0] != kNoInternalId &&
+        ids[1] != kNoInternalId) {
+      on_applied(op, ids[0], ids[1]);
+    }
   }
   return Status::OK();
 }

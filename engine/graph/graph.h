@@ -25,15 +25,15 @@
 #include <string>
 #include <vector>
 
-#include "engine/mem/chunked_array.h"
 #include "engine/graph/edge_entry.h"
 #include "engine/graph/entry_array.h"
 #include "engine/graph/fan_list.h"
 #include "engine/graph/following_list.h"
-#include "engine/mem/huge_pages.h"
 #include "engine/graph/id_map.h"
 #include "engine/graph/rate_limiter.h"
 #include "engine/graph/slab_allocator.h"
+#include "engine/mem/chunked_array.h"
+#include "engine/mem/huge_pages.h"
 #include "engine/types.h"
 #include "storage/status.h"
 
@@ -90,23 +90,34 @@ class Graph {
   // rate limit, no clock. Replaying records L..N over a state that matches any LSN in [L-1, N]
   // yields the state at N (docs/wal-format.md). kInvalidArgument/kInvalidUserId for input no
   // writer could have logged (id 0, self-follow, time out of range).
-  // Ensures a -> b exists with time ts (replacing a different time).
-  // exact: see ApplyBatch.
-  Status ApplyFollow(UserId a, UserId b, TimestampMs ts, bool exact = false);
-  Status ApplyUnfollow(UserId a, UserId b);  // ensures a -> b does not exist
-  Status ApplyRemoveUser(UserId a);          // ensures a has no edges
+  // How much a replayed op may assume about the state it meets:
+  // - kEnsure: anything between the op's LSN and the log's start (a fuzzy snapshot): follow
+  //   and unfollow are idempotent "ensure" forms;
+  // - kExact: exactly the state the op was logged against (replay from empty or from a
+  //   point-in-time image). A follow is logged only when it created its edge, so a follow
+  //   skips the existence check, an O(following) scan that was a fifth of replay;
+  // - kChecked: the same state, but proved rather than trusted (a replica applying its
+  //   primary's records): a follow of an edge that exists, or an unfollow of one that does
+  //   not, fails with kAlreadyExists / kNotFound and changes nothing.
+  enum class ReplayMode : uint8_t { kEnsure, kExact, kChecked };
+  // Ensures a -> b exists with time ts (replacing a different time), under `mode`.
+  Status ApplyFollow(UserId a, UserId b, TimestampMs ts, ReplayMode mode = ReplayMode::kEnsure);
+  // Ensures a -> b does not exist, under `mode`.
+  Status ApplyUnfollow(UserId a, UserId b, ReplayMode mode = ReplayMode::kEnsure);
+  Status ApplyRemoveUser(UserId a);  // ensures a has no edges
   // Applies ops in order, as the three calls above, prefetching ahead so the cache misses of
-  // consecutive ops overlap (WAL replay). On error, Status::detail() is the failing op's index.
-  // `exact`: the graph is exactly the state each op was logged against (replay from empty or
-  // from a point-in-time image). A follow is logged only when it created its edge, so a
-  // follow then skips the existence check, an O(following) scan of the follower's list that
-  // was a fifth of replay.
+  // consecutive ops overlap (WAL replay). On error, Status::detail() is the failing op's index
+  // and the ops before it are applied. `on_applied`, when set, is called after each applied
+  // follow or unfollow with the internal ids of its two users (still in cache: a replica's
+  // feed hooks run there).
   struct ReplayOp {
     enum Kind : uint8_t { kFollow, kUnfollow, kRemoveUser } kind;
     UserId a = 0, b = 0;
     TimestampMs ts = 0;
   };
-  Status ApplyBatch(std::span<const ReplayOp> ops, bool exact = false);
+  using AppliedEdgeHook = std::function<void(const ReplayOp& op, InternalId a, InternalId b)>;
+  Status ApplyBatch(std::span<const ReplayOp> ops, ReplayMode mode = ReplayMode::kEnsure,
+                    const AppliedEdgeHook& on_applied = nullptr);
 
   // ---- queries --------------------------------------------------------------------------------
   Result<Relation> GetRelation(UserId a, UserId b) const;  // relation(a, a) is kNone
@@ -148,13 +159,13 @@ class Graph {
   void PrefaultEdges(uint64_t edges);
   void EndPrefaultEdges();
 
-  // ---- point-in-time images (version-3 snapshots; engine/graph/graph_image.h) ----------------------
-  // BeginImage fixes an image of the graph as it is now: users [0, image_users()) and their
-  // lists, image_edges() edges. Until EndImage, a mutation first saves the lists of each user
-  // it is about to change, unless AppendImageLists has handed them out already: copy-on-write
-  // per user, so the image stays at this point in time while writes go on. A writer pays at
-  // most one copy per user it touches, once per image. REQUIRES: exclusive access, for both;
-  // BeginImage: no image in progress.
+  // ---- point-in-time images (version-3 snapshots; engine/graph/graph_image.h)
+  // ---------------------- BeginImage fixes an image of the graph as it is now: users [0,
+  // image_users()) and their lists, image_edges() edges. Until EndImage, a mutation first saves the
+  // lists of each user it is about to change, unless AppendImageLists has handed them out already:
+  // copy-on-write per user, so the image stays at this point in time while writes go on. A writer
+  // pays at most one copy per user it touches, once per image. REQUIRES: exclusive access, for
+  // both; BeginImage: no image in progress.
   void BeginImage();
   void EndImage();
   size_t image_users() const;    // users_count() when no image is in progress
@@ -171,8 +182,9 @@ class Graph {
   size_t AppendImageLists(size_t begin, size_t end, uint64_t max_entries, std::string* out) const;
   const GraphOptions& options() const { return options_; }
 
-  // ---- internal ids, for the feed engine (engine/feed/feed.h) ------------------------------------
-  // Internal ids are dense, stable for the life of the Graph and never reused.
+  // ---- internal ids, for the feed engine (engine/feed/feed.h)
+  // ------------------------------------ Internal ids are dense, stable for the life of the Graph
+  // and never reused.
   InternalId FindUser(UserId u) const { return ids_.Find(u); }  // kNoInternalId when unknown
   InternalId InternUser(UserId u) { return Intern(u); }         // REQUIRES: u != 0
   UserId ExternalOf(InternalId i) const { return ids_.External(i); }
@@ -222,6 +234,10 @@ class Graph {
   InternalId Intern(UserId user);
   // Creates a -> b; returns whether b -> a exists. The external ids save two lookups.
   bool Link(InternalId a, InternalId b, TimestampMs ts, UserId a_external, UserId b_external);
+  // ApplyFollow / ApplyUnfollow, reporting the internal ids of a and b (kNoInternalId for an
+  // unknown user of an unfollow).
+  Status ReplayFollow(UserId a, UserId b, TimestampMs ts, ReplayMode mode, InternalId ids[2]);
+  Status ReplayUnfollow(UserId a, UserId b, ReplayMode mode, InternalId ids[2]);
   void Unlink(InternalId a, size_t following_index);
   Relation RelationOf(InternalId a, InternalId b) const;
   // Starts fetching the records, then the following lists, of `ids` (kNoInternalId skipped).

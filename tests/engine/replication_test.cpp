@@ -281,7 +281,35 @@ TEST_CASE("replication: records out of order, foreign records and mismatches are
   const WalPayload del = EncodePairRecord(1, 99, 5);
   Db::ReplicatedRecord missing{2, 5, del.view()};
   CHECK((*replica)->ApplyReplicated({&missing, 1}).code() == Code::kCorruption);
+  const WalPayload unfollow_absent = EncodePairRecord(2, 1, 5);
+  Db::ReplicatedRecord lacking{2, 2, unfollow_absent.view()};
+  s = (*replica)->ApplyReplicated({&lacking, 1});
+  CHECK(s.code() == Code::kCorruption);
+  CHECK(s.message().find("LSN 2 does not fit") != std::string::npos);
+  CHECK(s.message().find("unfollow of an edge it lacks") != std::string::npos);
   CHECK((*replica)->last_lsn() == 1);  // nothing refused was logged
+  CHECK((*replica)->CheckInvariants().ok());
+}
+
+TEST_CASE("replication: a run stops at the record that does not fit; the ones before it stay") {
+  TestDir dir;
+  ManualClock clock;
+  auto replica = Db::Open(dir.path(), Options(&clock));
+  REQUIRE(replica.ok());
+  // follow 1->2, follow 2->1, unfollow 1->2, follow 2->1 again (it exists: the mismatch).
+  const WalPayload payloads[] = {EncodeFollowRecord(1, 2, 5, 0), EncodeFollowRecord(2, 1, 6, 0),
+                                 EncodePairRecord(1, 2, 7), EncodeFollowRecord(2, 1, 8, 0),
+                                 EncodeFollowRecord(3, 1, 9, 0)};
+  const uint8_t types[] = {1, 1, 2, 1, 1};
+  std::vector<Db::ReplicatedRecord> run;
+  for (size_t i = 0; i < 5; ++i) run.push_back({i + 1, types[i], payloads[i].view()});
+  Status s = (*replica)->ApplyReplicated(run);
+  CHECK(s.code() == Code::kCorruption);
+  CHECK(s.message().find("LSN 4 does not fit") != std::string::npos);
+  CHECK((*replica)->last_lsn() == 3);
+  CHECK((*replica)->Read([](const Graph& g) { return *g.GetRelation(2, 1); }) ==
+        Relation::kFollowing);
+  CHECK((*replica)->Read([](const Graph& g) { return *g.GetRelation(3, 1); }) == Relation::kNone);
   CHECK((*replica)->CheckInvariants().ok());
 }
 

@@ -1,6 +1,7 @@
 // Unit tests of every Graph operation and every error path, one behaviour per case.
 #include <doctest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "engine/graph/clock.h"
@@ -318,7 +319,7 @@ TEST_CASE("options: out-of-range values are rejected by name") {
 namespace relgraph {
 namespace {
 
-TEST_CASE("replay: an exact replay of the logged changes rebuilds the graph, as the checked one") {
+TEST_CASE("replay: exact, ensuring and checked replays of the logged changes rebuild the graph") {
   for (uint64_t seed = 1; seed <= 4; ++seed) {
     CAPTURE(seed);
     std::mt19937_64 rng(seed);
@@ -343,14 +344,66 @@ TEST_CASE("replay: an exact replay of the logged changes rebuilds the graph, as 
         log.push_back({Graph::ReplayOp::kRemoveUser, a, 0, 0});
       }
     }
-    for (bool exact : {true, false}) {
-      CAPTURE(exact);
+    for (Graph::ReplayMode mode :
+         {Graph::ReplayMode::kExact, Graph::ReplayMode::kEnsure, Graph::ReplayMode::kChecked}) {
+      CAPTURE(static_cast<int>(mode));
       Graph replayed(o);
-      REQUIRE(replayed.ApplyBatch(log, exact).ok());
+      size_t hooked = 0;
+      const Graph::AppliedEdgeHook count_edge_ops = [&](const Graph::ReplayOp& op, InternalId a,
+                                                        InternalId b) {
+        // The hook sees the change already made, under the ids the graph gives its users.
+        CHECK(replayed.FindUser(op.a) == a);
+        CHECK(replayed.FindUser(op.b) == b);
+        CHECK(replayed.FollowsInternal(a, b) == (op.kind == Graph::ReplayOp::kFollow));
+        ++hooked;
+      };
+      REQUIRE(replayed.ApplyBatch(log, mode, count_edge_ops).ok());
       REQUIRE(replayed.CheckInvariants().ok());
       CHECK(replayed.Digest() == live.Digest());
       CHECK(replayed.edge_count() == live.edge_count());
+      CHECK(hooked == static_cast<size_t>(std::count_if(log.begin(), log.end(), [](auto& op) {
+              return op.kind != Graph::ReplayOp::kRemoveUser;
+            })));
     }
+  }
+}
+
+bool Follows(const Graph& g, UserId a, UserId b) {
+  const Relation r = *g.GetRelation(a, b);
+  return r == Relation::kFollowing || r == Relation::kMutual;
+}
+
+TEST_CASE("replay: the checked mode refuses an op that does not fit, and stops before it") {
+  std::mt19937_64 rng(7);
+  GraphOptions o;
+  o.rate_limit.enabled = false;
+  for (int round = 0; round < 200; ++round) {
+    CAPTURE(round);
+    // A valid log of follows and unfollows, then one op that cannot fit the state it meets:
+    // a follow of an edge that exists or an unfollow of one that does not.
+    Graph reference(o);
+    std::vector<Graph::ReplayOp> log;
+    for (int i = 0; i < 50; ++i) {
+      const UserId a = 1 + rng() % 6, b = 1 + rng() % 6;
+      if (a == b) continue;
+      const bool exists = Follows(reference, a, b);
+      const auto kind = exists ? Graph::ReplayOp::kUnfollow : Graph::ReplayOp::kFollow;
+      log.push_back({kind, a, b, exists ? 0 : 1000 + i});
+      REQUIRE(reference.ApplyBatch(std::span(&log.back(), 1), Graph::ReplayMode::kChecked).ok());
+    }
+    UserId a = 0, b = 0;
+    while (a == b) a = 1 + rng() % 7, b = 1 + rng() % 7;  // 7: maybe a user never seen
+    const bool exists = Follows(reference, a, b);
+    log.push_back({exists ? Graph::ReplayOp::kFollow : Graph::ReplayOp::kUnfollow, a, b, 5});
+    const size_t extra = rng() % 3;  // ops after the bad one must not be applied
+    for (size_t i = 0; i < extra; ++i) log.push_back({Graph::ReplayOp::kRemoveUser, a, 0, 0});
+
+    Graph replayed(o);
+    Status s = replayed.ApplyBatch(log, Graph::ReplayMode::kChecked);
+    CHECK(s.code() == (exists ? Code::kAlreadyExists : Code::kNotFound));
+    CHECK(static_cast<size_t>(s.detail()) == log.size() - 1 - extra);
+    CHECK(replayed.Digest() == reference.Digest());
+    REQUIRE(replayed.CheckInvariants().ok());
   }
 }
 
