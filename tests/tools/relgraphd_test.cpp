@@ -1,9 +1,15 @@
 // The relgraphd binary as an operator runs it: flags, then SIGTERM in the middle of a write
 // load under fsync=always, which must lose no acknowledged write.
 #include <doctest.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
 
 #include <fstream>
 #include <mutex>
@@ -28,6 +34,55 @@ TEST_CASE("relgraphd: --help exits 0, a bad flag exits 2 naming it") {
   std::ifstream in(log);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(text.find("--fsync=sometimes") != std::string::npos);
+}
+
+// A unix datagram socket standing in for systemd's $NOTIFY_SOCKET.
+class NotifySocket {
+ public:
+  explicit NotifySocket(const std::string& path) : path_(path) {
+    fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    REQUIRE(fd_ >= 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    REQUIRE(path.size() < sizeof addr.sun_path);
+    std::memcpy(addr.sun_path, path.data(), path.size());
+    REQUIRE(bind(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0);
+  }
+  ~NotifySocket() { close(fd_); }
+  // The next datagram within 10 s, or "" if none came.
+  std::string Next() {
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, 10'000) != 1) return "";
+    char buf[4096];
+    const ssize_t n = recv(fd_, buf, sizeof buf, 0);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+TEST_CASE("relgraphd: tells systemd it is ready once it serves, and that it stops (sd_notify)") {
+  testing::TestDir dir;
+  const std::string log = dir.path() + "/log";
+  NotifySocket notify(dir.path() + "/notify");
+  REQUIRE(setenv("NOTIFY_SOCKET", (dir.path() + "/notify").c_str(), 1) == 0);
+  const pid_t pid = Spawn({"--listen=127.0.0.1:0", "--data-dir=" + dir.path() + "/data"}, log);
+  unsetenv("NOTIFY_SOCKET");
+  const std::string ready = notify.Next();
+  CHECK(ready.rfind("READY=1\n", 0) == 0);
+  CHECK(ready.find("STATUS=serving on 127.0.0.1:") != std::string::npos);
+  // Ready means ready: the port it names accepts a request at once.
+  net::ClientOptions options;
+  options.port = WaitForPort(log);
+  CHECK(ready.find(":" + std::to_string(options.port) + " at lsn 0") != std::string::npos);
+  auto client = net::Client::Connect(options);
+  REQUIRE(client.ok());
+  CHECK((*client)->Ping().ok());
+  REQUIRE(kill(pid, SIGTERM) == 0);
+  CHECK(notify.Next().rfind("STOPPING=1", 0) == 0);
+  CHECK(WaitExit(pid) == 0);
 }
 
 TEST_CASE("relgraphd: SIGTERM during a write load loses no acknowledged write (fsync=always)") {

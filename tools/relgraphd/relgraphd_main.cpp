@@ -14,6 +14,7 @@
 #include "engine/db.h"
 #include "net/server/server.h"
 #include "tools/relgraphd/daemon_config.h"
+#include "tools/relgraphd/systemd_notify.h"
 #include "tools/replica/replica_follower.h"
 #include "tools/service/command_service.h"
 
@@ -154,11 +155,18 @@ int Main(int argc, char** argv) {
         static_cast<unsigned long long>((*db)->last_lsn()),
         config->resync ? ": resynchronizing from its snapshot" : "");
   }
+  // Under systemd (Type=notify), the unit is started once the data is recovered and the
+  // port accepts connections.
+  const std::string ready = "READY=1\nSTATUS=serving on " + config->server.host + ":" +
+                            std::to_string(server.port()) + " at lsn " +
+                            std::to_string((*db)->last_lsn());
+  if (Status s = NotifySystemd(ready); !s.ok()) Log(LogLevel::kError, "%s", s.ToString().c_str());
   Status closed;
   {
     SnapshotScheduler snapshots(db->get(), config->snapshot_interval_s);
     closed = server.Wait();  // returns after SIGINT/SIGTERM and a drained shutdown
   }
+  NotifySystemd("STOPPING=1\nSTATUS=flushing and stopping").IgnoreError();
   if (follower) follower->Stop();
   replication.Stop();
   if (!closed.ok()) {
