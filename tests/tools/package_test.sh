@@ -7,7 +7,8 @@
 #   3. docs/examples/embed and docs/examples/client build with find_package against the prefix
 #      and run (the client against that relgraphd); the client links nothing of the engine;
 #      both also build with pkg-config;
-#   4. docs/examples/embed builds with add_subdirectory against the source tree and runs;
+#   4. the examples build from the source tree as sub-projects (embed by FetchContent, client
+#      by add_subdirectory) and run;
 #   5. cpack -G DEB builds relgraph and relgraph-dev; their contents and dependencies are
 #      checked, and the relgraphd extracted from the package starts from its own config.
 # Usage: package_test.sh SOURCE_DIR BUILD_DIR [SANITIZERS]
@@ -103,14 +104,18 @@ g++ $cflags "$src/docs/examples/embed/main.cpp" $(pkg-config --cflags --libs rel
 g++ $cflags "$src/docs/examples/client/main.cpp" $(pkg-config --cflags --libs relgraph-client) \
   -o "$work/pc-client" || fail "pkg-config relgraph-client"
 "$work/pc-client" "127.0.0.1:$port" | grep -qx "user 2 has 1 fans" || fail "the pkg-config client"
-stop_relgraphd
 
-step "the embed example as a sub-project (add_subdirectory of the source tree)"
-cmake -S "$src/docs/examples/embed" -B "$work/sub" -DRELGRAPH_SOURCE_DIR="$src" \
-  -DCMAKE_BUILD_TYPE=Debug "${flags[@]}" >/dev/null || fail "configuring the sub-project"
-cmake --build "$work/sub" -j "$(nproc)" >/dev/null || fail "building the sub-project"
-"$work/sub/relgraph-embed-example" "$work/sub-data" | grep -qx "user 2 has 1 fans" ||
-  fail "the sub-project example"
+step "the examples as sub-projects of the source tree (FetchContent, add_subdirectory)"
+for example in embed client; do
+  cmake -S "$src/docs/examples/$example" -B "$work/sub-$example" -DRELGRAPH_SOURCE_DIR="$src" \
+    -DCMAKE_BUILD_TYPE=Debug "${flags[@]}" >/dev/null || fail "configuring sub-project $example"
+  cmake --build "$work/sub-$example" -j "$(nproc)" >/dev/null || fail "building sub-project $example"
+done
+"$work/sub-embed/relgraph-embed-example" "$work/sub-data" | grep -qx "user 2 has 1 fans" ||
+  fail "the sub-project embed example"
+"$work/sub-client/relgraph-client-example" "127.0.0.1:$port" | grep -qx "user 2 has 1 fans" ||
+  fail "the sub-project client example"
+stop_relgraphd
 
 step "Debian packages (cpack -G DEB)"
 (cd "$build" && cpack -G DEB -B "$work/deb" >/dev/null) || fail "cpack -G DEB"
