@@ -1,5 +1,6 @@
 #include "net/protocol/messages.h"
 
+#include <chrono>
 #include <iterator>
 
 namespace relgraph::net {
@@ -16,6 +17,22 @@ std::string_view RelationCodeName(RelationCode r) {
       return "mutual";
   }
   return "invalid";
+}
+
+void EncodeRecordsHeader(char* p, uint64_t first_lsn, uint64_t newest_lsn, int64_t sent_us,
+                         size_t count) {
+  const uint64_t fields[3] = {first_lsn, newest_lsn, static_cast<uint64_t>(sent_us)};
+  for (int f = 0; f < 3; ++f) {
+    for (int i = 0; i < 8; ++i) *p++ = static_cast<char>(fields[f] >> (8 * i));
+  }
+  p[0] = static_cast<char>(count & 0xff);
+  p[1] = static_cast<char>(count >> 8);
+}
+
+int64_t RecordsClockUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 std::optional<uint64_t> InfoReply::Get(std::string_view name) const {

@@ -452,6 +452,16 @@ struct RecordsBody {
   std::vector<WireRecord> records;
   RELGRAPH_WIRE_FIELDS(first_lsn, newest_lsn, sent_us, records)
 };
+// The fixed start of a RECORDS body: first_lsn:u64 newest_lsn:u64 sent_us:i64 and the
+// records' count (the list's u16), before the records.
+constexpr size_t kRecordsHeaderBytes = 26;
+// Writes that start at p (kRecordsHeaderBytes bytes): for a sender that appends the records
+// in place and knows their count only at the end.
+void EncodeRecordsHeader(char* p, uint64_t first_lsn, uint64_t newest_lsn, int64_t sent_us,
+                         size_t count);
+// The clock of sent_us: the wall clock, in µs since the Unix epoch (a replica's lag in ms is
+// its own reading minus the primary's).
+int64_t RecordsClockUs();
 // RecordsBody without a copy per record: header fields into *header (records left empty),
 // then fn(lsn, type, payload) for each record, the views pointing into `body`.
 template <typename Fn>
@@ -521,12 +531,12 @@ Status ForEachWireRecord(std::string_view body, RecordsBody* header, Fn&& fn) {
     for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(body[at + i]);
     return v;
   };
-  if (body.size() < 26) return cut();
+  if (body.size() < kRecordsHeaderBytes) return cut();
   header->first_lsn = u64(0);
   header->newest_lsn = u64(8);
   header->sent_us = static_cast<int64_t>(u64(16));
   const size_t count = static_cast<uint8_t>(body[24]) | size_t{static_cast<uint8_t>(body[25])} << 8;
-  size_t at = 26;
+  size_t at = kRecordsHeaderBytes;
   for (size_t i = 0; i < count; ++i) {
     if (body.size() - at < 3) return cut();
     const uint8_t type = static_cast<uint8_t>(body[at]);

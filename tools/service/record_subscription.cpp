@@ -3,19 +3,11 @@
 #include <algorithm>
 
 #include "engine/durable/wal_records.h"
-#include "storage/coding.h"
 
 namespace relgraph {
 namespace {
 
 constexpr auto kHeartbeat = std::chrono::milliseconds(500);
-constexpr size_t kHeaderBytes = 26;  // first_lsn newest_lsn sent_us count
-
-int64_t NowUs() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
@@ -36,11 +28,11 @@ Result<size_t> RecordSubscription::Next(size_t max_body, std::string* body) {
   // place: the count is known at the end.
   const size_t start = body->size();
   const uint64_t first = reader_->next_lsn();
-  body->append(kHeaderBytes, '\0');
+  body->append(net::kRecordsHeaderBytes, '\0');
   size_t count = 0;
   // Every record takes at most 3 + 80 bytes (the largest payload, a cursor record's).
   const size_t max_records = std::min<size_t>(
-      net::kMaxWireList, (max_body - kHeaderBytes) / (3 + sizeof(WalPayload::bytes)));
+      net::kMaxWireList, (max_body - net::kRecordsHeaderBytes) / (3 + sizeof(WalPayload::bytes)));
   auto records = reader_->ReadRecords(max_records, [&](const WalRecordView& r) -> Status {
     body->push_back(static_cast<char>(r.type));
     body->push_back(static_cast<char>(r.payload.size() & 0xff));
@@ -59,12 +51,8 @@ Result<size_t> RecordSubscription::Next(size_t max_body, std::string* body) {
     return size_t{0};
   }
   last_push_ = now;
-  char* p = body->data() + start;
-  EncodeFixed64(p, first);
-  EncodeFixed64(p + 8, db_->last_lsn());
-  EncodeFixed64(p + 16, static_cast<uint64_t>(NowUs()));
-  p[24] = static_cast<char>(count & 0xff);
-  p[25] = static_cast<char>(count >> 8);
+  net::EncodeRecordsHeader(body->data() + start, first, db_->last_lsn(), net::RecordsClockUs(),
+                           count);
   return count;  // 0 with a heartbeat appended: nothing consumed, look again later
 }
 
