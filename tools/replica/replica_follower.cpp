@@ -10,12 +10,6 @@ namespace {
 
 constexpr auto kPoll = std::chrono::milliseconds(100);  // how soon Stop is noticed
 
-int64_t NowUs() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 ReplicaFollower::ReplicaFollower(Db* db, Replication* replication, FollowerOptions options)
@@ -60,7 +54,7 @@ void ReplicaFollower::Loop() {
     const uint64_t before = db_->last_lsn();
     const Status s = FollowOnce();
     if (!Sleep(std::chrono::milliseconds(0))) break;
-    if (diverged_ || replication_->link().state == "failed") {
+    if (halted_) {
       // Refuse to follow until an operator decides (restart with --resync, or promote).
       std::unique_lock lock(mu_);
       wake_.wait(lock, [&] { return stop_; });
@@ -97,7 +91,7 @@ Status ReplicaFollower::FollowOnce() {
   if (!started.ok()) {
     if (started.status().code() == Code::kLsnExpired) resync_ = true;
     if (started.status().code() == Code::kDiverged) {
-      diverged_ = true;
+      halted_ = true;
       Report("diverged", started.status().message() +
                              "; restart this replica with --resync to discard those records "
                              "and copy the primary, or promote it");
@@ -133,6 +127,7 @@ Status ReplicaFollower::FollowOnce() {
       Status s = db_->ApplyReplicated(batch, &commit);
       if (s.ok() && commit != 0) s = db_->WaitDurable(commit);
       if (!s.ok()) {
+        halted_ = true;
         Report("failed", s.ToString() + "; restart this replica with --resync");
         return s;
       }
@@ -142,10 +137,10 @@ Status ReplicaFollower::FollowOnce() {
     Replication::Link link;
     link.state = "streaming";
     link.primary_lsn = primary_lsn_;
-    link.lag_ms =
-        applied >= primary_lsn_
-            ? 0
-            : static_cast<uint64_t>(std::max<int64_t>(0, NowUs() - header.sent_us) / 1000);
+    link.lag_ms = applied >= primary_lsn_
+                      ? 0
+                      : static_cast<uint64_t>(
+                            std::max<int64_t>(0, net::RecordsClockUs() - header.sent_us) / 1000);
     replication_->SetLink(link);
     auto acked =
         (*client)->Call(net::ReplicaAckRequest{options_.name, applied, db_->durable_lsn()});

@@ -65,7 +65,7 @@ class ReplicaFollower {
   Replication* const replication_;
   const FollowerOptions options_;
   bool resync_;               // the follower thread's
-  bool diverged_ = false;     // likewise
+  bool halted_ = false;       // likewise: diverged, or a record failed to apply
   uint64_t primary_lsn_ = 0;  // likewise
   std::string last_logged_;   // likewise
   std::mutex mu_;
