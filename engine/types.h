@@ -16,14 +16,36 @@ using TimestampMs = int64_t;  // milliseconds since the Unix epoch
 // Timestamps are stored in 42 bits: [0, kMaxTimestampMs] covers 1970 to the year 2109.
 inline constexpr TimestampMs kMaxTimestampMs = (TimestampMs{1} << 42) - 1;
 
-// How `a` relates to `b` in relation(a, b). Values are stable (wire and WAL use them).
+// How `a` relates to `b` in relation(a, b): a set of bits. Values are stable (wire and WAL use
+// them); 0..3 are the follow states, the higher bits exist only where blocks or follow
+// requests do (docs/access.md). Which combinations occur: a block (either way) excludes every
+// other bit but the opposite block; kRequested excludes kFollowing, kRequestedBy excludes
+// kFollowedBy.
 enum class Relation : uint8_t {
   kNone = 0,
-  kFollowing = 1,   // a follows b, b does not follow a
-  kFollowedBy = 2,  // b follows a, a does not follow b
-  kMutual = 3,      // friends
+  kFollowing = 1,    // a follows b
+  kFollowedBy = 2,   // b follows a
+  kMutual = 3,       // both: friends
+  kRequested = 4,    // a asked to follow b (b is private) and b has not answered
+  kRequestedBy = 8,  // b asked to follow a and a has not answered
+  kBlocking = 16,    // a blocks b
+  kBlockedBy = 32,   // b blocks a (reported as kNone when GraphOptions::hide_blocked_by)
 };
-const char* RelationName(Relation r);  // "none", "following", "followed_by", "mutual"
+inline constexpr uint8_t kRelationBits = 0x3f;
+constexpr Relation operator|(Relation x, Relation y) {
+  return static_cast<Relation>(static_cast<uint8_t>(x) | static_cast<uint8_t>(y));
+}
+constexpr Relation operator&(Relation x, Relation y) {
+  return static_cast<Relation>(static_cast<uint8_t>(x) & static_cast<uint8_t>(y));
+}
+// Whether r holds every bit of `bits`: Has(r, Relation::kFollowing) is "a follows b".
+constexpr bool Has(Relation r, Relation bits) {
+  return (r & bits) == bits && bits != Relation::kNone;
+}
+// "none", "following", "followed_by", "mutual", "requested", "requested_by", "blocking",
+// "blocked_by", and combinations joined by '+' ("requested+followed_by"); "invalid" for a
+// value with bits outside kRelationBits.
+const char* RelationName(Relation r);
 
 // Position in a list ordered newest first by (ts, user) descending: a page "after" a cursor holds
 // the entries strictly older than it. Every page reply carries the cursor of its next page.
@@ -60,13 +82,33 @@ struct Counts {
   uint32_t following = 0;
   uint32_t fans = 0;
   uint32_t friends = 0;
+  uint32_t blocks = 0;    // users this user blocks
+  uint32_t requests = 0;  // pending follow requests to this user
   friend bool operator==(const Counts&, const Counts&) = default;
 };
 
 struct FollowOutcome {
-  bool created = false;                 // false: a already followed b; nothing changed
-  Relation relation = Relation::kNone;  // relation(a, b) after the call
-  TimestampMs followed_at = 0;  // the edge's follow time (the original one when not created)
+  // false: a already followed (or had asked to follow) b; nothing changed.
+  bool created = false;
+  // relation(a, b) after the call. Has(relation, kRequested): b is private, so the call made
+  // (or found) a pending follow request, not an edge.
+  Relation relation = Relation::kNone;
+  // The edge's follow time, or the request's time (the original one when not created).
+  TimestampMs followed_at = 0;
+};
+
+struct BlockOutcome {
+  bool created = false;           // false: a already blocked b; nothing changed
+  TimestampMs ts = 0;             // the block's time (the original one when not created)
+  bool unfollowed = false;        // the block removed a -> b
+  bool lost_follower = false;     // the block removed b -> a
+  bool requests_removed = false;  // it removed a pending request between the two
+};
+
+struct SetPrivateOutcome {
+  bool changed = false;   // false: the account already was as asked
+  uint64_t approved = 0;  // going public approves every pending request
+  TimestampMs ts = 0;     // the change's time: the follow time of the edges it approved
 };
 
 struct ImportEdge {
@@ -80,8 +122,10 @@ struct ImportStats {
   uint64_t duplicates = 0;
   uint64_t self_loops = 0;
   uint64_t over_cap = 0;
+  uint64_t blocked = 0;  // edges between two users one of whom blocks the other: skipped
   ImportStats& operator+=(const ImportStats& o) {
     added += o.added;
+    blocked += o.blocked;
     duplicates += o.duplicates;
     self_loops += o.self_loops;
     over_cap += o.over_cap;
@@ -106,7 +150,13 @@ struct GraphOptions {
   Clock* clock = nullptr;  // not owned; nullptr = the system clock
   // Fan lists longer than this are stored as a chunked list (tuning and test knob, >= 4).
   uint32_t fan_chunk_entries = 256;
+  uint32_t max_blocks = 100'000;  // per user, 1..kMaxBlocksLimit (kLimitExceeded past it)
+  // true: relation(a, b) never says that b blocks a (kBlockedBy reads as kNone), for products
+  // that keep a block from its target; a follow it forbids still fails with kBlocked, whose
+  // message is the same whichever side blocks.
+  bool hide_blocked_by = false;
 };
+inline constexpr uint32_t kMaxBlocksLimit = 1u << 24;
 inline constexpr uint32_t kMaxFollowingLimit = 1u << 20;
 
 }  // namespace relgraph

@@ -46,6 +46,8 @@ std::string_view CodeName(Code code) {
       return "read_only";
     case Code::kDiverged:
       return "diverged";
+    case Code::kBlocked:
+      return "blocked";
   }
   return "unknown";
 }

@@ -40,8 +40,9 @@ enum class Code : uint16_t {
   kLsnExpired = 18,         // a WAL position older than what the WAL still keeps
   kReadOnly = 19,           // a replica refuses writes (the message names its primary)
   kDiverged = 20,           // a node holds records its primary never had (after a failover)
+  kBlocked = 21,            // a block between the two users forbids the follow or request
 };
-inline constexpr uint16_t kMaxCode = 20;
+inline constexpr uint16_t kMaxCode = 21;
 
 // Stable lower-case name of a code, e.g. "follow_limit". Never empty.
 std::string_view CodeName(Code code);

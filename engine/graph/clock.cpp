@@ -1,6 +1,8 @@
 #include "engine/graph/clock.h"
 
+#include <array>
 #include <chrono>
+#include <string>
 
 namespace relgraph {
 
@@ -15,17 +17,27 @@ SystemClock* SystemClock::Default() {
 }
 
 const char* RelationName(Relation r) {
-  switch (r) {
-    case Relation::kNone:
-      return "none";
-    case Relation::kFollowing:
-      return "following";
-    case Relation::kFollowedBy:
-      return "followed_by";
-    case Relation::kMutual:
-      return "mutual";
-  }
-  return "unknown";
+  // Every combination of the six bits, named once.
+  static const std::array<std::string, 64> names = [] {
+    static constexpr const char* kBitNames[] = {"following",    "followed_by", "requested",
+                                                "requested_by", "blocking",    "blocked_by"};
+    std::array<std::string, 64> out;
+    out[0] = "none";
+    out[3] = "mutual";
+    for (uint32_t v = 1; v < 64; ++v) {
+      if (v == 3) continue;
+      std::string name = (v & 3) == 3 ? "mutual" : "";
+      for (uint32_t bit = (v & 3) == 3 ? 2 : 0; bit < 6; ++bit) {
+        if ((v & (1u << bit)) == 0) continue;
+        if (!name.empty()) name += '+';
+        name += kBitNames[bit];
+      }
+      out[v] = name;
+    }
+    return out;
+  }();
+  const uint8_t v = static_cast<uint8_t>(r);
+  return v < 64 ? names[v].c_str() : "invalid";
 }
 
 }  // namespace relgraph

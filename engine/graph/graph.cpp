@@ -55,6 +55,8 @@ Graph::Graph(const GraphOptions& options)
       limiter_(options.rate_limit) {}
 
 Graph::~Graph() {
+  blocks_.Clear(slab_);
+  requests_.Clear(slab_);
   for (size_t i = 0; i < users_.size(); ++i) {
     users_[i].following.Clear(slab_);
     users_[i].fans.Clear(slab_);
@@ -110,6 +112,8 @@ Result<ImportStats> Graph::Import(std::span<const ImportEdge> edges) {
       (r->created ? stats.added : stats.duplicates)++;
     } else if (r.status().code() == Code::kFollowLimit) {
       ++stats.over_cap;
+    } else if (r.status().code() == Code::kBlocked) {
+      ++stats.blocked;
     } else {
       return Status(r.status().code(),
                     "import edge " + std::to_string(i) + ": " + r.status().message(),
@@ -150,20 +154,36 @@ Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool
   // Look up without interning: a refused call must not create users.
   InternalId ai = ids_.Find(a);
   InternalId bi = ids_.Find(b);
+  // A follow of a private account asks instead; an import (not rate limited) loads follows
+  // that exist elsewhere, so it links directly. Blocks hold for both.
+  const bool request = rate_limited && bi != kNoInternalId && IsPrivateInternal(bi);
   if (ai != kNoInternalId) {
     const FollowingList& following = users_[ai].following;
+    const bool access = (users_[ai].access & kHasAccessBit) != 0;
     if (bi != kNoInternalId) {
       const size_t i = following.FindPeer(bi);
       if (i < following.size()) {
-        return FollowOutcome{false,
-                             following.MutualAt(i) ? Relation::kMutual : Relation::kFollowing,
-                             following.TsAt(i)};
+        Relation r = following.MutualAt(i) ? Relation::kMutual : Relation::kFollowing;
+        if (access) r = r | AccessRelation(ai, bi);
+        return FollowOutcome{false, r, following.TsAt(i)};
+      }
+      if (access && (blocks_.Contains(ai, bi) || blocks_.Contains(bi, ai))) {
+        // The same words whichever side blocks (docs/access.md).
+        return Status(Code::kBlocked, "user " + std::to_string(a) + " may not follow user " +
+                                          std::to_string(b) + ": a block stands between them");
+      }
+      if (access && request) {
+        if (const auto asked = requests_.Find(bi, ai)) {
+          return FollowOutcome{false, RelationOf(ai, bi), *asked};
+        }
       }
     }
-    if (following.size() >= options_.max_following) {
-      return Status(Code::kFollowLimit, "user " + std::to_string(a) + " already follows " +
-                                            std::to_string(following.size()) +
-                                            " users (the maximum)");
+    const uint32_t pending = PendingSent(ai);
+    if (following.size() + pending >= options_.max_following) {
+      std::string m = "user " + std::to_string(a) + " already follows " +
+                      std::to_string(following.size()) + " users";
+      if (pending > 0) m += " and has " + std::to_string(pending) + " follow requests pending";
+      return Status(Code::kFollowLimit, m + " (the maximum)");
     }
   }
   const bool limit = rate_limited && limiter_.enabled();
@@ -184,8 +204,30 @@ Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool
   }
   if (ai == kNoInternalId) ai = Intern(a);
   if (bi == kNoInternalId) bi = Intern(b);
+  if (request) {
+    requests_.Add(bi, ai, ts, fan_context(order().WithKnown(ai, a, bi, b)));
+    users_[ai].access |= kHasAccessBit;
+    users_[bi].access |= kHasAccessBit;
+    return FollowOutcome{true, RelationOf(ai, bi), ts};
+  }
   const bool mutual = Link(ai, bi, ts, a, b);
-  return FollowOutcome{true, mutual ? Relation::kMutual : Relation::kFollowing, ts};
+  Relation r = mutual ? Relation::kMutual : Relation::kFollowing;
+  if ((users_[ai].access & kHasAccessBit) != 0) {
+    // An import's edge answers a pending request of the same pair.
+    if (requests_.Remove(bi, ai, fan_context())) {
+      RefreshAccessBit(ai);
+      RefreshAccessBit(bi);
+    }
+    r = r | AccessRelation(ai, bi);
+  }
+  return FollowOutcome{true, r, ts};
+}
+
+TimestampMs Graph::TakeEngineTime() {
+  TimestampMs now = std::clamp<TimestampMs>(clock_->NowMs(), 0, kMaxTimestampMs);
+  now = std::max(now, last_engine_ts_);
+  last_engine_ts_ = now;
+  return now;
 }
 
 bool Graph::Link(InternalId a, InternalId b, TimestampMs ts, UserId a_external, UserId b_external) {
@@ -266,6 +308,7 @@ Result<uint64_t> Graph::RemoveUser(UserId a) {
   });
   edge_count_ -= ua.fans.size();
   ua.fans.Clear(slab_);
+  ForgetAccess(ai);
   return removed;
 }
 
@@ -356,7 +399,7 @@ uint64_t Graph::Digest() const {
     const uint64_t edge[3] = {a, b, static_cast<uint64_t>(ts)};
     sum += XXH3_64bits(edge, sizeof edge);
   });
-  return sum;
+  return sum + AccessDigest();
 }
 
 void Graph::ForEachEdge(const std::function<void(UserId, UserId, TimestampMs)>& fn) const {
@@ -376,6 +419,7 @@ MemoryUsage Graph::Memory() const {
   m.edge_blocks_live = slab_.LiveBytes();
   for (size_t i = 0; i < users_.size(); ++i) m.fan_index += users_[i].fans.MemoryBytes();
   m.rate_limiter = limiter_.MemoryBytes();
+  m.access = blocks_.MemoryBytes() + requests_.MemoryBytes();
   return m;
 }
 

@@ -11,6 +11,13 @@
 // (FanList: one array when short, chunks with a Fenwick index when long) and three O(1)
 // counters. Each edge is stored once per side; both copies carry the kMutual bit.
 //
+// Blocks, private accounts and follow requests (docs/access.md): a block removes both edges
+// and any request between its two users and forbids new ones (kBlocked); a follow of a
+// private account becomes a pending request that the account approves (the edge appears,
+// with the approval time), rejects, or its sender withdraws. They live in two PairLists
+// beside the user records, and two bits of each user record (private; "has a block or a
+// request") keep the relation check of users without any at its old cost.
+//
 // Errors: every method that takes user input returns Status/Result; nothing asserts on input.
 // Thread-safety: not thread-safe. Const methods may run concurrently with each other (they
 // mutate nothing, not even caches); a mutating method needs exclusive access. The durable Db
@@ -30,6 +37,7 @@
 #include "engine/graph/fan_list.h"
 #include "engine/graph/following_list.h"
 #include "engine/graph/id_map.h"
+#include "engine/graph/pair_lists.h"
 #include "engine/graph/rate_limiter.h"
 #include "engine/graph/slab_allocator.h"
 #include "engine/mem/chunked_array.h"
@@ -53,7 +61,10 @@ struct MemoryUsage {
   size_t edge_blocks_live = 0;  // of which handed out to lists (part of edge_blocks)
   size_t fan_index = 0;         // chunk directories of long fan lists
   size_t rate_limiter = 0;
-  size_t total() const { return id_map + user_records + edge_blocks + fan_index + rate_limiter; }
+  size_t access = 0;  // block and request maps (their list entries are in edge_blocks)
+  size_t total() const {
+    return id_map + user_records + edge_blocks + fan_index + rate_limiter + access;
+  }
 };
 
 class Graph {
@@ -81,9 +92,53 @@ class Graph {
   Result<ImportStats> Import(std::span<const ImportEdge> edges);
   // true: the edge was removed; false: a did not follow b (no change).
   Result<bool> Unfollow(UserId a, UserId b);
-  // Removes every edge into and out of `a` (account deletion); returns how many were removed.
-  // O(following + fans * following-list length of each fan).
+  // Removes every edge into and out of `a` (account deletion), its blocks (both ways), its
+  // requests (both ways) and its private mark; returns how many edges were removed.
+  // O(following + fans * following-list length of each fan + its blocks and requests).
   Result<uint64_t> RemoveUser(UserId a);
+
+  // ---- blocks, private accounts, follow requests (docs/access.md) ---------------------------
+  // Calls made by these for each edge they create (created = true) or remove, with the
+  // internal ids of follower and followee, right after the graph changed (the feed's hooks).
+  using EdgeHook = std::function<void(InternalId follower, InternalId followee, bool created)>;
+  // a blocks b at the engine clock's time: a -> b and b -> a go, a pending request between
+  // them goes, and neither may follow or ask to follow the other until a unblocks (kBlocked).
+  // Errors: kInvalidUserId, kInvalidArgument (a == b), kLimitExceeded (a blocks max_blocks
+  // users already). Blocking again: created == false, nothing changes. O(following of both).
+  Result<BlockOutcome> Block(UserId a, UserId b, const EdgeHook& on_edge = nullptr);
+  // true: the block was lifted; it restores nothing (no edge, no request).
+  Result<bool> Unblock(UserId a, UserId b);
+  // Marks `a` private (follows of it become requests) or public. Going public approves every
+  // pending request at the engine clock's time (on_edge sees each new edge): O(requests).
+  Result<SetPrivateOutcome> SetPrivate(UserId a, bool on, const EdgeHook& on_edge = nullptr);
+  Result<bool> IsPrivate(UserId a) const;
+  // `target` accepts `requester`'s request: requester -> target is created at the engine
+  // clock's time (no rate limit; the cap was counted when the request was made). kNotFound
+  // when there is no such request.
+  Result<FollowOutcome> Approve(UserId target, UserId requester, const EdgeHook& on_edge = nullptr);
+  // The request requester -> target goes, answered by the target (Reject) or taken back by the
+  // requester (Withdraw); true when there was one.
+  Result<bool> Reject(UserId target, UserId requester);
+  Result<bool> Withdraw(UserId requester, UserId target);
+  // Whom `a` blocks, and who asks to follow `a`: newest first, paged like Fans (offset or
+  // cursor, O(log n + limit) at any depth), with the viewer's relation to each entry.
+  Result<Page> Blocks(UserId a, const PageRequest& request) const;
+  Result<Page> Requests(UserId a, const PageRequest& request) const;
+  // Replay: idempotent "ensure" forms with the outcome already decided (any replay mode).
+  Status ApplyBlock(UserId a, UserId b, TimestampMs ts, const EdgeHook& on_edge = nullptr);
+  Status ApplyUnblock(UserId a, UserId b);
+  Status ApplySetPrivate(UserId a, bool on, TimestampMs ts, const EdgeHook& on_edge = nullptr);
+  Status ApplyRequest(UserId requester, UserId target, TimestampMs ts);
+  Status ApplyApprove(UserId target, UserId requester, TimestampMs ts,
+                      const EdgeHook& on_edge = nullptr);
+  Status ApplyRemoveRequest(UserId target, UserId requester);
+  // Whole-state access (snapshots, digests): fn(blocker, blocked, ts); fn(target, requester,
+  // ts); fn(user) for each private user.
+  void ForEachBlock(const std::function<void(UserId, UserId, TimestampMs)>& fn) const;
+  void ForEachRequest(const std::function<void(UserId, UserId, TimestampMs)>& fn) const;
+  void ForEachPrivate(const std::function<void(UserId)>& fn) const;
+  size_t block_count() const { return blocks_.size(); }
+  size_t request_count() const { return requests_.size(); }
 
   // ---- replay (WAL records, fuzzy snapshots) ---------------------------------------------------
   // Idempotent "ensure" forms of the mutations, with the outcome already decided: no cap, no
@@ -140,9 +195,10 @@ class Graph {
   // ---- whole-graph access ---------------------------------------------------------------------
   size_t user_count() const { return ids_.size(); }  // interned users, including isolated ones
   uint64_t edge_count() const { return edge_count_; }
-  // A 64-bit digest of the edge set (follower, followee, time): equal graphs have equal
-  // digests whatever their history or internal layout. Order-independent (a sum of per-edge
-  // xxh3 hashes), O(edges).
+  // A 64-bit digest of the edge set (follower, followee, time), the blocks, the pending
+  // requests and the private marks: equal graphs have equal digests whatever their history or
+  // internal layout. Order-independent (a sum of per-item xxh3 hashes), O(edges); a graph
+  // without blocks, requests or private users has the digest of its edges alone.
   uint64_t Digest() const;
   // Calls fn(follower, followee, ts) for every edge, grouped by follower.
   void ForEachEdge(const std::function<void(UserId, UserId, TimestampMs)>& fn) const;
@@ -209,11 +265,15 @@ class Graph {
   friend class GraphImageLoader;  // likewise, from a snapshot image
   struct ImageCapture;            // engine/graph/graph_image.h
 
+  // UserRecord::access bits.
+  static constexpr uint32_t kPrivateBit = 1;
+  static constexpr uint32_t kHasAccessBit = 2;  // in a block or a request, either side
 #pragma pack(push, 4)
   struct UserRecord {
     FollowingList following;
     FanList fans;
-    uint32_t friends = 0;
+    uint32_t friends : 24 = 0;  // <= following <= kMaxFollowingLimit (2^20)
+    uint32_t access : 8 = 0;
   };
 #pragma pack(pop)
   static_assert(sizeof(UserRecord) == 28);
@@ -223,6 +283,32 @@ class Graph {
   static Status CheckPageRequest(UserId a, const PageRequest& request);  // ids and limit
   Result<FollowOutcome> FollowImpl(UserId a, UserId b, TimestampMs ts, bool engine_time,
                                    bool rate_limited);
+  // The engine clock's time, never earlier than the last one handed out.
+  TimestampMs TakeEngineTime();
+  // The block and request bits of relation(a, b). REQUIRES: a has kHasAccessBit.
+  Relation AccessRelation(InternalId a, InternalId b) const;
+  bool BlockedEitherWay(InternalId a, InternalId b) const {
+    return ((users_[a].access | users_[b].access) & kHasAccessBit) != 0 &&
+           (blocks_.Contains(a, b) || blocks_.Contains(b, a));
+  }
+  bool IsPrivateInternal(InternalId a) const {
+    return (users_[a].access & kPrivateBit) != 0;
+  }
+  // Pending requests `a` has sent (they count against its follow cap).
+  uint32_t PendingSent(InternalId a) const {
+    return (users_[a].access & kHasAccessBit) ? requests_.CountNaming(a) : 0;
+  }
+  void RefreshAccessBit(InternalId a);
+  // Removes the edges and requests between a and b (a block), calling on_edge for each edge.
+  void SeverPair(InternalId a, InternalId b, BlockOutcome* outcome, const EdgeHook& on_edge);
+  // Creates requester -> target from a pending request (which goes).
+  FollowOutcome ApproveImpl(InternalId target, InternalId requester, TimestampMs ts,
+                            const EdgeHook& on_edge);
+  uint64_t ApproveAll(InternalId target, TimestampMs ts, const EdgeHook& on_edge);
+  void ForgetAccess(InternalId a);  // RemoveUser's part
+  Status CheckAccessInvariants() const;
+  uint64_t AccessDigest() const;
+  Result<Page> PairPage(UserId a, const PageRequest& request, const PairLists& lists) const;
   void PrefetchForImport(const ImportEdge& e, int stage) const;
   // Every change to a user's lists or counter calls this first (see BeginImage).
   void BeforeChange(InternalId x) {
@@ -267,6 +353,8 @@ class Graph {
   ChunkedArray<UserRecord> users_;
   SlabAllocator slab_;
   RateLimiter limiter_;
+  PairLists blocks_;    // owner: the blocker
+  PairLists requests_;  // owner: the private account asked; peer: who asked
   uint64_t edge_count_ = 0;
   std::unique_ptr<ImageCapture> image_;  // set between BeginImage and EndImage
 };

@@ -28,17 +28,24 @@ Status Graph::CheckPageRequest(UserId a, const PageRequest& r) {
 Relation Graph::RelationOf(InternalId a, InternalId b) const {
   if (a == b) return Relation::kNone;
   const UserRecord& ua = users_[a];
+  // Users without blocks or requests (nearly all) pay one bit test for them.
+  const Relation access = (ua.access & kHasAccessBit) != 0 ? AccessRelation(a, b) : Relation::kNone;
   // "Does b follow a?" is answered by a's own fan list when it is short (most users: one block,
   // often already in cache), else by b's following list, fetched while a's list is scanned.
   const bool own_fans = ua.fans.IsShort();
   if (!own_fans) __builtin_prefetch(users_[b].following.peers_address());
   const size_t i = ua.following.FindPeer(b);
   if (i < ua.following.size()) {
-    return ua.following.MutualAt(i) ? Relation::kMutual : Relation::kFollowing;
+    return (ua.following.MutualAt(i) ? Relation::kMutual : Relation::kFollowing) | access;
   }
-  if (own_fans) return ua.fans.ShortContainsPeer(b) ? Relation::kFollowedBy : Relation::kNone;
-  const FollowingList& fb = users_[b].following;
-  return fb.FindPeer(a) < fb.size() ? Relation::kFollowedBy : Relation::kNone;
+  bool followed_by;
+  if (own_fans) {
+    followed_by = ua.fans.ShortContainsPeer(b);
+  } else {
+    const FollowingList& fb = users_[b].following;
+    followed_by = fb.FindPeer(a) < fb.size();
+  }
+  return (followed_by ? Relation::kFollowedBy : Relation::kNone) | access;
 }
 
 Relation Graph::ViewerRelation(InternalId viewer, InternalId other) const {
@@ -148,6 +155,23 @@ Result<Page> Graph::Fans(UserId a, const PageRequest& request) const {
   return ListPage(a, request, &UserRecord::fans);
 }
 
+Result<Page> Graph::PairPage(UserId a, const PageRequest& request, const PairLists& lists) const {
+  RELGRAPH_RETURN_IF_ERROR(CheckPageRequest(a, request));
+  const InternalId ai = ids_.Find(a);
+  const InternalId viewer = FindViewer(request);
+  const FanList* list = ai == kNoInternalId ? nullptr : lists.ListOf(ai);
+  if (list == nullptr) return Page{};
+  return BuildPage(*list, request, viewer);
+}
+
+Result<Page> Graph::Blocks(UserId a, const PageRequest& request) const {
+  return PairPage(a, request, blocks_);
+}
+
+Result<Page> Graph::Requests(UserId a, const PageRequest& request) const {
+  return PairPage(a, request, requests_);
+}
+
 Result<Page> Graph::Friends(UserId a, const PageRequest& request) const {
   RELGRAPH_RETURN_IF_ERROR(CheckPageRequest(a, request));
   const InternalId ai = ids_.Find(a);
@@ -194,7 +218,12 @@ Result<Counts> Graph::GetCounts(UserId a) const {
   const InternalId ai = ids_.Find(a);
   if (ai == kNoInternalId) return Counts{};
   const UserRecord& u = users_[ai];
-  return Counts{u.following.size(), u.fans.size(), u.friends};
+  Counts c{u.following.size(), u.fans.size(), u.friends};
+  if ((u.access & kHasAccessBit) != 0) {
+    c.blocks = blocks_.CountOwnedBy(ai);
+    c.requests = requests_.CountOwnedBy(ai);
+  }
+  return c;
 }
 
 Result<KnownFollowers> Graph::GetKnownFollowers(UserId viewer, UserId target,

@@ -60,7 +60,7 @@ Status Graph::CheckInvariants() const {
                               std::to_string(following_total) + " following entries and " +
                               std::to_string(fans_total) + " fan entries");
   }
-  return Status::OK();
+  return CheckAccessInvariants();
 }
 
 }  // namespace relgraph

@@ -1,8 +1,10 @@
-// Randomized differential test: random follow / follow_at / import / unfollow / remove_user
-// operations, with an injected clock and rate limiter, applied to the Graph and to the
-// ReferenceModel; after every batch every query type is compared: counts, relations (single and
-// batch), full cursor walks and offset pages of all three lists with a random viewer, and known
-// followers.
+// Randomized differential test: random follow / follow_at / import / unfollow / remove_user,
+// block / unblock / set_private / approve / reject / withdraw operations, with an injected clock
+// and rate limiter, applied to the Graph and to the ReferenceModel; after every batch every
+// query type is compared: counts, relations (single and batch), full cursor walks and offset
+// pages of all five lists (following, fans, friends, blocks, requests) with a random viewer,
+// private marks and known followers. Graph::CheckInvariants then proves, among the rest, that
+// no edge and no request joins a blocked pair.
 //
 // Sizes: RELGRAPH_DIFF_OPS (default 1,000,000) operations spread over the seeds.
 #include <doctest.h>
@@ -36,6 +38,9 @@ struct Harness {
     options.rate_limit.enabled = rng() % 2 == 0;
     options.rate_limit.capacity = 1 + rng() % 6;
     options.rate_limit.refill_per_second = (rng() % 2 == 0) ? 2.0 : 0.5;
+    const uint32_t block_caps[] = {2, 5, 100'000};
+    options.max_blocks = block_caps[rng() % 3];
+    options.hide_blocked_by = rng() % 4 == 0;
     options.clock = &clock;
     graph = std::make_unique<Graph>(options);
     model = std::make_unique<ReferenceModel>(options);
@@ -68,11 +73,13 @@ struct Harness {
       Follow(u, u, std::nullopt);
     } else if (dice < 605) {
       Import();
-    } else if (dice < 995) {
+    } else if (dice < 905) {
       const UserId a = AnyUser(), b = Followee();
       auto r = graph->Unfollow(a, b);
       REQUIRE(r.ok());
       REQUIRE(*r == model->Unfollow(a, b));
+    } else if (dice < 995) {
+      AccessOp(dice - 905);
     } else {
       const UserId a = AnyUser();
       auto r = graph->RemoveUser(a);
@@ -92,6 +99,68 @@ struct Harness {
       CHECK(r->followed_at == expected.outcome.followed_at);
     } else if (expected.code == Code::kRateLimited) {
       CHECK(r.status().retry_after_ms() == expected.retry_after_ms);
+    }
+  }
+
+  // Blocks, private accounts and requests: `dice` in [0, 90).
+  void AccessOp(uint32_t dice) {
+    const UserId a = AnyUser(), b = rng() % 2 ? Followee() : AnyUser();
+    if (dice < 20) {
+      const UserId blocked = rng() % 100 == 0 ? 0 : (rng() % 100 == 0 ? a : b);
+      const auto want = model->Block(a, blocked, clock.NowMs());
+      auto r = graph->Block(a, blocked);
+      INFO("block ", a, " -> ", b, ": ", r.status().ToString());
+      REQUIRE(r.status().code() == want.code);
+      if (r.ok()) {
+        CHECK(r->created == want.outcome.created);
+        CHECK(r->ts == want.outcome.ts);
+        CHECK(r->unfollowed == want.outcome.unfollowed);
+        CHECK(r->lost_follower == want.outcome.lost_follower);
+        CHECK(r->requests_removed == want.outcome.requests_removed);
+      }
+    } else if (dice < 32) {
+      auto r = graph->Unblock(a, b);
+      REQUIRE(r.ok());
+      REQUIRE(*r == model->Unblock(a, b));
+    } else if (dice < 50) {
+      // Mostly the skewed followees go private, so their many followers make requests.
+      const UserId u = rng() % 2 ? pool[rng() % 3] : a;
+      const bool on = rng() % 3 != 0;
+      const SetPrivateOutcome want = model->SetPrivate(u, on, clock.NowMs());
+      auto r = graph->SetPrivate(u, on);
+      REQUIRE(r.ok());
+      CHECK(r->changed == want.changed);
+      CHECK(r->approved == want.approved);
+      if (want.changed) CHECK(r->ts == want.ts);
+      REQUIRE(*graph->IsPrivate(u) == model->IsPrivate(u));
+    } else if (dice < 70) {
+      // Approve someone who asked (when anyone did), or anyone.
+      const UserId t = rng() % 2 ? pool[rng() % 3] : a;
+      UserId requester = AnyUser();
+      auto asked = graph->Requests(t, PageRequest{.limit = 5});
+      REQUIRE(asked.ok());
+      if (!asked->entries.empty() && rng() % 4 != 0) {
+        requester = asked->entries[rng() % asked->entries.size()].user;
+      }
+      const auto want = model->Approve(t, requester, clock.NowMs());
+      auto r = graph->Approve(t, requester);
+      INFO("approve ", requester, " -> ", t, ": ", r.status().ToString());
+      REQUIRE(r.status().code() == want.code);
+      if (r.ok()) {
+        CHECK(r->created);
+        CHECK(r->relation == want.outcome.relation);
+        CHECK(r->followed_at == want.outcome.followed_at);
+      }
+    } else if (dice < 80) {
+      const UserId t = rng() % 2 ? pool[rng() % 3] : b;
+      auto r = graph->Reject(t, a);
+      REQUIRE(r.ok());
+      REQUIRE(*r == model->RemoveRequest(a, t));
+    } else {
+      const UserId t = rng() % 2 ? pool[rng() % 3] : b;
+      auto r = graph->Withdraw(a, t);
+      REQUIRE(r.ok());
+      REQUIRE(*r == model->RemoveRequest(a, t));
     }
   }
 
@@ -118,6 +187,8 @@ struct Harness {
         (r.outcome.created ? want.added : want.duplicates)++;
       } else if (r.code == Code::kFollowLimit) {
         ++want.over_cap;
+      } else if (r.code == Code::kBlocked) {
+        ++want.blocked;
       } else {
         failed_at = i;
         break;
@@ -134,6 +205,7 @@ struct Harness {
     CHECK(got->duplicates == want.duplicates);
     CHECK(got->self_loops == want.self_loops);
     CHECK(got->over_cap == want.over_cap);
+    CHECK(got->blocked == want.blocked);
   }
 
   Result<Page> Query(List kind, UserId a, const PageRequest& req) {
@@ -144,6 +216,10 @@ struct Harness {
         return graph->Fans(a, req);
       case List::kFriends:
         return graph->Friends(a, req);
+      case List::kBlocks:
+        return graph->Blocks(a, req);
+      case List::kRequests:
+        return graph->Requests(a, req);
     }
     return Status::InvalidArgument("unreachable");
   }
@@ -214,6 +290,9 @@ struct Harness {
       CheckList(List::kFollowing, u);
       CheckList(List::kFans, u);
       CheckList(List::kFriends, u);
+      CheckList(List::kBlocks, u);
+      CheckList(List::kRequests, u);
+      REQUIRE(*graph->IsPrivate(u) == model->IsPrivate(u));
       const UserId other = AnyUser();
       auto rel = graph->GetRelation(u, other);
       REQUIRE(rel.ok());

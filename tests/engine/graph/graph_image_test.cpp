@@ -4,8 +4,8 @@
 #include <set>
 #include <tuple>
 
-#include "engine/graph/clock.h"
 #include "engine/durable/graph_image_loader.h"
+#include "engine/graph/clock.h"
 #include "storage/coding.h"
 
 namespace relgraph {

@@ -38,7 +38,16 @@ class ReferenceModel {
       r.outcome = {false, Rel(a, b), it->second};
       return r;
     }
-    if (out_[a].size() >= options_.max_following) return {Code::kFollowLimit};
+    if (blocks_.count({a, b}) || blocks_.count({b, a})) return {Code::kBlocked};
+    // An import (not rate limited) links even to a private account.
+    const bool request = rate_limited && private_.count(b) > 0;
+    if (request) {
+      if (auto it = requests_.find({a, b}); it != requests_.end()) {
+        r.outcome = {false, Rel(a, b), it->second};
+        return r;
+      }
+    }
+    if (out_[a].size() + PendingSent(a) >= options_.max_following) return {Code::kFollowLimit};
     const TimestampMs now =
         std::max(std::clamp<TimestampMs>(clock_now, 0, kMaxTimestampMs), last_engine_ts_);
     if (options_.rate_limit.enabled && rate_limited) {
@@ -47,6 +56,12 @@ class ReferenceModel {
     }
     const TimestampMs t = ts ? *ts : now;
     if (!ts) last_engine_ts_ = now;
+    if (request) {
+      requests_[{a, b}] = t;
+      r.outcome = {true, Rel(a, b), t};
+      return r;
+    }
+    requests_.erase({a, b});  // an import's edge answers a pending request
     out_[a][b] = t;
     in_[b][a] = t;
     r.outcome = {true, Rel(a, b), t};
@@ -59,7 +74,71 @@ class ReferenceModel {
     return true;
   }
 
+  // ---- blocks, private accounts, requests (docs/access.md) ----
+  struct BlockExpectation {
+    Code code = Code::kOk;
+    BlockOutcome outcome;
+  };
+  BlockExpectation Block(UserId a, UserId b, TimestampMs clock_now) {
+    if (a == 0 || b == 0) return {Code::kInvalidUserId};
+    if (a == b) return {Code::kInvalidArgument};
+    if (auto it = blocks_.find({a, b}); it != blocks_.end())
+      return {Code::kOk, {false, it->second}};
+    uint32_t mine = 0;
+    for (const auto& [pair, ts] : blocks_) mine += pair.first == a ? 1 : 0;
+    if (mine >= options_.max_blocks) return {Code::kLimitExceeded};
+    BlockExpectation r;
+    r.outcome.created = true;
+    r.outcome.ts = EngineTime(clock_now);
+    r.outcome.unfollowed = Unfollow(a, b);
+    r.outcome.lost_follower = Unfollow(b, a);
+    const bool asked = requests_.erase({a, b}) > 0;
+    const bool was_asked = requests_.erase({b, a}) > 0;
+    r.outcome.requests_removed = asked || was_asked;
+    blocks_[{a, b}] = r.outcome.ts;
+    return r;
+  }
+  bool Unblock(UserId a, UserId b) { return blocks_.erase({a, b}) > 0; }
+
+  SetPrivateOutcome SetPrivate(UserId a, bool on, TimestampMs clock_now) {
+    if (private_.count(a) == (on ? 1u : 0u)) return {};
+    SetPrivateOutcome out{true, 0, EngineTime(clock_now)};
+    if (on) {
+      private_.insert(a);
+      return out;
+    }
+    private_.erase(a);
+    for (auto it = requests_.begin(); it != requests_.end();) {
+      if (it->first.second == a) {
+        Link(it->first.first, a, out.ts);
+        ++out.approved;
+        it = requests_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return out;
+  }
+  bool IsPrivate(UserId a) const { return private_.count(a) > 0; }
+
+  FollowExpectation Approve(UserId target, UserId requester, TimestampMs clock_now) {
+    if (target == 0 || requester == 0) return {Code::kInvalidUserId};
+    if (!requests_.erase({requester, target})) return {Code::kNotFound};
+    const TimestampMs ts = EngineTime(clock_now);
+    Link(requester, target, ts);
+    return {Code::kOk, {true, Rel(requester, target), ts}};
+  }
+  bool RemoveRequest(UserId requester, UserId target) {
+    return requests_.erase({requester, target}) > 0;
+  }
+
   uint64_t RemoveUser(UserId a) {
+    private_.erase(a);
+    for (auto* pairs : {&blocks_, &requests_}) {
+      for (auto it = pairs->begin(); it != pairs->end();) {
+        it = it->first.first == a || it->first.second == a ? pairs->erase(it) : std::next(it);
+      }
+    }
     uint64_t n = 0;
     for (const auto& [b, ts] : out_[a]) n += in_[b].erase(a);
     for (const auto& [f, ts] : in_[a]) n += out_[f].erase(a);
@@ -75,14 +154,17 @@ class ReferenceModel {
   }
   Relation Rel(UserId a, UserId b) const {
     if (a == b) return Relation::kNone;
-    const bool ab = Follows(a, b), ba = Follows(b, a);
-    return ab && ba ? Relation::kMutual
-           : ab     ? Relation::kFollowing
-           : ba     ? Relation::kFollowedBy
-                    : Relation::kNone;
+    uint8_t bits = 0;
+    if (Follows(a, b)) bits |= 1;
+    if (Follows(b, a)) bits |= 2;
+    if (requests_.count({a, b})) bits |= 4;
+    if (requests_.count({b, a})) bits |= 8;
+    if (blocks_.count({a, b})) bits |= 16;
+    if (blocks_.count({b, a}) && !options_.hide_blocked_by) bits |= 32;
+    return static_cast<Relation>(bits);
   }
 
-  enum class List { kFollowing, kFans, kFriends };
+  enum class List { kFollowing, kFans, kFriends, kBlocks, kRequests };
 
   // The whole list, newest first by (ts, user) descending.
   std::vector<ListEntry> FullList(List kind, UserId a, std::optional<UserId> viewer) const {
@@ -95,6 +177,17 @@ class ReferenceModel {
       for (auto [b, ts] : Get(out_, a)) add(b, ts);
     } else if (kind == List::kFans) {
       for (auto [f, ts] : Get(in_, a)) add(f, ts);
+    } else if (kind == List::kBlocks) {
+      for (auto [pair, ts] : blocks_) {
+        if (pair.first == a)
+          v.push_back(
+              {pair.second, ts, viewer ? Rel(*viewer, pair.second) : Relation::kNone, false});
+      }
+    } else if (kind == List::kRequests) {
+      for (auto [pair, ts] : requests_) {
+        if (pair.second == a)
+          v.push_back({pair.first, ts, viewer ? Rel(*viewer, pair.first) : Relation::kNone, false});
+      }
     } else {
       for (auto [b, ts] : Get(out_, a)) {
         auto back = Get(in_, a).find(b);
@@ -110,7 +203,13 @@ class ReferenceModel {
   Counts CountsOf(UserId a) const {
     return Counts{static_cast<uint32_t>(Get(out_, a).size()),
                   static_cast<uint32_t>(Get(in_, a).size()),
-                  static_cast<uint32_t>(FullList(List::kFriends, a, std::nullopt).size())};
+                  static_cast<uint32_t>(FullList(List::kFriends, a, std::nullopt).size()),
+                  static_cast<uint32_t>(FullList(List::kBlocks, a, std::nullopt).size()),
+                  static_cast<uint32_t>(FullList(List::kRequests, a, std::nullopt).size())};
+  }
+  // Whether a block joins a and b, either way (for the property checks).
+  bool BlockedEitherWay(UserId a, UserId b) const {
+    return blocks_.count({a, b}) > 0 || blocks_.count({b, a}) > 0;
   }
 
   // Users v follows who follow t, newest first by v's follow time (ties: larger id first).
@@ -130,6 +229,21 @@ class ReferenceModel {
   }
 
  private:
+  TimestampMs EngineTime(TimestampMs clock_now) {
+    last_engine_ts_ =
+        std::max(std::clamp<TimestampMs>(clock_now, 0, kMaxTimestampMs), last_engine_ts_);
+    return last_engine_ts_;
+  }
+  void Link(UserId a, UserId b, TimestampMs ts) {
+    out_[a][b] = ts;
+    in_[b][a] = ts;
+  }
+  uint32_t PendingSent(UserId a) const {
+    uint32_t n = 0;
+    for (const auto& [pair, ts] : requests_) n += pair.first == a ? 1 : 0;
+    return n;
+  }
+
   static const std::map<UserId, TimestampMs>& Get(
       const std::map<UserId, std::map<UserId, TimestampMs>>& m, UserId a) {
     static const std::map<UserId, TimestampMs> kEmpty;
@@ -161,6 +275,9 @@ class ReferenceModel {
   GraphOptions options_;
   std::map<UserId, std::map<UserId, TimestampMs>> out_, in_;
   std::map<UserId, std::pair<int64_t, TimestampMs>> buckets_;
+  std::map<std::pair<UserId, UserId>, TimestampMs> blocks_;    // (blocker, blocked)
+  std::map<std::pair<UserId, UserId>, TimestampMs> requests_;  // (requester, target)
+  std::set<UserId> private_;
   TimestampMs last_engine_ts_ = 0;
 };
 

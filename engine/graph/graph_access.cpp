@@ -1,0 +1,342 @@
+// Graph: blocks, private accounts and follow requests (docs/access.md). Pages of blocks and
+// requests live in graph_lists.cpp beside the other lists.
+//
+// Invariants (checked by CheckAccessInvariants, run by CheckInvariants):
+//   * no edge and no request joins two users one of whom blocks the other;
+//   * a request r -> t exists only while t is private and r does not follow t;
+//   * a user's kHasAccessBit is set iff it is in a block or a request, on either side.
+#include <string>
+
+#include <xxhash.h>
+
+#include "engine/graph/graph.h"
+
+namespace relgraph {
+
+namespace {
+
+std::string Pair(UserId a, UserId b) {
+  return std::to_string(a) + " -> " + std::to_string(b);
+}
+
+}  // namespace
+
+Relation Graph::AccessRelation(InternalId a, InternalId b) const {
+  Relation r = Relation::kNone;
+  if (blocks_.Contains(a, b)) r = r | Relation::kBlocking;
+  if (!options_.hide_blocked_by && blocks_.Contains(b, a)) r = r | Relation::kBlockedBy;
+  if (r != Relation::kNone) return r;  // a block leaves no request
+  if (requests_.Contains(b, a)) r = r | Relation::kRequested;
+  if (requests_.Contains(a, b)) r = r | Relation::kRequestedBy;
+  return r;
+}
+
+void Graph::RefreshAccessBit(InternalId a) {
+  const bool any = blocks_.CountOwnedBy(a) + blocks_.CountNaming(a) + requests_.CountOwnedBy(a) +
+                       requests_.CountNaming(a) >
+                   0;
+  UserRecord& u = users_[a];
+  u.access = any ? (u.access | kHasAccessBit) : (u.access & ~kHasAccessBit);
+}
+
+// ---- blocks ---------------------------------------------------------------------------------
+
+void Graph::SeverPair(InternalId a, InternalId b, BlockOutcome* outcome, const EdgeHook& on_edge) {
+  if (const size_t i = users_[a].following.FindPeer(b); i < users_[a].following.size()) {
+    Unlink(a, i);
+    outcome->unfollowed = true;
+    if (on_edge) on_edge(a, b, false);
+  }
+  if (const size_t i = users_[b].following.FindPeer(a); i < users_[b].following.size()) {
+    Unlink(b, i);
+    outcome->lost_follower = true;
+    if (on_edge) on_edge(b, a, false);
+  }
+  const FanContext ctx = fan_context();
+  const bool asked = requests_.Remove(b, a, ctx);
+  const bool was_asked = requests_.Remove(a, b, ctx);
+  outcome->requests_removed = asked || was_asked;
+}
+
+Result<BlockOutcome> Graph::Block(UserId a, UserId b, const EdgeHook& on_edge) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(b, "blocked user"));
+  if (a == b) return Status::InvalidArgument("user " + std::to_string(a) + " cannot block itself");
+  InternalId ai = ids_.Find(a);
+  InternalId bi = ids_.Find(b);
+  if (ai != kNoInternalId) {
+    if (bi != kNoInternalId) {
+      if (const auto since = blocks_.Find(ai, bi)) return BlockOutcome{false, *since};
+    }
+    if (const uint32_t n = blocks_.CountOwnedBy(ai); n >= options_.max_blocks) {
+      return Status(Code::kLimitExceeded, "user " + std::to_string(a) + " already blocks " +
+                                              std::to_string(n) + " users (the maximum)");
+    }
+  }
+  BlockOutcome out{true, TakeEngineTime()};
+  if (ai == kNoInternalId) ai = Intern(a);
+  if (bi == kNoInternalId) bi = Intern(b);
+  SeverPair(ai, bi, &out, on_edge);
+  blocks_.Add(ai, bi, out.ts, fan_context(order().WithKnown(ai, a, bi, b)));
+  users_[ai].access |= kHasAccessBit;
+  users_[bi].access |= kHasAccessBit;
+  return out;
+}
+
+Result<bool> Graph::Unblock(UserId a, UserId b) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(b, "blocked user"));
+  const InternalId ai = ids_.Find(a);
+  const InternalId bi = ids_.Find(b);
+  if (ai == kNoInternalId || bi == kNoInternalId) return false;
+  if (!blocks_.Remove(ai, bi, fan_context())) return false;
+  RefreshAccessBit(ai);
+  RefreshAccessBit(bi);
+  return true;
+}
+
+// ---- private accounts and requests ------------------------------------------------------------
+
+Result<SetPrivateOutcome> Graph::SetPrivate(UserId a, bool on, const EdgeHook& on_edge) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
+  InternalId ai = ids_.Find(a);
+  const bool is_private = ai != kNoInternalId && IsPrivateInternal(ai);
+  if (is_private == on) return SetPrivateOutcome{};
+  SetPrivateOutcome out{true, 0, TakeEngineTime()};
+  if (ai == kNoInternalId) ai = Intern(a);
+  if (on) {
+    users_[ai].access |= kPrivateBit;
+  } else {
+    users_[ai].access &= ~kPrivateBit;
+    out.approved = ApproveAll(ai, out.ts, on_edge);
+  }
+  return out;
+}
+
+Result<bool> Graph::IsPrivate(UserId a) const {
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
+  const InternalId ai = ids_.Find(a);
+  return ai != kNoInternalId && IsPrivateInternal(ai);
+}
+
+FollowOutcome Graph::ApproveImpl(InternalId target, InternalId requester, TimestampMs ts,
+                                 const EdgeHook& on_edge) {
+  requests_.Remove(target, requester, fan_context());
+  const UserId r_external = ids_.External(requester), t_external = ids_.External(target);
+  if (const size_t i = users_[requester].following.FindPeer(target);
+      i < users_[requester].following.size()) {
+    Unlink(requester, i);  // only in a replay over a later state: the edge takes the new time
+    if (on_edge) on_edge(requester, target, false);
+  }
+  const bool mutual = Link(requester, target, ts, r_external, t_external);
+  RefreshAccessBit(target);
+  RefreshAccessBit(requester);
+  if (on_edge) on_edge(requester, target, true);
+  Relation r = mutual ? Relation::kMutual : Relation::kFollowing;
+  if ((users_[requester].access & kHasAccessBit) != 0) r = r | AccessRelation(requester, target);
+  return FollowOutcome{true, r, ts};
+}
+
+uint64_t Graph::ApproveAll(InternalId target, TimestampMs ts, const EdgeHook& on_edge) {
+  const std::vector<InternalId> requesters = requests_.PeersOf(target);
+  for (InternalId r : requesters) ApproveImpl(target, r, ts, on_edge);
+  return requesters.size();
+}
+
+Result<FollowOutcome> Graph::Approve(UserId target, UserId requester, const EdgeHook& on_edge) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(target, "user"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(requester, "requester"));
+  const InternalId ti = ids_.Find(target);
+  const InternalId ri = ids_.Find(requester);
+  if (ti == kNoInternalId || ri == kNoInternalId || !requests_.Contains(ti, ri)) {
+    return Status::NotFound("user " + std::to_string(requester) +
+                            " has no pending follow request to user " + std::to_string(target));
+  }
+  return ApproveImpl(ti, ri, TakeEngineTime(), on_edge);
+}
+
+Result<bool> Graph::Reject(UserId target, UserId requester) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(target, "user"));
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(requester, "requester"));
+  const InternalId ti = ids_.Find(target);
+  const InternalId ri = ids_.Find(requester);
+  if (ti == kNoInternalId || ri == kNoInternalId) return false;
+  if (!requests_.Remove(ti, ri, fan_context())) return false;
+  RefreshAccessBit(ti);
+  RefreshAccessBit(ri);
+  return true;
+}
+
+Result<bool> Graph::Withdraw(UserId requester, UserId target) {
+  return Reject(target, requester);
+}
+
+void Graph::ForgetAccess(InternalId a) {
+  const FanContext ctx = fan_context();
+  for (PairLists* lists : {&blocks_, &requests_}) {
+    for (InternalId peer : lists->PeersOf(a)) {
+      lists->Remove(a, peer, ctx);
+      RefreshAccessBit(peer);
+    }
+    for (InternalId owner : lists->OwnersNaming(a)) {
+      lists->Remove(owner, a, ctx);
+      RefreshAccessBit(owner);
+    }
+  }
+  users_[a].access = 0;
+}
+
+// ---- replay -----------------------------------------------------------------------------------
+
+namespace {
+
+Status CheckReplayPair(UserId a, UserId b, TimestampMs ts, const char* what) {
+  if (a == 0 || b == 0 || a == b) {
+    return Status(Code::kInvalidUserId, std::string("replayed ") + what + " of " + Pair(a, b));
+  }
+  if (ts < 0 || ts > kMaxTimestampMs) {
+    return Status::InvalidArgument(std::string("replayed ") + what + " time out of range");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status Graph::ApplyBlock(UserId a, UserId b, TimestampMs ts, const EdgeHook& on_edge) {
+  RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(a, b, ts, "block"));
+  const InternalId ai = Intern(a);
+  const InternalId bi = Intern(b);
+  BlockOutcome ignored;
+  SeverPair(ai, bi, &ignored, on_edge);
+  const FanContext ctx = fan_context(order().WithKnown(ai, a, bi, b));
+  if (const auto since = blocks_.Find(ai, bi); since && *since != ts) blocks_.Remove(ai, bi, ctx);
+  if (!blocks_.Contains(ai, bi)) blocks_.Add(ai, bi, ts, ctx);
+  users_[ai].access |= kHasAccessBit;
+  users_[bi].access |= kHasAccessBit;
+  return Status::OK();
+}
+
+Status Graph::ApplyUnblock(UserId a, UserId b) {
+  RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(a, b, 0, "unblock"));
+  return Unblock(a, b).status();
+}
+
+Status Graph::ApplySetPrivate(UserId a, bool on, TimestampMs ts, const EdgeHook& on_edge) {
+  RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "replayed user"));
+  RELGRAPH_RETURN_IF_ERROR(CheckTimestamp(ts, "replayed time"));
+  const InternalId ai = Intern(a);
+  if (on) {
+    users_[ai].access |= kPrivateBit;
+  } else {
+    users_[ai].access &= ~kPrivateBit;
+    ApproveAll(ai, ts, on_edge);
+  }
+  return Status::OK();
+}
+
+Status Graph::ApplyRequest(UserId requester, UserId target, TimestampMs ts) {
+  RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(requester, target, ts, "follow request"));
+  const InternalId ri = Intern(requester);
+  const InternalId ti = Intern(target);
+  const FanContext ctx = fan_context(order().WithKnown(ri, requester, ti, target));
+  if (const auto since = requests_.Find(ti, ri); since && *since != ts) {
+    requests_.Remove(ti, ri, ctx);
+  }
+  if (!requests_.Contains(ti, ri)) requests_.Add(ti, ri, ts, ctx);
+  users_[ri].access |= kHasAccessBit;
+  users_[ti].access |= kHasAccessBit;
+  return Status::OK();
+}
+
+Status Graph::ApplyApprove(UserId target, UserId requester, TimestampMs ts,
+                           const EdgeHook& on_edge) {
+  RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(requester, target, ts, "approval"));
+  const InternalId ti = Intern(target);
+  const InternalId ri = Intern(requester);
+  const FollowingList& f = users_[ri].following;
+  if (const size_t i = f.FindPeer(ti); i < f.size() && f.TsAt(i) == ts) {
+    requests_.Remove(ti, ri, fan_context());  // already applied
+    RefreshAccessBit(ti);
+    RefreshAccessBit(ri);
+    return Status::OK();
+  }
+  ApproveImpl(ti, ri, ts, on_edge);
+  return Status::OK();
+}
+
+Status Graph::ApplyRemoveRequest(UserId target, UserId requester) {
+  RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(requester, target, 0, "request removal"));
+  return Reject(target, requester).status();
+}
+
+// ---- whole-state access -----------------------------------------------------------------------
+
+void Graph::ForEachBlock(const std::function<void(UserId, UserId, TimestampMs)>& fn) const {
+  blocks_.ForEach([&](InternalId a, InternalId b, TimestampMs ts) {
+    fn(ids_.External(a), ids_.External(b), ts);
+  });
+}
+
+void Graph::ForEachRequest(const std::function<void(UserId, UserId, TimestampMs)>& fn) const {
+  requests_.ForEach([&](InternalId t, InternalId r, TimestampMs ts) {
+    fn(ids_.External(t), ids_.External(r), ts);
+  });
+}
+
+void Graph::ForEachPrivate(const std::function<void(UserId)>& fn) const {
+  for (InternalId a = 0; a < users_.size(); ++a) {
+    if (IsPrivateInternal(a)) fn(ids_.External(a));
+  }
+}
+
+uint64_t Graph::AccessDigest() const {
+  uint64_t sum = 0;
+  auto add = [&](uint64_t tag, uint64_t a, uint64_t b, TimestampMs ts) {
+    const uint64_t item[4] = {tag, a, b, static_cast<uint64_t>(ts)};
+    sum += XXH3_64bits(item, sizeof item);
+  };
+  ForEachBlock([&](UserId a, UserId b, TimestampMs ts) { add(1, a, b, ts); });
+  ForEachRequest([&](UserId t, UserId r, TimestampMs ts) { add(2, t, r, ts); });
+  ForEachPrivate([&](UserId u) { add(3, u, 0, 0); });
+  return sum;
+}
+
+Status Graph::CheckAccessInvariants() const {
+  const EntryOrder ord = order();
+  RELGRAPH_RETURN_IF_ERROR(blocks_.CheckConsistent(ord, "blocks"));
+  RELGRAPH_RETURN_IF_ERROR(requests_.CheckConsistent(ord, "requests"));
+  auto follows = [&](InternalId x, InternalId y) { return FollowsInternal(x, y); };
+  Status status;
+  blocks_.ForEach([&](InternalId a, InternalId b, TimestampMs) {
+    if (!status.ok()) return;
+    const std::string pair = Pair(ids_.External(a), ids_.External(b));
+    if (follows(a, b) || follows(b, a)) {
+      status = Status::Corruption("block " + pair + ": an edge joins the pair");
+    } else if (requests_.Contains(a, b) || requests_.Contains(b, a)) {
+      status = Status::Corruption("block " + pair + ": a request joins the pair");
+    }
+  });
+  RELGRAPH_RETURN_IF_ERROR(status);
+  requests_.ForEach([&](InternalId t, InternalId r, TimestampMs) {
+    if (!status.ok()) return;
+    const std::string pair = Pair(ids_.External(r), ids_.External(t));
+    if (!IsPrivateInternal(t)) {
+      status = Status::Corruption("request " + pair + " to a public account");
+    } else if (follows(r, t)) {
+      status = Status::Corruption("request " + pair + " beside its edge");
+    }
+  });
+  RELGRAPH_RETURN_IF_ERROR(status);
+  for (InternalId a = 0; a < users_.size(); ++a) {
+    const bool any = blocks_.CountOwnedBy(a) + blocks_.CountNaming(a) + requests_.CountOwnedBy(a) +
+                         requests_.CountNaming(a) >
+                     0;
+    if (any != ((users_[a].access & kHasAccessBit) != 0)) {
+      return Status::Corruption("user " + std::to_string(ids_.External(a)) +
+                                ": its block-or-request bit differs from a recount");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace relgraph
