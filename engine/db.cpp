@@ -189,17 +189,22 @@ Status Db::WriteGraphImage(size_t users, SnapshotWriter* writer) {
   return Status::OK();
 }
 
-// Posts, mutes and hides, a slice of users at a time under both locks.
+// Posts, mutes, hides, and the graph's private marks, blocks and requests, a slice of users
+// at a time under both locks. Like the feed's, the access state is fuzzy (copied after the
+// image's LSN); its records replay as ensure forms that reach the state at any later LSN.
 Status Db::WriteFeedState(SnapshotWriter* writer) {
   for (size_t begin = 0;; begin += options_.snapshot_slice_users) {
     std::vector<Feed::UserState> users_state;
+    std::vector<Graph::AccessState> access;
     {
       std::shared_lock lock(mu_);
       if (begin >= graph_->user_count()) break;
+      graph_->CopyAccess(begin, begin + options_.snapshot_slice_users, &access);
       std::lock_guard feed_lock(feed_mu_);
       feed_->CopyUsers(*graph_, begin, begin + options_.snapshot_slice_users, &users_state);
     }
     RELGRAPH_RETURN_IF_ERROR(AddFeedUsersToSnapshot(users_state, writer));
+    RELGRAPH_RETURN_IF_ERROR(AddAccessToSnapshot(access, writer));
   }
   CursorTable cursors;
   EpochHistory epochs;
@@ -442,20 +447,32 @@ namespace {
 
 using MaybeRecord = std::optional<std::pair<WalRecordType, WalPayload>>;
 
-// Tells the feed about an edge the graph just created.
+// Tells the feed about an edge the graph just created (a request creates none).
 Result<FollowOutcome> NotifyFollow(Graph& g, Feed& feed, UserId a, UserId b,
                                    Result<FollowOutcome> r) {
-  if (r.ok() && r->created) feed.OnFollow(g, g.FindUser(a), g.FindUser(b));
+  if (r.ok() && r->created && !Has(r->relation, Relation::kRequested)) {
+    feed.OnFollow(g, g.FindUser(a), g.FindUser(b));
+  }
   return r;
 }
 
-// A follow is logged only when it created the edge, with the time it was given and whether
-// it made the two friends.
+// A follow is logged only when it created the edge (or the request), with the time it was
+// given and whether it made the two friends.
 auto FollowRecord(UserId a, UserId b) {
   return [a, b](const FollowOutcome& o) -> MaybeRecord {
     if (!o.created) return std::nullopt;
-    const uint8_t flags = o.relation == Relation::kMutual ? kFollowBecameFriends : 0;
+    if (Has(o.relation, Relation::kRequested)) {
+      return {{WalRecordType::kRequest, EncodePairRecord(a, b, o.followed_at)}};
+    }
+    const uint8_t flags = Has(o.relation, Relation::kMutual) ? kFollowBecameFriends : 0;
     return {{WalRecordType::kFollow, EncodeFollowRecord(a, b, o.followed_at, flags)}};
+  };
+}
+
+// The feed's view of each edge a block or an approval changes.
+Graph::EdgeHook FeedHook(Graph& g, Feed& feed) {
+  return [&g, &feed](InternalId a, InternalId b, bool created) {
+    created ? feed.OnFollow(g, a, b) : feed.OnUnfollow(g, a, b);
   };
 }
 
@@ -497,6 +514,69 @@ Result<uint64_t> Db::RemoveUser(UserId a, uint64_t* commit_lsn) {
       },
       [&](uint64_t) -> MaybeRecord {
         return {{WalRecordType::kRemoveUser, EncodeRemoveUserRecord(a, NowMs())}};
+      },
+      commit_lsn);
+}
+
+Result<BlockOutcome> Db::Block(UserId a, UserId b, uint64_t* commit_lsn) {
+  return Mutate<BlockOutcome>(
+      [&](Graph& g) { return g.Block(a, b, FeedHook(g, *feed_)); },
+      [&](const BlockOutcome& o) -> MaybeRecord {
+        if (!o.created) return std::nullopt;
+        const uint8_t flags = (o.unfollowed ? kBlockUnfollowed : 0) |
+                              (o.lost_follower ? kBlockLostFollower : 0) |
+                              (o.requests_removed ? kBlockDroppedRequest : 0);
+        return {{WalRecordType::kBlock, EncodeBlockRecord(a, b, o.ts, flags)}};
+      },
+      commit_lsn);
+}
+
+Result<bool> Db::Unblock(UserId a, UserId b, uint64_t* commit_lsn) {
+  return Mutate<bool>([&](Graph& g) { return g.Unblock(a, b); },
+                      [&](bool removed) -> MaybeRecord {
+                        if (!removed) return std::nullopt;
+                        return {{WalRecordType::kUnblock, EncodePairRecord(a, b, NowMs())}};
+                      },
+                      commit_lsn);
+}
+
+Result<SetPrivateOutcome> Db::SetPrivate(UserId a, bool on, uint64_t* commit_lsn) {
+  return Mutate<SetPrivateOutcome>(
+      [&](Graph& g) { return g.SetPrivate(a, on, FeedHook(g, *feed_)); },
+      [&](const SetPrivateOutcome& o) -> MaybeRecord {
+        if (!o.changed) return std::nullopt;
+        return {{WalRecordType::kSetPrivate, EncodeSetPrivateRecord(a, o.ts, on)}};
+      },
+      commit_lsn);
+}
+
+Result<FollowOutcome> Db::Approve(UserId target, UserId requester, uint64_t* commit_lsn) {
+  return Mutate<FollowOutcome>(
+      [&](Graph& g) { return g.Approve(target, requester, FeedHook(g, *feed_)); },
+      [&](const FollowOutcome& o) -> MaybeRecord {
+        const uint8_t flags = Has(o.relation, Relation::kMutual) ? kFollowBecameFriends : 0;
+        return {
+            {WalRecordType::kApprove, EncodeBlockRecord(target, requester, o.followed_at, flags)}};
+      },
+      commit_lsn);
+}
+
+Result<bool> Db::Reject(UserId target, UserId requester, uint64_t* commit_lsn) {
+  return Mutate<bool>(
+      [&](Graph& g) { return g.Reject(target, requester); },
+      [&](bool removed) -> MaybeRecord {
+        if (!removed) return std::nullopt;
+        return {{WalRecordType::kReject, EncodePairRecord(target, requester, NowMs())}};
+      },
+      commit_lsn);
+}
+
+Result<bool> Db::Withdraw(UserId requester, UserId target, uint64_t* commit_lsn) {
+  return Mutate<bool>(
+      [&](Graph& g) { return g.Withdraw(requester, target); },
+      [&](bool removed) -> MaybeRecord {
+        if (!removed) return std::nullopt;
+        return {{WalRecordType::kWithdraw, EncodePairRecord(requester, target, NowMs())}};
       },
       commit_lsn);
 }

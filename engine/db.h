@@ -100,6 +100,16 @@ class Db {
                                  uint64_t* commit_lsn = nullptr);
   Result<bool> Unfollow(UserId a, UserId b, uint64_t* commit_lsn = nullptr);
   Result<uint64_t> RemoveUser(UserId a, uint64_t* commit_lsn = nullptr);
+  // Blocks, private accounts and follow requests (Graph's, docs/access.md), logged like the
+  // rest; edges they create or remove reach the feed as follows and unfollows do (a block
+  // takes each side's posts out of the other's timeline). A Follow of a private account
+  // returns Has(relation, kRequested) and logs a request, not a follow.
+  Result<BlockOutcome> Block(UserId a, UserId b, uint64_t* commit_lsn = nullptr);
+  Result<bool> Unblock(UserId a, UserId b, uint64_t* commit_lsn = nullptr);
+  Result<SetPrivateOutcome> SetPrivate(UserId a, bool on, uint64_t* commit_lsn = nullptr);
+  Result<FollowOutcome> Approve(UserId target, UserId requester, uint64_t* commit_lsn = nullptr);
+  Result<bool> Reject(UserId target, UserId requester, uint64_t* commit_lsn = nullptr);
+  Result<bool> Withdraw(UserId requester, UserId target, uint64_t* commit_lsn = nullptr);
   // Blocks until the WAL is fsynced through `lsn` (one fsync serves every waiter); kUnavailable
   // once the WAL has failed.
   Status WaitDurable(uint64_t lsn);

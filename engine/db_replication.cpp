@@ -168,6 +168,19 @@ Status Db::ApplyReplicated(std::span<const ReplicatedRecord> records, uint64_t* 
         case WalRecordType::kEpoch:
           s = epochs_.Apply(op->a, op->b, r.lsn, op->ts);
           break;
+        case WalRecordType::kBlock:
+        case WalRecordType::kUnblock:
+        case WalRecordType::kSetPrivate:
+        case WalRecordType::kRequest:
+        case WalRecordType::kApprove:
+        case WalRecordType::kReject:
+        case WalRecordType::kWithdraw:
+          // Ensure forms: they establish the record's outcome whatever they meet (the
+          // primary's checks decided it); edges they change go through the feed's hooks.
+          s = ApplyAccessOp(*op, g, [this, &g](InternalId a, InternalId b, bool created) {
+            created ? feed_->OnFollow(g, a, b) : feed_->OnUnfollow(g, a, b);
+          });
+          break;
       }
       if (!s.ok()) {
         failed = s.code() == Code::kCorruption ? s : AtLsn(r.lsn, s);  // Mismatch names it

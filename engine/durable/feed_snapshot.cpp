@@ -1,11 +1,22 @@
 #include "engine/durable/feed_snapshot.h"
 
+#include <algorithm>
+
 #include "storage/coding.h"
 
 namespace relgraph {
 
 namespace {
-enum FeedRecordTag : uint8_t { kPosts = 1, kMutes = 2, kHides = 3, kCursors = 4, kEpochs = 5 };
+enum FeedRecordTag : uint8_t {
+  kPosts = 1,
+  kMutes = 2,
+  kHides = 3,
+  kCursors = 4,
+  kEpochs = 5,
+  kPrivate = 6,
+  kBlocks = 7,
+  kRequests = 8,
+};
 
 void PutHeader(std::string* r, uint8_t tag, uint64_t owner, size_t count) {
   r->push_back(static_cast<char>(tag));
@@ -34,6 +45,34 @@ Status AddFeedUsersToSnapshot(const std::vector<Feed::UserState>& users, Snapsho
       for (UserId id : *ids) PutFixed64(&r, id);
       RELGRAPH_RETURN_IF_ERROR(writer->AddFeedRecord(r));
     }
+  }
+  return Status::OK();
+}
+
+Status AddAccessToSnapshot(const std::vector<Graph::AccessState>& users, SnapshotWriter* writer) {
+  std::string r;
+  std::vector<UserId> private_users;
+  for (const Graph::AccessState& u : users) {
+    if (u.is_private) private_users.push_back(u.user);
+    for (const auto& [tag, list] : {std::pair{kBlocks, &u.blocks}, {kRequests, &u.requests}}) {
+      for (size_t at = 0; at < list->size(); at += kAccessItemsPerRecord) {
+        const size_t n = std::min<size_t>(kAccessItemsPerRecord, list->size() - at);
+        r.clear();
+        PutHeader(&r, tag, u.user, n);
+        for (size_t i = at; i < at + n; ++i) {
+          PutFixed64(&r, (*list)[i].first);
+          PutFixed64(&r, static_cast<uint64_t>((*list)[i].second));
+        }
+        RELGRAPH_RETURN_IF_ERROR(writer->AddFeedRecord(r));
+      }
+    }
+  }
+  for (size_t at = 0; at < private_users.size(); at += kAccessItemsPerRecord) {
+    const size_t n = std::min<size_t>(kAccessItemsPerRecord, private_users.size() - at);
+    r.clear();
+    PutHeader(&r, kPrivate, 0, n);
+    for (size_t i = at; i < at + n; ++i) PutFixed64(&r, private_users[i]);
+    RELGRAPH_RETURN_IF_ERROR(writer->AddFeedRecord(r));
   }
   return Status::OK();
 }
@@ -96,6 +135,23 @@ Status ApplyCursorsRecord(Decoder& in, uint32_t count, CursorTable& cursors) {
   return Status::OK();
 }
 
+Status ApplyAccessRecord(Decoder& in, uint8_t tag, uint64_t owner, uint32_t count, Graph& g) {
+  const size_t item = tag == kPrivate ? 8 : 16;
+  if (in.remaining() / item < count)
+    return Status::Corruption("feed block: access record cut short");
+  for (uint32_t i = 0; i < count; ++i) {
+    uint64_t id = 0;
+    int64_t ts = 0;
+    in.U64(&id);
+    if (tag != kPrivate) in.I64(&ts);
+    const Status s = tag == kPrivate  ? g.ApplySetPrivate(id, true, 0)
+                     : tag == kBlocks ? g.ApplyBlock(owner, id, ts)
+                                      : g.ApplyRequest(id, owner, ts);
+    if (!s.ok()) return Status::Corruption("feed block: " + s.message());
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status ApplyFeedBlock(std::string_view block, Graph& g, Feed& feed, CursorTable& cursors,
@@ -113,6 +169,10 @@ Status ApplyFeedBlock(std::string_view block, Graph& g, Feed& feed, CursorTable&
     }
     if (tag == kEpochs) {
       RELGRAPH_RETURN_IF_ERROR(ApplyEpochsRecord(in, count, epochs));
+      continue;
+    }
+    if (tag == kPrivate || tag == kBlocks || tag == kRequests) {
+      RELGRAPH_RETURN_IF_ERROR(ApplyAccessRecord(in, tag, owner, count, g));
       continue;
     }
     const size_t item = tag == kPosts ? 17 : 8;

@@ -70,6 +70,27 @@ Status ApplyFeedOp(const WalOp& op, Graph& g, Feed& feed) {
 
 }  // namespace
 
+Status ApplyAccessOp(const WalOp& op, Graph& g, const Graph::EdgeHook& on_edge) {
+  switch (op.type) {
+    case WalRecordType::kBlock:
+      return g.ApplyBlock(op.a, op.b, op.ts, on_edge);
+    case WalRecordType::kUnblock:
+      return g.ApplyUnblock(op.a, op.b);
+    case WalRecordType::kSetPrivate:
+      return g.ApplySetPrivate(op.a, op.flags != 0, op.ts, on_edge);
+    case WalRecordType::kRequest:
+      return g.ApplyRequest(op.a, op.b, op.ts);
+    case WalRecordType::kApprove:
+      return g.ApplyApprove(op.a, op.b, op.ts, on_edge);
+    case WalRecordType::kReject:
+      return g.ApplyRemoveRequest(op.a, op.b);
+    case WalRecordType::kWithdraw:
+      return g.ApplyRemoveRequest(op.b, op.a);
+    default:
+      return Status(Code::kInternal, "not a block or request record");
+  }
+}
+
 Result<RecoveredState> LoadSnapshotState(Env* env, const std::string& path,
                                          const GraphOptions& options,
                                          const FeedOptions& feed_options, SnapshotInfo* info) {
@@ -197,6 +218,14 @@ Result<RecoveredState> RecoverState(Env* env, const std::string& dir, const Grap
       batch_lsn.push_back(r.lsn);
     }
     if (op->is_feed_op()) feed_batch.emplace_back(*op, r.lsn);
+    if (op->is_access_op()) {
+      // They change edges too: everything before them is applied first, then they are, in
+      // order. Inboxes are rebuilt after recovery, so no feed hook is needed.
+      RELGRAPH_RETURN_IF_ERROR(apply());
+      Status s = ApplyAccessOp(*op, *graph, nullptr);
+      if (!s.ok())
+        return Status(s.code(), "replaying LSN " + std::to_string(r.lsn) + ": " + s.message());
+    }
     if (op->is_cursor_op()) state.cursors.Apply(op->name, op->a, op->ts);  // independent state
     if (op->is_epoch_op()) {
       Status s = state.epochs.Apply(op->a, op->b, r.lsn, op->ts);

@@ -11,6 +11,7 @@
 
 #include "engine/durable/cursor_table.h"
 #include "engine/durable/epoch_history.h"
+#include "engine/durable/wal_records.h"
 #include "engine/feed/feed.h"
 #include "engine/graph/graph.h"
 #include "storage/env/env.h"
@@ -44,6 +45,11 @@ struct RecoveredState {
 // Loads one snapshot file into a new graph and feed with every check (checksums, counts, list
 // order), through GraphBuilder; recovery and relgraph-admin use this one loader. Sets *info on
 // success.
+// Applies a block, unblock, set_private, request, approve, reject or withdraw record to `g`
+// by Graph's idempotent Apply* forms; on_edge sees each edge they create or remove (a
+// replica's feed hooks; recovery passes none). kInternal for any other record type.
+Status ApplyAccessOp(const WalOp& op, Graph& g, const Graph::EdgeHook& on_edge);
+
 Result<RecoveredState> LoadSnapshotState(Env* env, const std::string& path,
                                          const GraphOptions& options,
                                          const FeedOptions& feed_options, SnapshotInfo* info);

@@ -32,6 +32,16 @@ PayloadSizes SizesOf(WalRecordType t) {
       return {0, 0};  // variable: checked apart
     case WalRecordType::kEpoch:
       return {24, 24};  // new in version 2
+    case WalRecordType::kBlock:
+    case WalRecordType::kApprove:
+      return {25, 25};  // 12..18: one length each
+    case WalRecordType::kSetPrivate:
+      return {17, 17};
+    case WalRecordType::kUnblock:
+    case WalRecordType::kRequest:
+    case WalRecordType::kReject:
+    case WalRecordType::kWithdraw:
+      return {24, 24};
   }
   return {0, 0};
 }
@@ -91,6 +101,18 @@ WalPayload EncodeEpochRecord(uint64_t epoch, uint64_t id, TimestampMs ts) {
   return EncodePairRecord(epoch, id, ts);  // the same three fields
 }
 
+WalPayload EncodeBlockRecord(UserId blocker, UserId blocked, TimestampMs ts, uint8_t flags) {
+  return EncodeFollowRecord(blocker, blocked, ts, flags);  // the same four fields
+}
+
+WalPayload EncodeSetPrivateRecord(UserId user, TimestampMs ts, bool on) {
+  WalPayload p;
+  Put64(&p, user);
+  Put64(&p, static_cast<uint64_t>(ts));
+  p.bytes[p.size++] = static_cast<char>(on ? 1 : 0);
+  return p;
+}
+
 Graph::ReplayOp WalOp::graph_op() const {
   switch (type) {
     case WalRecordType::kFollow:
@@ -126,11 +148,21 @@ Result<WalOp> DecodeWalRecord(uint8_t type, std::string_view payload) {
   const bool v2 = payload.size() == sizes.v2;
   Decoder in(payload);
   in.U64(&op.a);
-  if (op.type != WalRecordType::kRemoveUser) in.U64(&op.b);
+  if (op.type != WalRecordType::kRemoveUser && op.type != WalRecordType::kSetPrivate) {
+    in.U64(&op.b);
+  }
   switch (op.type) {
     case WalRecordType::kFollow:
+    case WalRecordType::kBlock:
+    case WalRecordType::kApprove:
       in.I64(&op.ts);
       if (v2) op.flags = static_cast<uint8_t>(payload[24]);
+      break;
+    case WalRecordType::kSetPrivate:
+      in.I64(&op.ts);
+      op.flags = static_cast<uint8_t>(payload[16]);
+      if (op.flags > 1)
+        return Status::Corruption("WAL set_private record with flag " + std::to_string(op.flags));
       break;
     case WalRecordType::kPublish:
       in.I64(&op.ts);
@@ -176,6 +208,26 @@ std::string DescribeWalRecord(uint8_t type, std::string_view payload) {
     case WalRecordType::kCursor:
       return d->a == 0 ? "cursor " + std::string(d->name) + " removed" + at
                        : "cursor " + std::string(d->name) + " acked " + a + at;
+    case WalRecordType::kBlock: {
+      std::string removed;
+      if ((d->flags & kBlockUnfollowed) != 0) removed += ", removed " + a + " -> " + b;
+      if ((d->flags & kBlockLostFollower) != 0) removed += ", removed " + b + " -> " + a;
+      if ((d->flags & kBlockDroppedRequest) != 0) removed += ", dropped a request";
+      return "block " + a + " blocks " + b + at + removed;
+    }
+    case WalRecordType::kUnblock:
+      return "unblock " + a + " unblocks " + b + at;
+    case WalRecordType::kSetPrivate:
+      return "set_private " + a + (d->flags != 0 ? " private" : " public") + at;
+    case WalRecordType::kRequest:
+      return "request " + a + " asks to follow " + b + at;
+    case WalRecordType::kApprove:
+      return "approve " + a + " approves " + b + at +
+             ((d->flags & kFollowBecameFriends) != 0 ? " (friends)" : "");
+    case WalRecordType::kReject:
+      return "reject " + a + " rejects " + b + at;
+    case WalRecordType::kWithdraw:
+      return "withdraw " + a + " withdraws its request to " + b + at;
   }
   return "unreachable";
 }

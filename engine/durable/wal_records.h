@@ -9,6 +9,17 @@
 //   8 hide         author:u64 from:u64 ts_ms:i64      9 unhide  (the same)
 //  10 cursor       lsn:u64 ts_ms:i64 name:u8[1..64]    (an ACK; lsn 0 removes the cursor)
 //  11 epoch        epoch:u64 id:u64 ts_ms:i64          (a promotion: the epoch starts here)
+//  12 block        blocker:u64 blocked:u64 ts_ms:i64 flags:u8   (kBlock* bits: what it removed)
+//  13 unblock      blocker:u64 blocked:u64 ts_ms:i64
+//  14 set_private  user:u64 ts_ms:i64 private:u8       (0: public again; pending requests
+//                                                      are approved at ts_ms)
+//  15 request      requester:u64 target:u64 ts_ms:i64  (a follow of a private account)
+//  16 approve      target:u64 requester:u64 ts_ms:i64 flags:u8   (the edge's time; bit 0:
+//                                                      became friends)
+//  17 reject       target:u64 requester:u64 ts_ms:i64
+//  18 withdraw     requester:u64 target:u64 ts_ms:i64
+// Types 12 to 18 (blocks, private accounts, requests) came with WAL version 2's third
+// revision and have one length each; a build that does not know them stops at them.
 // Version 1 wrote the same fields without the trailing ts_ms and flags (publish unchanged);
 // every type's two lengths differ, so the decoder tells them apart by length, and a
 // version-1 record decodes with ts 0 (unknown) and no flags. Replay uses none of the added
@@ -38,8 +49,15 @@ enum class WalRecordType : uint8_t {
   kUnhide = 9,
   kCursor = 10,  // not a change of the graph or feed: never a change-stream event
   kEpoch = 11,   // replication history (engine/durable/epoch_history.h): never an event
+  kBlock = 12,
+  kUnblock = 13,
+  kSetPrivate = 14,
+  kRequest = 15,
+  kApprove = 16,
+  kReject = 17,
+  kWithdraw = 18,
 };
-inline constexpr uint8_t kMaxWalRecordType = 11;
+inline constexpr uint8_t kMaxWalRecordType = 18;
 
 // An encoded payload, held inline: logging a follow or a publish allocates nothing.
 struct WalPayload {
@@ -48,7 +66,11 @@ struct WalPayload {
   std::string_view view() const { return {bytes, size}; }
 };
 
-inline constexpr uint8_t kFollowBecameFriends = 1;  // follow flags bit 0
+inline constexpr uint8_t kFollowBecameFriends = 1;  // follow and approve flags bit 0
+// block flags: what the block removed.
+inline constexpr uint8_t kBlockUnfollowed = 1;      // blocker -> blocked
+inline constexpr uint8_t kBlockLostFollower = 2;    // blocked -> blocker
+inline constexpr uint8_t kBlockDroppedRequest = 4;  // a pending request either way
 
 WalPayload EncodeFollowRecord(UserId follower, UserId followee, TimestampMs ts, uint8_t flags);
 WalPayload EncodeRemoveUserRecord(UserId user, TimestampMs ts);
@@ -59,13 +81,17 @@ WalPayload EncodePairRecord(uint64_t a, uint64_t b, TimestampMs ts);
 // REQUIRES: CursorTable::ValidateName(name) is OK.
 WalPayload EncodeCursorRecord(std::string_view name, uint64_t lsn, TimestampMs ts);
 WalPayload EncodeEpochRecord(uint64_t epoch, uint64_t id, TimestampMs ts);
+// block and approve: two ids, the time, flags (the follow record's layout).
+WalPayload EncodeBlockRecord(UserId blocker, UserId blocked, TimestampMs ts, uint8_t flags);
+WalPayload EncodeSetPrivateRecord(UserId user, TimestampMs ts, bool on);
 
 // A decoded record: the fields its type uses (docs/wal-format.md), the rest zero.
 struct WalOp {
   WalRecordType type;
   uint64_t a = 0, b = 0;  // the two ids (user/author/follower, then the other one or post)
   TimestampMs ts = 0;     // the change's time (0 in a version-1 record that has none)
-  uint8_t flags = 0;      // follow: kFollowBecameFriends
+  uint8_t flags = 0;      // follow, approve: kFollowBecameFriends; block: kBlock*; set_private: 1
+                          // when the account became private
   uint8_t kind = 0;
   PostId evicted = 0;
   std::string_view name;  // cursor: the name (a = its LSN); points into the decoded payload
@@ -76,6 +102,9 @@ struct WalOp {
   }
   bool is_cursor_op() const { return type == WalRecordType::kCursor; }
   bool is_epoch_op() const { return type == WalRecordType::kEpoch; }
+  bool is_access_op() const {  // blocks, private accounts, requests: graph state, applied in order
+    return static_cast<uint8_t>(type) >= 12 && static_cast<uint8_t>(type) <= 18;
+  }
   Graph::ReplayOp graph_op() const;  // REQUIRES: is_graph_op()
 };
 

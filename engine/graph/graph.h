@@ -137,6 +137,15 @@ class Graph {
   void ForEachBlock(const std::function<void(UserId, UserId, TimestampMs)>& fn) const;
   void ForEachRequest(const std::function<void(UserId, UserId, TimestampMs)>& fn) const;
   void ForEachPrivate(const std::function<void(UserId)>& fn) const;
+  // The access state of users [begin, end) that have any (snapshots copy it a slice at a time,
+  // like the feed's): lists oldest first.
+  struct AccessState {
+    UserId user = 0;
+    bool is_private = false;
+    std::vector<std::pair<UserId, TimestampMs>> blocks;    // whom it blocks
+    std::vector<std::pair<UserId, TimestampMs>> requests;  // who asks to follow it
+  };
+  void CopyAccess(size_t begin, size_t end, std::vector<AccessState>* out) const;
   size_t block_count() const { return blocks_.size(); }
   size_t request_count() const { return requests_.size(); }
 

@@ -5,6 +5,7 @@
 //   * no edge and no request joins two users one of whom blocks the other;
 //   * a request r -> t exists only while t is private and r does not follow t;
 //   * a user's kHasAccessBit is set iff it is in a block or a request, on either side.
+#include <algorithm>
 #include <string>
 
 #include <xxhash.h>
@@ -286,6 +287,24 @@ void Graph::ForEachRequest(const std::function<void(UserId, UserId, TimestampMs)
 void Graph::ForEachPrivate(const std::function<void(UserId)>& fn) const {
   for (InternalId a = 0; a < users_.size(); ++a) {
     if (IsPrivateInternal(a)) fn(ids_.External(a));
+  }
+}
+
+void Graph::CopyAccess(size_t begin, size_t end, std::vector<AccessState>* out) const {
+  end = std::min(end, users_.size());
+  for (size_t a = begin; a < end; ++a) {
+    if (users_[a].access == 0) continue;
+    AccessState st;
+    st.user = ids_.External(static_cast<InternalId>(a));
+    st.is_private = IsPrivateInternal(static_cast<InternalId>(a));
+    for (auto [lists, into] : {std::pair{&blocks_, &st.blocks}, {&requests_, &st.requests}}) {
+      if (const FanList* list = lists->ListOf(static_cast<InternalId>(a))) {
+        into->reserve(list->size());
+        list->ForEach(
+            [&](const EdgeEntry& e) { into->emplace_back(ids_.External(e.peer), EntryTs(e)); });
+      }
+    }
+    if (st.is_private || !st.blocks.empty() || !st.requests.empty()) out->push_back(std::move(st));
   }
 }
 

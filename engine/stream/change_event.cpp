@@ -3,13 +3,17 @@
 namespace relgraph {
 namespace {
 
+// Empty for the record types that are never events.
 constexpr std::string_view kNames[kMaxChangeKind + 1] = {
-    "",     "follow", "unfollow", "remove_user", "publish", "delete_post",
-    "mute", "unmute", "hide",     "unhide"};
+    "",        "follow",  "unfollow",    "remove_user", "publish", "delete_post",
+    "mute",    "unmute",  "hide",        "unhide",      "",        "",
+    "block",   "unblock", "set_private", "request",     "approve", "reject",
+    "withdraw"};
 
 std::string KnownKinds() {
   std::string all;
   for (uint8_t k = 1; k <= kMaxChangeKind; ++k) {
+    if (kNames[k].empty()) continue;
     if (!all.empty()) all += ", ";
     all += kNames[k];
   }
@@ -20,7 +24,8 @@ std::string KnownKinds() {
 
 std::string_view ChangeKindName(ChangeKind kind) {
   const auto k = static_cast<uint8_t>(kind);
-  return k >= 1 && k <= kMaxChangeKind ? kNames[k] : std::string_view("unknown");
+  return k >= 1 && k <= kMaxChangeKind && !kNames[k].empty() ? kNames[k]
+                                                             : std::string_view("unknown");
 }
 
 Result<ChangeKindMask> ParseChangeKinds(std::string_view list) {
@@ -32,7 +37,7 @@ Result<ChangeKindMask> ParseChangeKinds(std::string_view list) {
     list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
     uint8_t found = 0;
     for (uint8_t k = 1; k <= kMaxChangeKind; ++k) {
-      if (kNames[k] == name) found = k;
+      if (!kNames[k].empty() && kNames[k] == name) found = k;
     }
     if (found == 0) {
       return Status::InvalidArgument("unknown event kind '" + std::string(name) +
@@ -46,7 +51,7 @@ Result<ChangeKindMask> ParseChangeKinds(std::string_view list) {
 Status ValidateChangeKindMask(ChangeKindMask mask) {
   if (mask == 0) return Status::InvalidArgument("the event kind mask selects no kind");
   if ((mask & ~kAllChangeKinds) != 0) {
-    return Status::InvalidArgument("the event kind mask has bits outside 1..9 (mask " +
+    return Status::InvalidArgument("the event kind mask has bits outside 1..9 and 12..18 (mask " +
                                    std::to_string(mask) + ")");
   }
   return Status::OK();

@@ -21,12 +21,13 @@
 namespace relgraph {
 
 // The kinds are the WAL's record types (docs/wal-format.md): an event is its record.
+// Kinds 1..9 and 12..18; 10 and 11 (cursor, epoch) are records but never events.
 using ChangeKind = WalRecordType;
-inline constexpr uint8_t kMaxChangeKind = 9;
+inline constexpr uint8_t kMaxChangeKind = 18;
 
-// A set of kinds: bit k is kind k. Bits 0 and 10..31 are never set.
+// A set of kinds: bit k is kind k. Bits 0, 10, 11 and 19..31 are never set.
 using ChangeKindMask = uint32_t;
-inline constexpr ChangeKindMask kAllChangeKinds = 0x3fe;
+inline constexpr ChangeKindMask kAllChangeKinds = 0x7f3fe;
 constexpr ChangeKindMask MaskOf(ChangeKind k) {
   return ChangeKindMask{1} << static_cast<uint8_t>(k);
 }
@@ -38,15 +39,24 @@ struct ChangeEvent {
   // of the change. 0 for changes logged by a version-1 WAL, which did not record it.
   TimestampMs ts = 0;
   // follow, unfollow: follower, followee.   remove_user: user, 0.   publish, delete_post:
-  // author, post.   mute, unmute: user, other.   hide, unhide: author, from.
+  // author, post.   mute, unmute: user, other.   hide, unhide: author, from.   block,
+  // unblock: blocker, blocked.   set_private: user, 0.   request, withdraw: requester,
+  // target.   approve, reject: target, requester.
   uint64_t a = 0, b = 0;
-  bool became_friends = false;  // follow: the followee already followed the follower
-  uint8_t post_kind = 0;        // publish: the post's kind
+  // follow: the followee already followed the follower; approve: the target already followed
+  // the requester (the approval made them friends).
+  bool became_friends = false;
+  uint8_t post_kind = 0;  // publish: the post's kind
+  // block: what it removed (kBlockUnfollowed, kBlockLostFollower, kBlockDroppedRequest);
+  // set_private: 1 when the account became private, 0 when public (every request pending
+  // then was approved at ts, as the approved edges' time).
+  uint8_t flags = 0;
   PostId evicted = 0;  // publish: the post it pushed out of the author's newest K (0: none)
 };
 
 // "follow", "unfollow", "remove_user", "publish", "delete_post", "mute", "unmute", "hide",
-// "unhide" (as the protocol's opcodes spell them).
+// "unhide", "block", "unblock", "set_private", "request", "approve", "reject", "withdraw"
+// (as the protocol's opcodes spell them).
 std::string_view ChangeKindName(ChangeKind kind);
 // "follow,publish" -> a mask; "all" or "" -> kAllChangeKinds. kInvalidArgument names an
 // unknown kind and lists the known ones.

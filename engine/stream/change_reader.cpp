@@ -16,6 +16,10 @@ Result<ChangeEvent> DecodeChangeEvent(uint64_t lsn, uint8_t type, std::string_vi
   e.became_friends = (op->flags & kFollowBecameFriends) != 0;
   e.post_kind = op->kind;
   e.evicted = op->evicted;
+  if (op->type == WalRecordType::kBlock || op->type == WalRecordType::kSetPrivate) {
+    e.became_friends = false;
+    e.flags = op->flags;
+  }
   return e;
 }
 

@@ -412,6 +412,45 @@ Result<std::vector<uint64_t>> Client::Mutes(uint64_t user) {
   if (!r.ok()) return r.status();
   return std::move(r->users);
 }
+namespace {
+template <typename Request>
+Result<bool> Changed(Client& c, uint64_t a, uint64_t b) {
+  auto r = c.Call(Request{{a, b}});
+  if (!r.ok()) return r.status();
+  return r->changed;
+}
+}  // namespace
+
+Result<BlockReply> Client::Block(uint64_t user, uint64_t blocked) {
+  return Call(BlockRequest{user, blocked});
+}
+Result<bool> Client::Unblock(uint64_t user, uint64_t blocked) {
+  return Changed<UnblockRequest>(*this, user, blocked);
+}
+Result<CountedPageReply> Client::Blocks(const PageQuery& query) {
+  return Call(BlocksRequest{query});
+}
+Result<SetPrivateReply> Client::SetPrivate(uint64_t user, bool is_private) {
+  return Call(SetPrivateRequest{user, is_private});
+}
+Result<bool> Client::IsPrivate(uint64_t user) {
+  auto r = Call(IsPrivateRequest{user});
+  if (!r.ok()) return r.status();
+  return r->is_private;
+}
+Result<CountedPageReply> Client::Requests(const PageQuery& query) {
+  return Call(RequestsRequest{query});
+}
+Result<FollowReply> Client::Approve(uint64_t user, uint64_t requester) {
+  return Call(ApproveRequest{{user, requester}});
+}
+Result<bool> Client::Reject(uint64_t user, uint64_t requester) {
+  return Changed<RejectRequest>(*this, user, requester);
+}
+Result<bool> Client::Withdraw(uint64_t requester, uint64_t target) {
+  return Changed<WithdrawRequest>(*this, requester, target);
+}
+
 Result<std::vector<uint64_t>> Client::Hides(uint64_t author) {
   auto r = Call(HidesRequest{author});
   if (!r.ok()) return r.status();

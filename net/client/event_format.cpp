@@ -1,30 +1,54 @@
 #include "net/client/event_format.h"
 
+#include <iterator>
+
 namespace relgraph::net {
 namespace {
 
 // The names of a and b for each kind, as the commands that make it call them.
-constexpr const char* kFields[][2] = {
-    {"a", "b"},         {"follower", "followee"}, {"follower", "followee"}, {"user", ""},
-    {"author", "post"}, {"author", "post"},       {"user", "other"},        {"user", "other"},
-    {"author", "from"}, {"author", "from"}};
+constexpr const char* kFields[][2] = {{"a", "b"},
+                                      {"follower", "followee"},
+                                      {"follower", "followee"},
+                                      {"user", ""},
+                                      {"author", "post"},
+                                      {"author", "post"},
+                                      {"user", "other"},
+                                      {"user", "other"},
+                                      {"author", "from"},
+                                      {"author", "from"},
+                                      {"a", "b"},
+                                      {"a", "b"},
+                                      {"user", "blocked"},
+                                      {"user", "blocked"},
+                                      {"user", ""},
+                                      {"user", "target"},
+                                      {"user", "requester"},
+                                      {"user", "requester"},
+                                      {"user", "target"}};
 
 }  // namespace
 
 std::string EventJson(const WireEvent& e, bool newline) {
   const auto k = static_cast<uint8_t>(e.kind);
-  const auto& names = kFields[k <= 9 ? k : 0];
+  const auto& names = kFields[k < std::size(kFields) ? k : 0];
   std::string out = "{\"lsn\":" + std::to_string(e.lsn) + ",\"kind\":\"" +
                     std::string(EventKindName(e.kind)) + "\",\"" + names[0] +
                     "\":" + std::to_string(e.a);
   if (names[1][0] != '\0') out += ",\"" + std::string(names[1]) + "\":" + std::to_string(e.b);
   out += ",\"ts\":" + std::to_string(e.ts);
-  if (e.kind == EventKind::kFollow)
+  if (e.kind == EventKind::kFollow || e.kind == EventKind::kApprove)
     out += std::string(",\"friends\":") + (e.friends ? "true" : "false");
   if (e.kind == EventKind::kPublish) {
-    out += ",\"post_kind\":" + std::to_string(e.post_kind) +
-           ",\"evicted\":" + std::to_string(e.evicted);
+    out +=
+        ",\"post_kind\":" + std::to_string(e.detail) + ",\"evicted\":" + std::to_string(e.evicted);
   }
+  if (e.kind == EventKind::kBlock) {
+    out += std::string(",\"unfollowed\":") + ((e.detail & 1) ? "true" : "false") +
+           ",\"lost_follower\":" + ((e.detail & 2) ? "true" : "false") +
+           ",\"dropped_request\":" + ((e.detail & 4) ? "true" : "false");
+  }
+  if (e.kind == EventKind::kSetPrivate)
+    out += std::string(",\"private\":") + (e.detail != 0 ? "true" : "false");
   out += "}";
   if (newline) out += "\n";
   return out;
@@ -37,8 +61,8 @@ Result<uint32_t> ParseEventKinds(std::string_view list) {
     const size_t comma = list.find(',', start);
     const std::string_view name = list.substr(start, comma - start);
     bool found = false;
-    for (uint8_t k = 1; k <= 9; ++k) {
-      if (EventKindName(static_cast<EventKind>(k)) == name) {
+    for (uint8_t k = 1; k <= 18; ++k) {
+      if (((kAllEventKinds >> k) & 1) != 0 && EventKindName(static_cast<EventKind>(k)) == name) {
         mask |= 1u << k;
         found = true;
       }
@@ -46,7 +70,8 @@ Result<uint32_t> ParseEventKinds(std::string_view list) {
     if (!found) {
       return Status::InvalidArgument(
           "unknown event kind '" + std::string(name) +
-          "' (follow, unfollow, remove_user, publish, delete_post, mute, unmute, hide, unhide)");
+          "' (follow, unfollow, remove_user, publish, delete_post, mute, unmute, hide, unhide, "
+          "block, unblock, set_private, request, approve, reject, withdraw)");
     }
     if (comma == std::string_view::npos) return mask;
     start = comma + 1;
@@ -59,9 +84,20 @@ std::string EventText(const WireEvent& e) {
   switch (e.kind) {
     case EventKind::kFollow:
     case EventKind::kUnfollow:
+    case EventKind::kRequest:
+    case EventKind::kWithdraw:
+    case EventKind::kBlock:
+    case EventKind::kUnblock:
       line += " -> " + std::to_string(e.b);
       break;
+    case EventKind::kApprove:
+    case EventKind::kReject:
+      line += " <- " + std::to_string(e.b);
+      break;
     case EventKind::kRemoveUser:
+      break;
+    case EventKind::kSetPrivate:
+      line += e.detail != 0 ? " private" : " public";
       break;
     case EventKind::kPublish:
     case EventKind::kDeletePost:
@@ -70,7 +106,7 @@ std::string EventText(const WireEvent& e) {
     default:
       line += " " + std::to_string(e.b);
   }
-  if (e.kind == EventKind::kPublish) line += " kind " + std::to_string(e.post_kind);
+  if (e.kind == EventKind::kPublish) line += " kind " + std::to_string(e.detail);
   line += " at " + std::to_string(e.ts);
   if (e.friends) line += " (friends)";
   if (e.evicted != 0) line += " evicting " + std::to_string(e.evicted);

@@ -1,22 +1,33 @@
 #include "net/protocol/messages.h"
 
+#include <array>
 #include <chrono>
 #include <iterator>
+#include <string>
 
 namespace relgraph::net {
 
 std::string_view RelationCodeName(RelationCode r) {
-  switch (r) {
-    case RelationCode::kNone:
-      return "none";
-    case RelationCode::kFollowing:
-      return "following";
-    case RelationCode::kFollowedBy:
-      return "followed_by";
-    case RelationCode::kMutual:
-      return "mutual";
-  }
-  return "invalid";
+  static const std::array<std::string, kRelationCodeBits + 1> kNames = [] {
+    constexpr const char* kBits[] = {"following",    "followed_by", "requested",
+                                     "requested_by", "blocking",    "blocked_by"};
+    std::array<std::string, kRelationCodeBits + 1> names;
+    for (unsigned v = 0; v <= kRelationCodeBits; ++v) {
+      std::string& n = names[v];
+      unsigned rest = v;
+      if ((v & 3) == 3) {
+        n = "mutual";
+        rest &= ~3u;
+      }
+      for (unsigned bit = 0; bit < 6; ++bit) {
+        if ((rest & (1u << bit)) != 0) n += (n.empty() ? "" : "+") + std::string(kBits[bit]);
+      }
+      if (n.empty()) n = "none";
+    }
+    return names;
+  }();
+  const auto v = static_cast<uint8_t>(r);
+  return v <= kRelationCodeBits ? std::string_view(kNames[v]) : std::string_view("invalid");
 }
 
 void EncodeRecordsHeader(char* p, uint64_t first_lsn, uint64_t newest_lsn, int64_t sent_us,
@@ -56,11 +67,17 @@ std::string_view DurabilityCodeName(uint64_t code) {
 
 std::string_view EventKindName(EventKind kind) {
   // Each kind is named as the command that makes it.
+  // (A request is made by a follow of a private account: it has its own name.)
   constexpr Opcode kMadeBy[] = {Opcode::kFollow,  Opcode::kUnfollow,   Opcode::kRemoveUser,
                                 Opcode::kPublish, Opcode::kDeletePost, Opcode::kMute,
-                                Opcode::kUnmute,  Opcode::kHide,       Opcode::kUnhide};
+                                Opcode::kUnmute,  Opcode::kHide,       Opcode::kUnhide,
+                                Opcode::kNotice,  Opcode::kNotice,     Opcode::kBlock,
+                                Opcode::kUnblock, Opcode::kSetPrivate, Opcode::kFollow,
+                                Opcode::kApprove, Opcode::kReject,     Opcode::kWithdraw};
   const auto k = static_cast<uint8_t>(kind);
-  return k >= 1 && k <= std::size(kMadeBy) ? OpcodeName(kMadeBy[k - 1]) : "unknown";
+  if (kind == EventKind::kRequest) return "request";
+  if (k < 1 || k > std::size(kMadeBy) || kMadeBy[k - 1] == Opcode::kNotice) return "unknown";
+  return OpcodeName(kMadeBy[k - 1]);
 }
 
 }  // namespace relgraph::net

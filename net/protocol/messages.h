@@ -18,9 +18,22 @@
 
 namespace relgraph::net {
 
-// relation(a, b) on the wire; the values are the engine's and never change.
-enum class RelationCode : uint8_t { kNone = 0, kFollowing = 1, kFollowedBy = 2, kMutual = 3 };
-std::string_view RelationCodeName(RelationCode r);  // "none", "following", ...; "invalid" else
+// relation(a, b) on the wire: a set of bits, the engine's values, which never change. 0..3 are
+// the follow states; the others appear only where blocks or follow requests exist.
+enum class RelationCode : uint8_t {
+  kNone = 0,
+  kFollowing = 1,    // a follows b
+  kFollowedBy = 2,   // b follows a
+  kMutual = 3,       // both
+  kRequested = 4,    // a asked to follow b, pending
+  kRequestedBy = 8,  // b asked to follow a, pending
+  kBlocking = 16,    // a blocks b
+  kBlockedBy = 32,   // b blocks a (unless the server hides it)
+};
+inline constexpr uint8_t kRelationCodeBits = 0x3f;
+// "none", "following", "mutual", "requested+followed_by", ... (bits joined by '+');
+// "invalid" for a value with bits above kRelationCodeBits.
+std::string_view RelationCodeName(RelationCode r);
 
 struct Empty {
   auto WireTie() { return std::tie(); }
@@ -208,6 +221,63 @@ struct RemoveUserRequest {
   RELGRAPH_WIRE_FIELDS(user)
 };
 
+// ---- blocks, private accounts, follow requests (docs/access.md) ----------------------------
+
+struct BlockReply {
+  bool created = false;  // false: already blocked, nothing changed
+  int64_t ts = 0;        // the block's time
+  uint8_t removed = 0;   // bit 0: a -> b went, bit 1: b -> a went, bit 2: a request went
+  RELGRAPH_WIRE_FIELDS(created, ts, removed)
+};
+struct BlockRequest {
+  static constexpr Opcode kOpcode = Opcode::kBlock;
+  using Reply = BlockReply;
+  uint64_t user = 0;  // the blocker
+  uint64_t blocked = 0;
+  RELGRAPH_WIRE_FIELDS(user, blocked)
+};
+
+struct SetPrivateReply {
+  bool changed = false;
+  uint64_t approved = 0;  // requests approved by going public
+  int64_t ts = 0;         // the change's time (0 when nothing changed)
+  RELGRAPH_WIRE_FIELDS(changed, approved, ts)
+};
+struct SetPrivateRequest {
+  static constexpr Opcode kOpcode = Opcode::kSetPrivate;
+  using Reply = SetPrivateReply;
+  uint64_t user = 0;
+  bool is_private = false;
+  RELGRAPH_WIRE_FIELDS(user, is_private)
+};
+
+struct IsPrivateReply {
+  bool is_private = false;
+  RELGRAPH_WIRE_FIELDS(is_private)
+};
+struct IsPrivateRequest {
+  static constexpr Opcode kOpcode = Opcode::kIsPrivate;
+  using Reply = IsPrivateReply;
+  uint64_t user = 0;
+  RELGRAPH_WIRE_FIELDS(user)
+};
+
+// A page of blocks or requests, and how many the whole list holds.
+struct CountedPageReply {
+  uint32_t total = 0;
+  std::vector<PageEntry> entries;
+  std::optional<WireCursor> next;
+  RELGRAPH_WIRE_FIELDS(total, entries, next)
+};
+struct BlocksRequest : PageQuery {  // whom `user` blocks, newest first
+  static constexpr Opcode kOpcode = Opcode::kBlocks;
+  using Reply = CountedPageReply;
+};
+struct RequestsRequest : PageQuery {  // who asks to follow `user`, newest first
+  static constexpr Opcode kOpcode = Opcode::kRequests;
+  using Reply = CountedPageReply;
+};
+
 // ---- feed ----------------------------------------------------------------------------------
 
 struct PublishReply {
@@ -314,6 +384,26 @@ struct HidesRequest {
   RELGRAPH_WIRE_FIELDS(user)
 };
 
+// Blocks and requests between two users (PairQuery's user, other): unblock: user lifts its
+// block of other. approve, reject: user (the private account) answers other's request.
+// withdraw: user takes back its request to other.
+struct UnblockRequest : PairQuery {
+  static constexpr Opcode kOpcode = Opcode::kUnblock;
+  using Reply = ChangedReply;
+};
+struct ApproveRequest : PairQuery {  // reply: the new edge other -> user, as FOLLOW's
+  static constexpr Opcode kOpcode = Opcode::kApprove;
+  using Reply = FollowReply;
+};
+struct RejectRequest : PairQuery {
+  static constexpr Opcode kOpcode = Opcode::kReject;
+  using Reply = ChangedReply;
+};
+struct WithdrawRequest : PairQuery {
+  static constexpr Opcode kOpcode = Opcode::kWithdraw;
+  using Reply = ChangedReply;
+};
+
 // The body of every error reply and notice.
 // ---- the change stream (docs/change-stream.md) ----
 
@@ -333,7 +423,7 @@ struct SubscribeRequest {
   using Reply = SubscribeReply;
   SubscribeFrom from = SubscribeFrom::kNow;
   uint64_t lsn = 0;
-  uint32_t kinds = 0;  // bit k: event kind k (1..9); 0: every kind
+  uint32_t kinds = 0;  // bit k: event kind k (1..9, 12..18); 0: every kind
   std::string name;    // a named cursor, or empty
   RELGRAPH_WIRE_FIELDS(from, lsn, kinds, name)
 };
@@ -349,21 +439,32 @@ enum class EventKind : uint8_t {
   kUnmute = 7,
   kHide = 8,
   kUnhide = 9,
+  kBlock = 12,
+  kUnblock = 13,
+  kSetPrivate = 14,
+  kRequest = 15,  // a follow of a private account
+  kApprove = 16,
+  kReject = 17,
+  kWithdraw = 18,
 };
-inline constexpr uint32_t kAllEventKinds = 0x3fe;
-// "follow", ... as the opcodes spell them; "unknown" else.
+inline constexpr uint32_t kAllEventKinds = 0x7f3fe;
+// "follow", ... as the opcodes spell them ("request" for kRequest); "unknown" else.
 std::string_view EventKindName(EventKind kind);
 
 struct WireEvent {
   uint64_t lsn = 0;
   EventKind kind = EventKind::kFollow;
   int64_t ts = 0;
-  uint64_t a = 0;         // follower, user or author
-  uint64_t b = 0;         // followee, other, post or from (0 for remove_user)
-  bool friends = false;   // follow: it made the two friends
-  uint8_t post_kind = 0;  // publish
-  uint64_t evicted = 0;   // publish: the post it pushed out of the author's newest K, or 0
-  RELGRAPH_WIRE_FIELDS(lsn, kind, ts, a, b, friends, post_kind, evicted)
+  uint64_t a = 0;        // follower, user, author, blocker, requester (request, withdraw) or
+                         // target (approve, reject)
+  uint64_t b = 0;        // followee, other, post, from, blocked, target or requester (0 for
+                         // remove_user and set_private)
+  bool friends = false;  // follow, approve: it made the two friends
+  // publish: the post's kind; block: what it removed (bit 0: a -> b, bit 1: b -> a, bit 2: a
+  // request); set_private: 1 private, 0 public (pending requests were approved at ts).
+  uint8_t detail = 0;
+  uint64_t evicted = 0;  // publish: the post it pushed out of the author's newest K, or 0
+  RELGRAPH_WIRE_FIELDS(lsn, kind, ts, a, b, friends, detail, evicted)
 };
 inline constexpr size_t kWireEventBytes = 43;
 // An EVENTS frame's body: events in LSN order, and the LSN the stream goes on from.

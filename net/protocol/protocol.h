@@ -61,7 +61,16 @@ inline constexpr uint16_t kDefaultPort = 7707;
   X(kRecords, 0x38, "records") /* server -> client only: a replication's WAL records */      \
   X(kReplicaAck, 0x39, "replica_ack")                                                        \
   X(kPromote, 0x3a, "promote")                                                               \
-  X(kReplication, 0x3b, "replication")
+  X(kReplication, 0x3b, "replication")                                                       \
+  X(kBlock, 0x40, "block")                                                                   \
+  X(kUnblock, 0x41, "unblock")                                                               \
+  X(kBlocks, 0x42, "blocks")                                                                 \
+  X(kSetPrivate, 0x43, "set_private")                                                        \
+  X(kIsPrivate, 0x44, "is_private")                                                          \
+  X(kRequests, 0x45, "requests")                                                             \
+  X(kApprove, 0x46, "approve")                                                               \
+  X(kReject, 0x47, "reject")                                                                 \
+  X(kWithdraw, 0x48, "withdraw")
 
 enum class Opcode : uint8_t {
 #define RELGRAPH_OPCODE_ENUMERATOR(id, value, name) id = value,

@@ -6,10 +6,10 @@
 #include <cstring>
 #include <vector>
 
-#include "storage/snapshot/block_read_ahead.h"
-#include "storage/snapshot/block_write_behind.h"
 #include "storage/coding.h"
 #include "storage/env/file_names.h"
+#include "storage/snapshot/block_read_ahead.h"
+#include "storage/snapshot/block_write_behind.h"
 
 namespace relgraph {
 namespace {
@@ -17,7 +17,9 @@ namespace {
 constexpr char kHeaderMagic[8] = {'R', 'G', 'S', 'N', 'A', 'P', '\0', '\1'};
 // The footer's magic is "RGSNEND" followed by the version's number as one byte.
 constexpr char kFooterMagicStem[7] = {'R', 'G', 'S', 'N', 'E', 'N', 'D'};
-constexpr uint32_t kEdgeListVersion = 2, kImageVersion = 3;
+// Version 4 is version 3 whose feed blocks may hold the graph's blocks, requests and private
+// marks (records opaque here): a build that reads only 1 to 3 refuses it by its version.
+constexpr uint32_t kEdgeListVersion = 2, kFirstImageVersion = 3, kImageVersion = 4;
 constexpr size_t kHeaderBytes = 36, kBlockHeaderBytes = 16;
 constexpr size_t kFooterBytesV1 = 40, kFooterBytes = 48;
 constexpr size_t kEntryHeaderBytes = 12, kEdgeBytes = 16;
@@ -212,9 +214,9 @@ Result<SnapshotInfo> ReadSnapshot(Env* env, const std::string& path,
   info.version = DecodeFixed32(header + 8);
   if (info.version < 1 || info.version > kImageVersion) {
     return bad(
-        8, "unsupported version " + std::to_string(info.version) + " (this build reads 1 to 3)");
+        8, "unsupported version " + std::to_string(info.version) + " (this build reads 1 to 4)");
   }
-  const bool image = info.version == kImageVersion;
+  const bool image = info.version >= kFirstImageVersion;
   const size_t footer_bytes = info.version == 1 ? kFooterBytesV1 : kFooterBytes;
   if (file_bytes < kHeaderBytes + footer_bytes) return bad(0, "file too short");
   if (DecodeFixed64(header + 28) != XXH3_64bits(header, 28))

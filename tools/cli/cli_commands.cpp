@@ -193,9 +193,11 @@ std::string JsonList(const std::vector<uint64_t>& ids) {
   return list + "]";
 }
 
-std::string RenderPage(const net::PageReply& page, bool json) {
+std::string RenderPage(const net::PageReply& page, bool json,
+                       std::optional<uint32_t> total = std::nullopt) {
   if (json) {
-    std::string out = "{\"entries\":[";
+    std::string out = total ? "{\"total\":" + std::to_string(*total) + ",\"entries\":["
+                            : std::string("{\"entries\":[");
     for (size_t i = 0; i < page.entries.size(); ++i) {
       const auto& e = page.entries[i];
       if (i > 0) out += ",";
@@ -218,7 +220,9 @@ std::string RenderPage(const net::PageReply& page, bool json) {
     }
     out << "\n";
   }
-  out << "(" << page.entries.size() << " entries)";
+  out << "(" << page.entries.size() << " entries";
+  if (total) out << " of " << *total;
+  out << ")";
   if (page.next) out << " next: --after=" << page.next->ts << ":" << page.next->user;
   out << "\n";
   return out.str();
@@ -256,6 +260,16 @@ Command ToggleCommand(const char* usage,
             auto ids = Ids(w, 1);
             if (!ids.ok()) return ids.status();
             return Render<bool>((c.*method)((*ids)[0], (*ids)[1], on), json,
+                                [](Rendered& o, const bool& r) { o.AddBool("changed", r); });
+          }};
+}
+
+// unblock/reject/withdraw: two ids, the reply says whether anything changed.
+Command PairCommand(const char* usage, Result<bool> (net::Client::*method)(uint64_t, uint64_t)) {
+  return {usage, 3, [method](net::Client& c, const auto& w, bool json) -> Result<std::string> {
+            auto ids = Ids(w, 1);
+            if (!ids.ok()) return ids.status();
+            return Render<bool>((c.*method)((*ids)[0], (*ids)[1]), json,
                                 [](Rendered& o, const bool& r) { o.AddBool("changed", r); });
           }};
 }
@@ -422,6 +436,55 @@ const std::map<std::string, Command>& Commands() {
           RELGRAPH_RETURN_IF_ERROR(c.DeletePost((*ids)[0], (*ids)[1]));
           return std::string(json ? "{\"deleted\":true}\n" : "deleted: true\n");
         }}},
+      {"block",
+       {"block USER BLOCKED", 3,
+        [](net::Client& c, const auto& w, bool json) -> Result<std::string> {
+          auto ids = Ids(w, 1);
+          if (!ids.ok()) return ids.status();
+          return Render<net::BlockReply>(c.Block((*ids)[0], (*ids)[1]), json,
+                                         [](Rendered& o, const auto& r) {
+                                           o.AddBool("created", r.created);
+                                           o.AddInt("ts", r.ts);
+                                           o.AddBool("unfollowed", (r.removed & 1) != 0);
+                                           o.AddBool("lost_follower", (r.removed & 2) != 0);
+                                           o.AddBool("dropped_request", (r.removed & 4) != 0);
+                                         });
+        }}},
+      {"unblock", PairCommand("unblock USER BLOCKED", &net::Client::Unblock)},
+      {"reject", PairCommand("reject USER REQUESTER", &net::Client::Reject)},
+      {"withdraw", PairCommand("withdraw REQUESTER TARGET", &net::Client::Withdraw)},
+      {"approve",
+       {"approve USER REQUESTER", 3,
+        [](net::Client& c, const auto& w, bool json) -> Result<std::string> {
+          auto ids = Ids(w, 1);
+          if (!ids.ok()) return ids.status();
+          return Render<net::FollowReply>(c.Approve((*ids)[0], (*ids)[1]), json,
+                                          [](Rendered& o, const auto& r) {
+                                            o.Add("relation", Rel(r.relation));
+                                            o.AddInt("followed_at", r.followed_at);
+                                          });
+        }}},
+      {"set-private",
+       {"set-private USER on|off", 3,
+        [](net::Client& c, const auto& w, bool json) -> Result<std::string> {
+          auto ids = Ids({w.begin(), w.begin() + 2}, 1);
+          if (!ids.ok()) return ids.status();
+          if (w[2] != "on" && w[2] != "off") return Usage("set-private USER on|off");
+          return Render<net::SetPrivateReply>(c.SetPrivate((*ids)[0], w[2] == "on"), json,
+                                              [](Rendered& o, const auto& r) {
+                                                o.AddBool("changed", r.changed);
+                                                o.Add("approved", r.approved);
+                                                o.AddInt("ts", r.ts);
+                                              });
+        }}},
+      {"is-private",
+       {"is-private USER", 2,
+        [](net::Client& c, const auto& w, bool json) -> Result<std::string> {
+          auto ids = Ids(w, 1);
+          if (!ids.ok()) return ids.status();
+          return Render<bool>(c.IsPrivate((*ids)[0]), json,
+                              [](Rendered& o, const bool& r) { o.AddBool("private", r); });
+        }}},
       {"mute", ToggleCommand("mute USER OTHER", &net::Client::Mute, true)},
       {"unmute", ToggleCommand("unmute USER OTHER", &net::Client::Mute, false)},
       {"hide", ToggleCommand("hide AUTHOR FROM_USER", &net::Client::Hide, true)},
@@ -538,6 +601,13 @@ Result<std::string> RunCommand(net::Client& client, const std::vector<std::strin
     if (!page.ok()) return page.status();
     return RenderPage(*page, json);
   }
+  if (name == "blocks" || name == "requests") {
+    auto q = ParsePageQuery(words, name + kPageUsage);
+    if (!q.ok()) return q.status();
+    auto page = name == "blocks" ? client.Blocks(*q) : client.Requests(*q);
+    if (!page.ok()) return page.status();
+    return RenderPage(net::PageReply{std::move(page->entries), page->next}, json, page->total);
+  }
   if (name == "timeline" || name == "user-posts") {
     auto q = ParseFeedQuery(words, name + kFeedUsage);
     if (!q.ok()) return q.status();
@@ -586,7 +656,7 @@ Result<SubscribeArgs> ParseSubscribe(const std::vector<std::string>& words) {
 std::string CommandUsage() {
   std::string out;
   for (const auto& [name, c] : Commands()) out += std::string("  ") + c.usage + "\n";
-  for (const char* list : {"following", "fans", "friends"}) {
+  for (const char* list : {"following", "fans", "friends", "blocks", "requests"}) {
     out += std::string("  ") + list + kPageUsage + "\n";
   }
   for (const char* list : {"timeline", "user-posts"}) {

@@ -8,6 +8,7 @@
 #include "engine/graph/graph.h"
 #include "engine/mem/resident.h"
 #include "net/protocol/protocol.h"
+#include "tools/service/engine_wire.h"
 #include "tools/service/event_subscription.h"
 #include "tools/service/record_subscription.h"
 #include "tools/service/snapshot_transfer.h"
@@ -16,11 +17,6 @@ namespace relgraph {
 namespace {
 
 using net::Opcode;
-
-static_assert(static_cast<uint8_t>(net::RelationCode::kMutual) ==
-              static_cast<uint8_t>(relgraph::Relation::kMutual));
-static_assert(static_cast<uint8_t>(net::RelationCode::kFollowedBy) ==
-              static_cast<uint8_t>(relgraph::Relation::kFollowedBy));
 
 net::DurabilityCode ToWire(DurabilityMode mode) {
   switch (mode) {
@@ -42,29 +38,6 @@ uint64_t ProcessCpuMs() {
          static_cast<uint64_t>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1000;
 }
 
-net::RelationCode ToWire(relgraph::Relation r) {
-  return static_cast<net::RelationCode>(static_cast<uint8_t>(r));
-}
-
-PageRequest ToPageRequest(const net::PageQuery& q) {
-  PageRequest r;
-  r.limit = q.limit;
-  r.offset = q.offset;
-  if (q.after) r.after = Cursor{q.after->ts, q.after->user};
-  r.viewer = q.viewer;
-  return r;
-}
-
-net::PageReply ToWire(const Page& page) {
-  net::PageReply r;
-  r.entries.reserve(page.entries.size());
-  for (const ListEntry& e : page.entries) {
-    r.entries.push_back({e.user, e.ts, ToWire(e.viewer_relation), e.mutual});
-  }
-  if (page.next) r.next = net::WireCursor{page.next->ts, page.next->user};
-  return r;
-}
-
 FeedPageRequest ToFeedRequest(const net::FeedQuery& q) {
   FeedPageRequest r;
   r.limit = q.limit;
@@ -79,11 +52,6 @@ net::FeedReply ToWire(const FeedPage& page) {
   for (const FeedEntry& e : page.entries) r.entries.push_back({e.post, e.author, e.ts, e.kind});
   if (page.next) r.next = net::PostCursor{page.next->ts, page.next->post};
   return r;
-}
-
-Result<net::ChangedReply> ToChanged(const Result<bool>& r) {
-  if (!r.ok()) return r.status();
-  return net::ChangedReply{*r};
 }
 
 using Handler = net::ExecuteResult (*)(CommandService&, std::string_view, std::string*,
@@ -151,6 +119,15 @@ constexpr Row kCommands[] = {
     MakeRow<net::ReplicaAckRequest, &CommandService::ReplicaAck>(net::kCommandReads),
     MakeRow<net::PromoteRequest, &CommandService::Promote>(net::kCommandBackground),
     MakeRow<net::ReplicationRequest, &CommandService::ReplicationStatus>(net::kCommandReads),
+    MakeRow<net::BlockRequest, &CommandService::Block>(net::kCommandWrites),
+    MakeRow<net::UnblockRequest, &CommandService::Unblock>(net::kCommandWrites),
+    MakeRow<net::BlocksRequest, &CommandService::Blocks>(net::kCommandReads),
+    MakeRow<net::SetPrivateRequest, &CommandService::SetPrivate>(net::kCommandWrites),
+    MakeRow<net::IsPrivateRequest, &CommandService::IsPrivate>(net::kCommandReads),
+    MakeRow<net::RequestsRequest, &CommandService::Requests>(net::kCommandReads),
+    MakeRow<net::ApproveRequest, &CommandService::Approve>(net::kCommandWrites),
+    MakeRow<net::RejectRequest, &CommandService::Reject>(net::kCommandWrites),
+    MakeRow<net::WithdrawRequest, &CommandService::Withdraw>(net::kCommandWrites),
 };
 
 const Row* RowFor(uint8_t opcode) {

@@ -74,6 +74,16 @@ class CommandService final : public net::Service {
   Result<net::Empty> ReplicaAck(const net::ReplicaAckRequest&, Context&);
   Result<net::PromoteReply> Promote(const net::PromoteRequest&, Context&);
   Result<net::ReplicationReply> ReplicationStatus(const net::ReplicationRequest&, Context&);
+  // Blocks, private accounts, requests (access_commands.cpp).
+  Result<net::BlockReply> Block(const net::BlockRequest&, Context&);
+  Result<net::ChangedReply> Unblock(const net::UnblockRequest&, Context&);
+  Result<net::CountedPageReply> Blocks(const net::BlocksRequest&, Context&);
+  Result<net::SetPrivateReply> SetPrivate(const net::SetPrivateRequest&, Context&);
+  Result<net::IsPrivateReply> IsPrivate(const net::IsPrivateRequest&, Context&);
+  Result<net::CountedPageReply> Requests(const net::RequestsRequest&, Context&);
+  Result<net::FollowReply> Approve(const net::ApproveRequest&, Context&);
+  Result<net::ChangedReply> Reject(const net::RejectRequest&, Context&);
+  Result<net::ChangedReply> Withdraw(const net::WithdrawRequest&, Context&);
 
  private:
   uint64_t OpsPerSecond();

@@ -8,7 +8,16 @@ namespace relgraph {
 
 static_assert(static_cast<uint8_t>(net::EventKind::kUnhide) ==
               static_cast<uint8_t>(ChangeKind::kUnhide));
+static_assert(static_cast<uint8_t>(net::EventKind::kWithdraw) ==
+              static_cast<uint8_t>(ChangeKind::kWithdraw));
 static_assert(net::kAllEventKinds == kAllChangeKinds);
+
+namespace {
+// The event's kind-specific byte (docs/protocol.md, EVENTS).
+uint8_t WireDetail(const ChangeEvent& e) {
+  return e.kind == ChangeKind::kPublish ? e.post_kind : e.flags;
+}
+}  // namespace
 
 net::WireEvent ToWire(const ChangeEvent& e) {
   net::WireEvent w;
@@ -18,7 +27,7 @@ net::WireEvent ToWire(const ChangeEvent& e) {
   w.a = e.a;
   w.b = e.b;
   w.friends = e.became_friends;
-  w.post_kind = e.post_kind;
+  w.detail = WireDetail(e);
   w.evicted = e.evicted;
   return w;
 }
@@ -42,7 +51,7 @@ Result<size_t> EventSubscription::Next(size_t max_body, std::string* body) {
     EncodeFixed64(p + 17, e.a);
     EncodeFixed64(p + 25, e.b);
     p[33] = e.became_friends ? 1 : 0;
-    p[34] = static_cast<char>(e.post_kind);
+    p[34] = static_cast<char>(WireDetail(e));
     EncodeFixed64(p + 35, e.evicted);
     ++count;
   });

@@ -109,7 +109,7 @@ TEST_CASE("wal records: any other length, and unknown types, are corruption nami
       }
     }
   }
-  for (int type : {0, 12, 63, 255}) {
+  for (int type : {0, 19, 63, 255}) {
     auto d = DecodeWalRecord(static_cast<uint8_t>(type), std::string(16, '\0'));
     CHECK(d.status().code() == Code::kCorruption);
     CHECK(d.status().message().find("unknown WAL record type") != std::string::npos);
@@ -161,6 +161,59 @@ TEST_CASE("wal records: descriptions name the change, its time and a follow's fr
   CHECK(DescribeWalRecord(2, EncodePairRecord(42, 7, 1800).view()) == "unfollow 42 -> 7 at 1800");
   CHECK(DescribeWalRecord(3, std::string(8, '\0')) == "remove_user 0");
   CHECK(DescribeWalRecord(3, std::string(3, '\0')).starts_with("bad record: "));
+}
+
+}  // namespace
+}  // namespace relgraph
+
+namespace relgraph {
+namespace {
+
+TEST_CASE("wal records: blocks, private marks and requests round-trip; other lengths are refused") {
+  struct Case {
+    WalRecordType type;
+    WalPayload payload;
+    uint64_t a, b;
+    uint8_t flags;
+  };
+  const TimestampMs ts = 1'700'000'000'123;
+  const Case cases[] = {
+      {WalRecordType::kBlock, EncodeBlockRecord(7, 9, ts, kBlockUnfollowed | kBlockDroppedRequest),
+       7, 9, kBlockUnfollowed | kBlockDroppedRequest},
+      {WalRecordType::kUnblock, EncodePairRecord(7, 9, ts), 7, 9, 0},
+      {WalRecordType::kSetPrivate, EncodeSetPrivateRecord(7, ts, true), 7, 0, 1},
+      {WalRecordType::kSetPrivate, EncodeSetPrivateRecord(7, ts, false), 7, 0, 0},
+      {WalRecordType::kRequest, EncodePairRecord(5, 6, ts), 5, 6, 0},
+      {WalRecordType::kApprove, EncodeBlockRecord(6, 5, ts, kFollowBecameFriends), 6, 5, 1},
+      {WalRecordType::kReject, EncodePairRecord(6, 5, ts), 6, 5, 0},
+      {WalRecordType::kWithdraw, EncodePairRecord(5, 6, ts), 5, 6, 0},
+  };
+  for (const Case& c : cases) {
+    const auto type = static_cast<uint8_t>(c.type);
+    CAPTURE(int{type});
+    auto d = DecodeWalRecord(type, c.payload.view());
+    REQUIRE(d.ok());
+    CHECK(d->type == c.type);
+    CHECK(d->a == c.a);
+    CHECK(d->b == c.b);
+    CHECK(d->ts == ts);
+    CHECK(d->flags == c.flags);
+    CHECK(d->is_access_op());
+    CHECK(!d->is_graph_op());
+    CHECK(!d->is_feed_op());
+    CHECK(DescribeWalRecord(type, c.payload.view()).find(std::to_string(c.a)) != std::string::npos);
+    for (size_t len = 0; len <= 40; ++len) {
+      if (len == c.payload.size) continue;
+      auto bad = DecodeWalRecord(type, std::string(len, '\x01'));
+      CHECK(bad.status().code() == Code::kCorruption);
+    }
+  }
+  // A set_private flag other than 0 or 1 is no writer's.
+  WalPayload odd = EncodeSetPrivateRecord(7, ts, true);
+  odd.bytes[16] = 2;
+  CHECK(DecodeWalRecord(static_cast<uint8_t>(WalRecordType::kSetPrivate), odd.view())
+            .status()
+            .code() == Code::kCorruption);
 }
 
 }  // namespace

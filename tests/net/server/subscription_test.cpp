@@ -56,9 +56,9 @@ std::vector<WireEvent> Embedded(Db& db, uint64_t from, uint32_t kinds = kAllEven
 bool SameEvents(const std::vector<WireEvent>& a, const std::vector<WireEvent>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tie(a[i].lsn, a[i].kind, a[i].ts, a[i].a, a[i].b, a[i].friends, a[i].post_kind,
+    if (std::tie(a[i].lsn, a[i].kind, a[i].ts, a[i].a, a[i].b, a[i].friends, a[i].detail,
                  a[i].evicted) != std::tie(b[i].lsn, b[i].kind, b[i].ts, b[i].a, b[i].b,
-                                           b[i].friends, b[i].post_kind, b[i].evicted)) {
+                                           b[i].friends, b[i].detail, b[i].evicted)) {
       return false;
     }
   }
@@ -340,7 +340,8 @@ TEST_CASE("subscribe: every bad request gets its error and the connection stays 
   CHECK(code({SubscribeFrom::kNow, 5, 0, ""}).code() == Code::kInvalidArgument);
   CHECK(code({SubscribeFrom(7), 0, 0, ""}).code() == Code::kInvalidArgument);
   CHECK(code({SubscribeFrom::kNow, 0, 1, ""}).code() == Code::kInvalidArgument);
-  CHECK(code({SubscribeFrom::kNow, 0, 1u << 12, ""}).code() == Code::kInvalidArgument);
+  CHECK(code({SubscribeFrom::kNow, 0, 1u << 10, ""}).code() == Code::kInvalidArgument);
+  CHECK(code({SubscribeFrom::kNow, 0, 1u << 19, ""}).code() == Code::kInvalidArgument);
   CHECK(code({SubscribeFrom::kLsn, ts.db->last_lsn() + 2, 0, ""}).code() == Code::kInvalidArgument);
   const Status expired = code({SubscribeFrom::kLsn, 1, 0, ""});
   CHECK(expired.code() == Code::kLsnExpired);

@@ -1,12 +1,17 @@
 #include <doctest.h>
 
 #include <array>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include <xxhash.h>
+
+#include "storage/coding.h"
 #include "storage/env/fault_injection_env.h"
 #include "storage/env/file_names.h"
 #include "storage/snapshot/snapshot_file.h"
@@ -229,7 +234,7 @@ TEST_CASE("snapshot_file: image records round-trip in order, and the footer keep
   const auto records = RandomRecords(1, 3'000);
   auto info = WriteImage(Env::Posix(), dir.path(), 8, records);
   REQUIRE_MESSAGE(info.ok(), info.status().ToString());
-  CHECK(info->version == 3);
+  CHECK(info->version == 4);
   const std::string path = JoinPath(dir.path(), SnapshotName(8));
   std::string images, feed;
   SnapshotInfo counts;
@@ -247,7 +252,7 @@ TEST_CASE("snapshot_file: image records round-trip in order, and the footer keep
     return Status::OK();
   };
   v.edges = [](uint64_t, std::span<const SnapshotEdge>) {
-    return Status::Corruption("no edge lists in version 3");
+    return Status::Corruption("no edge lists in an image");
   };
   auto read = ReadSnapshot(Env::Posix(), path, v);
   REQUIRE_MESSAGE(read.ok(), read.status().ToString());
@@ -255,7 +260,7 @@ TEST_CASE("snapshot_file: image records round-trip in order, and the footer keep
   for (const std::string& r : records) want += r;
   CHECK(images == want);  // blocks end on record boundaries: concatenated, nothing lost
   CHECK(feed == "feed");
-  CHECK(counts.version == 3);
+  CHECK(counts.version == 4);
   CHECK(counts.entries == 11);
   CHECK(counts.edges == 22);
   CHECK(read->blocks > 2);
@@ -287,6 +292,43 @@ TEST_CASE("snapshot_file: records over 1 MiB and mixed layouts are refused") {
   auto v2 = SnapshotWriter::Create(Env::Posix(), dir.path(), 2, 0);
   REQUIRE(v2.ok());
   CHECK((*v2)->AddImageRecord("abcd").code() == Code::kInternal);
+}
+
+}  // namespace
+}  // namespace relgraph
+
+namespace relgraph {
+namespace {
+
+// Rewrites the version in a finished file's header and footer, with both checksums.
+void SetVersion(const std::string& path, uint32_t version) {
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  EncodeFixed32(bytes.data() + 8, version);
+  EncodeFixed64(bytes.data() + 28, XXH3_64bits(bytes.data(), 28));
+  const size_t footer = bytes.size() - 48;
+  bytes[footer + 7] = static_cast<char>(version);
+  EncodeFixed64(bytes.data() + footer + 40, XXH3_64bits(bytes.data() + footer, 40));
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+TEST_CASE("snapshot_file: version 3 images still read; a version past 4 is refused by name") {
+  TestDir dir;
+  auto info = WriteImage(Env::Posix(), dir.path(), 8, RandomRecords(2, 50));
+  REQUIRE(info.ok());
+  const std::string path = JoinPath(dir.path(), SnapshotName(8));
+  SetVersion(path, 3);
+  auto read = ReadSnapshot(Env::Posix(), path);
+  REQUIRE_MESSAGE(read.ok(), read.status().ToString());
+  CHECK(read->version == 3);
+  CHECK(read->feed_blocks == 1);
+  SetVersion(path, 5);
+  read = ReadSnapshot(Env::Posix(), path);
+  REQUIRE_FALSE(read.ok());
+  CHECK(read.status().message().find("unsupported version 5") != std::string::npos);
 }
 
 }  // namespace
