@@ -189,22 +189,18 @@ Status Db::WriteGraphImage(size_t users, SnapshotWriter* writer) {
   return Status::OK();
 }
 
-// Posts, mutes, hides, and the graph's private marks, blocks and requests, a slice of users
-// at a time under both locks. Like the feed's, the access state is fuzzy (copied after the
-// image's LSN); its records replay as ensure forms that reach the state at any later LSN.
-Status Db::WriteFeedState(SnapshotWriter* writer) {
+// Posts, mutes and hides, a slice of users at a time under both locks.
+Status Db::WriteFeedState(const Graph::AccessImage& access, SnapshotWriter* writer) {
+  RELGRAPH_RETURN_IF_ERROR(AddAccessToSnapshot(access, writer));
   for (size_t begin = 0;; begin += options_.snapshot_slice_users) {
     std::vector<Feed::UserState> users_state;
-    std::vector<Graph::AccessState> access;
     {
       std::shared_lock lock(mu_);
       if (begin >= graph_->user_count()) break;
-      graph_->CopyAccess(begin, begin + options_.snapshot_slice_users, &access);
       std::lock_guard feed_lock(feed_mu_);
       feed_->CopyUsers(*graph_, begin, begin + options_.snapshot_slice_users, &users_state);
     }
     RELGRAPH_RETURN_IF_ERROR(AddFeedUsersToSnapshot(users_state, writer));
-    RELGRAPH_RETURN_IF_ERROR(AddAccessToSnapshot(access, writer));
   }
   CursorTable cursors;
   EpochHistory epochs;
@@ -222,6 +218,7 @@ Result<SnapshotInfo> Db::Snapshot() {
   std::lock_guard one_at_a_time(snapshot_mu_);
   uint64_t lsn, edges;
   size_t users;
+  Graph::AccessImage access;
   {
     if (closed_) return Status(Code::kUnavailable, "the database is closed");
     // Appends happen under the exclusive lock after their change is applied, so while we hold
@@ -229,6 +226,7 @@ Result<SnapshotInfo> Db::Snapshot() {
     std::unique_lock lock(mu_);
     lsn = wal_->last_lsn();
     graph_->BeginImage();
+    graph_->CopyAccess(&access);  // blocks, requests, private marks: at lsn too
     users = graph_->image_users();
     edges = graph_->image_edges();
   }
@@ -250,7 +248,7 @@ Result<SnapshotInfo> Db::Snapshot() {
   (*writer)->SetImageCounts(users, edges);
   RELGRAPH_RETURN_IF_ERROR(WriteGraphImage(users, writer->get()));
   image.End();
-  RELGRAPH_RETURN_IF_ERROR(WriteFeedState(writer->get()));
+  RELGRAPH_RETURN_IF_ERROR(WriteFeedState(access, writer->get()));
   // The WAL must reach the snapshot's LSN on disk before the snapshot exists, or a crash could
   // leave a snapshot newer than the end of the WAL that recovery continues from.
   RELGRAPH_RETURN_IF_ERROR(wal_->Flush(/*sync=*/true));

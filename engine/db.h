@@ -262,9 +262,10 @@ class Db {
   // ApplyReplicated's run of consecutive follow and unfollow records from records[*at]; leaves
   // *at on the last one applied. REQUIRES: mu_ held exclusively and feed_mu_.
   Status ApplyEdgeRun(std::span<const ReplicatedRecord> records, size_t* at);
-  // Snapshot's two halves: the graph image as of BeginImage, then the feed's users.
+  // Snapshot's two halves: the graph image as of BeginImage, then the feed's blocks: the
+  // graph's access state (copied with the image), then the feed's users.
   Status WriteGraphImage(size_t users, SnapshotWriter* writer);
-  Status WriteFeedState(SnapshotWriter* writer);
+  Status WriteFeedState(const Graph::AccessImage& access, SnapshotWriter* writer);
   // Appends under the caller's exclusive lock; returns the LSN to commit (0: nothing logged).
   TimestampMs NowMs() const;  // the engine clock's time, for records that carry one
   Result<uint64_t> Log(WalRecordType type, std::string_view payload);

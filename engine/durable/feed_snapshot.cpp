@@ -49,29 +49,34 @@ Status AddFeedUsersToSnapshot(const std::vector<Feed::UserState>& users, Snapsho
   return Status::OK();
 }
 
-Status AddAccessToSnapshot(const std::vector<Graph::AccessState>& users, SnapshotWriter* writer) {
+Status AddAccessToSnapshot(const Graph::AccessImage& access, SnapshotWriter* writer) {
   std::string r;
-  std::vector<UserId> private_users;
-  for (const Graph::AccessState& u : users) {
-    if (u.is_private) private_users.push_back(u.user);
-    for (const auto& [tag, list] : {std::pair{kBlocks, &u.blocks}, {kRequests, &u.requests}}) {
-      for (size_t at = 0; at < list->size(); at += kAccessItemsPerRecord) {
-        const size_t n = std::min<size_t>(kAccessItemsPerRecord, list->size() - at);
-        r.clear();
-        PutHeader(&r, tag, u.user, n);
-        for (size_t i = at; i < at + n; ++i) {
-          PutFixed64(&r, (*list)[i].first);
-          PutFixed64(&r, static_cast<uint64_t>((*list)[i].second));
-        }
-        RELGRAPH_RETURN_IF_ERROR(writer->AddFeedRecord(r));
+  for (const auto& [tag, items] :
+       {std::pair{kBlocks, &access.blocks}, std::pair{kRequests, &access.requests}}) {
+    // Runs of one owner, cut at kAccessItemsPerRecord.
+    for (size_t at = 0; at < items->size();) {
+      const UserId owner = (*items)[at].owner;
+      size_t end = at;
+      while (end < items->size() && (*items)[end].owner == owner &&
+             end - at < kAccessItemsPerRecord) {
+        ++end;
       }
+      r.clear();
+      PutHeader(&r, tag, owner, end - at);
+      for (size_t i = at; i < end; ++i) {
+        PutFixed64(&r, (*items)[i].peer);
+        PutFixed64(&r, static_cast<uint64_t>((*items)[i].ts));
+      }
+      RELGRAPH_RETURN_IF_ERROR(writer->AddFeedRecord(r));
+      at = end;
     }
   }
-  for (size_t at = 0; at < private_users.size(); at += kAccessItemsPerRecord) {
-    const size_t n = std::min<size_t>(kAccessItemsPerRecord, private_users.size() - at);
+  const std::vector<UserId>& users = access.private_users;
+  for (size_t at = 0; at < users.size(); at += kAccessItemsPerRecord) {
+    const size_t n = std::min<size_t>(kAccessItemsPerRecord, users.size() - at);
     r.clear();
     PutHeader(&r, kPrivate, 0, n);
-    for (size_t i = at; i < at + n; ++i) PutFixed64(&r, private_users[i]);
+    for (size_t i = at; i < at + n; ++i) PutFixed64(&r, users[i]);
     RELGRAPH_RETURN_IF_ERROR(writer->AddFeedRecord(r));
   }
   return Status::OK();

@@ -24,10 +24,10 @@ namespace relgraph {
 // Appends the records of `users` to the snapshot.
 Status AddFeedUsersToSnapshot(const std::vector<Feed::UserState>& users, SnapshotWriter* writer);
 
-// Appends the private marks, blocks and requests of `users` (lists split into records of at
-// most kAccessItemsPerRecord items, so that none passes the 1 MiB record limit).
+// Appends the private marks, blocks and requests (each owner's items in records of at most
+// kAccessItemsPerRecord, so that none passes the 1 MiB record limit).
 inline constexpr uint32_t kAccessItemsPerRecord = 32768;
-Status AddAccessToSnapshot(const std::vector<Graph::AccessState>& users, SnapshotWriter* writer);
+Status AddAccessToSnapshot(const Graph::AccessImage& access, SnapshotWriter* writer);
 
 // Appends the named cursors (one record) to the snapshot, when there are any.
 Status AddCursorsToSnapshot(const CursorTable& cursors, SnapshotWriter* writer);

@@ -30,6 +30,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/graph/edge_entry.h"
@@ -137,15 +138,21 @@ class Graph {
   void ForEachBlock(const std::function<void(UserId, UserId, TimestampMs)>& fn) const;
   void ForEachRequest(const std::function<void(UserId, UserId, TimestampMs)>& fn) const;
   void ForEachPrivate(const std::function<void(UserId)>& fn) const;
-  // The access state of users [begin, end) that have any (snapshots copy it a slice at a time,
-  // like the feed's): lists oldest first.
-  struct AccessState {
-    UserId user = 0;
-    bool is_private = false;
-    std::vector<std::pair<UserId, TimestampMs>> blocks;    // whom it blocks
-    std::vector<std::pair<UserId, TimestampMs>> requests;  // who asks to follow it
+  // The whole access state as external ids, for a snapshot: copied under the same exclusive
+  // hold that fixes the graph's image, so that it is the state at the image's LSN (replay of
+  // set_private, which approves every request pending then, needs exactly that state).
+  // O(blocks + requests + private users).
+  struct AccessItem {
+    UserId owner = 0;  // the blocker; the private account asked
+    UserId peer = 0;   // the blocked user; the requester
+    TimestampMs ts = 0;
   };
-  void CopyAccess(size_t begin, size_t end, std::vector<AccessState>* out) const;
+  struct AccessImage {
+    std::vector<UserId> private_users;
+    std::vector<AccessItem> blocks;    // grouped by owner, each owner's oldest first
+    std::vector<AccessItem> requests;  // likewise
+  };
+  void CopyAccess(AccessImage* out) const;
   size_t block_count() const { return blocks_.size(); }
   size_t request_count() const { return requests_.size(); }
 
@@ -308,6 +315,7 @@ class Graph {
     return (users_[a].access & kHasAccessBit) ? requests_.CountNaming(a) : 0;
   }
   void RefreshAccessBit(InternalId a);
+  void MarkPrivate(InternalId a, bool on);  // the bit and private_users_
   // Removes the edges and requests between a and b (a block), calling on_edge for each edge.
   void SeverPair(InternalId a, InternalId b, BlockOutcome* outcome, const EdgeHook& on_edge);
   // Creates requester -> target from a pending request (which goes).
@@ -364,6 +372,7 @@ class Graph {
   RateLimiter limiter_;
   PairLists blocks_;    // owner: the blocker
   PairLists requests_;  // owner: the private account asked; peer: who asked
+  std::unordered_set<InternalId> private_users_;  // those with kPrivateBit
   uint64_t edge_count_ = 0;
   std::unique_ptr<ImageCapture> image_;  // set between BeginImage and EndImage
 };

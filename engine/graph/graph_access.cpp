@@ -22,6 +22,16 @@ std::string Pair(UserId a, UserId b) {
 
 }  // namespace
 
+void Graph::MarkPrivate(InternalId a, bool on) {
+  UserRecord& u = users_[a];
+  u.access = on ? (u.access | kPrivateBit) : (u.access & ~kPrivateBit);
+  if (on) {
+    private_users_.insert(a);
+  } else {
+    private_users_.erase(a);
+  }
+}
+
 Relation Graph::AccessRelation(InternalId a, InternalId b) const {
   Relation r = Relation::kNone;
   if (blocks_.Contains(a, b)) r = r | Relation::kBlocking;
@@ -106,9 +116,9 @@ Result<SetPrivateOutcome> Graph::SetPrivate(UserId a, bool on, const EdgeHook& o
   SetPrivateOutcome out{true, 0, TakeEngineTime()};
   if (ai == kNoInternalId) ai = Intern(a);
   if (on) {
-    users_[ai].access |= kPrivateBit;
+    MarkPrivate(ai, true);
   } else {
-    users_[ai].access &= ~kPrivateBit;
+    MarkPrivate(ai, false);
     out.approved = ApproveAll(ai, out.ts, on_edge);
   }
   return out;
@@ -184,6 +194,7 @@ void Graph::ForgetAccess(InternalId a) {
       RefreshAccessBit(owner);
     }
   }
+  MarkPrivate(a, false);
   users_[a].access = 0;
 }
 
@@ -227,9 +238,9 @@ Status Graph::ApplySetPrivate(UserId a, bool on, TimestampMs ts, const EdgeHook&
   RELGRAPH_RETURN_IF_ERROR(CheckTimestamp(ts, "replayed time"));
   const InternalId ai = Intern(a);
   if (on) {
-    users_[ai].access |= kPrivateBit;
+    MarkPrivate(ai, true);
   } else {
-    users_[ai].access &= ~kPrivateBit;
+    MarkPrivate(ai, false);
     ApproveAll(ai, ts, on_edge);
   }
   return Status::OK();
@@ -285,27 +296,19 @@ void Graph::ForEachRequest(const std::function<void(UserId, UserId, TimestampMs)
 }
 
 void Graph::ForEachPrivate(const std::function<void(UserId)>& fn) const {
-  for (InternalId a = 0; a < users_.size(); ++a) {
-    if (IsPrivateInternal(a)) fn(ids_.External(a));
-  }
+  for (InternalId a : private_users_) fn(ids_.External(a));
 }
 
-void Graph::CopyAccess(size_t begin, size_t end, std::vector<AccessState>* out) const {
-  end = std::min(end, users_.size());
-  for (size_t a = begin; a < end; ++a) {
-    if (users_[a].access == 0) continue;
-    AccessState st;
-    st.user = ids_.External(static_cast<InternalId>(a));
-    st.is_private = IsPrivateInternal(static_cast<InternalId>(a));
-    for (auto [lists, into] : {std::pair{&blocks_, &st.blocks}, {&requests_, &st.requests}}) {
-      if (const FanList* list = lists->ListOf(static_cast<InternalId>(a))) {
-        into->reserve(list->size());
-        list->ForEach(
-            [&](const EdgeEntry& e) { into->emplace_back(ids_.External(e.peer), EntryTs(e)); });
-      }
-    }
-    if (st.is_private || !st.blocks.empty() || !st.requests.empty()) out->push_back(std::move(st));
-  }
+void Graph::CopyAccess(AccessImage* out) const {
+  out->private_users.clear();
+  out->blocks.clear();
+  out->requests.clear();
+  out->private_users.reserve(private_users_.size());
+  for (InternalId a : private_users_) out->private_users.push_back(ids_.External(a));
+  out->blocks.reserve(blocks_.size());
+  ForEachBlock([&](UserId a, UserId b, TimestampMs ts) { out->blocks.push_back({a, b, ts}); });
+  out->requests.reserve(requests_.size());
+  ForEachRequest([&](UserId t, UserId r, TimestampMs ts) { out->requests.push_back({t, r, ts}); });
 }
 
 uint64_t Graph::AccessDigest() const {
@@ -346,7 +349,15 @@ Status Graph::CheckAccessInvariants() const {
     }
   });
   RELGRAPH_RETURN_IF_ERROR(status);
+  size_t marked = 0;
   for (InternalId a = 0; a < users_.size(); ++a) {
+    if (IsPrivateInternal(a)) {
+      ++marked;
+      if (!private_users_.contains(a)) {
+        return Status::Corruption("user " + std::to_string(ids_.External(a)) +
+                                  " is private but missing from the private set");
+      }
+    }
     const bool any = blocks_.CountOwnedBy(a) + blocks_.CountNaming(a) + requests_.CountOwnedBy(a) +
                          requests_.CountNaming(a) >
                      0;
@@ -354,6 +365,11 @@ Status Graph::CheckAccessInvariants() const {
       return Status::Corruption("user " + std::to_string(ids_.External(a)) +
                                 ": its block-or-request bit differs from a recount");
     }
+  }
+  if (marked != private_users_.size()) {
+    return Status::Corruption(std::to_string(private_users_.size()) +
+                              " users in the private set, " + std::to_string(marked) +
+                              " marked private");
   }
   return Status::OK();
 }

@@ -9,8 +9,8 @@
 #include <tuple>
 #include <vector>
 
-#include "engine/graph/clock.h"
 #include "engine/db.h"
+#include "engine/graph/clock.h"
 #include "storage/env/fault_injection_env.h"
 #include "storage/env/file_names.h"
 #include "storage/wal/wal_reader.h"
@@ -229,6 +229,8 @@ TEST_CASE("db: a snapshot plus the WAL after it restores the state; only the tai
   CHECK((*db)->Read([](const Graph& g) { return g.CheckInvariants(); }).ok());
 }
 
+// Writers also block, unblock, go private and public, approve and withdraw: the snapshot's
+// access records are copied after its image, and replay must still reach the exact state.
 TEST_CASE("db: an online snapshot taken while writers run, plus replay, gives the exact state") {
   TestDir dir;
   DbOptions o;
@@ -236,6 +238,8 @@ TEST_CASE("db: an online snapshot taken while writers run, plus replay, gives th
   o.graph.rate_limit.enabled = false;
   o.snapshot_slice_users = 7;  // many slices, so writes land between them
   std::vector<Edge> final_edges;
+  uint64_t final_digest = 0;
+  size_t access = 0;
   {
     auto db = Db::Open(dir.path(), o);
     REQUIRE(db.ok());
@@ -248,11 +252,21 @@ TEST_CASE("db: an online snapshot taken while writers run, plus replay, gives th
         while (!stop) {
           ++ops;
           const UserId a = 1 + rng() % 200, b = 1 + rng() % 200;
-          const int dice = rng() % 10;
-          if (dice < 6)
+          const int dice = rng() % 100;
+          if (dice < 55)
             (*db)->FollowAt(a, b, static_cast<TimestampMs>(rng() % 1000)).status().IgnoreError();
-          else if (dice < 9)
+          else if (dice < 80)
             (*db)->Unfollow(a, b).status().IgnoreError();
+          else if (dice < 84)
+            (*db)->Block(a, b).status().IgnoreError();
+          else if (dice < 87)
+            (*db)->Unblock(a, b).status().IgnoreError();
+          else if (dice < 90)
+            (*db)->SetPrivate(a % 20 + 1, rng() % 3 != 0).status().IgnoreError();
+          else if (dice < 95)
+            (*db)->Approve(a % 20 + 1, b).status().IgnoreError();
+          else if (dice < 97)
+            (*db)->Withdraw(a, b).status().IgnoreError();
           else
             (*db)->RemoveUser(a).status().IgnoreError();
         }
@@ -269,11 +283,15 @@ TEST_CASE("db: an online snapshot taken while writers run, plus replay, gives th
     stop = true;
     for (auto& w : writers) w.join();
     final_edges = (*db)->Read([](const Graph& g) { return Edges(g); });
+    final_digest = (*db)->Read([](const Graph& g) { return g.Digest(); });
+    access = (*db)->Read([](const Graph& g) { return g.block_count() + g.request_count(); });
   }
+  CHECK(access > 0);
   auto db = Db::Open(dir.path(), o);
   REQUIRE_MESSAGE(db.ok(), db.status().ToString());
   CHECK((*db)->recovery().snapshot_lsn > 0);
   CHECK((*db)->Read([](const Graph& g) { return Edges(g); }) == final_edges);
+  CHECK((*db)->Read([](const Graph& g) { return g.Digest(); }) == final_digest);
   CHECK((*db)->Read([](const Graph& g) { return g.CheckInvariants(); }).ok());
 }
 
