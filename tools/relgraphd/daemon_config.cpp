@@ -117,6 +117,16 @@ Status Apply(const std::string& key, const std::string& value, DaemonConfig* c) 
   if (key == "max-following") {
     return ParseNumber<uint32_t>(key, value, 1, kMaxFollowingLimit, &c->db.graph.max_following);
   }
+  if (key == "max-blocks") {
+    return ParseNumber<uint32_t>(key, value, 1, kMaxBlocksLimit, &c->db.graph.max_blocks);
+  }
+  if (key == "hide-blocked-by") {
+    if (value != "" && value != "true" && value != "false") {
+      return Status::InvalidArgument("--hide-blocked-by takes true or false, not '" + value + "'");
+    }
+    c->db.graph.hide_blocked_by = value != "false";
+    return Status::OK();
+  }
   FeedOptions& feed = c->db.feed;
   if (key == "feed-posts-per-author") {
     return ParseNumber<uint32_t>(key, value, 1, 50'000, &feed.posts_per_author);
@@ -264,6 +274,8 @@ usage: relgraphd [--key=value ...]      every key may also be set in a --config 
   --sync-replicas=N           a write is acknowledged only once N replicas hold it
                               durably (use --fsync=always on them) [0]
   --max-following=N           most users one user may follow        [1000]
+  --max-blocks=N              most users one user may block         [100000]
+  --hide-blocked-by[=true|false]  relations never say "they block you" [false]
   --rate-limit=C/R|off        follows: bucket of C tokens, R per second [100/1]
   --feed-posts-per-author=K   posts each author keeps               [300]
   --feed-timeline-length=R    posts in a home timeline              [300]
