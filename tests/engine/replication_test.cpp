@@ -79,7 +79,7 @@ struct Workload {
   void Step(Db& db) {
     clock->Advance(rng() % 3);
     const UserId a = User(), b = User();
-    switch (rng() % 20) {
+    switch (rng() % 22) {
       case 0:
       case 1:
       case 2:
@@ -118,6 +118,18 @@ struct Workload {
       case 16:
         if (db.last_lsn() > 0) (void)db.AckCursor("c" + std::to_string(rng() % 3), db.last_lsn());
         break;
+      case 20:  // blocks (edges and timelines change on the replica through its hooks)
+        (void)(rng() % 3 != 0 ? db.Block(a, b).status() : db.Unblock(a, b).status());
+        break;
+      case 21: {  // private accounts and requests, among the first ten users
+        const UserId t = 1 + rng() % 10;
+        const int dice = static_cast<int>(rng() % 4);
+        if (dice == 0) (void)db.SetPrivate(t, rng() % 3 != 0);
+        if (dice == 1) (void)db.Approve(t, a);
+        if (dice == 2) (void)db.Reject(t, a);
+        if (dice == 3) (void)db.Withdraw(a, t);
+        break;
+      }
       default:
         (void)db.Publish(a, next_post++, 0, std::nullopt);
         break;
@@ -194,6 +206,7 @@ TEST_CASE("replication: a replica applying raw records answers every read like i
     }
   }
   CheckSame(**primary, **replica);
+  CHECK((*primary)->Read([](const Graph& g) { return g.block_count(); }) > 0);
   // The replica's own change stream is the primary's (from what its WAL still holds).
   const uint64_t from = (*replica)->OldestWalLsn();
   auto a = (*primary)->OpenChanges(from), b = (*replica)->OpenChanges(from);
