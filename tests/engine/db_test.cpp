@@ -499,3 +499,80 @@ TEST_CASE("db: a snapshot corrupted on its way to disk is caught at once, older 
 
 }  // namespace
 }  // namespace relgraph
+
+namespace relgraph {
+namespace {
+
+// Property: after any sequence of follows, publishes, blocks, requests and approvals, no post
+// of either side of a block is in the other's home timeline, by push or by the celebrity pull
+// (a low celebrity threshold makes the first users pulled), while reads interleave with the
+// fan-out so inboxes exist before the blocks.
+TEST_CASE("db: no post crosses a block, pushed or pulled, whatever came before it") {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    CAPTURE(seed);
+    DbOptions o;
+    o.graph.rate_limit.enabled = false;
+    o.background_fanout = false;
+    o.feed.celebrity_fans = 6;
+    auto db = Db::Open("", o);
+    REQUIRE(db.ok());
+    std::mt19937_64 rng(seed);
+    constexpr UserId kUsers = 40;
+    PostId next_post = 1;
+    auto user = [&] { return 1 + rng() % kUsers; };
+    size_t blocks_seen = 0;
+    for (int step = 0; step < 6000; ++step) {
+      const UserId a = user(), b = rng() % 3 == 0 ? 1 + rng() % 4 : user();  // 1..4: popular
+      const int dice = static_cast<int>(rng() % 100);
+      if (dice < 45) {
+        (void)(*db)->Follow(a, b);
+      } else if (dice < 65) {
+        (void)(*db)->Publish(b, next_post++, 0, std::nullopt);
+      } else if (dice < 72) {
+        (void)(*db)->Block(a, b);
+      } else if (dice < 76) {
+        (void)(*db)->Unblock(a, b);
+      } else if (dice < 80) {
+        (void)(*db)->SetPrivate(b, rng() % 2 == 0);
+      } else if (dice < 84) {
+        (void)(*db)->Approve(b, a);
+      } else if (dice < 88) {
+        (void)(*db)->Unfollow(a, b);
+      } else {
+        FeedPageRequest q;
+        q.limit = 50;
+        (void)(*db)->Timeline(a, q);  // builds (or refreshes) a's inbox
+        if (rng() % 2 == 0) (*db)->RunFanoutBatch();
+      }
+      if (step % 500 != 499) continue;
+      (*db)->DrainFanout();
+      std::vector<std::pair<UserId, UserId>> pairs;
+      (*db)->Read([&](const Graph& g) {
+        g.ForEachBlock([&](UserId x, UserId y, TimestampMs) { pairs.emplace_back(x, y); });
+        return 0;
+      });
+      blocks_seen += pairs.size();
+      for (const auto& [x, y] : pairs) {
+        for (const auto& [reader, author] : {std::pair{x, y}, std::pair{y, x}}) {
+          FeedPageRequest q;
+          q.limit = kMaxFeedPageLimit;
+          for (;;) {  // the whole timeline, page by page
+            auto page = (*db)->Timeline(reader, q);
+            REQUIRE_MESSAGE(page.ok(), page.status().ToString());
+            for (const FeedEntry& e : page->entries) {
+              INFO("reader ", reader, " author ", author, " post ", e.post);
+              REQUIRE(e.author != author);
+            }
+            if (!page->next) break;
+            q.after = page->next;
+          }
+        }
+      }
+      REQUIRE((*db)->CheckInvariants().ok());
+    }
+    CHECK(blocks_seen > 0);
+  }
+}
+
+}  // namespace
+}  // namespace relgraph
