@@ -22,15 +22,16 @@ namespace {
 using testing::TestDir;
 
 bool Same(const ChangeEvent& x, const ChangeEvent& y) {
-  return std::tie(x.lsn, x.kind, x.ts, x.a, x.b, x.became_friends, x.post_kind, x.evicted) ==
-         std::tie(y.lsn, y.kind, y.ts, y.a, y.b, y.became_friends, y.post_kind, y.evicted);
+  return std::tie(x.lsn, x.kind, x.ts, x.a, x.b, x.became_friends, x.post_kind, x.evicted,
+                  x.flags) ==
+         std::tie(y.lsn, y.kind, y.ts, y.a, y.b, y.became_friends, y.post_kind, y.evicted, y.flags);
 }
 
 std::string Show(const ChangeEvent& e) {
   return std::to_string(e.lsn) + " " + std::string(ChangeKindName(e.kind)) + " " +
          std::to_string(e.a) + " " + std::to_string(e.b) + " ts " + std::to_string(e.ts) +
          (e.became_friends ? " friends" : "") + " kind " + std::to_string(e.post_kind) +
-         " evicted " + std::to_string(e.evicted);
+         " evicted " + std::to_string(e.evicted) + " flags " + std::to_string(e.flags);
 }
 
 DbOptions Options(ManualClock* clock, DurabilityMode mode) {
@@ -61,9 +62,10 @@ struct Driver {
     if (dice < 40) {
       auto r = db.Follow(a, b);
       if (!r.ok()) return;
-      e.kind = ChangeKind::kFollow;
+      const bool request = Has(r->relation, Relation::kRequested);  // b is private
+      e.kind = request ? ChangeKind::kRequest : ChangeKind::kFollow;
       e.ts = r->followed_at;
-      e.became_friends = r->relation == Relation::kMutual;
+      e.became_friends = !request && Has(r->relation, Relation::kMutual);
     } else if (dice < 55) {
       if (!db.Unfollow(a, b).ok()) return;
       e.kind = ChangeKind::kUnfollow;
@@ -89,6 +91,8 @@ struct Driver {
       if (!db.DeletePost(a, post).ok()) return;
       e.kind = ChangeKind::kDeletePost;
       e.b = post;
+    } else if (dice >= 92) {
+      if (!AccessStep(a, b, dice - 92, &e)) return;
     } else {
       const bool on = rng() % 2 == 0;
       const bool mute = rng() % 2 == 0;
@@ -101,6 +105,43 @@ struct Driver {
     REQUIRE(db.last_lsn() == before + 1);
     e.lsn = before + 1;
     expected.push_back(e);
+  }
+
+  // Blocks, private accounts and requests (`dice` 0..7); false when the call failed.
+  bool AccessStep(UserId a, UserId b, int dice, ChangeEvent* e) {
+    if (dice < 2) {
+      auto r = db.Block(a, b);
+      if (!r.ok()) return false;
+      e->kind = ChangeKind::kBlock;
+      e->ts = r->ts;
+      e->flags = (r->unfollowed ? kBlockUnfollowed : 0) |
+                 (r->lost_follower ? kBlockLostFollower : 0) |
+                 (r->requests_removed ? kBlockDroppedRequest : 0);
+    } else if (dice < 3) {
+      if (!db.Unblock(a, b).ok()) return false;
+      e->kind = ChangeKind::kUnblock;
+    } else if (dice < 5) {
+      const bool on = rng() % 3 != 0;
+      auto r = db.SetPrivate(a, on);
+      if (!r.ok()) return false;
+      e->kind = ChangeKind::kSetPrivate;
+      e->b = 0;
+      e->ts = r->ts;
+      e->flags = on ? 1 : 0;
+    } else if (dice < 6) {
+      auto r = db.Approve(a, b);
+      if (!r.ok()) return false;
+      e->kind = ChangeKind::kApprove;
+      e->ts = r->followed_at;
+      e->became_friends = Has(r->relation, Relation::kMutual);
+    } else if (dice < 7) {
+      if (!db.Reject(a, b).ok()) return false;
+      e->kind = ChangeKind::kReject;
+    } else {
+      if (!db.Withdraw(a, b).ok()) return false;
+      e->kind = ChangeKind::kWithdraw;
+    }
+    return true;
   }
 
   Db& db;
@@ -135,6 +176,9 @@ struct Rebuilt {
   std::map<std::pair<UserId, UserId>, TimestampMs> edges;
   std::map<UserId, std::set<std::tuple<PostId, TimestampMs, uint8_t>>> posts;
   std::map<UserId, std::set<UserId>> mutes, hides;
+  std::map<std::pair<UserId, UserId>, TimestampMs> blocks;    // (blocker, blocked)
+  std::map<std::pair<UserId, UserId>, TimestampMs> requests;  // (requester, target)
+  std::set<UserId> private_users;
 
   void Apply(const ChangeEvent& e) {
     auto erase_post = [&](UserId author, PostId post) {
@@ -150,6 +194,12 @@ struct Rebuilt {
       case ChangeKind::kRemoveUser:
         std::erase_if(
             edges, [&](const auto& kv) { return kv.first.first == e.a || kv.first.second == e.a; });
+        for (auto* pairs : {&blocks, &requests}) {
+          std::erase_if(*pairs, [&](const auto& kv) {
+            return kv.first.first == e.a || kv.first.second == e.a;
+          });
+        }
+        private_users.erase(e.a);
         posts.erase(e.a);
         mutes.erase(e.a);
         hides.erase(e.a);
@@ -177,6 +227,44 @@ struct Rebuilt {
       case ChangeKind::kEpoch:
         FAIL("cursor and epoch records are never events");
         break;
+      case ChangeKind::kBlock:  // the flags say what went; a consumer may also just erase
+        CHECK(((e.flags & kBlockUnfollowed) != 0) == (edges.erase({e.a, e.b}) > 0));
+        CHECK(((e.flags & kBlockLostFollower) != 0) == (edges.erase({e.b, e.a}) > 0));
+        CHECK(((e.flags & kBlockDroppedRequest) != 0) ==
+              (requests.erase({e.a, e.b}) + requests.erase({e.b, e.a}) > 0));
+        blocks[{e.a, e.b}] = e.ts;
+        break;
+      case ChangeKind::kUnblock:
+        blocks.erase({e.a, e.b});
+        break;
+      case ChangeKind::kSetPrivate:
+        if (e.flags != 0) {
+          private_users.insert(e.a);
+          break;
+        }
+        private_users.erase(e.a);
+        for (auto it = requests.begin(); it != requests.end();) {  // going public approves
+          if (it->first.second != e.a) {
+            ++it;
+            continue;
+          }
+          edges[it->first] = e.ts;
+          it = requests.erase(it);
+        }
+        break;
+      case ChangeKind::kRequest:
+        requests[{e.a, e.b}] = e.ts;
+        break;
+      case ChangeKind::kApprove:
+        requests.erase({e.b, e.a});
+        edges[{e.b, e.a}] = e.ts;
+        break;
+      case ChangeKind::kReject:
+        requests.erase({e.b, e.a});
+        break;
+      case ChangeKind::kWithdraw:
+        requests.erase({e.a, e.b});
+        break;
     }
   }
 
@@ -187,6 +275,17 @@ struct Rebuilt {
       return 0;
     });
     CHECK(real == edges);
+    std::map<std::pair<UserId, UserId>, TimestampMs> real_blocks, real_requests;
+    std::set<UserId> real_private;
+    db.Read([&](const Graph& g) {
+      g.ForEachBlock([&](UserId a, UserId b, TimestampMs ts) { real_blocks[{a, b}] = ts; });
+      g.ForEachRequest([&](UserId t, UserId r, TimestampMs ts) { real_requests[{r, t}] = ts; });
+      g.ForEachPrivate([&](UserId u) { real_private.insert(u); });
+      return 0;
+    });
+    CHECK(real_blocks == blocks);
+    CHECK(real_requests == requests);
+    CHECK(real_private == private_users);
     for (UserId u = 1; u <= 25; ++u) {
       FeedPageRequest req;
       req.limit = 100;
