@@ -52,7 +52,8 @@ std::vector<InternalId> PairLists::PeersOf(InternalId owner) const {
   std::vector<InternalId> out;
   if (const FanList* list = ListOf(owner)) {
     out.reserve(list->size());
-    list->ForEach([&](const EdgeEntry& e) { out.push_back(e.peer); });
+    list->ForEach(
+        [&](const EdgeEntry& e) { out.push_back(InternalId{e.peer}); });  // a copy: packed
   }
   return out;
 }
@@ -98,7 +99,7 @@ Status PairLists::CheckConsistent(const EntryOrder& order, const char* what) con
                       std::to_string(order.External(e.peer)) + " without its pair");
       } else if (prev != nullptr && !order.Less(*prev, order.KeyOf(e))) {
         status = fail("list of user " + std::to_string(order.External(owner)) + " out of order");
-      } else if (auto r = owners_naming_.find(e.peer);
+      } else if (auto r = owners_naming_.find(InternalId{e.peer});
                  r == owners_naming_.end() || !r->second.contains(owner)) {
         status = fail("reverse index lacks " + std::to_string(order.External(owner)) + " -> " +
                       std::to_string(order.External(e.peer)));
