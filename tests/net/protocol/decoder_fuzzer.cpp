@@ -43,6 +43,12 @@ void DecodeBody(uint8_t opcode, std::string_view body) {
       return TryDecode<AckRequest>(body);
     case Opcode::kDeleteCursor:
       return TryDecode<DeleteCursorRequest>(body);
+    case Opcode::kBlock:
+      return TryDecode<BlockRequest>(body);
+    case Opcode::kSetPrivate:
+      return TryDecode<SetPrivateRequest>(body);
+    case Opcode::kBlocks:
+      return TryDecode<BlocksRequest>(body);
     default:
       // Replies too: the client decodes what a (possibly hostile) server sends.
       TryDecode<PageReply>(body);
@@ -50,6 +56,9 @@ void DecodeBody(uint8_t opcode, std::string_view body) {
       TryDecode<ErrorBody>(body);
       TryDecode<EventsBody>(body);
       TryDecode<CursorsReply>(body);
+      TryDecode<CountedPageReply>(body);
+      TryDecode<BlockReply>(body);
+      TryDecode<SetPrivateReply>(body);
   }
 }
 
