@@ -467,6 +467,15 @@ auto FollowRecord(UserId a, UserId b) {
   };
 }
 
+// A mute/unmute, hide/unhide, unblock, reject or withdraw is logged only when it changed
+// something.
+auto PairRecord(WalRecordType type, uint64_t a, uint64_t b, TimestampMs now) {
+  return [=](bool changed) -> MaybeRecord {
+    if (!changed) return std::nullopt;
+    return {{type, EncodePairRecord(a, b, now)}};
+  };
+}
+
 // The feed's view of each edge a block or an approval changes.
 Graph::EdgeHook FeedHook(Graph& g, Feed& feed) {
   return [&g, &feed](InternalId a, InternalId b, bool created) {
@@ -521,21 +530,14 @@ Result<BlockOutcome> Db::Block(UserId a, UserId b, uint64_t* commit_lsn) {
       [&](Graph& g) { return g.Block(a, b, FeedHook(g, *feed_)); },
       [&](const BlockOutcome& o) -> MaybeRecord {
         if (!o.created) return std::nullopt;
-        const uint8_t flags = (o.unfollowed ? kBlockUnfollowed : 0) |
-                              (o.lost_follower ? kBlockLostFollower : 0) |
-                              (o.requests_removed ? kBlockDroppedRequest : 0);
-        return {{WalRecordType::kBlock, EncodeBlockRecord(a, b, o.ts, flags)}};
+        return {{WalRecordType::kBlock, EncodeBlockRecord(a, b, o.ts, BlockRecordFlags(o))}};
       },
       commit_lsn);
 }
 
 Result<bool> Db::Unblock(UserId a, UserId b, uint64_t* commit_lsn) {
   return Mutate<bool>([&](Graph& g) { return g.Unblock(a, b); },
-                      [&](bool removed) -> MaybeRecord {
-                        if (!removed) return std::nullopt;
-                        return {{WalRecordType::kUnblock, EncodePairRecord(a, b, NowMs())}};
-                      },
-                      commit_lsn);
+                      PairRecord(WalRecordType::kUnblock, a, b, NowMs()), commit_lsn);
 }
 
 Result<SetPrivateOutcome> Db::SetPrivate(UserId a, bool on, uint64_t* commit_lsn) {
@@ -560,23 +562,13 @@ Result<FollowOutcome> Db::Approve(UserId target, UserId requester, uint64_t* com
 }
 
 Result<bool> Db::Reject(UserId target, UserId requester, uint64_t* commit_lsn) {
-  return Mutate<bool>(
-      [&](Graph& g) { return g.Reject(target, requester); },
-      [&](bool removed) -> MaybeRecord {
-        if (!removed) return std::nullopt;
-        return {{WalRecordType::kReject, EncodePairRecord(target, requester, NowMs())}};
-      },
-      commit_lsn);
+  return Mutate<bool>([&](Graph& g) { return g.Reject(target, requester); },
+                      PairRecord(WalRecordType::kReject, target, requester, NowMs()), commit_lsn);
 }
 
 Result<bool> Db::Withdraw(UserId requester, UserId target, uint64_t* commit_lsn) {
-  return Mutate<bool>(
-      [&](Graph& g) { return g.Withdraw(requester, target); },
-      [&](bool removed) -> MaybeRecord {
-        if (!removed) return std::nullopt;
-        return {{WalRecordType::kWithdraw, EncodePairRecord(requester, target, NowMs())}};
-      },
-      commit_lsn);
+  return Mutate<bool>([&](Graph& g) { return g.Withdraw(requester, target); },
+                      PairRecord(WalRecordType::kWithdraw, requester, target, NowMs()), commit_lsn);
 }
 
 Status Db::WaitDurable(uint64_t lsn) {
@@ -613,18 +605,6 @@ Status Db::DeletePost(UserId author, PostId post, uint64_t* commit_lsn) {
   WakeFanout();
   return Status::OK();
 }
-
-namespace {
-
-// A mute/unmute or hide/unhide is logged only when it changed the set.
-auto PairRecord(WalRecordType type, uint64_t a, uint64_t b, TimestampMs now) {
-  return [=](bool changed) -> MaybeRecord {
-    if (!changed) return std::nullopt;
-    return {{type, EncodePairRecord(a, b, now)}};
-  };
-}
-
-}  // namespace
 
 Result<bool> Db::Mute(UserId user, UserId other, bool on, uint64_t* commit_lsn) {
   return Mutate<bool>(

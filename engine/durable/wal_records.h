@@ -71,6 +71,12 @@ inline constexpr uint8_t kFollowBecameFriends = 1;  // follow and approve flags 
 inline constexpr uint8_t kBlockUnfollowed = 1;      // blocker -> blocked
 inline constexpr uint8_t kBlockLostFollower = 2;    // blocked -> blocker
 inline constexpr uint8_t kBlockDroppedRequest = 4;  // a pending request either way
+// The block record's flags for what a block removed (the wire's BLOCK reply and block event
+// use the same bits).
+inline uint8_t BlockRecordFlags(const BlockOutcome& o) {
+  return (o.unfollowed ? kBlockUnfollowed : 0) | (o.lost_follower ? kBlockLostFollower : 0) |
+         (o.requests_removed ? kBlockDroppedRequest : 0);
+}
 
 WalPayload EncodeFollowRecord(UserId follower, UserId followee, TimestampMs ts, uint8_t flags);
 WalPayload EncodeRemoveUserRecord(UserId user, TimestampMs ts);

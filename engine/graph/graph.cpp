@@ -205,22 +205,13 @@ Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool
   if (ai == kNoInternalId) ai = Intern(a);
   if (bi == kNoInternalId) bi = Intern(b);
   if (request) {
-    requests_.Add(bi, ai, ts, fan_context(order().WithKnown(ai, a, bi, b)));
-    users_[ai].access |= kHasAccessBit;
-    users_[bi].access |= kHasAccessBit;
+    AddPair(requests_, bi, ai, ts);
     return FollowOutcome{true, RelationOf(ai, bi), ts};
   }
   const bool mutual = Link(ai, bi, ts, a, b);
-  Relation r = mutual ? Relation::kMutual : Relation::kFollowing;
-  if ((users_[ai].access & kHasAccessBit) != 0) {
-    // An import's edge answers a pending request of the same pair.
-    if (requests_.Remove(bi, ai, fan_context())) {
-      RefreshAccessBit(ai);
-      RefreshAccessBit(bi);
-    }
-    r = r | AccessRelation(ai, bi);
-  }
-  return FollowOutcome{true, r, ts};
+  // An import's edge answers a pending request of the same pair.
+  if ((users_[ai].access & kHasAccessBit) != 0) RemovePair(requests_, bi, ai);
+  return FollowOutcome{true, EdgeRelation(ai, bi, mutual), ts};
 }
 
 TimestampMs Graph::TakeEngineTime() {

@@ -303,10 +303,6 @@ class Graph {
   TimestampMs TakeEngineTime();
   // The block and request bits of relation(a, b). REQUIRES: a has kHasAccessBit.
   Relation AccessRelation(InternalId a, InternalId b) const;
-  bool BlockedEitherWay(InternalId a, InternalId b) const {
-    return ((users_[a].access | users_[b].access) & kHasAccessBit) != 0 &&
-           (blocks_.Contains(a, b) || blocks_.Contains(b, a));
-  }
   bool IsPrivateInternal(InternalId a) const {
     return (users_[a].access & kPrivateBit) != 0;
   }
@@ -314,7 +310,15 @@ class Graph {
   uint32_t PendingSent(InternalId a) const {
     return (users_[a].access & kHasAccessBit) ? requests_.CountNaming(a) : 0;
   }
+  // Whether `a` is in a block or a request, either side (what kHasAccessBit caches).
+  bool InAnyPair(InternalId a) const;
   void RefreshAccessBit(InternalId a);
+  // Changes to `lists` (blocks_ or requests_) that keep both users' kHasAccessBit right.
+  void AddPair(PairLists& lists, InternalId owner, InternalId peer, TimestampMs ts);  // absent
+  void EnsurePair(PairLists& lists, InternalId owner, InternalId peer, TimestampMs ts);
+  bool RemovePair(PairLists& lists, InternalId owner, InternalId peer);  // false: none
+  // relation(a, b) right after a -> b was linked (`mutual`: b follows a).
+  Relation EdgeRelation(InternalId a, InternalId b, bool mutual) const;
   void MarkPrivate(InternalId a, bool on);  // the bit and private_users_
   // Removes the edges and requests between a and b (a block), calling on_edge for each edge.
   void SeverPair(InternalId a, InternalId b, BlockOutcome* outcome, const EdgeHook& on_edge);

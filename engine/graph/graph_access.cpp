@@ -42,12 +42,41 @@ Relation Graph::AccessRelation(InternalId a, InternalId b) const {
   return r;
 }
 
+bool Graph::InAnyPair(InternalId a) const {
+  return blocks_.CountOwnedBy(a) + blocks_.CountNaming(a) + requests_.CountOwnedBy(a) +
+             requests_.CountNaming(a) >
+         0;
+}
+
 void Graph::RefreshAccessBit(InternalId a) {
-  const bool any = blocks_.CountOwnedBy(a) + blocks_.CountNaming(a) + requests_.CountOwnedBy(a) +
-                       requests_.CountNaming(a) >
-                   0;
   UserRecord& u = users_[a];
-  u.access = any ? (u.access | kHasAccessBit) : (u.access & ~kHasAccessBit);
+  u.access = InAnyPair(a) ? (u.access | kHasAccessBit) : (u.access & ~kHasAccessBit);
+}
+
+void Graph::AddPair(PairLists& lists, InternalId owner, InternalId peer, TimestampMs ts) {
+  lists.Add(owner, peer, ts, fan_context());
+  users_[owner].access |= kHasAccessBit;
+  users_[peer].access |= kHasAccessBit;
+}
+
+void Graph::EnsurePair(PairLists& lists, InternalId owner, InternalId peer, TimestampMs ts) {
+  if (const auto since = lists.Find(owner, peer)) {
+    if (*since == ts) return;
+    lists.Remove(owner, peer, fan_context());
+  }
+  AddPair(lists, owner, peer, ts);
+}
+
+bool Graph::RemovePair(PairLists& lists, InternalId owner, InternalId peer) {
+  if (!lists.Remove(owner, peer, fan_context())) return false;
+  RefreshAccessBit(owner);
+  RefreshAccessBit(peer);
+  return true;
+}
+
+Relation Graph::EdgeRelation(InternalId a, InternalId b, bool mutual) const {
+  const Relation r = mutual ? Relation::kMutual : Relation::kFollowing;
+  return (users_[a].access & kHasAccessBit) != 0 ? r | AccessRelation(a, b) : r;
 }
 
 // ---- blocks ---------------------------------------------------------------------------------
@@ -63,9 +92,8 @@ void Graph::SeverPair(InternalId a, InternalId b, BlockOutcome* outcome, const E
     outcome->lost_follower = true;
     if (on_edge) on_edge(b, a, false);
   }
-  const FanContext ctx = fan_context();
-  const bool asked = requests_.Remove(b, a, ctx);
-  const bool was_asked = requests_.Remove(a, b, ctx);
+  const bool asked = RemovePair(requests_, b, a);
+  const bool was_asked = RemovePair(requests_, a, b);
   outcome->requests_removed = asked || was_asked;
 }
 
@@ -88,9 +116,7 @@ Result<BlockOutcome> Graph::Block(UserId a, UserId b, const EdgeHook& on_edge) {
   if (ai == kNoInternalId) ai = Intern(a);
   if (bi == kNoInternalId) bi = Intern(b);
   SeverPair(ai, bi, &out, on_edge);
-  blocks_.Add(ai, bi, out.ts, fan_context(order().WithKnown(ai, a, bi, b)));
-  users_[ai].access |= kHasAccessBit;
-  users_[bi].access |= kHasAccessBit;
+  AddPair(blocks_, ai, bi, out.ts);
   return out;
 }
 
@@ -100,10 +126,7 @@ Result<bool> Graph::Unblock(UserId a, UserId b) {
   const InternalId ai = ids_.Find(a);
   const InternalId bi = ids_.Find(b);
   if (ai == kNoInternalId || bi == kNoInternalId) return false;
-  if (!blocks_.Remove(ai, bi, fan_context())) return false;
-  RefreshAccessBit(ai);
-  RefreshAccessBit(bi);
-  return true;
+  return RemovePair(blocks_, ai, bi);
 }
 
 // ---- private accounts and requests ------------------------------------------------------------
@@ -132,7 +155,7 @@ Result<bool> Graph::IsPrivate(UserId a) const {
 
 FollowOutcome Graph::ApproveImpl(InternalId target, InternalId requester, TimestampMs ts,
                                  const EdgeHook& on_edge) {
-  requests_.Remove(target, requester, fan_context());
+  RemovePair(requests_, target, requester);
   const UserId r_external = ids_.External(requester), t_external = ids_.External(target);
   if (const size_t i = users_[requester].following.FindPeer(target);
       i < users_[requester].following.size()) {
@@ -140,12 +163,8 @@ FollowOutcome Graph::ApproveImpl(InternalId target, InternalId requester, Timest
     if (on_edge) on_edge(requester, target, false);
   }
   const bool mutual = Link(requester, target, ts, r_external, t_external);
-  RefreshAccessBit(target);
-  RefreshAccessBit(requester);
   if (on_edge) on_edge(requester, target, true);
-  Relation r = mutual ? Relation::kMutual : Relation::kFollowing;
-  if ((users_[requester].access & kHasAccessBit) != 0) r = r | AccessRelation(requester, target);
-  return FollowOutcome{true, r, ts};
+  return FollowOutcome{true, EdgeRelation(requester, target, mutual), ts};
 }
 
 uint64_t Graph::ApproveAll(InternalId target, TimestampMs ts, const EdgeHook& on_edge) {
@@ -172,10 +191,7 @@ Result<bool> Graph::Reject(UserId target, UserId requester) {
   const InternalId ti = ids_.Find(target);
   const InternalId ri = ids_.Find(requester);
   if (ti == kNoInternalId || ri == kNoInternalId) return false;
-  if (!requests_.Remove(ti, ri, fan_context())) return false;
-  RefreshAccessBit(ti);
-  RefreshAccessBit(ri);
-  return true;
+  return RemovePair(requests_, ti, ri);
 }
 
 Result<bool> Graph::Withdraw(UserId requester, UserId target) {
@@ -183,16 +199,9 @@ Result<bool> Graph::Withdraw(UserId requester, UserId target) {
 }
 
 void Graph::ForgetAccess(InternalId a) {
-  const FanContext ctx = fan_context();
   for (PairLists* lists : {&blocks_, &requests_}) {
-    for (InternalId peer : lists->PeersOf(a)) {
-      lists->Remove(a, peer, ctx);
-      RefreshAccessBit(peer);
-    }
-    for (InternalId owner : lists->OwnersNaming(a)) {
-      lists->Remove(owner, a, ctx);
-      RefreshAccessBit(owner);
-    }
+    for (InternalId peer : lists->PeersOf(a)) RemovePair(*lists, a, peer);
+    for (InternalId owner : lists->OwnersNaming(a)) RemovePair(*lists, owner, a);
   }
   MarkPrivate(a, false);
   users_[a].access = 0;
@@ -220,11 +229,7 @@ Status Graph::ApplyBlock(UserId a, UserId b, TimestampMs ts, const EdgeHook& on_
   const InternalId bi = Intern(b);
   BlockOutcome ignored;
   SeverPair(ai, bi, &ignored, on_edge);
-  const FanContext ctx = fan_context(order().WithKnown(ai, a, bi, b));
-  if (const auto since = blocks_.Find(ai, bi); since && *since != ts) blocks_.Remove(ai, bi, ctx);
-  if (!blocks_.Contains(ai, bi)) blocks_.Add(ai, bi, ts, ctx);
-  users_[ai].access |= kHasAccessBit;
-  users_[bi].access |= kHasAccessBit;
+  EnsurePair(blocks_, ai, bi, ts);
   return Status::OK();
 }
 
@@ -250,13 +255,7 @@ Status Graph::ApplyRequest(UserId requester, UserId target, TimestampMs ts) {
   RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(requester, target, ts, "follow request"));
   const InternalId ri = Intern(requester);
   const InternalId ti = Intern(target);
-  const FanContext ctx = fan_context(order().WithKnown(ri, requester, ti, target));
-  if (const auto since = requests_.Find(ti, ri); since && *since != ts) {
-    requests_.Remove(ti, ri, ctx);
-  }
-  if (!requests_.Contains(ti, ri)) requests_.Add(ti, ri, ts, ctx);
-  users_[ri].access |= kHasAccessBit;
-  users_[ti].access |= kHasAccessBit;
+  EnsurePair(requests_, ti, ri, ts);
   return Status::OK();
 }
 
@@ -267,9 +266,7 @@ Status Graph::ApplyApprove(UserId target, UserId requester, TimestampMs ts,
   const InternalId ri = Intern(requester);
   const FollowingList& f = users_[ri].following;
   if (const size_t i = f.FindPeer(ti); i < f.size() && f.TsAt(i) == ts) {
-    requests_.Remove(ti, ri, fan_context());  // already applied
-    RefreshAccessBit(ti);
-    RefreshAccessBit(ri);
+    RemovePair(requests_, ti, ri);  // already applied
     return Status::OK();
   }
   ApproveImpl(ti, ri, ts, on_edge);
@@ -358,10 +355,7 @@ Status Graph::CheckAccessInvariants() const {
                                   " is private but missing from the private set");
       }
     }
-    const bool any = blocks_.CountOwnedBy(a) + blocks_.CountNaming(a) + requests_.CountOwnedBy(a) +
-                         requests_.CountNaming(a) >
-                     0;
-    if (any != ((users_[a].access & kHasAccessBit) != 0)) {
+    if (InAnyPair(a) != ((users_[a].access & kHasAccessBit) != 0)) {
       return Status::Corruption("user " + std::to_string(ids_.External(a)) +
                                 ": its block-or-request bit differs from a recount");
     }

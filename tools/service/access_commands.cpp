@@ -1,5 +1,6 @@
 // CommandService's handlers for blocks, private accounts and follow requests (docs/access.md):
 // each is the Db call and its reply, as the other handlers are.
+#include "engine/durable/wal_records.h"
 #include "engine/graph/graph.h"
 #include "tools/service/command_service.h"
 #include "tools/service/engine_wire.h"
@@ -27,9 +28,7 @@ Result<net::CountedPageReply> CountedPage(const Db& db, uint64_t user, PageFn&& 
 Result<net::BlockReply> CommandService::Block(const net::BlockRequest& q, Context& c) {
   auto r = db_->Block(q.user, q.blocked, &c.ticket);
   if (!r.ok()) return r.status();
-  const uint8_t removed =
-      (r->unfollowed ? 1 : 0) | (r->lost_follower ? 2 : 0) | (r->requests_removed ? 4 : 0);
-  return net::BlockReply{r->created, r->ts, removed};
+  return net::BlockReply{r->created, r->ts, BlockRecordFlags(*r)};  // the same bits
 }
 
 Result<net::ChangedReply> CommandService::Unblock(const net::UnblockRequest& q, Context& c) {

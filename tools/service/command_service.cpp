@@ -245,7 +245,7 @@ Result<net::FollowReply> CommandService::Follow(const net::FollowRequest& q, Con
   auto r = q.ts ? db_->FollowAt(q.follower, q.followee, *q.ts, &c.ticket)
                 : db_->Follow(q.follower, q.followee, &c.ticket);
   if (!r.ok()) return r.status();
-  return net::FollowReply{r->created, ToWire(r->relation), r->followed_at};
+  return ToWire(*r);
 }
 
 Result<net::UnfollowReply> CommandService::Unfollow(const net::UnfollowRequest& q, Context& c) {

@@ -207,10 +207,6 @@ class ReferenceModel {
                   static_cast<uint32_t>(FullList(List::kBlocks, a, std::nullopt).size()),
                   static_cast<uint32_t>(FullList(List::kRequests, a, std::nullopt).size())};
   }
-  // Whether a block joins a and b, either way (for the property checks).
-  bool BlockedEitherWay(UserId a, UserId b) const {
-    return blocks_.count({a, b}) > 0 || blocks_.count({b, a}) > 0;
-  }
 
   // Users v follows who follow t, newest first by v's follow time (ties: larger id first).
   std::vector<UserId> KnownFollowers(UserId v, UserId t) const {
