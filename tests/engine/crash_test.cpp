@@ -1,10 +1,13 @@
-// Crash test with real processes: a child applies random writes with `always` durability while
-// another thread takes snapshots, and reports every acknowledged write (its LSN and content)
-// to the parent through a pipe. The parent kills it with SIGKILL at a random moment, reopens
-// the data directory and checks that
+// Crash test with real processes: a child applies random writes (follows, unfollows, user
+// removals, and the access changes: blocks, private accounts, follow requests and their
+// answers) with `always` durability while another thread takes snapshots, and reports every
+// acknowledged write (its LSN and content) to the parent through a pipe. The parent kills it with
+// SIGKILL at a random moment, reopens the data directory and checks that
 //   * every acknowledged write is in the WAL at its LSN, with the same content;
 //   * the recovered state covers the highest acknowledged LSN;
-//   * the recovered state (snapshot + WAL tail) equals a plain replay of the whole WAL.
+//   * the recovered state (snapshot + WAL tail) equals a model's replay of the whole WAL:
+//     edges, blocks, pending requests and private users, with their times;
+//   * no edge and no request joins a blocked pair.
 // Cycles: RELGRAPH_CRASH_CYCLES (default 50). The Db keeps every WAL segment (keep_all_wal),
 // so the whole history stays replayable whichever snapshots completed before a kill; the
 // parent checks that the WAL still starts at LSN 1. One cycle in four kills the child within
@@ -22,29 +25,35 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <set>
 #include <thread>
-#include <tuple>
 #include <vector>
 
 #include "engine/db.h"
 #include "engine/durable/wal_records.h"
-#include "storage/coding.h"
 #include "storage/wal/wal_reader.h"
 #include "tests/storage/test_dir.h"
 
 namespace relgraph {
 namespace {
 
-using Edge = std::tuple<UserId, UserId, TimestampMs>;
+constexpr int64_t kAnyTime = -1;     // the child does not know the record's time (engine clock)
+constexpr uint8_t kAnyFlags = 0xff;  // the child does not check the record's flags
 
 #pragma pack(push, 1)
-struct Ack {  // one acknowledged write, as the child reports it
+struct Ack {  // one acknowledged write, as the child reports it: the record it must find
   uint64_t lsn;
   uint8_t type;
   uint64_t a, b;
   int64_t ts;
+  uint8_t flags;
 };
 #pragma pack(pop)
+
+Ack MakeAck(WalRecordType type, UserId a, UserId b, int64_t ts = kAnyTime,
+            uint8_t flags = kAnyFlags) {
+  return {0, static_cast<uint8_t>(type), a, b, ts, flags};
+}
 
 DbOptions CrashOptions() {
   DbOptions o;
@@ -74,18 +83,44 @@ DbOptions CrashOptions() {
     const UserId a = 1 + rng() % 60, b = 1 + rng() % 60;
     const int dice = rng() % 100;
     Ack ack{};
-    if (dice < 60) {
+    if (dice < 50) {
       const TimestampMs ts = static_cast<TimestampMs>(rng() % 100000);
       auto r = (*db)->FollowAt(a, b, ts);
       if (!r.ok() || !r->created) continue;
-      ack = {0, static_cast<uint8_t>(WalRecordType::kFollow), a, b, ts};
-    } else if (dice < 95) {
+      const bool request = Has(r->relation, Relation::kRequested);
+      ack = MakeAck(request ? WalRecordType::kRequest : WalRecordType::kFollow, a, b, ts);
+    } else if (dice < 75) {
       auto r = (*db)->Unfollow(a, b);
       if (!r.ok() || !*r) continue;
-      ack = {0, static_cast<uint8_t>(WalRecordType::kUnfollow), a, b, 0};
-    } else {
+      ack = MakeAck(WalRecordType::kUnfollow, a, b);
+    } else if (dice < 78) {
       if (!(*db)->RemoveUser(a).ok()) continue;
-      ack = {0, static_cast<uint8_t>(WalRecordType::kRemoveUser), a, 0, 0};
+      ack = MakeAck(WalRecordType::kRemoveUser, a, 0);
+    } else if (dice < 82) {
+      auto r = (*db)->Block(a, b);
+      if (!r.ok() || !r->created) continue;
+      ack = MakeAck(WalRecordType::kBlock, a, b, r->ts, BlockRecordFlags(*r));
+    } else if (dice < 85) {
+      auto r = (*db)->Unblock(a, b);
+      if (!r.ok() || !*r) continue;
+      ack = MakeAck(WalRecordType::kUnblock, a, b);
+    } else if (dice < 90) {
+      const bool on = rng() % 3 != 0;
+      auto r = (*db)->SetPrivate(a, on);
+      if (!r.ok() || !r->changed) continue;
+      ack = MakeAck(WalRecordType::kSetPrivate, a, 0, r->ts, on ? 1 : 0);
+    } else if (dice < 96) {
+      auto r = (*db)->Approve(a, b);
+      if (!r.ok()) continue;
+      ack = MakeAck(WalRecordType::kApprove, a, b, r->followed_at);
+    } else if (dice < 98) {
+      auto r = (*db)->Reject(a, b);
+      if (!r.ok() || !*r) continue;
+      ack = MakeAck(WalRecordType::kReject, a, b);
+    } else {
+      auto r = (*db)->Withdraw(a, b);
+      if (!r.ok() || !*r) continue;
+      ack = MakeAck(WalRecordType::kWithdraw, a, b);
     }
     // Single-threaded writer: the LSN just logged is ours, and Commit has returned.
     ack.lsn = (*db)->last_lsn();
@@ -119,6 +154,84 @@ void Collect(int fd, std::vector<Ack>* acks, std::string* partial, int timeout_m
   }
 }
 
+// The state a replay of the whole WAL must give, kept by the rules of docs/access.md with
+// plain maps: follow edges and blocks by (from, to), requests by (requester, target).
+struct AccessModel {
+  using Pair = std::pair<UserId, UserId>;
+  std::map<Pair, TimestampMs> edges, blocks, requests;
+  std::set<UserId> private_users;
+
+  void ForgetPair(UserId a, UserId b) {
+    for (auto* m : {&edges, &requests}) {
+      m->erase({a, b});
+      m->erase({b, a});
+    }
+  }
+  void Apply(const WalOp& op) {
+    const UserId a = op.a, b = op.b;
+    switch (op.type) {
+      case WalRecordType::kFollow:
+        edges[{a, b}] = op.ts;
+        break;
+      case WalRecordType::kUnfollow:
+        edges.erase({a, b});
+        break;
+      case WalRecordType::kRemoveUser:
+        for (auto* m : {&edges, &blocks, &requests}) {
+          std::erase_if(
+              *m, [&](const auto& kv) { return kv.first.first == a || kv.first.second == a; });
+        }
+        private_users.erase(a);
+        break;
+      case WalRecordType::kBlock:
+        ForgetPair(a, b);
+        blocks[{a, b}] = op.ts;
+        break;
+      case WalRecordType::kUnblock:
+        blocks.erase({a, b});
+        break;
+      case WalRecordType::kSetPrivate:
+        if (op.flags != 0) {
+          private_users.insert(a);
+          break;
+        }
+        private_users.erase(a);
+        for (auto it = requests.begin(); it != requests.end();) {  // going public approves
+          if (it->first.second != a) {
+            ++it;
+            continue;
+          }
+          edges[it->first] = op.ts;
+          it = requests.erase(it);
+        }
+        break;
+      case WalRecordType::kRequest:
+        requests[{a, b}] = op.ts;
+        break;
+      case WalRecordType::kApprove:  // a is the target
+        requests.erase({b, a});
+        edges[{b, a}] = op.ts;
+        break;
+      case WalRecordType::kReject:
+        requests.erase({b, a});
+        break;
+      case WalRecordType::kWithdraw:
+        requests.erase({a, b});
+        break;
+      default:
+        break;  // feed, cursor, epoch records: not written by this test's child
+    }
+  }
+  static AccessModel Of(const Graph& g) {
+    AccessModel m;
+    g.ForEachEdge([&](UserId a, UserId b, TimestampMs ts) { m.edges[{a, b}] = ts; });
+    g.ForEachBlock([&](UserId a, UserId b, TimestampMs ts) { m.blocks[{a, b}] = ts; });
+    g.ForEachRequest([&](UserId t, UserId r, TimestampMs ts) { m.requests[{r, t}] = ts; });
+    g.ForEachPrivate([&](UserId u) { m.private_users.insert(u); });
+    return m;
+  }
+};
+
 TEST_CASE(
     "crash: SIGKILL at random moments (also mid-snapshot) never loses an acknowledged write") {
   const char* env_cycles = std::getenv("RELGRAPH_CRASH_CYCLES");
@@ -127,6 +240,7 @@ TEST_CASE(
   std::mt19937 rng(2026);
   std::map<uint64_t, Ack> acked;  // every acknowledged write so far, by LSN
   uint64_t total_acks = 0;
+  uint64_t access_acks = 0;  // acknowledged blocks, requests, answers and private changes
   for (int cycle = 0; cycle < cycles; ++cycle) {
     CAPTURE(cycle);
     int fds[2];
@@ -159,48 +273,48 @@ TEST_CASE(
     const uint64_t recovered = (*db)->recovery().last_lsn;
     if (!acked.empty()) REQUIRE(recovered >= acked.rbegin()->first);
 
-    std::map<std::pair<UserId, UserId>, TimestampMs> model;
+    AccessModel model;
     uint64_t first_lsn = 0;
+    access_acks = 0;
     auto scan = ScanWal(Env::Posix(), dir.path(), {}, [&](const WalRecordView& r) {
       if (first_lsn == 0) first_lsn = r.lsn;
-      Decoder d(r.payload);
-      uint64_t a = 0, b = 0;
-      int64_t ts = 0;
-      d.U64(&a);
-      if (r.type != static_cast<uint8_t>(WalRecordType::kRemoveUser)) d.U64(&b);
-      if (r.type == static_cast<uint8_t>(WalRecordType::kFollow)) d.I64(&ts);
+      auto op = DecodeWalRecord(r.type, r.payload);
+      if (!op.ok()) return op.status();
       if (auto it = acked.find(r.lsn); it != acked.end()) {
         const Ack& want = it->second;
-        if (want.type != r.type || want.a != a || want.b != b || want.ts != ts) {
+        if (want.type != r.type || want.a != op->a || want.b != op->b ||
+            (want.ts != kAnyTime && want.ts != op->ts) ||
+            (want.flags != kAnyFlags && want.flags != op->flags)) {
           return Status::Corruption("acknowledged write at LSN " + std::to_string(r.lsn) +
-                                    " differs");
+                                    " differs: " + DescribeWalRecord(r.type, r.payload));
         }
       }
-      if (r.type == static_cast<uint8_t>(WalRecordType::kFollow)) model[{a, b}] = ts;
-      if (r.type == static_cast<uint8_t>(WalRecordType::kUnfollow)) model.erase({a, b});
-      if (r.type == static_cast<uint8_t>(WalRecordType::kRemoveUser)) {
-        std::erase_if(model,
-                      [&](const auto& kv) { return kv.first.first == a || kv.first.second == a; });
-      }
+      model.Apply(*op);
+      if (op->is_access_op() && acked.contains(r.lsn)) ++access_acks;
       return Status::OK();
     });
     REQUIRE_MESSAGE(scan.ok(), scan.status().ToString());
     REQUIRE(scan->last_lsn == recovered);
     if (recovered > 0) REQUIRE(first_lsn == 1);  // the replay below is the whole history
-    std::vector<Edge> want;
-    for (const auto& [k, ts] : model) want.emplace_back(k.first, k.second, ts);
-    std::vector<Edge> got = (*db)->Read([](const Graph& g) {
-      std::vector<Edge> v;
-      g.ForEachEdge([&](UserId a, UserId b, TimestampMs ts) { v.emplace_back(a, b, ts); });
-      std::sort(v.begin(), v.end());
-      return v;
-    });
-    REQUIRE(got == want);
+    const AccessModel got = (*db)->Read([](const Graph& g) { return AccessModel::Of(g); });
+    CHECK(got.edges == model.edges);
+    CHECK(got.blocks == model.blocks);
+    CHECK(got.requests == model.requests);
+    CHECK(got.private_users == model.private_users);
+    for (const auto& [pair, ts] : got.blocks) {
+      const auto [x, y] = pair;
+      CHECK(!got.edges.contains({x, y}));
+      CHECK(!got.edges.contains({y, x}));
+      CHECK(!got.requests.contains({x, y}));
+      CHECK(!got.requests.contains({y, x}));
+    }
     REQUIRE((*db)->Read([](const Graph& g) { return g.CheckInvariants(); }).ok());
     REQUIRE((*db)->Close().ok());
   }
-  MESSAGE(cycles, " kill cycles, ", total_acks, " acknowledged writes checked");
+  MESSAGE(cycles, " kill cycles, ", total_acks, " acknowledged writes checked (", access_acks,
+          " access changes counted on the last replay)");
   CHECK(total_acks > 0);
+  CHECK(access_acks > 0);
 }
 
 }  // namespace
