@@ -26,7 +26,9 @@ TEST_CASE("cli: 'help' lists every command and needs no server") {
   // Port 1 on loopback has no server: help must not try to connect.
   CHECK(RunCli("-p 1 help", &out) == 0);
   CHECK(out.find("usage: relgraph-cli") != std::string::npos);
-  for (const char* cmd : {"follow", "unfollow", "fans", "timeline", "known-followers", "info"}) {
+  for (const char* cmd :
+       {"follow", "unfollow", "fans", "timeline", "known-followers", "info", "block", "unblock",
+        "blocks", "set-private", "is-private", "requests", "approve", "reject", "withdraw"}) {
     CAPTURE(cmd);
     CHECK(out.find(std::string("  ") + cmd) != std::string::npos);
   }
@@ -126,6 +128,47 @@ TEST_CASE("cli: subscribe prints each event as a line or a JSON object, from any
   REQUIRE(c->Snapshot().ok());
   REQUIRE(RunCli(port + "fetch-snapshot " + dir.path() + "/s.rgs", &out) == 0);
   CHECK(out.find("lsn: " + std::to_string(server.db->last_lsn()) + "\n") != std::string::npos);
+}
+
+TEST_CASE("cli: blocks, private accounts and requests, in text and JSON, with their errors") {
+  testing::TestServer server;
+  auto c = server.Connect();
+  auto run = [&](std::vector<std::string> words, bool json = false) {
+    auto out = cli::RunCommand(*c, words, json);
+    REQUIRE_MESSAGE(out.ok(), out.status().ToString());
+    return *out;
+  };
+  CHECK(run({"set-private", "3", "on"}).find("changed: true\napproved: 0\n") == 0);
+  CHECK(run({"is-private", "3"}) == "private: true\n");
+  CHECK(run({"follow", "1", "3", "1000"}) ==
+        "created: true\nrelation: requested\nfollowed_at: 1000\n");
+  run({"follow", "4", "3", "2000"});
+  CHECK(run({"requests", "3", "--viewer=1"}) == "4\tts=2000\n1\tts=1000\n(2 of 2 entries)\n");
+  CHECK(run({"requests", "3", "--limit=1"}, true) ==
+        "{\"total\":2,\"entries\":[{\"user\":4,\"ts\":2000,\"viewer_relation\":\"none\","
+        "\"mutual\":false}],\"next\":\"2000:4\"}\n");
+  CHECK(run({"withdraw", "4", "3"}) == "changed: true\n");
+  CHECK(run({"reject", "3", "4"}) == "changed: false\n");
+  CHECK(run({"approve", "3", "1"}).find("created: true\nrelation: following\n") == 0);
+  const std::string block = run({"block", "3", "1"}, true);
+  CHECK(block.find("{\"created\":true,") == 0);
+  CHECK(block.find("\"unfollowed\":false,\"lost_follower\":true,\"dropped_request\":false}") !=
+        std::string::npos);
+  CHECK(run({"relation", "1", "3"}) == "relation: blocked_by\n");
+  CHECK(run({"relation", "3", "1"}) == "relation: blocking\n");
+  CHECK(run({"blocks", "3"}).find("1\tts=") == 0);
+  CHECK(run({"unblock", "3", "1"}) == "changed: true\n");
+  CHECK(run({"blocks", "3"}) == "(0 of 0 entries)\n");
+
+  // Errors: a refused follow names the block; a bad on/off is a usage error.
+  run({"block", "5", "6"});
+  auto refused = cli::RunCommand(*c, {"follow", "6", "5"}, false);
+  CHECK(refused.status().code() == Code::kBlocked);
+  CHECK(refused.status().message() == "user 6 may not follow user 5: a block stands between them");
+  auto usage = cli::RunCommand(*c, {"set-private", "3", "maybe"}, false);
+  CHECK(usage.status().message() == "usage: set-private USER on|off");
+  auto missing = cli::RunCommand(*c, {"approve", "3", "9"}, false);
+  CHECK(missing.status().code() == Code::kNotFound);
 }
 
 }  // namespace

@@ -220,9 +220,9 @@ std::string RenderPage(const net::PageReply& page, bool json,
     }
     out << "\n";
   }
-  out << "(" << page.entries.size() << " entries";
+  out << "(" << page.entries.size();
   if (total) out << " of " << *total;
-  out << ")";
+  out << " entries)";
   if (page.next) out << " next: --after=" << page.next->ts << ":" << page.next->user;
   out << "\n";
   return out.str();
@@ -460,6 +460,7 @@ const std::map<std::string, Command>& Commands() {
           if (!ids.ok()) return ids.status();
           return Render<net::FollowReply>(c.Approve((*ids)[0], (*ids)[1]), json,
                                           [](Rendered& o, const auto& r) {
+                                            o.AddBool("created", r.created);
                                             o.Add("relation", Rel(r.relation));
                                             o.AddInt("followed_at", r.followed_at);
                                           });

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/graph/clock.h"
 #include "net/protocol/frame.h"
 #include "tests/net/server/server_test_util.h"
 #include "tests/storage/test_dir.h"
@@ -144,6 +145,35 @@ std::vector<Example> Session() {
   add("SNAPSHOT (reply: lsn, edges, file_bytes, created_ms; the last two vary)", SnapshotRequest{},
       true);
   add("REMOVE_USER 2", RemoveUserRequest{2});
+  // Blocks, private accounts and requests; the server's clock reads T0 + 10000 throughout.
+  add("SET_PRIVATE 3 on, at the clock's T0 + 10000", SetPrivateRequest{3, true});
+  add("IS_PRIVATE 3", IsPrivateRequest{3});
+  add("FOLLOW 1 → 3 at T0 + 6000: 3 is private, so a request (relation requested)",
+      FollowRequest{1, 3, kT0 + 6000});
+  add("FOLLOW 4 → 3 at T0 + 7000: another request", FollowRequest{4, 3, kT0 + 7000});
+  {
+    RequestsRequest q;
+    q.user = 3;
+    q.limit = 10;
+    q.viewer = 1;
+    add("REQUESTS of 3, limit 10, viewer 1: total 2, [4 (viewer: none), 1 (viewer: relation(1, "
+        "1) = none)]",
+        q);
+  }
+  add("WITHDRAW 4 → 3", WithdrawRequest{{4, 3}});
+  add("APPROVE: 3 accepts 1; the edge 1 → 3 at T0 + 10000", ApproveRequest{{3, 1}});
+  add("BLOCK 3 blocks 1: removed bit 1 (1 → 3 went)", BlockRequest{3, 1});
+  add("FOLLOW 1 → 3: error blocked", FollowRequest{1, 3, std::nullopt});
+  add("RELATIONS 1 against [3]: blocked_by", RelationsRequest{1, {3}});
+  {
+    BlocksRequest q;
+    q.user = 3;
+    q.limit = 10;
+    add("BLOCKS of 3, limit 10: total 1, [1 at T0 + 10000]", q);
+  }
+  add("UNBLOCK 3, 1", UnblockRequest{{3, 1}});
+  add("REJECT: 3 refuses 4, who withdrew already", RejectRequest{{3, 4}});
+  add("SET_PRIVATE 3 off: nothing pending, nothing approved", SetPrivateRequest{3, false});
   return s;
 }
 
@@ -175,7 +205,10 @@ std::vector<DocRow> DocExamples() {
 
 TEST_CASE("protocol.md: the examples table is a session the server answers byte for byte") {
   testing::TestDir dir;
-  TestServer server({}, dir.path());
+  ManualClock clock(kT0 + 10000);  // the time of blocks, approvals and privacy changes
+  DbOptions db_options = TestServer::NoRateLimit();
+  db_options.graph.clock = &clock;
+  TestServer server({}, dir.path(), db_options);
   Raw raw(server);
   const std::vector<Example> session = Session();
   std::vector<std::string> replies;
