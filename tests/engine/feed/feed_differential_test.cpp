@@ -1,6 +1,7 @@
 // Randomized differential test of the feed against FeedReference (brute force): publish,
-// delete, follow, unfollow, mute, hide, remove_user, clock jumps and timeline / user_posts reads
-// at random cursors and kind filters. Parameters are small (K, R, celebrity threshold, memory
+// delete, follow, unfollow, mute, hide, remove_user, block, unblock, private accounts and
+// follow requests (approve, reject, withdraw), clock jumps and timeline / user_posts reads at
+// random cursors and kind filters. Parameters are small (K, R, celebrity threshold, memory
 // budget, fan-out batch) so every mechanism runs: push, pull, inbox drops and rebuilds by pull,
 // watermark fallbacks, celebrity promotion and demotion, retraction.
 //
@@ -8,15 +9,18 @@
 // entry shown must still be a retained post of an author the reader may see (deleted,
 // unfollowed, muted and hidden posts never show, not even for a moment). Durable runs restart
 // the Db midway (sometimes after a snapshot) and keep comparing.
-// Ops: RELGRAPH_FEED_OPS per seed (default 30,000; 8 seeds, so 240,000 in the default run).
+// No post crosses a block: no page, drained or not, shows a post to a reader who blocks its
+// author or is blocked by it.
+// Ops: RELGRAPH_FEED_OPS per seed (default 125,000; 8 seeds, so 1,000,000 in the default run).
 #include <doctest.h>
 
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <tuple>
 
-#include "engine/graph/clock.h"
 #include "engine/db.h"
+#include "engine/graph/clock.h"
 #include "tests/engine/feed/feed_reference.h"
 #include "tests/storage/test_dir.h"
 
@@ -34,7 +38,7 @@ struct Params {
 
 int OpsPerSeed() {
   const char* env = std::getenv("RELGRAPH_FEED_OPS");
-  return env != nullptr ? std::atoi(env) : 30'000;
+  return env != nullptr ? std::atoi(env) : 125'000;
 }
 
 std::string Describe(const FeedPage& p) {
@@ -84,32 +88,98 @@ class Harness {
     const UserId u = RandomUser(), v = RandomUser();
     if (x < 250) {
       Publish(u);
-    } else if (x < 320) {
+    } else if (x < 310) {
       Delete();
-    } else if (x < 480) {
-      if (u == v) return;
-      auto r = db_->FollowAt(u, v, ++follow_ts_);
-      REQUIRE(r.ok());
-      ref_.Follow(u, v);
-    } else if (x < 580) {
+    } else if (x < 460) {
+      Follow(u, v);
+    } else if (x < 550) {
       REQUIRE(db_->Unfollow(u, v).ok());
       ref_.Unfollow(u, v);
-    } else if (x < 630) {
+    } else if (x < 595) {
       SetPair(u, v, /*mute=*/true);
-    } else if (x < 680) {
+    } else if (x < 640) {
       SetPair(u, v, /*mute=*/false);
-    } else if (x < 683) {
+    } else if (x < 643) {
       REQUIRE(db_->RemoveUser(u).ok());
       ref_.RemoveUser(u);
-    } else if (x < 690) {
+    } else if (x < 650) {
       clock_.Advance(Rand(15'000));  // some readers become inactive
-    } else if (x < 700) {
+    } else if (x < 660) {
       // Rings and inboxes move into fresh pools, a batch at a time among the other calls.
       db_->CompactFeedPools();
-    } else if (x < 760) {
+    } else if (x < 715) {
       db_->RunFanoutBatch();
+    } else if (x < 785) {
+      Access(x - 715, u, v);
     } else {
       Read(u);
+    }
+  }
+
+  void Follow(UserId u, UserId v) {
+    if (u == v) return;
+    auto r = db_->FollowAt(u, v, ++follow_ts_);
+    switch (ref_.Follow(u, v)) {
+      case FeedReference::FollowResult::kBlocked:
+        CHECK(r.status().code() == Code::kBlocked);
+        return;
+      case FeedReference::FollowResult::kRequest:
+        REQUIRE(r.ok());
+        CHECK(Has(r->relation, Relation::kRequested));
+        return;
+      case FeedReference::FollowResult::kEdge:
+        REQUIRE(r.ok());
+        CHECK(Has(r->relation, Relation::kFollowing));
+        return;
+    }
+  }
+
+  // Blocks, private accounts and follow requests (docs/access.md): each one's outcome against
+  // the reference; the timelines they change are compared by the reads.
+  void Access(uint32_t x, UserId u, UserId v) {
+    if (x < 12 && u != v) {
+      auto r = db_->Block(u, v);
+      REQUIRE(r.ok());
+      const auto want = ref_.Block(u, v);
+      CHECK(r->created == want.created);
+      CHECK(r->unfollowed == want.unfollowed);
+      CHECK(r->lost_follower == want.lost_follower);
+      CHECK(r->requests_removed == want.requests_removed);
+    } else if (x < 22 && u != v) {
+      auto r = db_->Unblock(u, v);
+      REQUIRE(r.ok());
+      CHECK(*r == ref_.Unblock(u, v));
+    } else if (x < 40) {
+      const bool on = Rand(2) == 0;
+      auto r = db_->SetPrivate(u, on);
+      REQUIRE(r.ok());
+      const auto [changed, approved] = ref_.SetPrivate(u, on);
+      CHECK(r->changed == changed);
+      CHECK(r->approved == approved);
+    } else if (x < 60) {
+      // Mostly a pending request, sometimes a pair that has none.
+      const auto& pending = ref_.requests();
+      if (!pending.empty() && Rand(4) != 0) {
+        auto it = pending.begin();
+        std::advance(it, Rand(static_cast<uint32_t>(pending.size())));
+        std::tie(v, u) = *it;  // u is the target, v the requester
+      }
+      auto r = db_->Approve(u, v);
+      if (ref_.Approve(u, v)) {
+        REQUIRE(r.ok());
+        CHECK(r->created);
+      } else {
+        CHECK(!r.ok());
+      }
+    } else if (x < 65) {
+      auto r = db_->Reject(u, v);
+      if (u == v) return;
+      REQUIRE(r.ok());
+      CHECK(*r == ref_.RemoveRequest(v, u));
+    } else if (u != v) {
+      auto r = db_->Withdraw(u, v);
+      REQUIRE(r.ok());
+      CHECK(*r == ref_.RemoveRequest(u, v));
     }
   }
 
@@ -218,6 +288,8 @@ class Harness {
       prev = key;
       CHECK_MESSAGE(ref_.Visible(u, e.author),
                     "post " << e.post << " of " << e.author << " shown to " << u);
+      CHECK_MESSAGE(!ref_.Blocked(u, e.author),
+                    "post " << e.post << " of " << e.author << " crossed a block to " << u);
       bool retained = false;
       for (const auto& p : ref_.AuthorPosts(e.author)) retained |= p.id == e.post;
       CHECK_MESSAGE(retained, "post " << e.post << " is not retained");
@@ -233,6 +305,7 @@ class Harness {
       auto got = db_->Timeline(u, req);
       REQUIRE(got.ok());
       CHECK(got->entries == ref_.Timeline(u, req).entries);
+      for (const FeedEntry& e : got->entries) CHECK(!ref_.Blocked(u, e.author));
       auto posts = db_->UserPosts(u, req);
       REQUIRE(posts.ok());
       CHECK(posts->entries == ref_.UserPosts(u, req).entries);

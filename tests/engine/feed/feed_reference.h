@@ -1,5 +1,7 @@
 // A brute-force model of the feed semantics of docs/feed.md, for differential tests: state in
 // plain std containers, every timeline computed at read time by merging all followees' posts.
+// Follows obey docs/access.md: blocks sever and refuse them, private accounts turn them into
+// requests until approved (or until the account goes public).
 #pragma once
 
 #include <algorithm>
@@ -58,8 +60,59 @@ class FeedReference {
     author_of_.erase(it);
     return true;
   }
-  void Follow(UserId a, UserId b) { follows_.insert({a, b}); }
+  // What a follow made: nothing (a block stands), an edge (new or already there), a request.
+  enum class FollowResult { kBlocked, kEdge, kRequest };
+  FollowResult Follow(UserId a, UserId b) {
+    if (Blocked(a, b)) return FollowResult::kBlocked;
+    if (follows_.count({a, b}) != 0) return FollowResult::kEdge;
+    if (private_.count(b) != 0) {
+      requests_.insert({a, b});
+      return FollowResult::kRequest;
+    }
+    follows_.insert({a, b});
+    return FollowResult::kEdge;
+  }
   void Unfollow(UserId a, UserId b) { follows_.erase({a, b}); }
+  bool Blocked(UserId a, UserId b) const {
+    return blocks_.count({a, b}) != 0 || blocks_.count({b, a}) != 0;
+  }
+  // Mirrors BlockOutcome: created, and what the block removed.
+  struct BlockResult {
+    bool created, unfollowed, lost_follower, requests_removed;
+  };
+  BlockResult Block(UserId a, UserId b) {
+    if (!blocks_.insert({a, b}).second) return {false, false, false, false};
+    BlockResult r{true, follows_.erase({a, b}) != 0, follows_.erase({b, a}) != 0, false};
+    r.requests_removed = (requests_.erase({a, b}) + requests_.erase({b, a})) != 0;
+    return r;
+  }
+  bool Unblock(UserId a, UserId b) { return blocks_.erase({a, b}) != 0; }
+  // Going public approves every pending request. Returns {changed, approved}.
+  std::pair<bool, uint64_t> SetPrivate(UserId a, bool on) {
+    if (on) return {private_.insert(a).second, 0};
+    if (private_.erase(a) == 0) return {false, 0};
+    uint64_t approved = 0;
+    for (auto it = requests_.begin(); it != requests_.end();) {
+      if (it->second != a) {
+        ++it;
+        continue;
+      }
+      follows_.insert(*it);
+      it = requests_.erase(it);
+      ++approved;
+    }
+    return {true, approved};
+  }
+  bool Approve(UserId target, UserId requester) {
+    if (requests_.erase({requester, target}) == 0) return false;
+    follows_.insert({requester, target});
+    return true;
+  }
+  bool RemoveRequest(UserId requester, UserId target) {
+    return requests_.erase({requester, target}) != 0;
+  }
+  // Pending requests as (requester, target), for picking answers.
+  const std::set<std::pair<UserId, UserId>>& requests() const { return requests_; }
   bool Follows(UserId a, UserId b) const { return follows_.count({a, b}) != 0; }
   bool SetMute(UserId u, UserId b, bool on) { return Set(mutes_, u, b, on); }
   bool SetHide(UserId a, UserId u, bool on) { return Set(hides_, a, u, on); }
@@ -74,6 +127,12 @@ class FeedReference {
         it = it->first == a ? s->erase(it) : std::next(it);
       }
     }
+    for (auto* s : {&blocks_, &requests_}) {
+      for (auto it = s->begin(); it != s->end();) {
+        it = (it->first == a || it->second == a) ? s->erase(it) : std::next(it);
+      }
+    }
+    private_.erase(a);
   }
 
   bool Visible(UserId reader, UserId author) const {
@@ -136,6 +195,8 @@ class FeedReference {
   std::map<UserId, std::map<PostKey, Post>> posts_;
   std::map<PostId, UserId> author_of_;
   std::set<std::pair<UserId, UserId>> follows_, mutes_, hides_;
+  std::set<std::pair<UserId, UserId>> blocks_, requests_;  // (blocker, blocked), (from, to)
+  std::set<UserId> private_;
 };
 
 }  // namespace relgraph::testing
