@@ -23,6 +23,23 @@ Ran RunBench(const std::string& args) {
   return testing::RunShell(std::string("'") + RELGRAPH_BENCH_PATH + "' " + args + " 2>/dev/null");
 }
 
+// Text rows by workload name -> the whole line.
+std::map<std::string, std::string> TextRows(const std::string& text) {
+  std::map<std::string, std::string> rows;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) rows[line.substr(0, line.find(' '))] = line;
+  return rows;
+}
+
+// The ops column of a text row (0 when it has none).
+uint64_t OpsOf(const std::string& row) {
+  std::istringstream in(row);
+  std::string workload;
+  uint64_t ops = 0;
+  in >> workload >> ops;
+  return ops;
+}
+
 // CSV rows `workload,ops,...` by workload name -> ops.
 std::map<std::string, uint64_t> RowOps(const std::string& csv) {
   std::map<std::string, uint64_t> rows;
@@ -63,22 +80,41 @@ TEST_CASE("relgraph-bench: the feed workloads run on a tiny graph and report the
       "timeline_heavy_reader --feed-readers=2000 --feed-posts=3000 --ops=200");
   INFO(ran.out);
   REQUIRE(ran.exit_code == 0);
-  std::map<std::string, std::string> rows;  // workload -> its whole line
-  std::istringstream in(ran.out);
-  for (std::string line; std::getline(in, line);) rows[line.substr(0, line.find(' '))] = line;
+  std::map<std::string, std::string> rows = TextRows(ran.out);
   for (const char* name : {"publish", "fanout", "timeline_first_page", "timeline_deep_page",
                            "timeline_heavy_reader"}) {
     REQUIRE(rows.count(name) == 1);
-    std::istringstream row(rows[name]);
-    std::string workload;
-    uint64_t ops = 0;
-    row >> workload >> ops;
-    CHECK(ops > 0);
+    CHECK(OpsOf(rows[name]) > 0);
   }
   // The million-fan author lives on a graph of its own, so it has its million here too.
   CHECK(rows["publish"].find("pulled p50") != std::string::npos);
   CHECK(rows["publish"].find("pushed p50") != std::string::npos);
   CHECK(rows["fanout"].find("B/entry in their blocks") != std::string::npos);
+}
+
+TEST_CASE("relgraph-bench: the access workloads run on a tiny graph and say what they did") {
+  const Ran ran = RunBench(
+      "--edges=20000 --ops=2000 --workloads=relation,block,relation_blocked,unblock,"
+      "follow_request,approve,reject,block_celebrity,go_public");
+  INFO(ran.out);
+  REQUIRE(ran.exit_code == 0);
+  std::map<std::string, std::string> rows = TextRows(ran.out);
+  for (const char* name : {"relation", "block", "relation_blocked", "unblock", "follow_request",
+                           "approve", "reject", "block_celebrity", "go_public"}) {
+    CAPTURE(name);
+    REQUIRE(rows.count(name) == 1);
+    CHECK(OpsOf(rows[name]) > 0);
+  }
+  CHECK(rows["block"].find("2000 fans and") != std::string::npos);  // every block removed a fan
+  CHECK(rows["unblock"].find("2000 blocks lifted") != std::string::npos);
+  CHECK(rows["relation_blocked"].find("answers blocking or blocked_by") != std::string::npos);
+  // Each request made is answered: approve takes half, reject the other half.
+  CHECK(rows["approve"].find(" edges made") != std::string::npos);
+  CHECK(rows["reject"].find(" requests removed") != std::string::npos);
+  // The big accounts live on graphs of their own, so they have their million here too.
+  CHECK(rows["block_celebrity"].find("account with 1000000 fans") != std::string::npos);
+  CHECK(rows["go_public"].find("approved 1000000 of 1000000 pending requests") !=
+        std::string::npos);
 }
 
 TEST_CASE("relgraph-bench: the server target runs against a real relgraphd, idle connections too") {

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "tools/bench/access_workloads.h"
 #include "tools/bench/bench_report.h"
 #include "tools/bench/durability_workloads.h"
 #include "tools/bench/feed_workloads.h"
@@ -40,6 +41,9 @@ Loads a follow graph into relgraph and measures workloads, one row each.
                                      snapshot recovery_wal stream_read import
                          feed:       publish fanout timeline_first_page timeline_deep_page
                                      timeline_heavy_reader
+                         access:     block relation_blocked unblock follow_request approve
+                                     reject block_celebrity go_public (run last: they
+                                     change the graph)
   --ops=N                operations per query workload (default 2000000)
   --wal-ops=N            follows per wal_* workload (default 1000000; wal_always: 2000)
   --writers=N            threads of wal_always_concurrent (default 256)
@@ -187,6 +191,7 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
       known.insert(DurabilityWorkloads::Names().begin(), DurabilityWorkloads::Names().end());
       known.insert(ServerWorkloads::Names().begin(), ServerWorkloads::Names().end());
       known.insert(FeedWorkloads::Names().begin(), FeedWorkloads::Names().end());
+      known.insert(AccessWorkloads::Names().begin(), AccessWorkloads::Names().end());
       std::stringstream ss(value);
       std::string w;
       while (std::getline(ss, w, ',')) {
@@ -307,13 +312,16 @@ int Main(int argc, char** argv) {
     wanted.insert(Workloads::Names().begin(), Workloads::Names().end());
     wanted.insert(DurabilityWorkloads::Names().begin(), DurabilityWorkloads::Names().end());
     wanted.insert(FeedWorkloads::Names().begin(), FeedWorkloads::Names().end());
+    wanted.insert(AccessWorkloads::Names().begin(), AccessWorkloads::Names().end());
   }
   bool needs_graph = false;
   for (const std::string& w : wanted) {
     const auto& g = Workloads::Names();
     const auto& f = FeedWorkloads::Names();
+    const auto& a = AccessWorkloads::Names();
     needs_graph |= std::find(g.begin(), g.end(), w) != g.end() ||
                    std::find(f.begin(), f.end(), w) != f.end() ||
+                   std::find(a.begin(), a.end(), w) != a.end() ||
                    DurabilityWorkloads::NeedsGraph(w);
   }
 
@@ -359,6 +367,11 @@ int Main(int argc, char** argv) {
     if (!wanted.count(name) || !needs_graph) continue;
     if (!feed) feed = std::make_unique<FeedWorkloads>(graph, ff, flags.seed);
     PrintWorkload(std::cout, flags.csv, feed->Run(name));
+  }
+  // Blocks and requests last: they remove and add edges.
+  AccessWorkloads access(graph, data, flags.seed, flags.ops);
+  for (const std::string& name : AccessWorkloads::Names()) {
+    if (wanted.count(name) && needs_graph) PrintWorkload(std::cout, flags.csv, access.Run(name));
   }
   if (flags.csv && needs_graph) PrintMemory(std::cout, true, memory);
   return 0;

@@ -1,31 +1,9 @@
 #include "tools/bench/workloads.h"
 
 #include <algorithm>
-#include <chrono>
 
 namespace relgraph::bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// Runs op(i) for i in [0, n): total wall time, plus every sample_every-th op timed on its own.
-template <typename Op>
-WorkloadResult Measure(const std::string& name, uint64_t n, Op&& op, uint64_t sample_every = 16) {
-  std::vector<double> samples;
-  samples.reserve(n / sample_every + 1);
-  const auto start = Clock::now();
-  for (uint64_t i = 0; i < n; ++i) {
-    if (i % sample_every == 0) {
-      const auto t0 = Clock::now();
-      op(i);
-      samples.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-    } else {
-      op(i);
-    }
-  }
-  return Summarize(name, n, std::chrono::duration<double>(Clock::now() - start).count(),
-                   std::move(samples));
-}
 
 volatile uint64_t g_sink;  // results feed this so no call is optimized away
 

@@ -3,6 +3,7 @@
 // timed. Throughput is wall time over all ops; p50/p99 come from every 16th op timed alone.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -29,6 +30,26 @@ double Percentile(std::vector<double>& v, double p);
 // A report row; p50/p99 come from samples_us (none: 0, shown as "-").
 WorkloadResult Summarize(std::string name, uint64_t ops, double seconds,
                          std::vector<double> samples_us = {}, std::string note = "");
+
+// Runs op(i) for i in [0, n): total wall time, plus every sample_every-th op timed on its own.
+template <typename Op>
+WorkloadResult Measure(const std::string& name, uint64_t n, Op&& op, uint64_t sample_every = 16) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<double> samples;
+  samples.reserve(n / sample_every + 1);
+  const auto start = Clock::now();
+  for (uint64_t i = 0; i < n; ++i) {
+    if (i % sample_every == 0) {
+      const auto t0 = Clock::now();
+      op(i);
+      samples.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    } else {
+      op(i);
+    }
+  }
+  return Summarize(name, n, std::chrono::duration<double>(Clock::now() - start).count(),
+                   std::move(samples));
+}
 
 class Workloads {
  public:
