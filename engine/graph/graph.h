@@ -347,6 +347,8 @@ class Graph {
   Status ReplayUnfollow(UserId a, UserId b, ReplayMode mode, InternalId ids[2]);
   void Unlink(InternalId a, size_t following_index);
   Relation RelationOf(InternalId a, InternalId b) const;
+  // The follow bits alone (kNone .. kMutual): RelationOf without blocks and requests.
+  Relation FollowRelationOf(InternalId a, InternalId b) const;
   // Starts fetching the records, then the following lists, of `ids` (kNoInternalId skipped).
   void PrefetchUsers(const InternalId* ids, size_t n) const;
   Relation ViewerRelation(InternalId viewer, InternalId other) const;

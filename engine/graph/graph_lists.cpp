@@ -26,26 +26,28 @@ Status Graph::CheckPageRequest(UserId a, const PageRequest& r) {
 // ---- relations --------------------------------------------------------------------------------
 
 Relation Graph::RelationOf(InternalId a, InternalId b) const {
+  const Relation follows = FollowRelationOf(a, b);
+  // Users without blocks or requests (nearly all) pay one bit test for them.
+  if (__builtin_expect((users_[a].access & kHasAccessBit) != 0, 0)) {
+    return follows | AccessRelation(a, b);
+  }
+  return follows;
+}
+
+Relation Graph::FollowRelationOf(InternalId a, InternalId b) const {
   if (a == b) return Relation::kNone;
   const UserRecord& ua = users_[a];
-  // Users without blocks or requests (nearly all) pay one bit test for them.
-  const Relation access = (ua.access & kHasAccessBit) != 0 ? AccessRelation(a, b) : Relation::kNone;
   // "Does b follow a?" is answered by a's own fan list when it is short (most users: one block,
   // often already in cache), else by b's following list, fetched while a's list is scanned.
   const bool own_fans = ua.fans.IsShort();
   if (!own_fans) __builtin_prefetch(users_[b].following.peers_address());
   const size_t i = ua.following.FindPeer(b);
   if (i < ua.following.size()) {
-    return (ua.following.MutualAt(i) ? Relation::kMutual : Relation::kFollowing) | access;
+    return ua.following.MutualAt(i) ? Relation::kMutual : Relation::kFollowing;
   }
-  bool followed_by;
-  if (own_fans) {
-    followed_by = ua.fans.ShortContainsPeer(b);
-  } else {
-    const FollowingList& fb = users_[b].following;
-    followed_by = fb.FindPeer(a) < fb.size();
-  }
-  return (followed_by ? Relation::kFollowedBy : Relation::kNone) | access;
+  if (own_fans) return ua.fans.ShortContainsPeer(b) ? Relation::kFollowedBy : Relation::kNone;
+  const FollowingList& fb = users_[b].following;
+  return fb.FindPeer(a) < fb.size() ? Relation::kFollowedBy : Relation::kNone;
 }
 
 Relation Graph::ViewerRelation(InternalId viewer, InternalId other) const {

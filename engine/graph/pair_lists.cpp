@@ -5,31 +5,79 @@
 namespace relgraph {
 
 std::optional<TimestampMs> PairLists::Find(InternalId owner, InternalId peer) const {
-  auto it = pairs_.find(Key(owner, peer));
-  if (it == pairs_.end()) return std::nullopt;
-  return it->second;
+  const PairInfo* info = pairs_.Find(Key(owner, peer));
+  if (info == nullptr) return std::nullopt;
+  return info->ts;
 }
 
 void PairLists::Add(InternalId owner, InternalId peer, TimestampMs ts, const FanContext& ctx) {
-  pairs_.emplace(Key(owner, peer), ts);
   lists_[owner].Insert(MakeEntry(peer, ts, false), ctx);
-  owners_naming_[peer].insert(owner);
+  uint32_t place = 0;
+  auto [named, added] = named_by_.Insert(peer, NamedBy{1, owner});
+  if (!added) {
+    if (named->count == 1) {  // a second owner: the set spills into a vector
+      uint32_t index;
+      if (free_spill_.empty()) {
+        index = static_cast<uint32_t>(spill_.size());
+        spill_.emplace_back();
+      } else {
+        index = free_spill_.back();
+        free_spill_.pop_back();
+      }
+      spill_[index].push_back(named->owner_or_spill);  // its place 0 is unchanged
+      named->owner_or_spill = index;
+    }
+    std::vector<InternalId>& owners = spill_[named->owner_or_spill];
+    place = static_cast<uint32_t>(owners.size());
+    owners.push_back(owner);
+    ++named->count;
+  }
+  pairs_.Insert(Key(owner, peer), PairInfo{ts, place});
+}
+
+void PairLists::DropFromReverse(InternalId owner, InternalId peer, uint32_t place) {
+  NamedBy* named = named_by_.Find(peer);
+  if (named->count == 1) {
+    named_by_.Erase(peer);
+    return;
+  }
+  const uint32_t index = named->owner_or_spill;
+  std::vector<InternalId>& owners = spill_[index];
+  const InternalId moved = owners.back();  // takes the removed owner's place
+  owners[place] = moved;
+  owners.pop_back();
+  if (moved != owner) pairs_.Find(Key(moved, peer))->place = place;
+  if (--named->count == 1) {  // back inline
+    const InternalId last = owners[0];
+    pairs_.Find(Key(last, peer))->place = 0;
+    named->owner_or_spill = last;
+    std::vector<InternalId>().swap(owners);
+    free_spill_.push_back(index);
+  }
+}
+
+bool PairLists::NamedIn(InternalId owner, InternalId peer) const {
+  const NamedBy* named = named_by_.Find(peer);
+  const PairInfo* info = pairs_.Find(Key(owner, peer));
+  if (named == nullptr || info == nullptr) return false;
+  if (named->count == 1) return named->owner_or_spill == owner && info->place == 0;
+  const std::vector<InternalId>& owners = spill_[named->owner_or_spill];
+  return named->count == owners.size() && info->place < owners.size() &&
+         owners[info->place] == owner;
 }
 
 bool PairLists::Remove(InternalId owner, InternalId peer, const FanContext& ctx) {
-  auto it = pairs_.find(Key(owner, peer));
-  if (it == pairs_.end()) return false;
-  const TimestampMs ts = it->second;
-  pairs_.erase(it);
+  const PairInfo* info = pairs_.Find(Key(owner, peer));
+  if (info == nullptr) return false;
+  const PairInfo removed = *info;
+  pairs_.Erase(Key(owner, peer));
   auto list = lists_.find(owner);
-  list->second.Erase({ts, ctx.order.External(peer)}, ctx);
+  list->second.Erase({removed.ts, ctx.order.External(peer)}, ctx);
   if (list->second.size() == 0) {
     list->second.Clear(ctx.slab);
     lists_.erase(list);
   }
-  auto owners = owners_naming_.find(peer);
-  owners->second.erase(owner);
-  if (owners->second.empty()) owners_naming_.erase(owners);
+  DropFromReverse(owner, peer, removed.place);
   return true;
 }
 
@@ -44,8 +92,8 @@ uint32_t PairLists::CountOwnedBy(InternalId owner) const {
 }
 
 uint32_t PairLists::CountNaming(InternalId peer) const {
-  auto it = owners_naming_.find(peer);
-  return it == owners_naming_.end() ? 0 : static_cast<uint32_t>(it->second.size());
+  const NamedBy* named = named_by_.Find(peer);
+  return named == nullptr ? 0 : named->count;
 }
 
 std::vector<InternalId> PairLists::PeersOf(InternalId owner) const {
@@ -59,26 +107,29 @@ std::vector<InternalId> PairLists::PeersOf(InternalId owner) const {
 }
 
 std::vector<InternalId> PairLists::OwnersNaming(InternalId peer) const {
-  auto it = owners_naming_.find(peer);
-  if (it == owners_naming_.end()) return {};
-  return {it->second.begin(), it->second.end()};
+  const NamedBy* named = named_by_.Find(peer);
+  if (named == nullptr) return {};
+  if (named->count == 1) return {named->owner_or_spill};
+  return spill_[named->owner_or_spill];
 }
 
 void PairLists::Clear(SlabAllocator& slab) {
   for (auto& [owner, list] : lists_) list.Clear(slab);
   lists_.clear();
-  pairs_.clear();
-  owners_naming_.clear();
+  pairs_.Clear();
+  named_by_.Clear();
+  spill_.clear();
+  free_spill_.clear();
 }
 
 size_t PairLists::MemoryBytes() const {
-  // Node-based maps: a node per element (value, hash, next pointer) plus the bucket array.
-  size_t bytes = pairs_.size() * 32 + pairs_.bucket_count() * sizeof(void*);
-  bytes += lists_.size() * 32 + lists_.bucket_count() * sizeof(void*);
+  size_t bytes = pairs_.MemoryBytes() + named_by_.MemoryBytes();
+  // lists_ is node-based: a node per owner (key, list, next pointer) plus the bucket array.
+  bytes += lists_.size() * (sizeof(FanList) + 16) + lists_.bucket_count() * sizeof(void*);
   for (const auto& [owner, list] : lists_) bytes += list.MemoryBytes();
-  for (const auto& [peer, owners] : owners_naming_) {
-    bytes += 80 + owners.size() * 24 + owners.bucket_count() * sizeof(void*);
-  }
+  bytes += spill_.capacity() * sizeof(std::vector<InternalId>) +
+           free_spill_.capacity() * sizeof(uint32_t);
+  for (const auto& owners : spill_) bytes += owners.capacity() * sizeof(InternalId);
   return bytes;
 }
 
@@ -99,8 +150,7 @@ Status PairLists::CheckConsistent(const EntryOrder& order, const char* what) con
                       std::to_string(order.External(e.peer)) + " without its pair");
       } else if (prev != nullptr && !order.Less(*prev, order.KeyOf(e))) {
         status = fail("list of user " + std::to_string(order.External(owner)) + " out of order");
-      } else if (auto r = owners_naming_.find(InternalId{e.peer});
-                 r == owners_naming_.end() || !r->second.contains(owner)) {
+      } else if (!NamedIn(owner, InternalId{e.peer})) {
         status = fail("reverse index lacks " + std::to_string(order.External(owner)) + " -> " +
                       std::to_string(order.External(e.peer)));
       }
@@ -110,7 +160,7 @@ Status PairLists::CheckConsistent(const EntryOrder& order, const char* what) con
     listed += list.size();
   }
   size_t reversed = 0;
-  for (const auto& [peer, owners] : owners_naming_) reversed += owners.size();
+  named_by_.ForEach([&](uint64_t, const NamedBy& named) { reversed += named.count; });
   if (listed != pairs_.size() || reversed != pairs_.size()) {
     return fail(std::to_string(pairs_.size()) + " pairs, " + std::to_string(listed) + " listed, " +
                 std::to_string(reversed) + " in the reverse index");

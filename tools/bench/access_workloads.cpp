@@ -201,14 +201,24 @@ WorkloadResult AccessWorkloads::BlockCelebrity() {
 }
 
 WorkloadResult AccessWorkloads::GoPublic() {
-  // A graph of its own: a private account P asked by a million users.
+  // A graph of its own: a private account P asked by a million users. The users exist first
+  // (each follows one account), and ask in a random order, so P's list holds them in no
+  // relation to their internal ids, as in a running system.
   Graph g(OwnGraphOptions());
-  constexpr UserId kPrivate = kMillion + 1;
+  constexpr UserId kPrivate = kMillion + 1, kOther = kMillion + 2;
+  std::vector<ImportEdge> edges;
+  edges.reserve(kMillion);
+  for (UserId u = 1; u <= kMillion; ++u) edges.push_back({u, kOther, 1'700'000'000'000});
+  g.Import(edges).status().IgnoreError();
+  std::vector<UserId> askers(kMillion);
+  for (UserId i = 0; i < kMillion; ++i) askers[i] = i + 1;
+  std::shuffle(askers.begin(), askers.end(), rng_);
   g.SetPrivate(kPrivate, true).status().IgnoreError();
   const size_t bytes_before = g.Memory().total();
-  for (UserId u = 1; u <= kMillion; ++u) g.Follow(u, kPrivate).status().IgnoreError();
+  for (UserId u : askers) g.Follow(u, kPrivate).status().IgnoreError();
   const uint64_t pending = g.GetCounts(kPrivate)->requests;
-  const size_t bytes_per_request = pending > 0 ? (g.Memory().total() - bytes_before) / pending : 0;
+  const size_t bytes_per_request =
+      pending > 0 ? (g.Memory().total() - bytes_before) / pending : 0;
   const auto start = SteadyClock::now();
   const auto outcome = g.SetPrivate(kPrivate, false);
   const double seconds = SecondsSince(start);
