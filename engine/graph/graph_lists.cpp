@@ -25,16 +25,8 @@ Status Graph::CheckPageRequest(UserId a, const PageRequest& r) {
 
 // ---- relations --------------------------------------------------------------------------------
 
-Relation Graph::RelationOf(InternalId a, InternalId b) const {
-  const Relation follows = FollowRelationOf(a, b);
-  // Users without blocks or requests (nearly all) pay one bit test for them.
-  if (__builtin_expect((users_[a].access & kHasAccessBit) != 0, 0)) {
-    return follows | AccessRelation(a, b);
-  }
-  return follows;
-}
-
-Relation Graph::FollowRelationOf(InternalId a, InternalId b) const {
+// Inlined into RelationOf: a call per relation costs batches of 100 about 8%.
+[[gnu::always_inline]] inline Relation Graph::FollowRelationOf(InternalId a, InternalId b) const {
   if (a == b) return Relation::kNone;
   const UserRecord& ua = users_[a];
   // "Does b follow a?" is answered by a's own fan list when it is short (most users: one block,
@@ -48,6 +40,15 @@ Relation Graph::FollowRelationOf(InternalId a, InternalId b) const {
   if (own_fans) return ua.fans.ShortContainsPeer(b) ? Relation::kFollowedBy : Relation::kNone;
   const FollowingList& fb = users_[b].following;
   return fb.FindPeer(a) < fb.size() ? Relation::kFollowedBy : Relation::kNone;
+}
+
+Relation Graph::RelationOf(InternalId a, InternalId b) const {
+  const Relation follows = FollowRelationOf(a, b);
+  // Users without blocks or requests (nearly all) pay one bit test for them.
+  if (__builtin_expect((users_[a].access & kHasAccessBit) != 0, 0)) {
+    return follows | AccessRelation(a, b);
+  }
+  return follows;
 }
 
 Relation Graph::ViewerRelation(InternalId viewer, InternalId other) const {
