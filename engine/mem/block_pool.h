@@ -6,8 +6,8 @@
 // classes and frees a block at every step. SlabAllocator (the graph's) keeps a free list per
 // class. So when many buffers grow together, as every author's ring does while posts arrive,
 // the blocks they leave behind pile up in classes that nobody asks for any more. At 27 posts
-// per author the rings' slab held about twice the bytes of the entries
-// (docs/history.md). Here each 16 KiB run holds blocks of one class, and knows how many
+// per author the rings' slab held about twice the bytes of the entries.
+// Here each 16 KiB run holds blocks of one class, and knows how many
 // are in use. A run whose blocks are all free goes back to the pool, where any class can
 // take it, as a size-class allocator such as jemalloc does with its pages. Blocks still have
 // no header: a block's run is found by masking its address (runs are aligned), and the

@@ -1,7 +1,7 @@
 // Memory for the engine's large arrays, backed by transparent huge pages where the kernel
 // offers them (madvise mode). Why: the graph is read at random; with 4 KiB pages nearly every
 // access to a 100+ MiB structure also misses the TLB, which costs about a third of a lookup on
-// the machines we measured (docs/history.md). Small requests use the ordinary heap.
+// the machines we measured. Small requests use the ordinary heap.
 //
 // Thread-safety: the functions are thread-safe; HugePageAllocator is stateless.
 #pragma once
