@@ -25,13 +25,13 @@
 #include <cstring>
 #include <map>
 #include <random>
-#include <set>
 #include <thread>
 #include <vector>
 
 #include "engine/db.h"
 #include "engine/durable/wal_records.h"
 #include "storage/wal/wal_reader.h"
+#include "tests/engine/graph_state_model.h"
 #include "tests/storage/test_dir.h"
 
 namespace relgraph {
@@ -154,83 +154,43 @@ void Collect(int fd, std::vector<Ack>* acks, std::string* partial, int timeout_m
   }
 }
 
-// The state a replay of the whole WAL must give, kept by the rules of docs/access.md with
-// plain maps: follow edges and blocks by (from, to), requests by (requester, target).
-struct AccessModel {
-  using Pair = std::pair<UserId, UserId>;
-  std::map<Pair, TimestampMs> edges, blocks, requests;
-  std::set<UserId> private_users;
-
-  void ForgetPair(UserId a, UserId b) {
-    for (auto* m : {&edges, &requests}) {
-      m->erase({a, b});
-      m->erase({b, a});
-    }
+// Replays one WAL record into the model, by the rules of docs/access.md.
+void ApplyRecord(const WalOp& op, testing::GraphStateModel* m) {
+  switch (op.type) {
+    case WalRecordType::kFollow:
+      m->Follow(op.a, op.b, op.ts);
+      break;
+    case WalRecordType::kUnfollow:
+      m->Unfollow(op.a, op.b);
+      break;
+    case WalRecordType::kRemoveUser:
+      m->RemoveUser(op.a);
+      break;
+    case WalRecordType::kBlock:
+      m->Block(op.a, op.b, op.ts);
+      break;
+    case WalRecordType::kUnblock:
+      m->Unblock(op.a, op.b);
+      break;
+    case WalRecordType::kSetPrivate:
+      m->SetPrivate(op.a, op.flags != 0, op.ts);
+      break;
+    case WalRecordType::kRequest:
+      m->Request(op.a, op.b, op.ts);
+      break;
+    case WalRecordType::kApprove:  // a is the target
+      m->Approve(op.a, op.b, op.ts);
+      break;
+    case WalRecordType::kReject:  // a is the target
+      m->RemoveRequest(op.b, op.a);
+      break;
+    case WalRecordType::kWithdraw:
+      m->RemoveRequest(op.a, op.b);
+      break;
+    default:
+      break;  // feed, cursor, epoch records: not written by this test's child
   }
-  void Apply(const WalOp& op) {
-    const UserId a = op.a, b = op.b;
-    switch (op.type) {
-      case WalRecordType::kFollow:
-        edges[{a, b}] = op.ts;
-        break;
-      case WalRecordType::kUnfollow:
-        edges.erase({a, b});
-        break;
-      case WalRecordType::kRemoveUser:
-        for (auto* m : {&edges, &blocks, &requests}) {
-          std::erase_if(
-              *m, [&](const auto& kv) { return kv.first.first == a || kv.first.second == a; });
-        }
-        private_users.erase(a);
-        break;
-      case WalRecordType::kBlock:
-        ForgetPair(a, b);
-        blocks[{a, b}] = op.ts;
-        break;
-      case WalRecordType::kUnblock:
-        blocks.erase({a, b});
-        break;
-      case WalRecordType::kSetPrivate:
-        if (op.flags != 0) {
-          private_users.insert(a);
-          break;
-        }
-        private_users.erase(a);
-        for (auto it = requests.begin(); it != requests.end();) {  // going public approves
-          if (it->first.second != a) {
-            ++it;
-            continue;
-          }
-          edges[it->first] = op.ts;
-          it = requests.erase(it);
-        }
-        break;
-      case WalRecordType::kRequest:
-        requests[{a, b}] = op.ts;
-        break;
-      case WalRecordType::kApprove:  // a is the target
-        requests.erase({b, a});
-        edges[{b, a}] = op.ts;
-        break;
-      case WalRecordType::kReject:
-        requests.erase({b, a});
-        break;
-      case WalRecordType::kWithdraw:
-        requests.erase({a, b});
-        break;
-      default:
-        break;  // feed, cursor, epoch records: not written by this test's child
-    }
-  }
-  static AccessModel Of(const Graph& g) {
-    AccessModel m;
-    g.ForEachEdge([&](UserId a, UserId b, TimestampMs ts) { m.edges[{a, b}] = ts; });
-    g.ForEachBlock([&](UserId a, UserId b, TimestampMs ts) { m.blocks[{a, b}] = ts; });
-    g.ForEachRequest([&](UserId t, UserId r, TimestampMs ts) { m.requests[{r, t}] = ts; });
-    g.ForEachPrivate([&](UserId u) { m.private_users.insert(u); });
-    return m;
-  }
-};
+}
 
 TEST_CASE(
     "crash: SIGKILL at random moments (also mid-snapshot) never loses an acknowledged write") {
@@ -273,7 +233,7 @@ TEST_CASE(
     const uint64_t recovered = (*db)->recovery().last_lsn;
     if (!acked.empty()) REQUIRE(recovered >= acked.rbegin()->first);
 
-    AccessModel model;
+    testing::GraphStateModel model;
     uint64_t first_lsn = 0;
     access_acks = 0;
     auto scan = ScanWal(Env::Posix(), dir.path(), {}, [&](const WalRecordView& r) {
@@ -289,14 +249,15 @@ TEST_CASE(
                                     " differs: " + DescribeWalRecord(r.type, r.payload));
         }
       }
-      model.Apply(*op);
+      ApplyRecord(*op, &model);
       if (op->is_access_op() && acked.contains(r.lsn)) ++access_acks;
       return Status::OK();
     });
     REQUIRE_MESSAGE(scan.ok(), scan.status().ToString());
     REQUIRE(scan->last_lsn == recovered);
     if (recovered > 0) REQUIRE(first_lsn == 1);  // the replay below is the whole history
-    const AccessModel got = (*db)->Read([](const Graph& g) { return AccessModel::Of(g); });
+    const testing::GraphStateModel got =
+        (*db)->Read([](const Graph& g) { return testing::GraphStateModel::Of(g); });
     CHECK(got.edges == model.edges);
     CHECK(got.blocks == model.blocks);
     CHECK(got.requests == model.requests);

@@ -14,6 +14,7 @@
 
 #include "engine/db.h"
 #include "engine/graph/clock.h"
+#include "tests/engine/graph_state_model.h"
 #include "tests/storage/test_dir.h"
 
 namespace relgraph {
@@ -173,12 +174,9 @@ void CheckEvents(const std::vector<ChangeEvent>& got, const std::vector<ChangeEv
 
 // The state a subscriber rebuilds from events alone.
 struct Rebuilt {
-  std::map<std::pair<UserId, UserId>, TimestampMs> edges;
+  testing::GraphStateModel graph;  // edges, blocks, requests, private users
   std::map<UserId, std::set<std::tuple<PostId, TimestampMs, uint8_t>>> posts;
   std::map<UserId, std::set<UserId>> mutes, hides;
-  std::map<std::pair<UserId, UserId>, TimestampMs> blocks;    // (blocker, blocked)
-  std::map<std::pair<UserId, UserId>, TimestampMs> requests;  // (requester, target)
-  std::set<UserId> private_users;
 
   void Apply(const ChangeEvent& e) {
     auto erase_post = [&](UserId author, PostId post) {
@@ -186,20 +184,13 @@ struct Rebuilt {
     };
     switch (e.kind) {
       case ChangeKind::kFollow:
-        edges[{e.a, e.b}] = e.ts;
+        graph.Follow(e.a, e.b, e.ts);
         break;
       case ChangeKind::kUnfollow:
-        edges.erase({e.a, e.b});
+        graph.Unfollow(e.a, e.b);
         break;
       case ChangeKind::kRemoveUser:
-        std::erase_if(
-            edges, [&](const auto& kv) { return kv.first.first == e.a || kv.first.second == e.a; });
-        for (auto* pairs : {&blocks, &requests}) {
-          std::erase_if(*pairs, [&](const auto& kv) {
-            return kv.first.first == e.a || kv.first.second == e.a;
-          });
-        }
-        private_users.erase(e.a);
+        graph.RemoveUser(e.a);
         posts.erase(e.a);
         mutes.erase(e.a);
         hides.erase(e.a);
@@ -227,65 +218,41 @@ struct Rebuilt {
       case ChangeKind::kEpoch:
         FAIL("cursor and epoch records are never events");
         break;
-      case ChangeKind::kBlock:  // the flags say what went; a consumer may also just erase
-        CHECK(((e.flags & kBlockUnfollowed) != 0) == (edges.erase({e.a, e.b}) > 0));
-        CHECK(((e.flags & kBlockLostFollower) != 0) == (edges.erase({e.b, e.a}) > 0));
-        CHECK(((e.flags & kBlockDroppedRequest) != 0) ==
-              (requests.erase({e.a, e.b}) + requests.erase({e.b, e.a}) > 0));
-        blocks[{e.a, e.b}] = e.ts;
+      case ChangeKind::kBlock: {  // the flags say what went; a consumer may also just erase
+        const auto severed = graph.Block(e.a, e.b, e.ts);
+        CHECK(((e.flags & kBlockUnfollowed) != 0) == severed.unfollowed);
+        CHECK(((e.flags & kBlockLostFollower) != 0) == severed.lost_follower);
+        CHECK(((e.flags & kBlockDroppedRequest) != 0) == severed.request);
         break;
+      }
       case ChangeKind::kUnblock:
-        blocks.erase({e.a, e.b});
+        graph.Unblock(e.a, e.b);
         break;
       case ChangeKind::kSetPrivate:
-        if (e.flags != 0) {
-          private_users.insert(e.a);
-          break;
-        }
-        private_users.erase(e.a);
-        for (auto it = requests.begin(); it != requests.end();) {  // going public approves
-          if (it->first.second != e.a) {
-            ++it;
-            continue;
-          }
-          edges[it->first] = e.ts;
-          it = requests.erase(it);
-        }
+        graph.SetPrivate(e.a, e.flags != 0, e.ts);
         break;
       case ChangeKind::kRequest:
-        requests[{e.a, e.b}] = e.ts;
+        graph.Request(e.a, e.b, e.ts);
         break;
-      case ChangeKind::kApprove:
-        requests.erase({e.b, e.a});
-        edges[{e.b, e.a}] = e.ts;
+      case ChangeKind::kApprove:  // a is the target
+        graph.Approve(e.a, e.b, e.ts);
         break;
-      case ChangeKind::kReject:
-        requests.erase({e.b, e.a});
+      case ChangeKind::kReject:  // a is the target
+        graph.RemoveRequest(e.b, e.a);
         break;
       case ChangeKind::kWithdraw:
-        requests.erase({e.a, e.b});
+        graph.RemoveRequest(e.a, e.b);
         break;
     }
   }
 
   void CheckAgainst(Db& db) {
-    std::map<std::pair<UserId, UserId>, TimestampMs> real;
-    db.Read([&](const Graph& g) {
-      g.ForEachEdge([&](UserId a, UserId b, TimestampMs ts) { real[{a, b}] = ts; });
-      return 0;
-    });
-    CHECK(real == edges);
-    std::map<std::pair<UserId, UserId>, TimestampMs> real_blocks, real_requests;
-    std::set<UserId> real_private;
-    db.Read([&](const Graph& g) {
-      g.ForEachBlock([&](UserId a, UserId b, TimestampMs ts) { real_blocks[{a, b}] = ts; });
-      g.ForEachRequest([&](UserId t, UserId r, TimestampMs ts) { real_requests[{r, t}] = ts; });
-      g.ForEachPrivate([&](UserId u) { real_private.insert(u); });
-      return 0;
-    });
-    CHECK(real_blocks == blocks);
-    CHECK(real_requests == requests);
-    CHECK(real_private == private_users);
+    const testing::GraphStateModel real =
+        db.Read([](const Graph& g) { return testing::GraphStateModel::Of(g); });
+    CHECK(real.edges == graph.edges);
+    CHECK(real.blocks == graph.blocks);
+    CHECK(real.requests == graph.requests);
+    CHECK(real.private_users == graph.private_users);
     for (UserId u = 1; u <= 25; ++u) {
       FeedPageRequest req;
       req.limit = 100;
