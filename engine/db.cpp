@@ -476,13 +476,6 @@ auto PairRecord(WalRecordType type, uint64_t a, uint64_t b, TimestampMs now) {
   };
 }
 
-// The feed's view of each edge a block or an approval changes.
-Graph::EdgeHook FeedHook(Graph& g, Feed& feed) {
-  return [&g, &feed](InternalId a, InternalId b, bool created) {
-    created ? feed.OnFollow(g, a, b) : feed.OnUnfollow(g, a, b);
-  };
-}
-
 }  // namespace
 
 Result<FollowOutcome> Db::Follow(UserId a, UserId b, uint64_t* commit_lsn) {
@@ -525,9 +518,15 @@ Result<uint64_t> Db::RemoveUser(UserId a, uint64_t* commit_lsn) {
       commit_lsn);
 }
 
+Graph::EdgeHook Db::FeedHook(Graph& g) {
+  return [&g, feed = feed_.get()](InternalId a, InternalId b, bool created) {
+    created ? feed->OnFollow(g, a, b) : feed->OnUnfollow(g, a, b);
+  };
+}
+
 Result<BlockOutcome> Db::Block(UserId a, UserId b, uint64_t* commit_lsn) {
   return Mutate<BlockOutcome>(
-      [&](Graph& g) { return g.Block(a, b, FeedHook(g, *feed_)); },
+      [&](Graph& g) { return g.Block(a, b, FeedHook(g)); },
       [&](const BlockOutcome& o) -> MaybeRecord {
         if (!o.created) return std::nullopt;
         return {{WalRecordType::kBlock, EncodeBlockRecord(a, b, o.ts, BlockRecordFlags(o))}};
@@ -542,7 +541,7 @@ Result<bool> Db::Unblock(UserId a, UserId b, uint64_t* commit_lsn) {
 
 Result<SetPrivateOutcome> Db::SetPrivate(UserId a, bool on, uint64_t* commit_lsn) {
   return Mutate<SetPrivateOutcome>(
-      [&](Graph& g) { return g.SetPrivate(a, on, FeedHook(g, *feed_)); },
+      [&](Graph& g) { return g.SetPrivate(a, on, FeedHook(g)); },
       [&](const SetPrivateOutcome& o) -> MaybeRecord {
         if (!o.changed) return std::nullopt;
         return {{WalRecordType::kSetPrivate, EncodeSetPrivateRecord(a, o.ts, on)}};
@@ -552,7 +551,7 @@ Result<SetPrivateOutcome> Db::SetPrivate(UserId a, bool on, uint64_t* commit_lsn
 
 Result<FollowOutcome> Db::Approve(UserId target, UserId requester, uint64_t* commit_lsn) {
   return Mutate<FollowOutcome>(
-      [&](Graph& g) { return g.Approve(target, requester, FeedHook(g, *feed_)); },
+      [&](Graph& g) { return g.Approve(target, requester, FeedHook(g)); },
       [&](const FollowOutcome& o) -> MaybeRecord {
         const uint8_t flags = Has(o.relation, Relation::kMutual) ? kFollowBecameFriends : 0;
         return {

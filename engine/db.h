@@ -266,6 +266,9 @@ class Db {
   // graph's access state (copied with the image), then the feed's users.
   Status WriteGraphImage(size_t users, SnapshotWriter* writer);
   Status WriteFeedState(const Graph::AccessImage& access, SnapshotWriter* writer);
+  // The feed's view of each edge a block, an approval or going public changes (live and
+  // replicated alike). REQUIRES, when it runs: mu_ held exclusively and feed_mu_.
+  Graph::EdgeHook FeedHook(Graph& g);
   // Appends under the caller's exclusive lock; returns the LSN to commit (0: nothing logged).
   TimestampMs NowMs() const;  // the engine clock's time, for records that carry one
   Result<uint64_t> Log(WalRecordType type, std::string_view payload);

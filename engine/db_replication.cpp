@@ -177,9 +177,7 @@ Status Db::ApplyReplicated(std::span<const ReplicatedRecord> records, uint64_t* 
         case WalRecordType::kWithdraw:
           // Ensure forms: they establish the record's outcome whatever they meet (the
           // primary's checks decided it); edges they change go through the feed's hooks.
-          s = ApplyAccessOp(*op, g, [this, &g](InternalId a, InternalId b, bool created) {
-            created ? feed_->OnFollow(g, a, b) : feed_->OnUnfollow(g, a, b);
-          });
+          s = ApplyAccessOp(*op, g, FeedHook(g));
           break;
       }
       if (!s.ok()) {

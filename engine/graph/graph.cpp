@@ -163,9 +163,7 @@ Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool
     if (bi != kNoInternalId) {
       const size_t i = following.FindPeer(bi);
       if (i < following.size()) {
-        Relation r = following.MutualAt(i) ? Relation::kMutual : Relation::kFollowing;
-        if (access) r = r | AccessRelation(ai, bi);
-        return FollowOutcome{false, r, following.TsAt(i)};
+        return FollowOutcome{false, EdgeRelation(ai, bi, following.MutualAt(i)), following.TsAt(i)};
       }
       if (access && (blocks_.Contains(ai, bi) || blocks_.Contains(bi, ai))) {
         // The same words whichever side blocks (docs/access.md).

@@ -74,11 +74,6 @@ bool Graph::RemovePair(PairLists& lists, InternalId owner, InternalId peer) {
   return true;
 }
 
-Relation Graph::EdgeRelation(InternalId a, InternalId b, bool mutual) const {
-  const Relation r = mutual ? Relation::kMutual : Relation::kFollowing;
-  return (users_[a].access & kHasAccessBit) != 0 ? r | AccessRelation(a, b) : r;
-}
-
 // ---- blocks ---------------------------------------------------------------------------------
 
 void Graph::SeverPair(InternalId a, InternalId b, BlockOutcome* outcome, const EdgeHook& on_edge) {

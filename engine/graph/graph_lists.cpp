@@ -43,12 +43,7 @@ Status Graph::CheckPageRequest(UserId a, const PageRequest& r) {
 }
 
 Relation Graph::RelationOf(InternalId a, InternalId b) const {
-  const Relation follows = FollowRelationOf(a, b);
-  // Users without blocks or requests (nearly all) pay one bit test for them.
-  if (__builtin_expect((users_[a].access & kHasAccessBit) != 0, 0)) {
-    return follows | AccessRelation(a, b);
-  }
-  return follows;
+  return WithAccess(a, b, FollowRelationOf(a, b));
 }
 
 Relation Graph::ViewerRelation(InternalId viewer, InternalId other) const {

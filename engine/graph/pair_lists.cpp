@@ -67,10 +67,8 @@ bool PairLists::NamedIn(InternalId owner, InternalId peer) const {
 }
 
 bool PairLists::Remove(InternalId owner, InternalId peer, const FanContext& ctx) {
-  const PairInfo* info = pairs_.Find(Key(owner, peer));
-  if (info == nullptr) return false;
-  const PairInfo removed = *info;
-  pairs_.Erase(Key(owner, peer));
+  PairInfo removed;
+  if (!pairs_.Erase(Key(owner, peer), &removed)) return false;
   auto list = lists_.find(owner);
   list->second.Erase({removed.ts, ctx.order.External(peer)}, ctx);
   if (list->second.size() == 0) {

@@ -58,13 +58,15 @@ class FlatHashMap {
     return {&slots_[i].value, true};
   }
 
-  // Removes key; false when it was absent. The slots after it in its run move back.
-  bool Erase(uint64_t key) {
+  // Removes key, copying its value to *removed when given; false when it was absent. The
+  // slots after it in its run move back.
+  bool Erase(uint64_t key, Value* removed = nullptr) {
     if (size_ == 0) return false;
     size_t hole = Home(key);
     for (; slots_[hole].key != key; hole = Next(hole)) {
       if (slots_[hole].key == kEmptyKey) return false;
     }
+    if (removed != nullptr) *removed = slots_[hole].value;
     // Backward shift: move each later entry of the run into the hole unless its home lies
     // cyclically in (hole, entry], where it must stay reachable from.
     for (size_t i = Next(hole); slots_[i].key != kEmptyKey; i = Next(i)) {

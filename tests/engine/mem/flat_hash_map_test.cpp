@@ -57,7 +57,14 @@ TEST_CASE("flat hash map: random operations match std::unordered_map") {
           want.at(key).pos = static_cast<uint32_t>(op);
         }
       } else if (dice < 8) {
-        REQUIRE(got.Erase(key) == (want.erase(key) == 1));
+        Value removed{-1, 0};
+        auto it = want.find(key);
+        REQUIRE(got.Erase(key, &removed) == (it != want.end()));
+        if (it != want.end()) {
+          CHECK(removed.ts == it->second.ts);
+          CHECK(removed.pos == it->second.pos);
+          want.erase(it);
+        }
       } else {
         const Value* f = got.Find(key);
         auto it = want.find(key);
