@@ -6,7 +6,9 @@ set -euo pipefail
 packages=(g++ cmake make pkg-config libboost-dev libboost-container-dev libxxhash-dev liblz4-dev
           zlib1g-dev doctest-dev
           libnats-dev nats-server  # the JetStream bridge, and the server its tests start
-          dpkg-dev file systemd)   # cpack -G DEB, and systemd-analyze for the unit's test
+          dpkg-dev file systemd    # cpack -G DEB, and systemd-analyze for the unit's test
+          redis-server libhiredis-dev postgresql libpq-dev  # relgraph-bench's comparison targets
+          gnuplot-nox)             # tools/compare.sh's charts
 if [ "${RELGRAPH_WITH_CLANG:-0}" = 1 ]; then
   packages+=(clang libclang-rt-dev)
 fi

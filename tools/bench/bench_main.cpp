@@ -14,6 +14,7 @@
 
 #include "tools/bench/access_workloads.h"
 #include "tools/bench/bench_report.h"
+#include "tools/bench/design_workloads.h"
 #include "tools/bench/durability_workloads.h"
 #include "tools/bench/feed_workloads.h"
 #include "tools/bench/server_workloads.h"
@@ -28,7 +29,10 @@ constexpr const char* kUsage = R"(usage: relgraph-bench [flags]
 Loads a follow graph into relgraph and measures workloads, one row each.
 
   --target=embedded      where to run: embedded (the in-process engine; the durability
-                         workloads run a Db on local disk) or server (over TCP, see below)
+                         workloads run a Db on local disk), server (relgraphd over TCP, see
+                         below), redis://HOST:PORT (the Redis sorted-set design) or
+                         postgres://USER@HOST:PORT/DB (the relational design on PostgreSQL);
+                         docs/comparison.md describes both designs
   --edges=N              edges to generate (default 10000000)
   --seed=S               generator and sampling seed (default 1)
   --dataset=PATH         load a SNAP edge list (plain or .gz) instead of generating
@@ -56,21 +60,21 @@ Loads a follow graph into relgraph and measures workloads, one row each.
   --open-only=DIR        internal: open DIR as a Db, print "<edges> <seconds>", exit (the
                          snapshot workload runs its recovery_snapshot_restart row this way)
 
-With --target=server (start relgraphd with --rate-limit=off, or `load` is throttled):
-  --server=HOST:PORT     the server (default 127.0.0.1:7707)
+Over TCP (--target=server, redis://..., postgres://...):
+  --server=HOST:PORT     relgraphd (default 127.0.0.1:7707); start it with --rate-limit=off,
+                         or `load` is throttled
   --token=TOKEN          its auth token, if it has one
   --connections=N        client connections of the pipelined rows (default 4)
-  --pipeline=D           requests per round trip of the pipelined rows (default 64)
-  --latency-ops=N        requests of each *_unpipelined row (default 50000)
-  --idle-connections=N   idle connections of the idle_connections row (default 10000)
-  --busy-connections=N   busy connections beside them (default 200)
-  --nats=URL             bridge_delay: the NATS server a running relgraph-bridge feeds
-  --bridge-rate=N        bridge_delay: follows per second (default 5000; --latency-ops of them)
-  --replica=HOST:PORT    replica_lag: a replica of --server (relgraphd --replica-of)
-  workloads: load ping relation following_page fans_page counts publish
-             timeline_first_page, each pipelined, and ping_unpipelined relation_unpipelined
-             following_page_unpipelined fans_page_unpipelined counts_unpipelined
-             publish_unpipelined timeline_first_page_unpipelined (one connection, p50/p99),
+  --pipeline=D           operations per round trip of the pipelined rows (default 64)
+  --latency-ops=N        operations of each *_unpipelined row (default 50000)
+  --no-load              the server already holds the graph (the same --edges/--seed or
+                         --dataset): skip `load`, still read its memory
+  rows of every target, each also as <row>_unpipelined (one connection, p50/p99) but load:
+             load relation relations_100 following_page fans_page fans_page_deep
+             friends_page counts follow unfollow publish timeline_first_page
+             (tools/bench/design_workloads.h says what each does)
+  rows of relgraphd only (--target=server):
+             ping, ping_unpipelined,
              idle_connections (server memory per idle connection; needs open files for
              idle + busy connections on both sides: ulimit -n),
              stream_catch_up (one subscriber reads the whole stream, events/s),
@@ -78,8 +82,14 @@ With --target=server (start relgraphd with --rate-limit=off, or `load` is thrott
              replica_lag (primary's ack to the replica showing it, under pipelined follows),
              follow_subscribers_0, _1, _4 (pipelined follows of new edges with 0, 1 or 4
              change-stream subscribers reading everything; needs a server with --data-dir)
+  --idle-connections=N   idle connections of the idle_connections row (default 10000)
+  --busy-connections=N   busy connections beside them (default 200)
+  --nats=URL             bridge_delay: the NATS server a running relgraph-bridge feeds
+  --bridge-rate=N        bridge_delay: follows per second (default 5000; --latency-ops of them)
+  --replica=HOST:PORT    replica_lag: a replica of --server (relgraphd --replica-of)
+  Default rows: every shared row, and for relgraphd ping and ping_unpipelined.
 
-The graph is always loaded; `load` only decides whether its row is printed.
+Unless --no-load, the graph is always loaded; `load` only decides whether its row is printed.
 )";
 
 struct Flags {
@@ -96,6 +106,7 @@ struct Flags {
   uint64_t wal_ops = 1'000'000;
   uint64_t writers = 256;
   std::string data_dir;
+  bool no_load = false;
   ServerFlags server;
 };
 
@@ -119,10 +130,13 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
       return Status::OK();
     };
     if (key == "--target") {
-      if (value != "embedded" && value != "server") {
-        return Status::InvalidArgument("--target is embedded or server, not " + value);
+      if (value != "embedded" && !IsDesignTarget(value)) {
+        return Status::InvalidArgument(
+            "--target is embedded, server, redis://HOST:PORT or postgres://..., not " + value);
       }
       f->target = value;
+    } else if (arg == "--no-load") {
+      f->no_load = true;
     } else if (key == "--replica") {
       f->server.replica = value;
     } else if (key == "--nats") {
@@ -190,6 +204,7 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
       std::set<std::string> known(Workloads::Names().begin(), Workloads::Names().end());
       known.insert(DurabilityWorkloads::Names().begin(), DurabilityWorkloads::Names().end());
       known.insert(ServerWorkloads::Names().begin(), ServerWorkloads::Names().end());
+      known.insert(DesignWorkloads::Names().begin(), DesignWorkloads::Names().end());
       known.insert(FeedWorkloads::Names().begin(), FeedWorkloads::Names().end());
       known.insert(AccessWorkloads::Names().begin(), AccessWorkloads::Names().end());
       std::stringstream ss(value);
@@ -211,32 +226,64 @@ Result<GeneratedGraph> LoadOrGenerate(const Flags& flags) {
   return GenerateGraph(flags.edges, flags.seed, flags.max_following);
 }
 
-// Generates (or loads) the graph here, then runs the server workloads against a relgraphd.
-int RunServerTarget(const Flags& flags) {
+// Generates (or loads) the graph here, then runs the rows against a server: relgraphd, Redis
+// or PostgreSQL.
+int RunRemoteTarget(const Flags& flags) {
   auto loaded = LoadOrGenerate(flags);
   if (!loaded.ok()) {
     std::cerr << "relgraph-bench: " << loaded.status().message() << "\n";
     return 1;
   }
   const GeneratedGraph data = std::move(*loaded);
+  const bool relgraph = flags.target == "server";
+  const auto& shared = DesignWorkloads::Names();
+  const auto& own = ServerWorkloads::Names();
   std::set<std::string> wanted(flags.workloads.begin(), flags.workloads.end());
-  if (wanted.empty())
-    wanted.insert(ServerWorkloads::Names().begin(), ServerWorkloads::Names().end());
+  if (wanted.empty()) {
+    wanted.insert(shared.begin(), shared.end());
+    if (relgraph) wanted.insert({"ping", "ping_unpipelined"});
+  }
+  for (const std::string& w : wanted) {
+    if (std::find(shared.begin(), shared.end(), w) != shared.end()) continue;
+    if (relgraph && std::find(own.begin(), own.end(), w) != own.end()) continue;
+    std::cerr << "relgraph-bench: workload '" << w << "' does not run against " << flags.target
+              << " (see --help)\n";
+    return 2;
+  }
+  const std::string where = relgraph ? "relgraphd " + flags.server.client.host + ":" +
+                                           std::to_string(flags.server.client.port)
+                                     : flags.target;
   PrintHeader(std::cout, flags.csv,
-              "target server, " + data.description + "; server " + flags.server.client.host + ":" +
-                  std::to_string(flags.server.client.port) + ", " +
+              "target " + where + ", " + data.description + "; " +
                   std::to_string(flags.server.connections) + " connections, pipeline " +
                   std::to_string(flags.server.pipeline));
-  ServerWorkloads workloads(data, flags.server, flags.seed);
-  for (const std::string& name : ServerWorkloads::Names()) {
-    if (!wanted.count(name)) continue;
-    auto r = workloads.Run(name);
-    if (!r.ok()) {
-      std::cerr << "relgraph-bench: " << name << ": " << r.status().ToString() << "\n";
-      return 1;
+  auto fail = [](const std::string& name, const Status& s) {
+    std::cerr << "relgraph-bench: " << name << ": " << s.ToString() << "\n";
+    return 1;
+  };
+  DesignWorkloads rows(data, flags.server, flags.target, flags.max_following, flags.seed,
+                       flags.no_load);
+  for (const std::string& name : shared) {
+    if (name != "load" && !wanted.count(name)) continue;
+    auto r = rows.Run(name);
+    if (!r.ok()) return fail(name, r.status());
+    if (name == "load") {
+      if (wanted.count("load") && !flags.no_load) PrintWorkload(std::cout, flags.csv, *r);
+      if (!flags.csv) PrintMemory(std::cout, false, rows.memory());
+    } else {
+      PrintWorkload(std::cout, flags.csv, *r);
     }
-    PrintWorkload(std::cout, flags.csv, *r);
   }
+  if (relgraph) {
+    ServerWorkloads workloads(data, flags.server, flags.seed);
+    for (const std::string& name : own) {
+      if (!wanted.count(name)) continue;
+      auto r = workloads.Run(name);
+      if (!r.ok()) return fail(name, r.status());
+      PrintWorkload(std::cout, flags.csv, *r);
+    }
+  }
+  if (flags.csv) PrintMemory(std::cout, true, rows.memory());
   return 0;
 }
 
@@ -306,7 +353,7 @@ int Main(int argc, char** argv) {
     return 2;
   }
   flags.server.ops = flags.ops;
-  if (flags.target == "server") return RunServerTarget(flags);
+  if (flags.target != "embedded") return RunRemoteTarget(flags);
   std::set<std::string> wanted(flags.workloads.begin(), flags.workloads.end());
   if (wanted.empty()) {
     wanted.insert(Workloads::Names().begin(), Workloads::Names().end());

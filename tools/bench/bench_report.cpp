@@ -4,14 +4,24 @@
 #include <iomanip>
 
 namespace relgraph::bench {
+namespace {
+
+// A CSV field: quoted, with quotes doubled.
+std::string CsvText(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
 
 void PrintHeader(std::ostream& out, bool csv, const std::string& description) {
   if (csv) {
-    out << "workload,ops,seconds,ops_per_sec,p50_us,p99_us\n";
+    out << "workload,ops,seconds,ops_per_sec,p50_us,p99_us,note\n";
     return;
   }
   out << "relgraph-bench, " << description << "\n";
-  out << std::left << std::setw(22) << "workload" << std::right << std::setw(12) << "ops"
+  out << std::left << std::setw(34) << "workload" << std::right << std::setw(12) << "ops"
       << std::setw(10) << "seconds" << std::setw(14) << "ops/s" << std::setw(10) << "p50 us"
       << std::setw(10) << "p99 us"
       << "\n";
@@ -20,17 +30,17 @@ void PrintHeader(std::ostream& out, bool csv, const std::string& description) {
 void PrintWorkload(std::ostream& out, bool csv, const WorkloadResult& r) {
   char line[256];
   if (csv) {
-    std::snprintf(line, sizeof line, "%s,%llu,%.4f,%.0f,%.3f,%.3f\n", r.name.c_str(),
+    std::snprintf(line, sizeof line, "%s,%llu,%.4f,%.0f,%.3f,%.3f,", r.name.c_str(),
                   static_cast<unsigned long long>(r.ops), r.seconds, r.ops_per_sec(), r.p50_us,
                   r.p99_us);
-    out << line;
+    out << line << CsvText(r.note) << "\n";
     return;
   }
   if (r.p50_us == 0 && r.p99_us == 0) {  // a workload timed as a whole: no per-op latency
-    std::snprintf(line, sizeof line, "%-22s%12llu%10.3f%14.0f%10s%10s", r.name.c_str(),
+    std::snprintf(line, sizeof line, "%-34s%12llu%10.3f%14.0f%10s%10s", r.name.c_str(),
                   static_cast<unsigned long long>(r.ops), r.seconds, r.ops_per_sec(), "-", "-");
   } else {
-    std::snprintf(line, sizeof line, "%-22s%12llu%10.3f%14.0f%10.3f%10.3f", r.name.c_str(),
+    std::snprintf(line, sizeof line, "%-34s%12llu%10.3f%14.0f%10.3f%10.3f", r.name.c_str(),
                   static_cast<unsigned long long>(r.ops), r.seconds, r.ops_per_sec(), r.p50_us,
                   r.p99_us);
   }
@@ -43,11 +53,22 @@ void PrintWorkload(std::ostream& out, bool csv, const WorkloadResult& r) {
 void PrintMemory(std::ostream& out, bool csv, const MemoryRow& m) {
   char line[256];
   if (csv) {
-    std::snprintf(line, sizeof line, "memory,%llu,%llu,%llu,%.2f\n",
+    std::snprintf(line, sizeof line, "memory,%llu,%llu,%llu,%.2f,",
                   static_cast<unsigned long long>(m.users),
                   static_cast<unsigned long long>(m.edges),
                   static_cast<unsigned long long>(m.rss_bytes), m.bytes_per_edge());
-    out << line;
+    const std::string note = m.source.empty()
+                                 ? "resident memory the graph added; engine: " + m.breakdown
+                                 : m.source + ": " + m.breakdown;
+    out << line << CsvText(note) << "\n";
+    return;
+  }
+  if (!m.source.empty()) {
+    std::snprintf(line, sizeof line, "memory: %llu edges, %.1f MiB by %s = %.2f bytes/edge (",
+                  static_cast<unsigned long long>(m.edges),
+                  static_cast<double>(m.rss_bytes) / (1 << 20), m.source.c_str(),
+                  m.bytes_per_edge());
+    out << line << m.breakdown << ")\n";
     return;
   }
   std::snprintf(

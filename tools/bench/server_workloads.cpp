@@ -29,42 +29,16 @@ uint64_t Mix(uint64_t x) {
 
 ServerWorkloads::ServerWorkloads(const GeneratedGraph& data, const ServerFlags& flags,
                                  uint64_t seed)
-    : data_(data),
-      flags_(flags),
-      seed_(seed),
-      // Post ids: the wall clock in ms, shifted past any run's request numbers, so running the
-      // benchmark twice against one server does not publish duplicates.
-      next_post_(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                           std::chrono::system_clock::now().time_since_epoch())
-                                           .count())
-                 << 22) {
-  std::unordered_set<UserId> from, to;
-  for (const BenchEdge& e : data.edges) {
-    from.insert(e.follower);
-    to.insert(e.followee);
-  }
+    : data_(data), flags_(flags), seed_(seed) {
+  std::unordered_set<UserId> from;
+  for (const BenchEdge& e : data.edges) from.insert(e.follower);
   followers_.assign(from.begin(), from.end());
-  followees_.assign(to.begin(), to.end());
   std::sort(followers_.begin(), followers_.end());
-  std::sort(followees_.begin(), followees_.end());
 }
 
 const std::vector<std::string>& ServerWorkloads::Names() {
-  static const std::vector<std::string> names = {"load",
-                                                 "ping",
-                                                 "relation",
-                                                 "following_page",
-                                                 "fans_page",
-                                                 "counts",
-                                                 "publish",
-                                                 "timeline_first_page",
+  static const std::vector<std::string> names = {"ping",
                                                  "ping_unpipelined",
-                                                 "relation_unpipelined",
-                                                 "following_page_unpipelined",
-                                                 "fans_page_unpipelined",
-                                                 "counts_unpipelined",
-                                                 "publish_unpipelined",
-                                                 "timeline_first_page_unpipelined",
                                                  "idle_connections",
                                                  "stream_catch_up",
                                                  "bridge_delay",
@@ -78,38 +52,10 @@ const std::vector<std::string>& ServerWorkloads::Names() {
 void ServerWorkloads::QueueRequest(net::Client& c, const std::string& name, uint64_t i) const {
   const uint64_t r = Mix(seed_ * 1'000'003 + i);
   const UserId follower = followers_[r % followers_.size()];
-  const UserId followee = followees_[(r >> 20) % followees_.size()];
-  if (name == "load") {
-    const BenchEdge& e = data_.edges[i];
-    c.Queue(net::FollowRequest{e.follower, e.followee, e.ts});
-  } else if (name == "ping") {
+  if (name == "ping") {
     c.Queue(net::PingRequest{});
-  } else if (name == "relation") {
-    // Half the checks ask about an existing edge, half about a random pair.
-    const BenchEdge& e = data_.edges[r % data_.edges.size()];
-    c.Queue(r & 1 ? net::RelationRequest{e.follower, e.followee}
-                  : net::RelationRequest{follower, followee});
-  } else if (name == "following_page") {
-    net::FollowingRequest q;
-    q.user = follower;
-    q.limit = 20;
-    q.viewer = followers_[(r >> 40) % followers_.size()];
-    c.Queue(q);
-  } else if (name == "fans_page") {
-    net::FansRequest q;
-    q.user = followee;
-    q.limit = 20;
-    q.viewer = followers_[(r >> 40) % followers_.size()];
-    c.Queue(q);
   } else if (name == "counts") {
     c.Queue(net::CountsRequest{follower});
-  } else if (name == "publish") {
-    // Authors are users with fans, so each post is fanned out; ids are new in every run.
-    net::PublishRequest q;
-    q.author = followee;
-    q.post = next_post_++;
-    q.kind = static_cast<uint8_t>(r % 4);
-    c.Queue(q);
   } else if (name.starts_with("follow_subscribers")) {
     // New edges: random pairs among ids far above the loaded graph's, drawn afresh by every
     // row (a repeated pair would be a no-op, logged by no one).
@@ -117,11 +63,6 @@ void ServerWorkloads::QueueRequest(net::Client& c, const std::string& name, uint
     const uint64_t p = Mix(r + fresh_pairs_.load(std::memory_order_relaxed));
     c.Queue(net::FollowRequest{kBase + (p & 0xffffff), kBase + ((p >> 24) & 0xffffff) + 1,
                                std::nullopt});
-  } else {  // timeline_first_page
-    net::TimelineRequest q;
-    q.user = follower;
-    q.limit = 20;
-    c.Queue(q);
   }
 }
 
@@ -399,7 +340,6 @@ Result<WorkloadResult> ServerWorkloads::Run(const std::string& name) {
   if (name.starts_with("follow_subscribers_")) {
     return FollowsWithSubscribers(name, name.back() == '4' ? 4 : name.back() == '1' ? 1 : 0);
   }
-  if (name == "load") return Pipelined(name, data_.edges.size());
   if (name.ends_with("_unpipelined")) return Unpipelined(name, flags_.latency_ops);
   return Pipelined(name, flags_.ops);
 }

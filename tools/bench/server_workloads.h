@@ -1,10 +1,9 @@
-// The benchmark's server target: the same workloads over TCP through net::Client.
+// The benchmark's rows that only relgraphd has (the graph and feed rows every design shares
+// are in design_workloads.h), over TCP through net::Client.
 //
-// Pipelined rows (`load`, `ping`, `relation`, `following_page`, `fans_page`, `counts`,
-// `publish`, `timeline_first_page`) run
-// `connections` client threads, each keeping `pipeline` requests per round trip, and report
-// throughput. `*_unpipelined` rows run one connection, one request per round trip, and report
-// p50/p99 latency: the figure to compare with `ping_unpipelined`. `idle_connections` opens
+// `ping` runs `connections` client threads, each keeping `pipeline` requests per round trip;
+// `ping_unpipelined` one connection, one request per round trip, with p50/p99: the floor of
+// every unpipelined row. `idle_connections` opens
 // `idle_connections` connections that do nothing beside `busy_connections` that run counts
 // requests, and reports the server's resident memory (INFO rss_bytes) before, with them and
 // after they close: the bytes an idle connection costs. `follow_subscribers_N` runs pipelined
@@ -60,10 +59,8 @@ class ServerWorkloads {
   const GeneratedGraph& data_;
   const ServerFlags flags_;
   const uint64_t seed_;
-  mutable std::atomic<uint64_t> next_post_;  // the next post id to publish
-  std::atomic<uint64_t> fresh_pairs_{0};     // follow_subscribers_*: a salt new for every row
-  std::vector<UserId> followers_;  // users with a following list, for page and relation picks
-  std::vector<UserId> followees_;
+  std::atomic<uint64_t> fresh_pairs_{0};  // follow_subscribers_*: a salt new for every row
+  std::vector<UserId> followers_;         // users with a following list, for counts picks
 };
 
 }  // namespace relgraph::bench
