@@ -7,7 +7,7 @@
 # table, CSV of medians, gnuplot PNGs).
 #
 #   tools/compare.sh [--scale=1M|10M|100M] [--rounds=N] [--out=DIR] [--smoke]
-#     --scale    edges of the generated graph (default 10M)
+#     --scale    edges of the generated graph (default 1M: about 5 minutes here; 10M about 25)
 #     --rounds   rounds of every row against every design (default 3; medians are reported)
 #     --out      where the report goes (default compare-report/)
 #     --smoke    100k edges, one short round: checks that everything runs (CI runs it)
@@ -20,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scale=10M rounds=3 out=compare-report smoke=0
+scale=1M rounds=3 out=compare-report smoke=0
 for arg in "$@"; do
   case $arg in
     --scale=*) scale=${arg#*=} ;;

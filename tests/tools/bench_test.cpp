@@ -143,6 +143,19 @@ TEST_CASE("relgraph-bench: the server target runs against a real relgraphd, idle
 TEST_CASE("relgraph-bench: bad flags exit 2; --open-only on a bad directory exits 1") {
   CHECK(RunBench("--workloads=nonsense").exit_code == 2);
   CHECK(RunBench("--edges=ten").exit_code == 2);
+  CHECK(RunBench("--target=mysql://127.0.0.1:3306").exit_code == 2);
+  // A row only relgraphd has, asked of another design, is refused before anything runs.
+  const Ran ping = testing::RunShell(std::string("'") + RELGRAPH_BENCH_PATH +
+                                     "' --target=redis://127.0.0.1:1 --edges=100 "
+                                     "--workloads=ping 2>&1");
+  CHECK(ping.exit_code == 2);
+  CHECK(ping.out.find("'ping' does not run against redis://127.0.0.1:1") != std::string::npos);
+  // An unreachable design: exit 1, naming it.
+  const Ran down = testing::RunShell(std::string("'") + RELGRAPH_BENCH_PATH +
+                                     "' --target=redis://127.0.0.1:1 --edges=100 "
+                                     "--workloads=counts 2>&1");
+  CHECK(down.exit_code == 1);
+  CHECK(down.out.find("cannot connect to Redis at 127.0.0.1:1") != std::string::npos);
   const Ran bad = RunBench("--open-only=/proc/no-such-dir/x");
   CHECK(bad.exit_code == 1);
   CHECK(bad.out.find("/proc/no-such-dir/x") != std::string::npos);
