@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
-#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -13,19 +12,6 @@ namespace {
 using SteadyClock = std::chrono::steady_clock;
 constexpr uint64_t kOtherSets = 1024;
 constexpr size_t kRelationsBatch = 100;
-
-// A cheap, stateless pseudo-random pick: operation i of a row always asks the same thing.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-std::string BaseName(const std::string& name) {
-  const std::string suffix = "_unpipelined";
-  return name.ends_with(suffix) ? name.substr(0, name.size() - suffix.size()) : name;
-}
 
 // Counts error answers and keeps the first one's message, across client threads.
 struct ErrorTally {
@@ -67,21 +53,19 @@ DesignWorkloads::DesignWorkloads(const GeneratedGraph& data, const ServerFlags& 
                                            std::chrono::system_clock::now().time_since_epoch())
                                            .count())
                  << 22) {
-  kept_ = KeptEdges(data, max_following);
-  std::unordered_set<UserId> from, to;
-  std::unordered_map<UserId, uint32_t> fans;
-  for (const BenchEdge& e : kept_) {
+  kept_ = KeepEdges(data, max_following);
+  std::unordered_set<UserId> from;
+  std::unordered_map<UserId, uint32_t> fans;  // its keys are the followees
+  for (const BenchEdge& e : kept_.edges) {
     from.insert(e.follower);
-    to.insert(e.followee);
     ++fans[e.followee];
   }
   followers_.assign(from.begin(), from.end());
-  followees_.assign(to.begin(), to.end());
+  for (const auto& [user, n] : fans) followees_.push_back(user);
   std::sort(followers_.begin(), followers_.end());
   std::sort(followees_.begin(), followees_.end());
-  const std::vector<TimestampMs> reverse = ReverseTimes(kept_);
-  for (size_t i = 0; i < kept_.size(); ++i) {
-    if (reverse[i] >= 0) with_friends_.push_back(kept_[i].follower);
+  for (size_t i = 0; i < kept_.edges.size(); ++i) {
+    if (kept_.reverse_ts[i] >= 0) with_friends_.push_back(kept_.edges[i].follower);
   }
   std::sort(with_friends_.begin(), with_friends_.end());
   with_friends_.erase(std::unique(with_friends_.begin(), with_friends_.end()), with_friends_.end());
@@ -92,7 +76,7 @@ DesignWorkloads::DesignWorkloads(const GeneratedGraph& data, const ServerFlags& 
     if (n > best || (n == best && user < top_account_)) best = n, top_account_ = user;
   }
   std::vector<std::pair<TimestampMs, UserId>> top;  // the top account's fans, newest first
-  for (const BenchEdge& e : kept_) {
+  for (const BenchEdge& e : kept_.edges) {
     if (e.followee == top_account_) top.emplace_back(e.ts, e.follower);
   }
   std::sort(top.rbegin(), top.rend());
@@ -102,7 +86,7 @@ DesignWorkloads::DesignWorkloads(const GeneratedGraph& data, const ServerFlags& 
   for (uint64_t i = 0; i < kOtherSets * kRelationsBatch; ++i) {
     const uint64_t r = Mix(seed_ * 7 + i);
     // Half accounts with many fans (a random edge's followee), half any user.
-    others_.push_back(r & 1 ? kept_[(r >> 1) % kept_.size()].followee
+    others_.push_back(r & 1 ? kept_.edges[(r >> 1) % kept_.edges.size()].followee
                             : followers_[(r >> 1) % followers_.size()]);
   }
 }
@@ -139,7 +123,7 @@ Op DesignWorkloads::MakeOp(const std::string& name, uint64_t i) const {
     op.other = e.followee;
     op.ts = e.ts;
   } else if (name == "relation") {
-    const BenchEdge& e = kept_[r % kept_.size()];
+    const BenchEdge& e = kept_.edges[r % kept_.edges.size()];
     op.kind = OpKind::kRelation;
     op.user = r & 1 ? e.follower : follower;
     op.other = r & 1 ? e.followee : followee;
@@ -182,36 +166,19 @@ Op DesignWorkloads::MakeOp(const std::string& name, uint64_t i) const {
 }
 
 Result<WorkloadResult> DesignWorkloads::Pipelined(const std::string& name, uint64_t ops) {
-  std::atomic<uint64_t> next{0};
   ErrorTally errors;
-  Status failure;
-  std::mutex mu;
   const auto start = SteadyClock::now();
-  std::vector<std::thread> threads;
-  for (uint32_t t = 0; t < flags_.connections; ++t) {
-    threads.emplace_back([&] {
-      auto design = Connect();
-      Status s = design.status();
-      std::vector<Op> batch;
-      std::vector<Answer> answers;
-      while (s.ok()) {
-        const uint64_t begin = next.fetch_add(flags_.pipeline);
-        if (begin >= ops) break;
-        const uint64_t end = std::min<uint64_t>(ops, begin + flags_.pipeline);
-        batch.clear();
+  RELGRAPH_RETURN_IF_ERROR(RunPipelinedClients(
+      flags_.connections, flags_.pipeline, ops, [&] { return Connect(); },
+      [&](Design& design, uint64_t begin, uint64_t end) -> Status {
+        std::vector<Op> batch;
         for (uint64_t i = begin; i < end; ++i) batch.push_back(MakeOp(name, i));
-        auto n = (*design)->Execute(batch, &answers);
-        s = n.status();
-        if (n.ok()) errors.Add(*n, answers);
-      }
-      if (!s.ok()) {
-        std::lock_guard lock(mu);
-        if (failure.ok()) failure = s;
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  if (!failure.ok()) return failure;
+        std::vector<Answer> answers;
+        auto n = design.Execute(batch, &answers);
+        if (!n.ok()) return n.status();
+        errors.Add(*n, answers);
+        return Status::OK();
+      }));
   if (name == "publish") {  // the row ends when every fan-out is done
     auto design = Connect();
     if (!design.ok()) return design.status();
@@ -222,7 +189,7 @@ Result<WorkloadResult> DesignWorkloads::Pipelined(const std::string& name, uint6
 }
 
 Result<WorkloadResult> DesignWorkloads::Unpipelined(const std::string& name, uint64_t ops) {
-  const std::string base = BaseName(name);
+  const std::string base = PipelinedName(name);
   auto design = Connect();
   if (!design.ok()) return design.status();
   ErrorTally errors;
@@ -259,7 +226,7 @@ Status DesignWorkloads::ReadMemory() {
   std::unordered_set<UserId> users(followers_.begin(), followers_.end());
   users.insert(followees_.begin(), followees_.end());
   memory_.users = users.size();
-  memory_.edges = kept_.size();
+  memory_.edges = kept_.edges.size();
   memory_.rss_bytes = memory_.engine_bytes = m->bytes;
   memory_.breakdown = m->note;
   memory_.source = (*design)->name() + "'s own accounting";
@@ -275,10 +242,10 @@ Result<WorkloadResult> DesignWorkloads::Load() {
     if ((*design)->LoadsByFollow()) {
       r = Pipelined("load", data_.edges.size());
     } else {
-      RELGRAPH_RETURN_IF_ERROR((*design)->BulkLoad(data_, max_following_));
+      RELGRAPH_RETURN_IF_ERROR((*design)->BulkLoad(kept_));
       r = Summarize("load", data_.edges.size(),
                     std::chrono::duration<double>(SteadyClock::now() - start).count(), {},
-                    "bulk load: " + std::to_string(kept_.size()) + " edges kept");
+                    "bulk load: " + std::to_string(kept_.edges.size()) + " edges kept");
     }
     if (!r.ok()) return r;
   }
@@ -288,7 +255,7 @@ Result<WorkloadResult> DesignWorkloads::Load() {
 
 Result<WorkloadResult> DesignWorkloads::Run(const std::string& name) {
   if (name == "load") return Load();
-  if (name.ends_with("_unpipelined")) return Unpipelined(name, flags_.latency_ops);
+  if (name.ends_with(kUnpipelinedSuffix)) return Unpipelined(name, flags_.latency_ops);
   return Pipelined(name, flags_.ops);
 }
 

@@ -30,6 +30,7 @@
 
 #include "tools/bench/bench_report.h"
 #include "tools/bench/designs/design.h"
+#include "tools/bench/pipelined_clients.h"
 #include "tools/bench/server_workloads.h"
 #include "tools/bench/workloads.h"
 
@@ -61,7 +62,7 @@ class DesignWorkloads {
   const uint32_t max_following_;
   const uint64_t seed_;
   const bool no_load_;
-  std::vector<BenchEdge> kept_;    // the edges the designs hold after load
+  KeptGraph kept_;                 // the edges the designs hold after load
   std::vector<UserId> followers_;  // users with a following list
   std::vector<UserId> followees_;  // users with fans
   std::vector<UserId> with_friends_;

@@ -10,6 +10,7 @@
 
 #include "net/client/subscriber.h"
 #include "tools/bench/bridge_delay.h"
+#include "tools/bench/pipelined_clients.h"
 #include "tools/bench/replica_lag.h"
 
 namespace relgraph::bench {
@@ -17,19 +18,11 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-// A cheap, stateless pseudo-random pick: request i of a workload always asks the same thing.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 }  // namespace
 
 ServerWorkloads::ServerWorkloads(const GeneratedGraph& data, const ServerFlags& flags,
                                  uint64_t seed)
-    : data_(data), flags_(flags), seed_(seed) {
+    : flags_(flags), seed_(seed) {
   std::unordered_set<UserId> from;
   for (const BenchEdge& e : data.edges) from.insert(e.follower);
   followers_.assign(from.begin(), from.end());
@@ -67,40 +60,24 @@ void ServerWorkloads::QueueRequest(net::Client& c, const std::string& name, uint
 }
 
 Result<WorkloadResult> ServerWorkloads::Pipelined(const std::string& name, uint64_t ops) {
-  std::atomic<uint64_t> next{0}, errors{0};
-  std::atomic<bool> failed{false};
-  Status first_failure;
-  std::mutex mu;
+  std::atomic<uint64_t> errors{0};
   const auto start = SteadyClock::now();
-  std::vector<std::thread> threads;
-  for (uint32_t t = 0; t < flags_.connections; ++t) {
-    threads.emplace_back([&] {
-      auto client = net::Client::Connect(flags_.client);
-      Status s = client.status();
-      while (s.ok()) {
-        const uint64_t begin = next.fetch_add(flags_.pipeline);
-        if (begin >= ops) break;
-        const uint64_t end = std::min<uint64_t>(ops, begin + flags_.pipeline);
-        for (uint64_t i = begin; i < end; ++i) QueueRequest(**client, name, i);
-        auto replies = (*client)->Flush();
-        s = replies.status();
-        if (!s.ok()) break;
+  const Status s = RunPipelinedClients(
+      flags_.connections, flags_.pipeline, ops, [&] { return net::Client::Connect(flags_.client); },
+      [&](net::Client& client, uint64_t begin, uint64_t end) -> Status {
+        for (uint64_t i = begin; i < end; ++i) QueueRequest(client, name, i);
+        auto replies = client.Flush();
+        if (!replies.ok()) return replies.status();
         for (const net::RawReply& reply : *replies) errors += reply.status.ok() ? 0 : 1;
-      }
-      if (!s.ok() && !failed.exchange(true)) {
-        std::lock_guard lock(mu);
-        first_failure = s;
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  if (failed) return first_failure;
+        return Status::OK();
+      });
+  if (!s.ok()) return s;
   return Summarize(name, ops, std::chrono::duration<double>(SteadyClock::now() - start).count(), {},
                    errors > 0 ? std::to_string(errors.load()) + " error replies" : "");
 }
 
 Result<WorkloadResult> ServerWorkloads::Unpipelined(const std::string& name, uint64_t ops) {
-  const std::string base = name.substr(0, name.size() - std::string("_unpipelined").size());
+  const std::string base = PipelinedName(name);
   auto client = net::Client::Connect(flags_.client);
   if (!client.ok()) return client.status();
   std::vector<double> micros;
@@ -340,7 +317,7 @@ Result<WorkloadResult> ServerWorkloads::Run(const std::string& name) {
   if (name.starts_with("follow_subscribers_")) {
     return FollowsWithSubscribers(name, name.back() == '4' ? 4 : name.back() == '1' ? 1 : 0);
   }
-  if (name.ends_with("_unpipelined")) return Unpipelined(name, flags_.latency_ops);
+  if (name.ends_with(kUnpipelinedSuffix)) return Unpipelined(name, flags_.latency_ops);
   return Pipelined(name, flags_.ops);
 }
 

@@ -56,7 +56,6 @@ class ServerWorkloads {
   Result<WorkloadResult> FollowsWithSubscribers(const std::string& name, uint32_t subscribers);
   Result<WorkloadResult> StreamCatchUp();
 
-  const GeneratedGraph& data_;
   const ServerFlags flags_;
   const uint64_t seed_;
   std::atomic<uint64_t> fresh_pairs_{0};  // follow_subscribers_*: a salt new for every row

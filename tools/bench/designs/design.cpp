@@ -26,12 +26,32 @@ Result<std::unique_ptr<Design>> ConnectDesign(const std::string& target,
                                  "' (server, redis://HOST:PORT or postgres://...)");
 }
 
-std::vector<BenchEdge> KeptEdges(const GeneratedGraph& graph, uint32_t max_following) {
+namespace {
+
+// For each of `edges` (distinct pairs), the time of the reverse edge, or -1 when there is none.
+std::vector<TimestampMs> ReverseTimes(const std::vector<BenchEdge>& edges) {
+  std::vector<uint32_t> order(edges.size());
+  std::iota(order.begin(), order.end(), 0u);
+  auto key = [&](uint32_t i) { return std::pair(edges[i].follower, edges[i].followee); };
+  std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return key(x) < key(y); });
+  std::vector<TimestampMs> out(edges.size(), -1);
+  for (size_t i = 0; i < edges.size(); ++i) {
+    const std::pair<UserId, UserId> reverse(edges[i].followee, edges[i].follower);
+    auto it = std::lower_bound(order.begin(), order.end(), reverse,
+                               [&](uint32_t x, const auto& k) { return key(x) < k; });
+    if (it != order.end() && key(*it) == reverse) out[i] = edges[*it].ts;
+  }
+  return out;
+}
+
+}  // namespace
+
+KeptGraph KeepEdges(const GeneratedGraph& graph, uint32_t max_following) {
   const std::vector<BenchEdge>& e = graph.edges;
   std::vector<uint32_t> order(e.size());
   std::iota(order.begin(), order.end(), 0u);
-  // By follower, then arrival: duplicates are found with a per-follower set of followees
-  // sorted below, and the cap counts kept edges in arrival order.
+  // By follower, then arrival: a repeat is found among the follower's followees kept so far
+  // (at most max_following), and the cap counts kept edges in arrival order.
   std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
     return e[x].follower != e[y].follower ? e[x].follower < e[y].follower : x < y;
   });
@@ -52,26 +72,12 @@ std::vector<BenchEdge> KeptEdges(const GeneratedGraph& graph, uint32_t max_follo
     }
     begin = end;
   }
-  std::vector<BenchEdge> out;
-  out.reserve(e.size());
+  KeptGraph out;
+  out.edges.reserve(e.size());
   for (size_t i = 0; i < e.size(); ++i) {
-    if (kept[i]) out.push_back(e[i]);
+    if (kept[i]) out.edges.push_back(e[i]);
   }
-  return out;
-}
-
-std::vector<TimestampMs> ReverseTimes(const std::vector<BenchEdge>& edges) {
-  std::vector<uint32_t> order(edges.size());
-  std::iota(order.begin(), order.end(), 0u);
-  auto key = [&](uint32_t i) { return std::pair(edges[i].follower, edges[i].followee); };
-  std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return key(x) < key(y); });
-  std::vector<TimestampMs> out(edges.size(), -1);
-  for (size_t i = 0; i < edges.size(); ++i) {
-    const std::pair<UserId, UserId> reverse(edges[i].followee, edges[i].follower);
-    auto it = std::lower_bound(order.begin(), order.end(), reverse,
-                               [&](uint32_t x, const auto& k) { return key(x) < k; });
-    if (it != order.end() && key(*it) == reverse) out[i] = edges[*it].ts;
-  }
+  out.reverse_ts = ReverseTimes(out.edges);
   return out;
 }
 

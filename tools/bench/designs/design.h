@@ -67,6 +67,13 @@ struct Answer {
   uint32_t following = 0, fans = 0, friends = 0;  // kCounts
 };
 
+// The edges a graph leaves once relgraph's rules have refused some (KeepEdges), with what the
+// bulk loaders need for friends.
+struct KeptGraph {
+  std::vector<BenchEdge> edges;         // distinct pairs, in arrival order
+  std::vector<TimestampMs> reverse_ts;  // edges[i]'s reverse edge's time; -1: there is none
+};
+
 // What the server itself says the loaded data takes.
 struct MemoryFacts {
   uint64_t bytes = 0;  // relgraph: INFO memory_bytes; Redis: used_memory; PG: table + index sizes
@@ -85,10 +92,9 @@ class Design {
   // relgraph loads a graph by pipelined FOLLOWs (the benchmark's `load` row); the others by
   // their own bulk path (BulkLoad).
   virtual bool LoadsByFollow() const { return false; }
-  // Empties the store, then loads `graph` as the design's bulk loader would: the same edges
-  // relgraph keeps (the first of duplicates, no self-follows, at most max_following per
-  // follower), with friends and counters. Unimplemented (kUnsupported) for relgraph.
-  virtual Status BulkLoad(const GeneratedGraph& graph, uint32_t max_following) = 0;
+  // Empties the store, then loads `kept` (KeepEdges: the edges relgraph keeps) as the design's
+  // bulk loader would, with friends and counters. Unimplemented (kUnsupported) for relgraph.
+  virtual Status BulkLoad(const KeptGraph& kept) = 0;
 
   // Returns once work the design defers (relgraph's feed fan-out) is done.
   virtual Status WaitIdle() { return Status::OK(); }
@@ -105,12 +111,8 @@ Result<std::unique_ptr<Design>> ConnectDesign(const std::string& target,
 // True when `target` names one of the above (checked before connecting).
 bool IsDesignTarget(const std::string& target);
 
-// The edges relgraph keeps from `graph`, in arrival order: a repeated pair keeps its first
-// time, self-follows go, and a follower's edges past max_following are refused.
-std::vector<BenchEdge> KeptEdges(const GeneratedGraph& graph, uint32_t max_following);
-
-// For each of `edges` (distinct pairs), the time of the reverse edge, or -1 when there is none:
-// what the bulk loaders need for friends.
-std::vector<TimestampMs> ReverseTimes(const std::vector<BenchEdge>& edges);
+// The edges relgraph keeps from `graph`: a repeated pair keeps its first time, self-follows
+// go, and a follower's edges past max_following are refused.
+KeptGraph KeepEdges(const GeneratedGraph& graph, uint32_t max_following);
 
 }  // namespace relgraph::bench

@@ -189,11 +189,11 @@ class PostgresDesign final : public Design {
     return errors;
   }
 
-  Status BulkLoad(const GeneratedGraph& graph, uint32_t max_following) override {
+  Status BulkLoad(const KeptGraph& kept) override {
     prepared_ = false;
     RELGRAPH_RETURN_IF_ERROR(Command(kSchema));
-    const std::vector<BenchEdge> edges = KeptEdges(graph, max_following);
-    const std::vector<TimestampMs> reverse = ReverseTimes(edges);
+    const std::vector<BenchEdge>& edges = kept.edges;
+    const std::vector<TimestampMs>& reverse = kept.reverse_ts;
     std::unordered_map<UserId, std::array<uint32_t, 3>> counts;
     RELGRAPH_RETURN_IF_ERROR(Copy("COPY rel FROM STDIN", [&](std::string* buf, size_t i) {
       if (i >= edges.size()) return false;

@@ -109,25 +109,23 @@ class RedisDesign final : public Design {
         second.push_back(i);
       }
     }
-    // Round trip 2: ZMSCORE of the page's users in the viewer's two sets.
+    // Round trip 2: the viewer's relation to each of the page's users.
     for (size_t i : second) {
-      for (const char* prefix : {"fo:", "fa:"}) {
-        std::vector<std::string> args{"ZMSCORE", prefix + std::to_string(ops[i].viewer)};
-        for (const Entry& e : out[i].entries) args.push_back(std::to_string(e.id));
-        CommandArgs(args);
-      }
+      std::vector<UserId> ids;
+      for (const Entry& e : out[i].entries) ids.push_back(e.id);
+      QueueRelations(ops[i].viewer, ids);
     }
     for (size_t i : second) {
-      for (uint8_t bit : {kFollowsBit, kFollowedByBit}) {
-        auto r = Read();
-        if (!r.ok()) return r.status();
-        if ((*r)->type == REDIS_REPLY_ERROR) {
-          out[i].status = ReplyError(r->get());
-          continue;
-        }
-        for (size_t k = 0; k < (*r)->elements && k < out[i].entries.size(); ++k) {
-          if ((*r)->element[k]->type != REDIS_REPLY_NIL) out[i].entries[k].relation |= bit;
-        }
+      auto follows = Read();
+      if (!follows.ok()) return follows.status();
+      auto followed_by = Read();
+      if (!followed_by.ok()) return followed_by.status();
+      for (const Reply* r : {&*follows, &*followed_by}) {
+        if ((*r)->type == REDIS_REPLY_ERROR) out[i].status = ReplyError(r->get());
+      }
+      if (!out[i].status.ok()) continue;
+      for (size_t k = 0; k < out[i].entries.size(); ++k) {
+        out[i].entries[k].relation = RelationAt(follows->get(), followed_by->get(), k);
       }
     }
     uint64_t errors = 0;
@@ -135,11 +133,11 @@ class RedisDesign final : public Design {
     return errors;
   }
 
-  Status BulkLoad(const GeneratedGraph& graph, uint32_t max_following) override {
+  Status BulkLoad(const KeptGraph& kept) override {
     Command({"FLUSHALL"});
     RELGRAPH_RETURN_IF_ERROR(ExpectOk());
-    const std::vector<BenchEdge> edges = KeptEdges(graph, max_following);
-    const std::vector<TimestampMs> reverse = ReverseTimes(edges);
+    const std::vector<BenchEdge>& edges = kept.edges;
+    const std::vector<TimestampMs>& reverse = kept.reverse_ts;
     size_t pending = 0;
     for (size_t i = 0; i < edges.size(); ++i) {
       const BenchEdge& e = edges[i];
@@ -208,6 +206,25 @@ class RedisDesign final : public Design {
     return (*r)->type == REDIS_REPLY_ERROR ? ReplyError(r->get()) : Status::OK();
   }
 
+  // Queues relation(user, id) for each of ids: two replies, ZMSCORE of the ids in user's
+  // following set and in its fans set (read with RelationAt).
+  void QueueRelations(UserId user, std::span<const UserId> ids) {
+    for (const char* prefix : {"fo:", "fa:"}) {
+      std::vector<std::string> args{"ZMSCORE", prefix + std::to_string(user)};
+      for (UserId id : ids) args.push_back(std::to_string(id));
+      CommandArgs(args);
+    }
+  }
+  // The relation bits of the k-th id from QueueRelations' two replies.
+  static uint8_t RelationAt(const redisReply* follows, const redisReply* followed_by, size_t k) {
+    uint8_t bits = 0;
+    if (k < follows->elements && follows->element[k]->type != REDIS_REPLY_NIL) bits |= kFollowsBit;
+    if (k < followed_by->elements && followed_by->element[k]->type != REDIS_REPLY_NIL) {
+      bits |= kFollowedByBit;
+    }
+    return bits;
+  }
+
   // Appends op's first round of commands; returns how many replies they bring.
   uint8_t QueueFirst(const Op& op) {
     const std::string u = std::to_string(op.user), o = std::to_string(op.other);
@@ -221,15 +238,10 @@ class RedisDesign final : public Design {
         Command({"EVALSHA", unfollow_sha_, "4", "fo:" + u, "fa:" + o, "fr:" + u, "fr:" + o, u, o});
         return 1;
       case OpKind::kRelation:
-        Command({"ZMSCORE", "fo:" + u, o});
-        Command({"ZMSCORE", "fa:" + u, o});
+        QueueRelations(op.user, std::span<const UserId>(&op.other, 1));
         return 2;
       case OpKind::kRelations:
-        for (const char* prefix : {"fo:", "fa:"}) {
-          std::vector<std::string> args{"ZMSCORE", prefix + u};
-          for (UserId x : op.others) args.push_back(std::to_string(x));
-          CommandArgs(args);
-        }
+        QueueRelations(op.user, op.others);
         return 2;
       case OpKind::kFollowingPage:
         Command({"ZREVRANGE", "fo:" + u, "0", limit_end, "WITHSCORES"});
@@ -275,16 +287,11 @@ class RedisDesign final : public Design {
         a->changed = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
         return;
       case OpKind::kRelation:
-      case OpKind::kRelations: {
-        a->relations.assign(r->elements, 0);
+      case OpKind::kRelations:
         for (size_t k = 0; k < r->elements; ++k) {
-          if (r->element[k]->type != REDIS_REPLY_NIL) a->relations[k] |= kFollowsBit;
-          if (k < rs[1]->elements && rs[1]->element[k]->type != REDIS_REPLY_NIL) {
-            a->relations[k] |= kFollowedByBit;
-          }
+          a->relations.push_back(RelationAt(r, rs[1].get(), k));
         }
         return;
-      }
       case OpKind::kCounts:
         a->following = static_cast<uint32_t>(rs[0]->integer);
         a->fans = static_cast<uint32_t>(rs[1]->integer);

@@ -25,7 +25,7 @@ class RelgraphDesign final : public Design {
   explicit RelgraphDesign(std::unique_ptr<net::Client> client) : client_(std::move(client)) {}
   std::string name() const override { return "relgraph"; }
   bool LoadsByFollow() const override { return true; }
-  Status BulkLoad(const GeneratedGraph&, uint32_t) override {
+  Status BulkLoad(const KeptGraph&) override {
     return Status(Code::kUnsupported, "relgraph loads by pipelined FOLLOW (the load row)");
   }
 
