@@ -12,15 +12,15 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "tests/tools/child_process.h"
 
 namespace relgraph::testing {
 
@@ -38,30 +38,11 @@ inline uint16_t FreeLoopbackPort() {
   return ntohs(a.sin_port);
 }
 
-// Runs `argv` in a child with stdout and stderr to `log`, as user `run_as` when given.
+// Runs `argv` with stdout and stderr appended to `log`, as user `run_as` when given.
 inline pid_t SpawnAs(const std::vector<std::string>& argv, const std::string& log,
                      const passwd* run_as) {
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    freopen(log.c_str(), "a", stderr);
-    freopen(log.c_str(), "a", stdout);
-    if (run_as && (::setgid(run_as->pw_gid) != 0 || ::setuid(run_as->pw_uid) != 0)) _exit(126);
-    std::vector<char*> args;
-    std::vector<std::string> copy = argv;
-    for (auto& a : copy) args.push_back(a.data());
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-inline int WaitChild(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return SpawnProgram(argv,
+                      {.stderr_path = log, .stdout_path = log, .append = true, .run_as = run_as});
 }
 
 struct RedisServerProcess {
@@ -82,7 +63,7 @@ struct RedisServerProcess {
   }
   ~RedisServerProcess() {
     ::kill(pid, SIGTERM);
-    WaitChild(pid);
+    WaitExit(pid);
   }
   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port); }
   pid_t pid = -1;
@@ -100,7 +81,7 @@ struct PostgresProcess {
     const pid_t init = SpawnAs({std::string(POSTGRES_BIN_DIR) + "/initdb", "-D", data, "-U",
                                 "postgres", "--auth=trust", "--no-sync"},
                                log, user);
-    REQUIRE_MESSAGE(WaitChild(init) == 0, "initdb failed (see " << log << ")");
+    REQUIRE_MESSAGE(WaitExit(init) == 0, "initdb failed (see " << log << ")");
     port = FreeLoopbackPort();
     pid = SpawnAs({std::string(POSTGRES_BIN_DIR) + "/postgres", "-D", data, "-p",
                    std::to_string(port), "-k", dir, "-c", "listen_addresses=127.0.0.1", "-c",
@@ -115,7 +96,7 @@ struct PostgresProcess {
   }
   ~PostgresProcess() {
     ::kill(pid, SIGINT);  // fast shutdown: ends the sessions, then stops
-    WaitChild(pid);
+    WaitExit(pid);
   }
   std::string url() const {
     return "postgres://postgres@127.0.0.1:" + std::to_string(port) + "/postgres";

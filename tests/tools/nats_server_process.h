@@ -4,16 +4,15 @@
 
 #include <doctest.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
+
+#include "tests/tools/child_process.h"
 
 namespace relgraph::testing {
 
@@ -21,16 +20,8 @@ struct NatsServerProcess {
   // Stores JetStream data under `dir`; its log goes to dir/nats.log.
   explicit NatsServerProcess(const std::string& dir) {
     const std::string log = dir + "/nats.log";
-    std::fflush(nullptr);  // the child must not write the parent's buffered output again
-    pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      freopen(log.c_str(), "w", stderr);
-      freopen("/dev/null", "w", stdout);
-      ::execl(NATS_SERVER_PATH, "nats-server", "-js", "-a", "127.0.0.1", "-p", "-1", "-sd",
-              dir.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
+    pid = SpawnProgram({NATS_SERVER_PATH, "-js", "-a", "127.0.0.1", "-p", "-1", "-sd", dir},
+                       {.stderr_path = log});
     const std::regex re("Listening for client connections on [0-9.]+:([0-9]+)");
     for (int i = 0; i < 500 && port == 0; ++i) {
       std::ifstream in(log);
@@ -45,8 +36,7 @@ struct NatsServerProcess {
   }
   ~NatsServerProcess() {
     ::kill(pid, SIGTERM);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
+    WaitExit(pid);
   }
   std::string url() const { return "nats://127.0.0.1:" + std::to_string(port); }
 

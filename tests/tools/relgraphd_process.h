@@ -4,11 +4,8 @@
 
 #include <doctest.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -16,33 +13,18 @@
 #include <thread>
 #include <vector>
 
+#include "tests/tools/child_process.h"
+
 namespace relgraph {
 
 // Starts relgraphd with `args`, stderr to `log`; returns the pid.
 inline pid_t Spawn(const std::vector<std::string>& args, const std::string& log) {
-  std::fflush(nullptr);  // or the child's freopen would write our buffered output again
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    std::vector<char*> argv;
-    std::string path = RELGRAPHD_PATH;
-    argv.push_back(path.data());
-    std::vector<std::string> copy = args;
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    freopen(log.c_str(), "w", stderr);
-    freopen("/dev/null", "w", stdout);
-    ::execv(path.c_str(), argv.data());
-    _exit(127);
-  }
-  return pid;
+  std::vector<std::string> argv = {RELGRAPHD_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return testing::SpawnProgram(argv, {.stderr_path = log});
 }
 
-inline int WaitExit(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+using testing::WaitExit;
 
 // The port from relgraphd's "listening on HOST:PORT" log line, waiting up to 10 s.
 inline uint16_t WaitForPort(const std::string& log) {
