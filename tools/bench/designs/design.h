@@ -87,6 +87,8 @@ class Design {
 
   // Runs `ops` as one pipelined batch. Returns how many answered with an error; fills
   // `answers` (one per op, in order) when given. A transport failure fails the whole batch.
+  // A second round trip (Redis: a page's viewer relations) runs after the whole batch's
+  // first, so it sees writes that come later in the batch.
   virtual Result<uint64_t> Execute(std::span<const Op> ops, std::vector<Answer>* answers) = 0;
 
   // relgraph loads a graph by pipelined FOLLOWs (the benchmark's `load` row); the others by
