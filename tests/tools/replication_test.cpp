@@ -105,10 +105,15 @@ struct Node {
 };
 
 // Waits until the replica has applied everything the primary logged.
+// Waits until the replica streams from its primary and has applied everything the primary had
+// logged when the wait began. Its link state is read first: a replica told to --resync still
+// reports the LSN of the data it is about to discard until the copy is done, and streams only
+// after it.
 void WaitCaughtUp(const Node& primary, const Node& replica) {
   const uint64_t want = primary.Info("last_lsn");
   for (int i = 0; i < 1500; ++i) {
-    if (replica.Info("last_lsn") >= want) return;
+    auto link = replica.Connect()->Replication();
+    if (link.ok() && link->state == "streaming" && replica.Info("last_lsn") >= want) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   auto r = replica.Connect()->Replication();
