@@ -467,6 +467,21 @@ auto FollowRecord(UserId a, UserId b) {
   };
 }
 
+// An unfollow, with the feed told when it removed the edge.
+Result<bool> UnfollowAndNotify(Graph& g, Feed& feed, UserId a, UserId b) {
+  auto r = g.Unfollow(a, b);
+  if (r.ok() && *r) feed.OnUnfollow(g, g.FindUser(a), g.FindUser(b));
+  return r;
+}
+
+// An unfollow is logged only when it removed the edge, with the engine's time.
+auto UnfollowRecord(UserId a, UserId b, TimestampMs now) {
+  return [a, b, now](bool removed) -> MaybeRecord {
+    if (!removed) return std::nullopt;
+    return {{WalRecordType::kUnfollow, EncodePairRecord(a, b, now)}};
+  };
+}
+
 // A mute/unmute, hide/unhide, unblock, reject or withdraw is logged only when it changed
 // something.
 auto PairRecord(WalRecordType type, uint64_t a, uint64_t b, TimestampMs now) {
@@ -491,17 +506,75 @@ Result<FollowOutcome> Db::FollowAt(UserId a, UserId b, TimestampMs ts, uint64_t*
 }
 
 Result<bool> Db::Unfollow(UserId a, UserId b, uint64_t* commit_lsn) {
-  return Mutate<bool>(
-      [&](Graph& g) -> Result<bool> {
-        auto r = g.Unfollow(a, b);
-        if (r.ok() && *r) feed_->OnUnfollow(g, g.FindUser(a), g.FindUser(b));
-        return r;
-      },
-      [&](bool removed) -> MaybeRecord {
-        if (!removed) return std::nullopt;
-        return {{WalRecordType::kUnfollow, EncodePairRecord(a, b, NowMs())}};
-      },
-      commit_lsn);
+  return Mutate<bool>([&](Graph& g) { return UnfollowAndNotify(g, *feed_, a, b); },
+                      UnfollowRecord(a, b, NowMs()), commit_lsn);
+}
+
+void Db::WriteBatch(std::span<const BatchWrite> writes, std::span<BatchWriteResult> results,
+                    uint64_t* commit_lsn) {
+  if (commit_lsn != nullptr) *commit_lsn = 0;
+  std::vector<std::pair<WalRecordType, WalPayload>> made;  // the records, in order
+  std::vector<size_t> logged;                              // whose write made each
+  made.reserve(writes.size());
+  logged.reserve(writes.size());
+  uint64_t lsn = 0;
+  {
+    std::unique_lock lock(mu_);
+    std::lock_guard feed_lock(feed_mu_);
+    if (Status s = WritableLocked("writes refused"); !s.ok()) {
+      for (BatchWriteResult& r : results) r.status = s;
+      return;
+    }
+    Graph& g = *graph_;
+    const TimestampMs now = NowMs();
+    for (size_t i = 0; i < writes.size(); ++i) {
+      g.PrefetchAhead(i, writes.size(), [&](size_t j) {
+        return std::pair{writes[j].a, writes[j].b};
+      });
+      const BatchWrite& w = writes[i];
+      BatchWriteResult& out = results[i];
+      MaybeRecord record;
+      if (w.kind == BatchWrite::Kind::kFollow) {
+        auto r = NotifyFollow(g, *feed_, w.a, w.b,
+                              w.ts ? g.FollowAt(w.a, w.b, *w.ts) : g.Follow(w.a, w.b));
+        out.status = r.status();
+        if (!r.ok()) continue;
+        out.follow = *r;
+        record = FollowRecord(w.a, w.b)(*r);
+      } else {
+        auto r = UnfollowAndNotify(g, *feed_, w.a, w.b);
+        out.status = r.status();
+        if (!r.ok()) continue;
+        out.removed = *r;
+        record = UnfollowRecord(w.a, w.b, now)(*r);
+      }
+      if (record) {
+        made.push_back(*record);
+        logged.push_back(i);
+      }
+    }
+    if (wal_ && !made.empty()) {
+      std::vector<WalWriter::Record> records;
+      records.reserve(made.size());
+      for (const auto& [type, payload] : made) {
+        records.push_back({static_cast<uint8_t>(type), payload.view()});
+      }
+      auto appended = wal_->AppendBatch(records);
+      if (!appended.ok()) {
+        for (size_t i : logged) results[i].status = appended.status();
+        return;
+      }
+      lsn = *appended;
+    }
+  }
+  if (commit_lsn != nullptr &&
+      (options_.durability == DurabilityMode::kAlways || options_.report_commit_lsn)) {
+    *commit_lsn = lsn;  // the caller waits (WaitDurable) before acknowledging
+    return;
+  }
+  if (Status s = Commit(lsn); !s.ok()) {
+    for (size_t i : logged) results[i].status = s;
+  }
 }
 
 Result<uint64_t> Db::RemoveUser(UserId a, uint64_t* commit_lsn) {

@@ -99,6 +99,27 @@ class Db {
   Result<FollowOutcome> FollowAt(UserId a, UserId b, TimestampMs ts,
                                  uint64_t* commit_lsn = nullptr);
   Result<bool> Unfollow(UserId a, UserId b, uint64_t* commit_lsn = nullptr);
+  // One write of a pipelined run (WriteBatch).
+  struct BatchWrite {
+    enum class Kind : uint8_t { kFollow, kUnfollow };
+    Kind kind = Kind::kFollow;
+    UserId a = 0;                   // follower
+    UserId b = 0;                   // followee
+    std::optional<TimestampMs> ts;  // kFollow: the caller's time (as FollowAt); else the engine's
+  };
+  struct BatchWriteResult {
+    Status status;
+    FollowOutcome follow;  // kFollow, when status is OK
+    bool removed = false;  // kUnfollow, when status is OK
+  };
+  // Runs `writes` in order as one unit: one exclusive lock, the graph's cache misses overlapped
+  // as Graph::Import overlaps them, one WAL append of every record they make. results[i] is
+  // exactly what Follow, FollowAt or Unfollow would have returned for writes[i] run alone in
+  // that order. A WAL failure fails every write that had a record to log (the graph has them,
+  // as after a failed single write). commit_lsn as for those: the batch's last record.
+  // REQUIRES: results.size() == writes.size().
+  void WriteBatch(std::span<const BatchWrite> writes, std::span<BatchWriteResult> results,
+                  uint64_t* commit_lsn = nullptr);
   Result<uint64_t> RemoveUser(UserId a, uint64_t* commit_lsn = nullptr);
   // Blocks, private accounts and follow requests (Graph's, docs/access.md), logged like the
   // rest; edges they create or remove reach the feed as follows and unfollows do (a block

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,9 @@ enum CommandFlags : uint32_t {
   // On success the reply comes with a Subscription: the connection then also carries the
   // frames it pushes (SUBSCRIBE's EVENTS, FETCH_SNAPSHOT's SNAPSHOT_DATA).
   kCommandSubscribes = 1u << 3,
+  // A write that a pipelined run of such commands may execute as one batch (ExecuteBatch):
+  // the server hands over every consecutive one it has read.
+  kCommandBatches = 1u << 4,
 };
 
 struct CommandSpec {
@@ -70,6 +74,15 @@ struct ExecuteResult {
   std::unique_ptr<Subscription> subscription;  // kCommandSubscribes: set on success
 };
 
+// One request of a batch (Service::ExecuteBatch) and, once run, its outcome.
+struct BatchItem {
+  const CommandSpec* spec = nullptr;
+  std::string_view body;
+  Status status;         // set by ExecuteBatch: not OK, the server replies with this error
+  size_t reply_end = 0;  // set by ExecuteBatch: the end of this reply's body in *replies,
+                         // which begins where the previous item's ended (or at 0)
+};
+
 class Service {
  public:
   virtual ~Service() = default;
@@ -81,6 +94,24 @@ class Service {
   // server discards whatever was appended. REQUIRES: spec came from Find.
   virtual ExecuteResult Execute(const CommandSpec& spec, std::string_view body, std::string* reply,
                                 const ServerStats& stats) = 0;
+
+  // Runs consecutive pipelined requests whose commands have kCommandBatches as one unit. Each
+  // item's status and reply body are exactly what Execute would have given, run alone in that
+  // order; the bodies go one after another into *replies. Returns the ticket that covers every
+  // item (0: none to wait for). This default runs Execute on each. REQUIRES: every spec came
+  // from Find and has kCommandBatches.
+  virtual uint64_t ExecuteBatch(std::span<BatchItem> items, std::string* replies) {
+    uint64_t ticket = 0;
+    for (BatchItem& item : items) {
+      const size_t start = replies->size();
+      ExecuteResult r = Execute(*item.spec, item.body, replies, ServerStats{});
+      if (!r.status.ok()) replies->resize(start);
+      item.status = std::move(r.status);
+      item.reply_end = replies->size();
+      if (r.ticket > ticket) ticket = r.ticket;
+    }
+    return ticket;
+  }
 
   // Blocks until every ticket up to `ticket` is durable; an error means those writes may be
   // lost and must not be acknowledged. Called from the server's durability thread.

@@ -94,13 +94,11 @@ Result<FollowOutcome> Graph::FollowAt(UserId a, UserId b, TimestampMs ts) {
 }
 
 Result<ImportStats> Graph::Import(std::span<const ImportEdge> edges) {
-  // Prefetch distances, in edges: id slots first, then user records, then list tails.
-  constexpr size_t kSlots = 32, kRecords = 16, kLists = 8;
   ImportStats stats;
   for (size_t i = 0; i < edges.size(); ++i) {
-    if (i + kSlots < edges.size()) PrefetchForImport(edges[i + kSlots], 0);
-    if (i + kRecords < edges.size()) PrefetchForImport(edges[i + kRecords], 1);
-    if (i + kLists < edges.size()) PrefetchForImport(edges[i + kLists], 2);
+    PrefetchAhead(i, edges.size(), [&](size_t j) {
+      return std::pair{edges[j].follower, edges[j].followee};
+    });
     const ImportEdge& e = edges[i];
     if (e.follower == e.followee && e.follower != 0) {
       ++stats.self_loops;
@@ -123,14 +121,14 @@ Result<ImportStats> Graph::Import(std::span<const ImportEdge> edges) {
   return stats;
 }
 
-void Graph::PrefetchForImport(const ImportEdge& e, int stage) const {
+void Graph::PrefetchPair(UserId follower, UserId followee, int stage) const {
   if (stage == 0) {
-    ids_.Prefetch(e.follower);
-    ids_.Prefetch(e.followee);
+    ids_.Prefetch(follower);
+    ids_.Prefetch(followee);
     return;
   }
-  const InternalId a = ids_.Find(e.follower);
-  const InternalId b = ids_.Find(e.followee);
+  const InternalId a = ids_.Find(follower);
+  const InternalId b = ids_.Find(followee);
   if (stage == 1) {
     if (a != kNoInternalId) __builtin_prefetch(&users_[a]);
     if (b != kNoInternalId) __builtin_prefetch(&users_[b]);
@@ -356,12 +354,8 @@ Status Graph::ReplayUnfollow(UserId a, UserId b, ReplayMode mode, InternalId ids
 
 Status Graph::ApplyBatch(std::span<const ReplayOp> ops, ReplayMode mode,
                          const AppliedEdgeHook& on_applied) {
-  constexpr size_t kSlots = 32, kRecords = 16, kLists = 8;
   for (size_t i = 0; i < ops.size(); ++i) {
-    if (i + kSlots < ops.size()) PrefetchForImport({ops[i + kSlots].a, ops[i + kSlots].b, 0}, 0);
-    if (i + kRecords < ops.size())
-      PrefetchForImport({ops[i + kRecords].a, ops[i + kRecords].b, 0}, 1);
-    if (i + kLists < ops.size()) PrefetchForImport({ops[i + kLists].a, ops[i + kLists].b, 0}, 2);
+    PrefetchAhead(i, ops.size(), [&](size_t j) { return std::pair{ops[j].a, ops[j].b}; });
     const ReplayOp& op = ops[i];
     InternalId ids[2] = {kNoInternalId, kNoInternalId};
     Status s = op.kind == ReplayOp::kFollow     ? ReplayFollow(op.a, op.b, op.ts, mode, ids)

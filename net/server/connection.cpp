@@ -121,6 +121,9 @@ void Connection::OnReadable(const boost::system::error_code& ec) {
 
 size_t Connection::ProcessFrames(std::string_view pending) {
   size_t used = 0;
+  // Consecutive batchable writes gather here and run as one batch when the run ends: at
+  // another command, at the end of the whole frames read, or at the batch's size limit.
+  WriteBatchScratch& batch = worker_.write_batch_scratch();
   while (!closing_ && !closed_) {
     if (unsent_bytes() > core_.options.max_unsent_bytes) {
       read_paused_ = true;  // OnWrite resumes us once the peer has read enough
@@ -132,14 +135,58 @@ size_t Connection::ProcessFrames(std::string_view pending) {
       break;
     }
     if (r.state == DecodeState::kBad) {
+      RunWriteBatch(batch);
       FailAndClose(0, static_cast<uint8_t>(Opcode::kNotice), r.error);
       break;
     }
-    HandleFrame(r.frame);
+    if (BatchableSpec(r.frame) != nullptr) {
+      batch.frames.push_back(r.frame);
+      if (batch.frames.size() == WriteBatchScratch::kMaxFrames) RunWriteBatch(batch);
+    } else {
+      RunWriteBatch(batch);
+      HandleFrame(r.frame);
+    }
     used += r.frame.size;
     core_.requests_total.fetch_add(1, std::memory_order_relaxed);
   }
+  RunWriteBatch(batch);
   return used;
+}
+
+const CommandSpec* Connection::BatchableSpec(const Frame& frame) const {
+  if (!greeted_ || frame.flags_or_status != 0) return nullptr;
+  const CommandSpec* spec = core_.service->Find(frame.opcode);
+  return spec != nullptr && (spec->flags & kCommandBatches) != 0 ? spec : nullptr;
+}
+
+void Connection::RunWriteBatch(WriteBatchScratch& batch) {
+  if (batch.frames.size() == 1) HandleFrame(batch.frames[0]);
+  if (batch.frames.size() > 1) {
+    batch.items.clear();
+    for (const Frame& f : batch.frames) batch.items.push_back({BatchableSpec(f), f.body});
+    batch.replies.clear();
+    const uint64_t ticket = core_.service->ExecuteBatch(batch.items, &batch.replies);
+    const size_t first = out_.size();
+    size_t begin = 0;
+    for (size_t i = 0; i < batch.frames.size(); ++i) {
+      const Frame& f = batch.frames[i];
+      const BatchItem& item = batch.items[i];
+      if (item.status.ok()) {
+        const size_t start = BeginFrame(&out_, f.request_id, f.opcode, 0);
+        out_.append(batch.replies, begin, item.reply_end - begin);
+        EndFrame(&out_, start);
+      } else {
+        AppendErrorFrame(&out_, f.request_id, f.opcode, item.status);
+      }
+      begin = item.reply_end;
+    }
+    if (ticket > core_.durability.durable()) {
+      // Not durable yet: these replies, and all after them, wait.
+      holds_.push_back(Hold{first, ticket, 0});
+      core_.durability.Request(ticket);
+    }
+  }
+  batch.frames.clear();
 }
 
 void Connection::FailAndClose(uint32_t request_id, uint8_t opcode, const Status& why) {

@@ -34,10 +34,20 @@
 
 #include "net/protocol/frame.h"
 #include "net/server/server_core.h"
+#include "net/service.h"
 
 namespace relgraph::net {
 
 class IoWorker;
+
+// What a connection gathers a pipelined run of batchable writes into (kCommandBatches): one per
+// io thread, shared by its connections, so a connection holds no batch memory of its own.
+struct WriteBatchScratch {
+  static constexpr size_t kMaxFrames = 1024;  // a longer run is executed in several batches
+  std::vector<Frame> frames;                  // bodies point into the buffer being processed
+  std::vector<BatchItem> items;
+  std::string replies;
+};
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
@@ -72,6 +82,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Frees the buffers that are empty, and brings ServerCore::connection_bytes up to date.
   void ReleaseDrainedBuffers();
   void HandleFrame(const Frame& frame);
+  // The command of `frame` when it may join a batch of writes (kCommandBatches), else nullptr.
+  const CommandSpec* BatchableSpec(const Frame& frame) const;
+  // Executes the gathered frames as one batch (Service::ExecuteBatch), appends their replies
+  // in order, and empties the scratch. One frame alone goes through HandleFrame.
+  void RunWriteBatch(WriteBatchScratch& batch);
   void HandleHello(const Frame& frame);
   void RunBackground(const CommandSpec& spec, const Frame& frame);
   void FailAndClose(uint32_t request_id, uint8_t opcode, const Status& why);

@@ -7,8 +7,8 @@
 
 #include <chrono>
 #include <memory>
-#include <span>
 #include <optional>
+#include <span>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -42,6 +42,8 @@ class IoWorker {
   // so an idle connection holds no read buffer (connection.h).
   std::span<char> read_scratch() { return {read_scratch_.get(), kReadScratchBytes}; }
   static constexpr size_t kReadScratchBytes = 64 * 1024;
+  // Likewise, what a connection gathers a pipelined run of writes into.
+  WriteBatchScratch& write_batch_scratch() { return write_batch_scratch_; }
 
  private:
   void ScheduleSweep();
@@ -52,6 +54,7 @@ class IoWorker {
 
   ServerCore& core_;
   std::unique_ptr<char[]> read_scratch_ = std::make_unique<char[]>(kReadScratchBytes);
+  WriteBatchScratch write_batch_scratch_;
   boost::asio::io_context io_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guard_;
   boost::asio::steady_timer sweep_;

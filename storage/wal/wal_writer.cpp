@@ -74,16 +74,23 @@ Status WalWriter::OpenSegment(uint64_t segment_no, uint64_t first_lsn) {
 }
 
 Result<uint64_t> WalWriter::Append(uint8_t type, std::string_view payload) {
-  if (payload.size() > kMaxRecordPayload) {
-    return Status::InvalidArgument("WAL record payload of " + std::to_string(payload.size()) +
-                                   " bytes is over the 1 MiB limit");
+  const Record record{type, payload};
+  return AppendBatch(std::span<const Record>(&record, 1));
+}
+
+Result<uint64_t> WalWriter::AppendBatch(std::span<const Record> records) {
+  for (const Record& r : records) {
+    if (r.payload.size() > kMaxRecordPayload) {
+      return Status::InvalidArgument("WAL record payload of " + std::to_string(r.payload.size()) +
+                                     " bytes is over the 1 MiB limit");
+    }
   }
   std::unique_lock lock(mu_);
   if (!failed_.ok())
     return Status(Code::kUnavailable, "WAL failed earlier, writes refused: " + failed_.message());
   if (closed_) return Status(Code::kUnavailable, "WAL is closed");
-  const uint64_t lsn = next_lsn_++;
-  EncodeWalRecord(lsn, type, payload, &buffer_);
+  for (const Record& r : records) EncodeWalRecord(next_lsn_++, r.type, r.payload, &buffer_);
+  const uint64_t lsn = next_lsn_ - 1;
   if (options_.mode != DurabilityMode::kAlways && buffer_.size() >= options_.buffer_bytes) {
     if (buffer_.size() >= kBackpressureFactor * options_.buffer_bytes) {
       // The disk is not keeping up: write inline so the buffer cannot grow without bound.

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -51,6 +52,15 @@ class WalWriter {
   // Buffers a record and returns its LSN. Does not wait for I/O except in none/everysec when
   // the buffer is full. kUnavailable after a failure; kInvalidArgument for a payload > 1 MiB.
   Result<uint64_t> Append(uint8_t type, std::string_view payload);
+  // One record of AppendBatch.
+  struct Record {
+    uint8_t type = 0;
+    std::string_view payload;
+  };
+  // Buffers `records` as consecutive LSNs under one acquisition of the mutex (a pipelined run
+  // of writes) and returns the last one's LSN (last_lsn() when `records` is empty). All or
+  // none: a payload over 1 MiB refuses the whole batch before anything is buffered.
+  Result<uint64_t> AppendBatch(std::span<const Record> records);
   // Returns once `lsn` is as durable as the mode promises: in `always`, written and fsynced;
   // otherwise at once (unless the WAL has failed).
   Status Commit(uint64_t lsn);

@@ -93,6 +93,17 @@ struct Driver {
   size_t acked = 0;
 };
 
+// Cuts the power under `db` (its process is gone), then opens its directory again.
+std::unique_ptr<Db> CrashAndReopen(std::unique_ptr<Db>& db, FaultInjectionEnv& env, Driver& d,
+                                   const std::string& dir) {
+  env.SimulateCrash();
+  db.reset();
+  env.Revive();
+  auto reopened = Db::Open(dir, d.Options(&env, DurabilityMode::kAlways));
+  REQUIRE_MESSAGE(reopened.ok(), reopened.status().ToString());
+  return std::move(*reopened);
+}
+
 TEST_CASE("db: state survives close and reopen in every durability mode") {
   for (DurabilityMode mode :
        {DurabilityMode::kAlways, DurabilityMode::kEverySec, DurabilityMode::kNone}) {
@@ -158,15 +169,146 @@ TEST_CASE("db: a failed write or fsync refuses later writes; recovery shows only
     CHECK(again.status().message().find("WAL") != std::string::npos);
     // Reads still work.
     CHECK((*db)->Read([](const Graph& g) { return g.GetCounts(1).ok(); }));
-    env.SimulateCrash();
-    db->reset();
-    env.Revive();
-    auto reopened = Db::Open(dir.path(), d.Options(&env, DurabilityMode::kAlways));
-    REQUIRE(reopened.ok());
-    CHECK((*reopened)->Read([](const Graph& g) { return g.GetRelation(500, 501).value(); }) ==
+    auto reopened = CrashAndReopen(*db, env, d, dir.path());
+    CHECK(reopened->Read([](const Graph& g) { return g.GetRelation(500, 501).value(); }) ==
           Relation::kNone);
-    CHECK((*reopened)->Read([](const Graph& g) { return Edges(g); }) == Replay(d.logged, d.acked));
+    CHECK(reopened->Read([](const Graph& g) { return Edges(g); }) == Replay(d.logged, d.acked));
   }
+}
+
+// Writes for a batch: follows at the engine's time or the caller's (some out of range),
+// unfollows, ids of 0 and self-follows among 12 users, so that with a cap of 6 and the rate
+// limiter on, every outcome a follow can have comes up.
+std::vector<Db::BatchWrite> RandomWrites(std::mt19937_64& rng, size_t n) {
+  std::vector<Db::BatchWrite> writes(n);
+  for (Db::BatchWrite& w : writes) {
+    w.a = rng() % 12;
+    w.b = rng() % 12;
+    w.kind = rng() % 3 == 0 ? Db::BatchWrite::Kind::kUnfollow : Db::BatchWrite::Kind::kFollow;
+    if (w.kind == Db::BatchWrite::Kind::kFollow && rng() % 3 == 0) {
+      w.ts = rng() % 40 == 0 ? kMaxTimestampMs + 1 : static_cast<TimestampMs>(rng() % 1'000'000);
+    }
+  }
+  return writes;
+}
+
+// What Follow, FollowAt or Unfollow gives for `w` run alone.
+Db::BatchWriteResult RunAlone(Db& db, const Db::BatchWrite& w) {
+  Db::BatchWriteResult r;
+  if (w.kind == Db::BatchWrite::Kind::kUnfollow) {
+    auto got = db.Unfollow(w.a, w.b);
+    r.status = got.status();
+    if (got.ok()) r.removed = *got;
+  } else {
+    auto got = w.ts ? db.FollowAt(w.a, w.b, *w.ts) : db.Follow(w.a, w.b);
+    r.status = got.status();
+    if (got.ok()) r.follow = *got;
+  }
+  return r;
+}
+
+void CheckSameResult(const Db::BatchWriteResult& batched, const Db::BatchWriteResult& alone) {
+  CHECK(batched.status.code() == alone.status.code());
+  CHECK(batched.status.message() == alone.status.message());
+  CHECK(batched.status.retry_after_ms() == alone.status.retry_after_ms());
+  CHECK(batched.removed == alone.removed);
+  CHECK(batched.follow.created == alone.follow.created);
+  CHECK(batched.follow.relation == alone.follow.relation);
+  CHECK(batched.follow.followed_at == alone.follow.followed_at);
+}
+
+TEST_CASE("db: WriteBatch answers as the same writes run one by one, and recovers to that graph") {
+  for (DurabilityMode mode : {DurabilityMode::kAlways, DurabilityMode::kEverySec}) {
+    TestDir dir;
+    ManualClock batched_clock, alone_clock;
+    DbOptions options;
+    options.durability = mode;
+    options.graph.max_following = 6;
+    options.graph.rate_limit.capacity = 3;  // bursts in a batch run out of tokens
+    options.graph.rate_limit.refill_per_second = 20;
+    options.graph.clock = &batched_clock;
+    auto batched = Db::Open(dir.path(), options);
+    REQUIRE(batched.ok());
+    options.graph.clock = &alone_clock;
+    auto alone = Db::Open("", options);
+    REQUIRE(alone.ok());
+    const uint64_t seed = std::random_device{}();
+    CAPTURE(seed);
+    std::mt19937_64 rng(seed);
+    std::map<Code, int> seen;
+    for (int round = 0; round < 200; ++round) {
+      const TimestampMs step = static_cast<TimestampMs>(rng() % 400);
+      batched_clock.Advance(step);
+      alone_clock.Advance(step);
+      const auto writes = RandomWrites(rng, rng() % 80);
+      std::vector<Db::BatchWriteResult> results(writes.size());
+      uint64_t commit = 0;
+      const uint64_t before = (*batched)->last_lsn();
+      (*batched)->WriteBatch(writes, results, &commit);
+      if (commit != 0) REQUIRE((*batched)->WaitDurable(commit).ok());
+      uint64_t logged = 0;
+      for (size_t i = 0; i < writes.size(); ++i) {
+        CAPTURE(i);
+        const Db::BatchWriteResult want = RunAlone(**alone, writes[i]);
+        CheckSameResult(results[i], want);
+        ++seen[want.status.code()];
+        logged += want.status.ok() && (want.follow.created || want.removed);
+      }
+      CHECK((*batched)->last_lsn() == before + logged);  // one record per change, in order
+      // Under `always` the batch's last record is what the caller waits for.
+      const bool waits = mode == DurabilityMode::kAlways && logged > 0;
+      CHECK(commit == (waits ? (*batched)->last_lsn() : 0));
+    }
+    for (Code code : {Code::kOk, Code::kInvalidUserId, Code::kSelfFollow, Code::kFollowLimit,
+                      Code::kRateLimited, Code::kInvalidArgument}) {
+      CHECK_MESSAGE(seen[code] > 0, "no write came out " << CodeName(code));
+    }
+    const auto digest = [](Db& db) { return db.Read([](const Graph& g) { return g.Digest(); }); };
+    CHECK(digest(**batched) == digest(**alone));
+    CHECK((*batched)->Read([](const Graph& g) { return g.CheckInvariants(); }).ok());
+    REQUIRE((*batched)->Close().ok());
+    batched->reset();
+    options.graph.clock = &batched_clock;
+    auto reopened = Db::Open(dir.path(), options);
+    REQUIRE(reopened.ok());
+    CHECK(digest(**reopened) == digest(**alone));
+  }
+}
+
+TEST_CASE("db: a WAL failure fails every write of a batch that had a record, and later batches") {
+  TestDir dir;
+  FaultInjectionEnv env(Env::Posix());
+  Driver d(9);
+  auto db = Db::Open(dir.path(), d.Options(&env, DurabilityMode::kAlways));
+  REQUIRE(db.ok());
+  for (int i = 0; i < 50; ++i) REQUIRE(d.Step(**db).ok());
+  REQUIRE((*db)->Follow(40, 41).ok());
+  d.acked = d.logged.size() + 1;
+  env.FailNthSync(1);
+  using Kind = Db::BatchWrite::Kind;
+  const std::vector<Db::BatchWrite> writes = {
+      {Kind::kFollow, 500, 501, std::nullopt},  // a change: its record is lost with the fsync
+      {Kind::kFollow, 40, 41, std::nullopt},    // already there: nothing to log, answered
+      {Kind::kFollow, 7, 7, std::nullopt},      // refused before logging
+      {Kind::kUnfollow, 40, 41, std::nullopt},  // a change
+  };
+  std::vector<Db::BatchWriteResult> results(writes.size());
+  (*db)->WriteBatch(writes, results);  // no commit_lsn: it waits for the fsync itself
+  CHECK(results[0].status.code() == Code::kUnavailable);
+  CHECK(results[1].status.ok());
+  CHECK_FALSE(results[1].follow.created);
+  CHECK(results[2].status.code() == Code::kSelfFollow);
+  CHECK(results[3].status.code() == Code::kUnavailable);
+  (*db)->WriteBatch(writes, results);
+  for (const auto& r : results) {
+    CHECK(r.status.code() == Code::kUnavailable);
+    CHECK(r.status.message().find("writes refused") != std::string::npos);
+  }
+  auto reopened = CrashAndReopen(*db, env, d, dir.path());
+  CHECK(reopened->Read([](const Graph& g) { return g.GetRelation(500, 501).value(); }) ==
+        Relation::kNone);
+  CHECK(reopened->Read([](const Graph& g) { return g.GetRelation(40, 41).value(); }) ==
+        Relation::kFollowing);
 }
 
 TEST_CASE("db: a data directory in use is refused until its Db is gone") {

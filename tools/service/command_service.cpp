@@ -90,8 +90,10 @@ constexpr Row MakeRow(uint32_t flags) {
 constexpr Row kCommands[] = {
     MakeRow<net::InfoRequest, &CommandService::Info>(net::kCommandServerStats),
     MakeRow<net::SnapshotRequest, &CommandService::Snapshot>(net::kCommandBackground),
-    MakeRow<net::FollowRequest, &CommandService::Follow>(net::kCommandWrites),
-    MakeRow<net::UnfollowRequest, &CommandService::Unfollow>(net::kCommandWrites),
+    MakeRow<net::FollowRequest, &CommandService::Follow>(net::kCommandWrites |
+                                                         net::kCommandBatches),
+    MakeRow<net::UnfollowRequest, &CommandService::Unfollow>(net::kCommandWrites |
+                                                             net::kCommandBatches),
     MakeRow<net::RelationRequest, &CommandService::Relation>(net::kCommandReads),
     MakeRow<net::RelationsRequest, &CommandService::Relations>(net::kCommandReads),
     MakeRow<net::FollowingRequest, &CommandService::Following>(net::kCommandReads),
@@ -154,16 +156,65 @@ const net::CommandSpec* CommandService::Find(uint8_t opcode) const {
   return row == nullptr ? nullptr : &row->spec;
 }
 
+Status CommandService::RefuseOnReplica(const net::CommandSpec& spec) const {
+  return Status(Code::kReadOnly, "this node is a read-only replica of " + replication_->primary() +
+                                     "; send " + std::string(spec.name) + " there");
+}
+
 net::ExecuteResult CommandService::Execute(const net::CommandSpec& spec, std::string_view body,
                                            std::string* reply, const net::ServerStats& stats) {
   ops_.fetch_add(1, std::memory_order_relaxed);
   if ((spec.flags & net::kCommandWrites) != 0 && replication_->is_replica()) {
-    return {
-        Status(Code::kReadOnly, "this node is a read-only replica of " + replication_->primary() +
-                                    "; send " + std::string(spec.name) + " there"),
-        0};
+    return {RefuseOnReplica(spec), 0};
   }
   return RowFor(spec.opcode)->run(*this, body, reply, stats);
+}
+
+uint64_t CommandService::ExecuteBatch(std::span<net::BatchItem> items, std::string* replies) {
+  ops_.fetch_add(items.size(), std::memory_order_relaxed);
+  const bool replica = replication_->is_replica();
+  // Decode every request; those that decode become the batch's writes, in order.
+  std::vector<Db::BatchWrite> writes;
+  writes.reserve(items.size());
+  for (net::BatchItem& item : items) {
+    if (replica) {
+      item.status = RefuseOnReplica(*item.spec);
+      continue;
+    }
+    Db::BatchWrite w;
+    if (item.spec->opcode == static_cast<uint8_t>(Opcode::kFollow)) {
+      net::FollowRequest q;
+      static const std::string what = std::string(net::OpcodeName(Opcode::kFollow)) + " request";
+      item.status = net::WireDecode(item.body, &q, what);
+      w = {Db::BatchWrite::Kind::kFollow, q.follower, q.followee, q.ts};
+    } else {
+      net::UnfollowRequest q;
+      static const std::string what = std::string(net::OpcodeName(Opcode::kUnfollow)) + " request";
+      item.status = net::WireDecode(item.body, &q, what);
+      w = {Db::BatchWrite::Kind::kUnfollow, q.follower, q.followee, std::nullopt};
+    }
+    if (item.status.ok()) writes.push_back(w);
+  }
+  std::vector<Db::BatchWriteResult> results(writes.size());
+  uint64_t ticket = 0;
+  if (!writes.empty()) db_->WriteBatch(writes, results, &ticket);
+  // Replies in request order; a request that did not decode has its error already.
+  size_t next = 0;
+  for (net::BatchItem& item : items) {
+    if (item.status.ok()) {
+      const Db::BatchWriteResult& r = results[next++];
+      item.status = r.status;
+      if (r.status.ok()) {
+        if (item.spec->opcode == static_cast<uint8_t>(Opcode::kFollow)) {
+          net::WirePut(replies, ToWire(r.follow));
+        } else {
+          net::WirePut(replies, net::UnfollowReply{r.removed});
+        }
+      }
+    }
+    item.reply_end = replies->size();
+  }
+  return ticket;
 }
 
 uint64_t CommandService::OpsPerSecond() {

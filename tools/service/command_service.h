@@ -30,6 +30,8 @@ class CommandService final : public net::Service {
   const net::CommandSpec* Find(uint8_t opcode) const override;
   net::ExecuteResult Execute(const net::CommandSpec& spec, std::string_view body,
                              std::string* reply, const net::ServerStats& stats) override;
+  // FOLLOW and UNFOLLOW (kCommandBatches): decoded one by one, run as one Db::WriteBatch.
+  uint64_t ExecuteBatch(std::span<net::BatchItem> items, std::string* replies) override;
   // Durable in the local WAL, then (with --sync-replicas) on enough replicas.
   Status WaitDurable(uint64_t ticket) override;
   void OnStopping() override { replication_->Stop(); }
@@ -86,6 +88,8 @@ class CommandService final : public net::Service {
   Result<net::ChangedReply> Withdraw(const net::WithdrawRequest&, Context&);
 
  private:
+  // kReadOnly for a write sent to a replica, naming the primary.
+  Status RefuseOnReplica(const net::CommandSpec& spec) const;
   uint64_t OpsPerSecond();
 
   Db* const db_;

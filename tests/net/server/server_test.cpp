@@ -251,6 +251,126 @@ TEST_CASE("server: pipelined replies come back in request order") {
   }
 }
 
+// A pipelined run of FOLLOW and UNFOLLOW frames is executed as one batch (one lock, one WAL
+// append). Runs of random length, broken by reads, flagged frames and malformed bodies, with
+// every error a follow can have: each reply must be the reference model's, in order.
+TEST_CASE("server: pipelined runs of follows and unfollows run as batches, each reply exact") {
+  ManualClock clock(1'000'000);
+  DbOptions db = TestServer::NoRateLimit();
+  db.graph.clock = &clock;
+  db.graph.max_following = 5;
+  TestServer ts({}, "", db);
+  auto c = ts.Connect();
+  testing::ReferenceModel model(db.graph);
+  const uint64_t seed = std::random_device{}();
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  uint32_t id = 100;
+  size_t batched_replies = 0;
+  for (int round = 0; round < 40; ++round) {
+    clock.Advance(1 + static_cast<TimestampMs>(rng() % 5));
+    enum class Sent { kFollow, kUnfollow, kRelation, kMalformed, kFlagged };
+    struct Expect {
+      Sent sent;
+      UserId a, b;
+      testing::ReferenceModel::FollowExpectation follow;
+      bool removed = false;
+      Relation relation = Relation::kNone;
+    };
+    std::string bytes;
+    std::vector<Expect> expect;
+    const int n = 1 + static_cast<int>(rng() % 400);
+    for (int k = 0; k < n; ++k) {
+      const UserId a = rng() % 12, b = rng() % 12;  // 0 is an invalid id
+      const int pick = static_cast<int>(rng() % 100);
+      if (pick < 55) {
+        std::optional<TimestampMs> when;
+        if (rng() % 3 == 0) when = static_cast<TimestampMs>(rng() % 2'000'000);
+        if (rng() % 50 == 0) when = kMaxTimestampMs + 1;
+        bytes += testing::RequestFrame(id++, FollowRequest{a, b, when});
+        expect.push_back({Sent::kFollow, a, b, model.Follow(a, b, clock.NowMs(), when)});
+      } else if (pick < 85) {
+        bytes += testing::RequestFrame(id++, UnfollowRequest{a, b});
+        Expect e{Sent::kUnfollow, a, b, {}};
+        if (a == 0 || b == 0) {
+          e.follow.code = Code::kInvalidUserId;
+        } else {
+          e.removed = model.Unfollow(a, b);
+        }
+        expect.push_back(e);
+      } else if (pick < 93) {
+        bytes += testing::RequestFrame(id++, RelationRequest{a + 1, b + 1});
+        Expect e{Sent::kRelation, a + 1, b + 1, {}};
+        e.relation = model.Rel(a + 1, b + 1);
+        expect.push_back(e);
+      } else if (pick < 97) {
+        bytes += testing::Frame(id++, rng() % 2 ? Opcode::kFollow : Opcode::kUnfollow, "\x01");
+        expect.push_back({Sent::kMalformed, 0, 0, {}});
+      } else {
+        std::string body;
+        WirePut(&body, FollowRequest{a, b, std::nullopt});
+        bytes += testing::Frame(id++, Opcode::kFollow, body, /*flags=*/1);
+        expect.push_back({Sent::kFlagged, 0, 0, {}});
+      }
+    }
+    std::vector<RawReply> replies;
+    REQUIRE(c->RoundTrip(bytes, expect.size(), &replies).ok());
+    REQUIRE(replies.size() == expect.size());
+    for (size_t k = 0; k < expect.size(); ++k) {
+      const Expect& e = expect[k];
+      const RawReply& r = replies[k];
+      INFO("round " << round << " request " << k << " of " << expect.size() << ": " << e.a
+                    << " -> " << e.b);
+      REQUIRE(r.request_id == replies[0].request_id + k);
+      switch (e.sent) {
+        case Sent::kFollow: {
+          auto got = r.As<FollowReply>();
+          REQUIRE(got.status().code() == e.follow.code);
+          if (got.ok()) {
+            CHECK(got->created == e.follow.outcome.created);
+            CHECK(static_cast<int>(got->relation) == static_cast<int>(e.follow.outcome.relation));
+            CHECK(got->followed_at == e.follow.outcome.followed_at);
+          }
+          ++batched_replies;
+          break;
+        }
+        case Sent::kUnfollow: {
+          auto got = r.As<UnfollowReply>();
+          REQUIRE(got.status().code() == e.follow.code);
+          if (got.ok()) CHECK(got->removed == e.removed);
+          ++batched_replies;
+          break;
+        }
+        case Sent::kRelation: {
+          auto got = r.As<RelationReply>();
+          REQUIRE(got.ok());
+          CHECK(static_cast<int>(got->relation) == static_cast<int>(e.relation));
+          break;
+        }
+        case Sent::kMalformed:
+          CHECK(r.status.code() == Code::kProtocolError);
+          CHECK(r.status.message().find("request body") != std::string::npos);
+          break;
+        case Sent::kFlagged:
+          CHECK(r.status.code() == Code::kInvalidArgument);
+          CHECK(r.status.message().find("flags must be 0") != std::string::npos);
+          break;
+      }
+    }
+  }
+  CHECK(batched_replies > 1000);
+  // The graph itself: every user's counts and lists as the model has them.
+  for (UserId u = 1; u < 12; ++u) {
+    auto counts = c->Counts(u);
+    REQUIRE(counts.ok());
+    const Counts want = model.CountsOf(u);
+    CHECK(counts->following == want.following);
+    CHECK(counts->fans == want.fans);
+    CHECK(counts->friends == want.friends);
+  }
+  CHECK(ts.db->Read([](const Graph& g) { return g.CheckInvariants(); }).ok());
+}
+
 // Each connection works on its own users, so its results are exactly its reference model's,
 // whatever the other 199 connections do at the same time.
 TEST_CASE("server: 200 concurrent connections agree with a reference model") {

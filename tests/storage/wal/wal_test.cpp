@@ -121,6 +121,52 @@ TEST_CASE("wal: records round-trip across many segments in every mode") {
   }
 }
 
+TEST_CASE("wal: AppendBatch gives consecutive LSNs, reads back like single appends, all or none") {
+  for (DurabilityMode mode :
+       {DurabilityMode::kAlways, DurabilityMode::kEverySec, DurabilityMode::kNone}) {
+    TestDir dir;
+    std::mt19937_64 rng(7);
+    auto w = WalWriter::Open(Env::Posix(), dir.path(), Opts(mode), 1, 1);
+    REQUIRE(w.ok());
+    std::vector<Rec> written;
+    for (int batch = 0; batch < 60; ++batch) {
+      // Batches of 0 to 40 records, single appends between them.
+      std::vector<std::string> payloads(rng() % 41);
+      std::vector<WalWriter::Record> records;
+      for (std::string& p : payloads) {
+        p.resize(rng() % 120);
+        for (char& c : p) c = static_cast<char>(rng());
+      }
+      for (const std::string& p : payloads) {
+        records.push_back({static_cast<uint8_t>(1 + rng() % 3), p});
+      }
+      const uint64_t before = (*w)->last_lsn();
+      auto last = (*w)->AppendBatch(records);
+      REQUIRE(last.ok());
+      CHECK(*last == before + records.size());
+      for (size_t i = 0; i < records.size(); ++i) {
+        written.push_back({before + 1 + i, records[i].type, payloads[i]});
+      }
+      REQUIRE((*w)->Commit(*last).ok());
+      auto single = (*w)->Append(4, "one");
+      REQUIRE(single.ok());
+      CHECK(*single == *last + 1);
+      written.push_back({*single, 4, "one"});
+    }
+    // A payload over 1 MiB refuses its whole batch: nothing of it is logged.
+    const std::string big(kMaxRecordPayload + 1, 'x');
+    const WalWriter::Record refused[] = {{1, "fine"}, {1, big}};
+    auto r = (*w)->AppendBatch(refused);
+    CHECK(r.status().code() == Code::kInvalidArgument);
+    CHECK(r.status().message().find("1 MiB") != std::string::npos);
+    CHECK((*w)->last_lsn() == written.back().lsn);
+    REQUIRE((*w)->Close().ok());
+    std::vector<Rec> read;
+    REQUIRE(Scan(Env::Posix(), dir.path(), &read).ok());
+    CHECK(Same(read, written));
+  }
+}
+
 TEST_CASE("wal: a record cut off at the end of the newest segment is a clean end") {
   TestDir dir;
   Env* env = Env::Posix();
