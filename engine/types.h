@@ -144,6 +144,9 @@ struct RateLimitOptions {
   double refill_per_second = 1;  // tokens added per second, up to capacity
 };
 
+// Internal ids are 4 bytes and UINT32_MAX means "none": ids 0 .. 2^32 - 2.
+inline constexpr uint64_t kMaxUsersLimit = (uint64_t{1} << 32) - 1;
+
 struct GraphOptions {
   uint32_t max_following = 1000;  // 1..kMaxFollowingLimit
   RateLimitOptions rate_limit;
@@ -155,6 +158,10 @@ struct GraphOptions {
   // that keep a block from its target; a follow it forbids still fails with kBlocked, whose
   // message is the same whichever side blocks.
   bool hide_blocked_by = false;
+  // Users the graph may hold, 1..kMaxUsersLimit: a call that would add one more fails with
+  // kResourceExhausted and changes nothing. The default is what 4-byte internal ids allow; a
+  // smaller value is a test and capacity-planning knob.
+  uint64_t max_users = kMaxUsersLimit;
 };
 inline constexpr uint32_t kMaxBlocksLimit = 1u << 24;
 inline constexpr uint32_t kMaxFollowingLimit = 1u << 20;

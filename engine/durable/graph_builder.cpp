@@ -8,6 +8,13 @@ namespace relgraph {
 GraphBuilder::GraphBuilder(const GraphOptions& options)
     : graph_(std::make_unique<Graph>(options)) {}
 
+Result<InternalId> GraphBuilder::Intern(UserId user) {
+  Graph& g = *graph_;
+  // The precise check looks the user up, so it runs only once the graph is full.
+  if (g.ids_.size() >= g.options().max_users) RELGRAPH_RETURN_IF_ERROR(g.CheckRoomFor(user));
+  return g.Intern(user);
+}
+
 uint32_t& GraphBuilder::Mark(InternalId x) {
   if (x >= mark_.size()) mark_.resize(std::max<size_t>(x + 1, mark_.size() * 2), 0);
   return mark_[x];
@@ -17,7 +24,9 @@ Status GraphBuilder::AddFollowing(UserId follower, std::span<const SnapshotEdge>
   Graph& g = *graph_;
   if (follower == 0) return Status(Code::kInvalidUserId, "snapshot names user id 0");
   for (const SnapshotEdge& e : edges) g.ids_.Prefetch(e.followee);
-  const InternalId a = g.Intern(follower);
+  auto interned = Intern(follower);
+  if (!interned.ok()) return interned.status();
+  const InternalId a = *interned;
   FollowingList& list = g.users_[a].following;
   if (a != marked_follower_) {
     // A new list: mark its followees under a fresh generation (a list split across calls
@@ -47,7 +56,9 @@ Status GraphBuilder::AddFollowing(UserId follower, std::span<const SnapshotEdge>
                                 " is out of order at followee " + std::to_string(e.followee));
     }
     prev = key;
-    const InternalId b = g.Intern(e.followee);
+    auto followee = Intern(e.followee);
+    if (!followee.ok()) return followee.status();
+    const InternalId b = *followee;
     uint32_t& m = Mark(b);
     if (m == generation_) {
       return Status::Corruption("snapshot lists followee " + std::to_string(e.followee) +

@@ -41,6 +41,8 @@ class GraphBuilder {
   // mark_[x] == m for the users x of the list being checked, one generation m per list:
   // O(1) duplicate and mutual checks instead of scans.
   uint32_t& Mark(InternalId x);
+  // The graph's Intern, refused with kResourceExhausted past max_users.
+  Result<InternalId> Intern(UserId user);
 
   std::unique_ptr<Graph> graph_;
   std::vector<PendingEdge> edges_;

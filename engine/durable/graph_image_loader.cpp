@@ -33,6 +33,11 @@ Status GraphImageLoader::Corrupt(const std::string& what) const {
 
 Status GraphImageLoader::Begin(uint64_t users, uint64_t edges) {
   if (users >= kNoInternalId) return Corrupt("claims " + std::to_string(users) + " users");
+  if (users > graph_->options().max_users) {
+    return Status(Code::kResourceExhausted, "the snapshot holds " + std::to_string(users) +
+                                                " users, more than this graph may (max_users " +
+                                                std::to_string(graph_->options().max_users) + ")");
+  }
   want_users_ = users;
   want_edges_ = edges;
   externals_.reserve(users);

@@ -28,6 +28,11 @@ Status LoadNewestSnapshot(Env* env, const std::string& dir, const GraphOptions& 
     SnapshotInfo read;
     auto loaded = LoadSnapshotState(env, path, options, feed_options, &read);
     std::string why;
+    if (loaded.status().code() == Code::kResourceExhausted) {
+      // A sound snapshot this configuration cannot hold (max_users): an older one or the WAL
+      // would only fail later, so say so now.
+      return Status(Code::kResourceExhausted, path + ": " + loaded.status().message());
+    }
     if (!loaded.ok()) {
       why = loaded.status().message();
     } else if (read.lsn != *it) {

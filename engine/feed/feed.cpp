@@ -55,6 +55,7 @@ Result<PublishOutcome> Feed::Publish(Graph& g, UserId author, PostId post, uint3
     return Status(Code::kAlreadyExists, "post " + std::to_string(post) +
                                             " was just removed and is still leaving timelines");
   }
+  RELGRAPH_RETURN_IF_ERROR(g.CheckRoomFor(author));
   PublishOutcome out;
   out.ts = ts ? *ts : Now();
   const InternalId a = g.InternUser(author);
@@ -100,6 +101,7 @@ Result<bool> Feed::SetMembership(Graph& g, UserId owner, UserId other, bool on, 
   }
   InternalId o = g.FindUser(owner), x = g.FindUser(other);
   if (!on && (o == kNoInternalId || x == kNoInternalId)) return false;
+  RELGRAPH_RETURN_IF_ERROR(g.CheckRoomFor(owner, other));
   if (o == kNoInternalId) o = g.InternUser(owner);
   if (x == kNoInternalId) x = g.InternUser(other);
   auto changed = audience_.Set(o, x, on, mute, /*enforce_cap=*/!replay, owner);
@@ -227,6 +229,7 @@ Status Feed::ApplyPublish(Graph& g, UserId author, PostId post, TimestampMs ts, 
   RELGRAPH_RETURN_IF_ERROR(CheckUser(author, "author"));
   if (post == 0 || kind > kMaxPostKind || ts < 0 || ts > kMaxTimestampMs)
     return Status::InvalidArgument("publish record out of range");
+  RELGRAPH_RETURN_IF_ERROR(g.CheckRoomFor(author));
   const InternalId a = g.InternUser(author);
   return posts_.Replay(a, post, ts, static_cast<uint8_t>(kind), evicted, g.user_count());
 }

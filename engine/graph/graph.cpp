@@ -46,6 +46,10 @@ Status ValidateGraphOptions(const GraphOptions& o) {
   if (o.fan_chunk_entries < 4 || o.fan_chunk_entries > 1024) {
     return Status::InvalidArgument("fan_chunk_entries must be in [4, 1024]");
   }
+  if (o.max_users < 1 || o.max_users > kMaxUsersLimit) {
+    return Status::InvalidArgument("max_users must be in [1, " + std::to_string(kMaxUsersLimit) +
+                                   "], got " + std::to_string(o.max_users));
+  }
   return Status::OK();
 }
 
@@ -75,6 +79,25 @@ void Graph::PrefaultEdges(uint64_t edges) {
 
 void Graph::EndPrefaultEdges() {
   slab_.EndPrefault();
+}
+
+Status Graph::CheckRoomFor(UserId a, UserId b) const {
+  const bool a_new = a != 0 && ids_.Find(a) == kNoInternalId;
+  const bool b_new = b != 0 && b != a && ids_.Find(b) == kNoInternalId;
+  return CheckRoom(a_new ? a : 0, b_new ? b : 0);
+}
+
+Status Graph::CheckRoom(UserId first_new, UserId second_new) const {
+  const size_t fresh = (first_new != 0) + (second_new != 0);
+  if (ids_.size() + fresh <= options_.max_users) [[likely]]
+    return Status::OK();
+  return Status(
+      Code::kResourceExhausted,
+      "the graph holds " + std::to_string(ids_.size()) + " users, the most it may (max_users " +
+          std::to_string(options_.max_users) +
+          (options_.max_users == kMaxUsersLimit ? ", what 4-byte internal ids allow" : "") +
+          "): user " + std::to_string(first_new != 0 ? first_new : second_new) +
+          " would be a new one");
 }
 
 InternalId Graph::Intern(UserId user) {
@@ -187,6 +210,9 @@ Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool
   if (engine_time || limit) {
     now = std::clamp<TimestampMs>(clock_->NowMs(), 0, kMaxTimestampMs);
     now = std::max(now, last_engine_ts_);  // the engine's time never goes backwards
+  }
+  if (ai == kNoInternalId || bi == kNoInternalId) [[unlikely]] {
+    RELGRAPH_RETURN_IF_ERROR(CheckRoom(ai == kNoInternalId ? a : 0, bi == kNoInternalId ? b : 0));
   }
   if (const int64_t wait = limit ? limiter_.TryAcquire(a, now) : 0; wait > 0) {
     return Status(Code::kRateLimited,
@@ -313,6 +339,7 @@ Status Graph::ReplayFollow(UserId a, UserId b, TimestampMs ts, ReplayMode mode, 
     return Status(Code::kSelfFollow, "replayed follow of user " + std::to_string(a) + " by itself");
   if (ts < 0 || ts > kMaxTimestampMs)
     return Status::InvalidArgument("replayed timestamp out of range");
+  RELGRAPH_RETURN_IF_ERROR(CheckRoomFor(a, b));
   const InternalId ai = Intern(a);
   const InternalId bi = Intern(b);
   ids[0] = ai;

@@ -258,7 +258,11 @@ class Graph {
   // ------------------------------------ Internal ids are dense, stable for the life of the Graph
   // and never reused.
   InternalId FindUser(UserId u) const { return ids_.Find(u); }  // kNoInternalId when unknown
-  InternalId InternUser(UserId u) { return Intern(u); }         // REQUIRES: u != 0
+  // REQUIRES: u != 0, and CheckRoomFor(u) was OK when u is new.
+  InternalId InternUser(UserId u) { return Intern(u); }
+  // kResourceExhausted when a and b (0: none) would take more new users than max_users allows;
+  // every call that may add users checks it before it changes anything.
+  Status CheckRoomFor(UserId a, UserId b = 0) const;
   UserId ExternalOf(InternalId i) const { return ids_.External(i); }
   void PrefetchExternal(InternalId i) const { ids_.PrefetchExternal(i); }
   // For a loop over n follows or unfollows, at the i-th: starts fetching what the ones 32, 16
@@ -374,6 +378,8 @@ class Graph {
   void SaveForImage(InternalId x);
   void AppendUserImage(InternalId x, std::string* out) const;  // x's list records
   InternalId Intern(UserId user);
+  // CheckRoomFor with the new users already known (0: not new).
+  Status CheckRoom(UserId first_new, UserId second_new) const;
   // Creates a -> b; returns whether b -> a exists. The external ids save two lookups.
   bool Link(InternalId a, InternalId b, TimestampMs ts, UserId a_external, UserId b_external);
   // ApplyFollow / ApplyUnfollow, reporting the internal ids of a and b (kNoInternalId for an

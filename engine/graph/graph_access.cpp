@@ -107,6 +107,7 @@ Result<BlockOutcome> Graph::Block(UserId a, UserId b, const EdgeHook& on_edge) {
                                               std::to_string(n) + " users (the maximum)");
     }
   }
+  RELGRAPH_RETURN_IF_ERROR(CheckRoom(ai == kNoInternalId ? a : 0, bi == kNoInternalId ? b : 0));
   BlockOutcome out{true, TakeEngineTime()};
   if (ai == kNoInternalId) ai = Intern(a);
   if (bi == kNoInternalId) bi = Intern(b);
@@ -131,6 +132,7 @@ Result<SetPrivateOutcome> Graph::SetPrivate(UserId a, bool on, const EdgeHook& o
   InternalId ai = ids_.Find(a);
   const bool is_private = ai != kNoInternalId && IsPrivateInternal(ai);
   if (is_private == on) return SetPrivateOutcome{};
+  RELGRAPH_RETURN_IF_ERROR(CheckRoom(ai == kNoInternalId ? a : 0, 0));
   SetPrivateOutcome out{true, 0, TakeEngineTime()};
   if (ai == kNoInternalId) ai = Intern(a);
   if (on) {
@@ -220,6 +222,7 @@ Status CheckReplayPair(UserId a, UserId b, TimestampMs ts, const char* what) {
 
 Status Graph::ApplyBlock(UserId a, UserId b, TimestampMs ts, const EdgeHook& on_edge) {
   RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(a, b, ts, "block"));
+  RELGRAPH_RETURN_IF_ERROR(CheckRoomFor(a, b));
   const InternalId ai = Intern(a);
   const InternalId bi = Intern(b);
   BlockOutcome ignored;
@@ -236,6 +239,7 @@ Status Graph::ApplyUnblock(UserId a, UserId b) {
 Status Graph::ApplySetPrivate(UserId a, bool on, TimestampMs ts, const EdgeHook& on_edge) {
   RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "replayed user"));
   RELGRAPH_RETURN_IF_ERROR(CheckTimestamp(ts, "replayed time"));
+  RELGRAPH_RETURN_IF_ERROR(CheckRoomFor(a));
   const InternalId ai = Intern(a);
   if (on) {
     MarkPrivate(ai, true);
@@ -248,6 +252,7 @@ Status Graph::ApplySetPrivate(UserId a, bool on, TimestampMs ts, const EdgeHook&
 
 Status Graph::ApplyRequest(UserId requester, UserId target, TimestampMs ts) {
   RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(requester, target, ts, "follow request"));
+  RELGRAPH_RETURN_IF_ERROR(CheckRoomFor(requester, target));
   const InternalId ri = Intern(requester);
   const InternalId ti = Intern(target);
   EnsurePair(requests_, ti, ri, ts);
@@ -257,6 +262,7 @@ Status Graph::ApplyRequest(UserId requester, UserId target, TimestampMs ts) {
 Status Graph::ApplyApprove(UserId target, UserId requester, TimestampMs ts,
                            const EdgeHook& on_edge) {
   RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(requester, target, ts, "approval"));
+  RELGRAPH_RETURN_IF_ERROR(CheckRoomFor(requester, target));
   const InternalId ti = Intern(target);
   const InternalId ri = Intern(requester);
   const FollowingList& f = users_[ri].following;

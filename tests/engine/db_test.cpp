@@ -311,6 +311,35 @@ TEST_CASE("db: a WAL failure fails every write of a batch that had a record, and
         Relation::kFollowing);
 }
 
+TEST_CASE("db: past max_users publish and mute refuse new users; a larger snapshot is refused") {
+  TestDir dir;
+  DbOptions options;
+  options.graph.rate_limit.enabled = false;
+  {
+    auto db = Db::Open(dir.path(), options);
+    REQUIRE(db.ok());
+    for (UserId u = 1; u <= 9; ++u) REQUIRE((*db)->Follow(u, u + 1).ok());  // 10 users
+    REQUIRE((*db)->Snapshot().ok());
+  }
+  options.graph.max_users = 10;
+  {
+    auto db = Db::Open(dir.path(), options);
+    REQUIRE_MESSAGE(db.ok(), db.status().ToString());
+    const uint64_t lsn = (*db)->last_lsn();
+    CHECK((*db)->Publish(11, 1, 0, std::nullopt).status().code() == Code::kResourceExhausted);
+    CHECK((*db)->Mute(1, 12, true).status().code() == Code::kResourceExhausted);
+    CHECK((*db)->Follow(1, 13).status().code() == Code::kResourceExhausted);
+    CHECK((*db)->last_lsn() == lsn);  // nothing refused was logged
+    CHECK((*db)->Publish(1, 1, 0, std::nullopt).ok());
+    CHECK((*db)->Mute(1, 2, true).ok());
+  }
+  options.graph.max_users = 9;
+  auto refused = Db::Open(dir.path(), options);
+  CHECK(refused.status().code() == Code::kResourceExhausted);
+  CHECK(refused.status().message().find("max_users 9") != std::string::npos);
+  CHECK(refused.status().message().find("the snapshot holds 10 users") != std::string::npos);
+}
+
 TEST_CASE("db: a data directory in use is refused until its Db is gone") {
   TestDir dir;
   Driver d(12);

@@ -74,6 +74,58 @@ TEST_CASE("follow: id 0 and self-follow are distinct errors and create no user")
   CHECK(f.graph->user_count() == 0);
 }
 
+TEST_CASE(
+    "users: past max_users a call that would add one is resource_exhausted, nothing changes") {
+  GraphOptions o;
+  o.rate_limit.enabled = false;
+  o.max_users = 5;
+  Fixture f(o);
+  Graph& g = *f.graph;
+  f.MustFollow(1, 2);
+  f.MustFollow(3, 4);
+  f.MustFollow(1, 5);  // the fifth user: still room
+  const uint64_t digest = g.Digest();
+  auto refused = g.Follow(1, 6);
+  CHECK(refused.status().code() == Code::kResourceExhausted);
+  CHECK(refused.status().message().find("holds 5 users") != std::string::npos);
+  CHECK(refused.status().message().find("user 6 would be a new one") != std::string::npos);
+  CHECK(refused.status().message().find("max_users") != std::string::npos);
+  // Every way in that could add a user.
+  CHECK(g.FollowAt(7, 2, 100).status().code() == Code::kResourceExhausted);
+  CHECK(g.Block(1, 8).status().code() == Code::kResourceExhausted);
+  CHECK(g.SetPrivate(9, true).status().code() == Code::kResourceExhausted);
+  const ImportEdge edges[] = {{2, 3, 10}, {2, 10, 11}};
+  auto imported = g.Import(edges);
+  CHECK(imported.status().code() == Code::kResourceExhausted);
+  CHECK(imported.status().detail() == 1);  // the edge's index; the one before it stays
+  const Graph::ReplayOp op{Graph::ReplayOp::kFollow, 11, 1, 50};
+  CHECK(g.ApplyBatch(std::span(&op, 1)).code() == Code::kResourceExhausted);
+  CHECK(g.ApplyBlock(1, 12, 60).code() == Code::kResourceExhausted);
+  CHECK(g.ApplyRequest(13, 1, 60).code() == Code::kResourceExhausted);
+  CHECK(g.CheckRoomFor(1, 14).code() == Code::kResourceExhausted);
+  CHECK(g.CheckRoomFor(1, 2).ok());
+  CHECK(g.user_count() == 5);
+  CHECK(g.edge_count() == 4);  // 1->2, 3->4, 1->5 and the imported 2->3
+  CHECK(g.Digest() != digest);
+  // Between users it holds, everything goes on.
+  CHECK(g.GetRelation(2, 3).value() == Relation::kFollowing);
+  f.MustFollow(4, 1);
+  CHECK(g.Block(5, 2).ok());
+  CHECK(g.CheckInvariants().ok());
+}
+
+TEST_CASE("users: max_users defaults to what 4-byte internal ids allow, and is checked") {
+  CHECK(GraphOptions{}.max_users == kMaxUsersLimit);
+  CHECK(kMaxUsersLimit == uint64_t{kNoInternalId});  // ids 0 .. 2^32 - 2; 2^32 - 1 is "none"
+  GraphOptions o;
+  o.max_users = 0;
+  CHECK(ValidateGraphOptions(o).code() == Code::kInvalidArgument);
+  o.max_users = kMaxUsersLimit + 1;
+  CHECK(ValidateGraphOptions(o).message().find("max_users") != std::string::npos);
+  o.max_users = kMaxUsersLimit;
+  CHECK(ValidateGraphOptions(o).ok());
+}
+
 TEST_CASE("follow: the cap is enforced with its own error, and unfollow makes room") {
   GraphOptions o;
   o.max_following = 3;
