@@ -432,13 +432,17 @@ Result<T> Db::Mutate(Apply&& apply, Record&& record, uint64_t* commit_lsn) {
     if (!l.ok()) return l.status();
     lsn = *l;
   }
+  RELGRAPH_RETURN_IF_ERROR(CommitOrHandOver(lsn, commit_lsn));
+  return r;
+}
+
+Status Db::CommitOrHandOver(uint64_t lsn, uint64_t* commit_lsn) {
   if (commit_lsn != nullptr &&
       (options_.durability == DurabilityMode::kAlways || options_.report_commit_lsn)) {
     *commit_lsn = lsn;  // the caller waits (WaitDurable) before acknowledging
-    return r;
+    return Status::OK();
   }
-  RELGRAPH_RETURN_IF_ERROR(Commit(lsn));
-  return r;
+  return Commit(lsn);
 }
 
 namespace {
@@ -567,12 +571,7 @@ void Db::WriteBatch(std::span<const BatchWrite> writes, std::span<BatchWriteResu
       lsn = *appended;
     }
   }
-  if (commit_lsn != nullptr &&
-      (options_.durability == DurabilityMode::kAlways || options_.report_commit_lsn)) {
-    *commit_lsn = lsn;  // the caller waits (WaitDurable) before acknowledging
-    return;
-  }
-  if (Status s = Commit(lsn); !s.ok()) {
+  if (Status s = CommitOrHandOver(lsn, commit_lsn); !s.ok()) {
     for (size_t i : logged) results[i].status = s;
   }
 }

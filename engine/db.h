@@ -294,6 +294,9 @@ class Db {
   TimestampMs NowMs() const;  // the engine clock's time, for records that carry one
   Result<uint64_t> Log(WalRecordType type, std::string_view payload);
   Status Commit(uint64_t lsn);
+  // After a mutation logged through `lsn` (0: nothing): hands `lsn` to the caller in
+  // *commit_lsn when it will wait itself (`always`, or report_commit_lsn), else commits here.
+  Status CommitOrHandOver(uint64_t lsn, uint64_t* commit_lsn);
   template <typename T, typename Apply, typename Record>
   Result<T> Mutate(Apply&& apply, Record&& record, uint64_t* commit_lsn);
   void StartFanout();

@@ -139,8 +139,9 @@ size_t Connection::ProcessFrames(std::string_view pending) {
       FailAndClose(0, static_cast<uint8_t>(Opcode::kNotice), r.error);
       break;
     }
-    if (BatchableSpec(r.frame) != nullptr) {
+    if (const CommandSpec* spec = BatchableSpec(r.frame)) {
       batch.frames.push_back(r.frame);
+      batch.items.push_back({spec, r.frame.body});
       if (batch.frames.size() == WriteBatchScratch::kMaxFrames) RunWriteBatch(batch);
     } else {
       RunWriteBatch(batch);
@@ -162,8 +163,6 @@ const CommandSpec* Connection::BatchableSpec(const Frame& frame) const {
 void Connection::RunWriteBatch(WriteBatchScratch& batch) {
   if (batch.frames.size() == 1) HandleFrame(batch.frames[0]);
   if (batch.frames.size() > 1) {
-    batch.items.clear();
-    for (const Frame& f : batch.frames) batch.items.push_back({BatchableSpec(f), f.body});
     batch.replies.clear();
     const uint64_t ticket = core_.service->ExecuteBatch(batch.items, &batch.replies);
     const size_t first = out_.size();
@@ -180,13 +179,17 @@ void Connection::RunWriteBatch(WriteBatchScratch& batch) {
       }
       begin = item.reply_end;
     }
-    if (ticket > core_.durability.durable()) {
-      // Not durable yet: these replies, and all after them, wait.
-      holds_.push_back(Hold{first, ticket, 0});
-      core_.durability.Request(ticket);
-    }
+    HoldUntilDurable(first, ticket);
   }
   batch.frames.clear();
+  batch.items.clear();
+}
+
+void Connection::HoldUntilDurable(size_t offset, uint64_t ticket) {
+  if (ticket <= core_.durability.durable()) return;
+  // Not durable yet: the replies from `offset` on, and all after them, wait.
+  holds_.push_back(Hold{offset, ticket, 0});
+  core_.durability.Request(ticket);
 }
 
 void Connection::FailAndClose(uint32_t request_id, uint8_t opcode, const Status& why) {
@@ -296,11 +299,7 @@ void Connection::HandleFrame(const Frame& frame) {
     event_poll_ = std::make_unique<boost::asio::steady_timer>(socket_.get_executor());
     PumpEvents();
   }
-  if (r.ticket > core_.durability.durable()) {
-    // Not durable yet: this reply, and all after it, wait.
-    holds_.push_back(Hold{start, r.ticket, 0});
-    core_.durability.Request(r.ticket);
-  }
+  HoldUntilDurable(start, r.ticket);
 }
 
 void Connection::RunBackground(const CommandSpec& spec, const Frame& frame) {

@@ -45,7 +45,7 @@ class IoWorker;
 struct WriteBatchScratch {
   static constexpr size_t kMaxFrames = 1024;  // a longer run is executed in several batches
   std::vector<Frame> frames;                  // bodies point into the buffer being processed
-  std::vector<BatchItem> items;
+  std::vector<BatchItem> items;               // items[i]: frames[i]'s command and body
   std::string replies;
 };
 
@@ -87,6 +87,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Executes the gathered frames as one batch (Service::ExecuteBatch), appends their replies
   // in order, and empties the scratch. One frame alone goes through HandleFrame.
   void RunWriteBatch(WriteBatchScratch& batch);
+  // Holds the replies from `offset` in out_ on (and every later one) until `ticket` is durable;
+  // nothing when it already is.
+  void HoldUntilDurable(size_t offset, uint64_t ticket);
   void HandleHello(const Frame& frame);
   void RunBackground(const CommandSpec& spec, const Frame& frame);
   void FailAndClose(uint32_t request_id, uint8_t opcode, const Status& why);
