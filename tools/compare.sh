@@ -62,13 +62,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {  # a loopback port nothing answers on
-  local p
-  while :; do
-    p=$((20000 + RANDOM % 30000))
-    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-  done
-}
+source tools/free_port.sh
 wait_for() {  # command... : retry for up to 60 s
   for _ in $(seq 600); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
   echo "compare: gave up waiting for: $*" >&2; return 1

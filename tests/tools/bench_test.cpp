@@ -140,6 +140,55 @@ TEST_CASE("relgraph-bench: the server target runs against a real relgraphd, idle
   CHECK(ran.out.find("error replies") == std::string::npos);
 }
 
+TEST_CASE("relgraph-bench: the scale run's halves: a snapshot relgraphd restarts from, then rows") {
+  testing::TestDir dir;
+  const std::string data = dir.path() + "/data";
+  const Ran built = RunBench("--target=scale-build --edges=30000 --data-dir=" + data);
+  REQUIRE(built.exit_code == 0);
+  const auto rows = TextRows(built.out);
+  REQUIRE(rows.count("scale_import"));
+  REQUIRE(rows.count("scale_snapshot_write"));
+  const uint64_t edges = OpsOf(rows.at("scale_import"));
+  CHECK(edges > 29'000);
+  CHECK(OpsOf(rows.at("scale_snapshot_write")) == edges);
+  CHECK(built.out.find("peak RSS of the build") != std::string::npos);
+
+  // relgraphd restarts from that snapshot alone and holds every edge.
+  const std::string log = dir.path() + "/log";
+  const pid_t pid = Spawn(
+      {"--listen=127.0.0.1:0", "--data-dir=" + data, "--rate-limit=off", "--snapshot-interval-s=0"},
+      log);
+  const uint16_t port = WaitForPort(log);
+  const Ran info = testing::RunShell(std::string("'") + RELGRAPH_CLI_PATH + "' -p " +
+                                     std::to_string(port) + " info");
+  CHECK(info.out.find("edges: " + std::to_string(edges) + "\n") != std::string::npos);
+  const Ran served =
+      RunBench("--target=scale-server --edges=30000 --latency-ops=300 --server=127.0.0.1:" +
+               std::to_string(port));
+  // The follow row's pairs are new edges, and the unfollow row takes exactly those back.
+  const Ran after = testing::RunShell(std::string("'") + RELGRAPH_CLI_PATH + "' -p " +
+                                      std::to_string(port) + " info");
+  ::kill(pid, SIGTERM);
+  CHECK(WaitExit(pid) == 0);
+  REQUIRE(served.exit_code == 0);
+  const auto tcp = TextRows(served.out);
+  for (const char* row :
+       {"relation_unpipelined", "counts_unpipelined", "following_page_unpipelined",
+        "fans_page_deep_unpipelined", "follow_unpipelined", "unfollow_unpipelined"}) {
+    CAPTURE(row);
+    REQUIRE(tcp.count(row));
+    CHECK(OpsOf(tcp.at(row)) == 300);
+  }
+  CHECK(tcp.at("follow_unpipelined").find("300 of them changed") != std::string::npos);
+  CHECK(tcp.at("unfollow_unpipelined").find("300 of them changed") != std::string::npos);
+  CHECK(tcp.at("fans_page_deep_unpipelined").find(" entries per page; the top account has ") !=
+        std::string::npos);
+  CHECK(served.out.find("error replies") == std::string::npos);
+  CHECK(after.out.find("edges: " + std::to_string(edges) + "\n") != std::string::npos);
+  // Without a directory the build refuses to start.
+  CHECK(RunBench("--target=scale-build --edges=1000").exit_code == 2);
+}
+
 TEST_CASE("relgraph-bench: bad flags exit 2; --open-only on a bad directory exits 1") {
   CHECK(RunBench("--workloads=nonsense").exit_code == 2);
   CHECK(RunBench("--edges=ten").exit_code == 2);

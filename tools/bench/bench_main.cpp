@@ -17,6 +17,7 @@
 #include "tools/bench/design_workloads.h"
 #include "tools/bench/durability_workloads.h"
 #include "tools/bench/feed_workloads.h"
+#include "tools/bench/scale_run.h"
 #include "tools/bench/server_workloads.h"
 #include "tools/bench/workload_generator.h"
 #include "tools/bench/workloads.h"
@@ -32,7 +33,8 @@ Loads a follow graph into relgraph and measures workloads, one row each.
                          workloads run a Db on local disk), server (relgraphd over TCP, see
                          below), redis://HOST:PORT (the Redis sorted-set design) or
                          postgres://USER@HOST:PORT/DB (the relational design on PostgreSQL);
-                         docs/comparison.md describes both designs
+                         docs/comparison.md describes both designs; scale-build and
+                         scale-server are the halves of tools/scale-run.sh (below)
   --edges=N              edges to generate (default 10000000)
   --seed=S               generator and sampling seed (default 1)
   --dataset=PATH         load a SNAP edge list (plain or .gz) instead of generating
@@ -89,6 +91,15 @@ Over TCP (--target=server, redis://..., postgres://...):
   --replica=HOST:PORT    replica_lag: a replica of --server (relgraphd --replica-of)
   Default rows: every shared row, and for relgraphd ping and ping_unpipelined.
 
+The billion-edge run (tools/scale-run.sh drives both halves, relgraphd between them):
+  --target=scale-build   streams ScaleGenerator's graph of --edges into an embedded graph by
+                         Import (nothing held beside it), prints the import row, the memory
+                         row and the process's peak RSS, and writes snapshot-0.rgs into
+                         --data-dir (required) for relgraphd to restart from
+  --target=scale-server  the same graph (same --edges, --seed) served by --server: rows
+                         relation, counts, following_page (with a viewer), fans_page_deep,
+                         follow and unfollow, each unpipelined with p50/p99 (--latency-ops)
+
 Unless --no-load, the graph is always loaded; `load` only decides whether its row is printed.
 )";
 
@@ -130,9 +141,12 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
       return Status::OK();
     };
     if (key == "--target") {
-      if (value != "embedded" && !IsDesignTarget(value)) {
+      if (value != "embedded" && value != "scale-build" && value != "scale-server" &&
+          !IsDesignTarget(value)) {
         return Status::InvalidArgument(
-            "--target is embedded, server, redis://HOST:PORT or postgres://..., not " + value);
+            "--target is embedded, server, redis://HOST:PORT, postgres://..., scale-build or "
+            "scale-server, not " +
+            value);
       }
       f->target = value;
     } else if (arg == "--no-load") {
@@ -226,6 +240,48 @@ Result<GeneratedGraph> LoadOrGenerate(const Flags& flags) {
   return GenerateGraph(flags.edges, flags.seed, flags.max_following);
 }
 
+// The billion-edge run's halves (tools/bench/scale_run.h).
+int RunScaleTarget(const Flags& flags) {
+  ScaleRunFlags sf;
+  sf.edges = flags.edges;
+  sf.seed = flags.seed;
+  sf.max_following = flags.max_following;
+  sf.data_dir = flags.data_dir;
+  sf.server = flags.server;
+  const std::string graph = "ScaleGenerator graph of " + std::to_string(flags.edges) +
+                            " edges (seed " + std::to_string(flags.seed) + ")";
+  if (flags.target == "scale-build") {
+    if (flags.data_dir.empty()) {
+      std::cerr << "relgraph-bench: --target=scale-build needs --data-dir\n";
+      return 2;
+    }
+    PrintHeader(std::cout, flags.csv,
+                "target embedded, " + graph + ", snapshot into " + flags.data_dir);
+    auto built = ScaleBuild(sf);
+    if (!built.ok()) {
+      std::cerr << "relgraph-bench: scale-build: " << built.status().ToString() << "\n";
+      return 1;
+    }
+    PrintWorkload(std::cout, flags.csv, built->rows[0]);
+    PrintMemory(std::cout, flags.csv, built->memory);
+    PrintWorkload(std::cout, flags.csv, built->rows[1]);
+    if (!flags.csv) {
+      std::cout << "peak RSS of the build: " << built->peak_rss_bytes << " bytes\n";
+    }
+    return 0;
+  }
+  PrintHeader(std::cout, flags.csv,
+              "target relgraphd " + flags.server.client.host + ":" +
+                  std::to_string(flags.server.client.port) + ", " + graph);
+  auto rows = ScaleQueries(sf);
+  if (!rows.ok()) {
+    std::cerr << "relgraph-bench: scale-server: " << rows.status().ToString() << "\n";
+    return 1;
+  }
+  for (const WorkloadResult& r : *rows) PrintWorkload(std::cout, flags.csv, r);
+  return 0;
+}
+
 // Generates (or loads) the graph here, then runs the rows against a server: relgraphd, Redis
 // or PostgreSQL.
 int RunRemoteTarget(const Flags& flags) {
@@ -287,23 +343,6 @@ int RunRemoteTarget(const Flags& flags) {
   return 0;
 }
 
-// The memory row after `load`: resident bytes the graph added, and the engine's own count.
-MemoryRow MeasureGraphMemory(const Graph& graph, uint64_t rss_before) {
-  MemoryRow m;
-  m.users = graph.user_count();
-  m.edges = graph.edge_count();
-  m.rss_bytes = ResidentBytes() - rss_before;
-  const MemoryUsage u = graph.Memory();
-  m.engine_bytes = u.total();
-  std::ostringstream b;
-  b << "ids " << u.id_map / (1 << 20) << " MiB, users " << u.user_records / (1 << 20)
-    << " MiB, edges " << u.edge_blocks / (1 << 20) << " MiB reserved / "
-    << u.edge_blocks_live / (1 << 20) << " MiB in lists, fan index " << u.fan_index / (1 << 20)
-    << " MiB";
-  m.breakdown = b.str();
-  return m;
-}
-
 // The durability rows wanted, in a scratch directory (or --data-dir); false when the scratch
 // directory cannot be made.
 bool RunDurabilityRows(const Flags& flags, const std::set<std::string>& wanted,
@@ -353,6 +392,7 @@ int Main(int argc, char** argv) {
     return 2;
   }
   flags.server.ops = flags.ops;
+  if (flags.target.starts_with("scale-")) return RunScaleTarget(flags);
   if (flags.target != "embedded") return RunRemoteTarget(flags);
   std::set<std::string> wanted(flags.workloads.begin(), flags.workloads.end());
   if (wanted.empty()) {

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <iomanip>
+#include <sstream>
 
 namespace relgraph::bench {
 namespace {
@@ -79,6 +80,23 @@ void PrintMemory(std::ostream& out, bool csv, const MemoryRow& m) {
       static_cast<double>(m.rss_bytes) / (1 << 20), m.bytes_per_edge(),
       m.edges ? static_cast<double>(m.engine_bytes) / m.edges : 0.0, m.breakdown.c_str());
   out << line;
+}
+
+// The memory row after `load`: resident bytes the graph added, and the engine's own count.
+MemoryRow MeasureGraphMemory(const Graph& graph, uint64_t rss_before) {
+  MemoryRow m;
+  m.users = graph.user_count();
+  m.edges = graph.edge_count();
+  m.rss_bytes = ResidentBytes() - rss_before;
+  const MemoryUsage u = graph.Memory();
+  m.engine_bytes = u.total();
+  std::ostringstream b;
+  b << "ids " << u.id_map / (1 << 20) << " MiB, users " << u.user_records / (1 << 20)
+    << " MiB, edges " << u.edge_blocks / (1 << 20) << " MiB reserved / "
+    << u.edge_blocks_live / (1 << 20) << " MiB in lists, fan index " << u.fan_index / (1 << 20)
+    << " MiB";
+  m.breakdown = b.str();
+  return m;
 }
 
 }  // namespace relgraph::bench

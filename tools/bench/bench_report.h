@@ -29,4 +29,8 @@ void PrintHeader(std::ostream& out, bool csv, const std::string& description);
 void PrintWorkload(std::ostream& out, bool csv, const WorkloadResult& r);
 void PrintMemory(std::ostream& out, bool csv, const MemoryRow& m);
 
+// The memory row of a loaded graph: the resident bytes it added since `rss_before` (taken
+// before it was built) and the engine's own accounting, with its breakdown.
+MemoryRow MeasureGraphMemory(const Graph& graph, uint64_t rss_before);
+
 }  // namespace relgraph::bench

@@ -7,8 +7,6 @@
 namespace relgraph::bench {
 namespace {
 
-constexpr TimestampMs kEpochStart = 1'451'606'400'000;  // 2016-01-01, as GenerateGraph
-constexpr TimestampMs kSpanMs = 10LL * 365 * 24 * 3600 * 1000;
 constexpr double kZipfExponent = 0.9;
 constexpr double kLogNormalSigma = 1.3;
 
@@ -141,8 +139,9 @@ void ScaleGenerator::FolloweesOf(uint64_t k, std::vector<UserId>* out) const {
 }
 
 TimestampMs ScaleGenerator::TimeOf(uint64_t k, size_t i) const {
-  return kEpochStart + static_cast<TimestampMs>(SeedOf(seed_, kTime, k * 1024 + i) %
-                                                static_cast<uint64_t>(kSpanMs));
+  return ScaleGenerator::kEpochStart +
+         static_cast<TimestampMs>(SeedOf(seed_, kTime, k * 1024 + i) %
+                                  static_cast<uint64_t>(ScaleGenerator::kSpanMs));
 }
 
 bool ScaleGenerator::Next(std::vector<BenchEdge>* out) {

@@ -49,6 +49,9 @@ class ScaleGenerator {
   // once every follower was emitted.
   bool Next(std::vector<BenchEdge>* out);
   static constexpr uint64_t kWindowFollowers = 1 << 16;
+  // Every time is in [kEpochStart, kEpochStart + kSpanMs): 2016-01-01 and ten years on.
+  static constexpr TimestampMs kEpochStart = 1'451'606'400'000;
+  static constexpr TimestampMs kSpanMs = 10LL * 365 * 24 * 3600 * 1000;
 
  private:
   uint32_t DegreeOf(uint64_t k) const;
