@@ -53,12 +53,13 @@ else
 fi
 
 # ---- will it fit? ---------------------------------------------------------------------------
-mem_avail=$(awk '/^MemAvailable:/ {print $2 * 1024}' /proc/meminfo)
+gib() { awk -v b="$1" 'BEGIN {printf "%.1f GiB", b / 2^30}'; }
+mem_avail=$(($(awk '/^MemAvailable:/ {print $2}' /proc/meminfo) * 1024))
 disk_avail=$(df -B1 --output=avail "$data_dir" | tail -1)
 mem_need=$((edges * mem_per_edge)) disk_need=$((edges * disk_per_edge))
 fits_mem=$((mem_avail * 9 / 10 / mem_per_edge)) fits_disk=$((disk_avail * 9 / 10 / disk_per_edge))
-echo "scale-run: $edges edges need about $((mem_need >> 30)) GiB of memory ($((mem_avail >> 30)) available)" \
-  "and $((disk_need >> 30)) GiB of disk ($((disk_avail >> 30)) free in $data_dir)" >&2
+echo "scale-run: $edges edges need about $(gib $mem_need) of memory ($(gib "$mem_avail") available)" \
+  "and $(gib $disk_need) of disk ($(gib "$disk_avail") free in $data_dir)" >&2
 if [ $force = 0 ] && { [ "$mem_need" -gt $((mem_avail * 9 / 10)) ] || [ "$disk_need" -gt $((disk_avail * 9 / 10)) ]; }; then
   largest=$((fits_mem < fits_disk ? fits_mem : fits_disk))
   what=$([ $fits_mem -lt $fits_disk ] && echo "memory ($mem_per_edge B/edge)" || echo "disk ($disk_per_edge B/edge of snapshot)")
@@ -80,14 +81,13 @@ cleanup() {
 trap cleanup EXIT
 source tools/free_port.sh
 status_kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
-gib() { awk -v b="$1" 'BEGIN {printf "%.2f GiB", b / 2^30}'; }
 
 # ---- 1. build and snapshot ------------------------------------------------------------------
 echo "scale-run: building the graph of $edges edges" >&2
 build_out=$(taskset -c 1 build/relgraph-bench --target=scale-build --edges="$edges" --seed="$seed" \
   --data-dir="$data_dir")
 echo "$build_out" >&2
-snapshot_bytes=$(du -b "$data_dir"/snapshot-*.rgs | awk '{s += $1} END {print s}')
+snapshot_bytes=$(du -b "$data_dir"/snapshot-*.rgs | awk '{s += $1} END {printf "%d", s}')
 
 # ---- 2. restart relgraphd from it -----------------------------------------------------------
 port=$(free_port)
@@ -128,7 +128,7 @@ cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 {
   echo "# relgraph scale run: $edges edges"
   echo
-  echo "$cpu, $(nproc) cores, $(gib "$(awk '/^MemTotal:/ {print $2 * 1024}' /proc/meminfo)") memory;" \
+  echo "$cpu, $(nproc) cores, $(gib "$(($(awk '/^MemTotal:/ {print $2}' /proc/meminfo) * 1024))") memory;" \
     "build $(git rev-parse --short HEAD 2>/dev/null || echo unknown); \`tools/scale-run.sh --edges=$edges\`"
   echo
   echo "## Build (embedded, core 1)"
