@@ -87,7 +87,8 @@ echo "scale-run: building the graph of $edges edges" >&2
 build_out=$(taskset -c 1 build/relgraph-bench --target=scale-build --edges="$edges" --seed="$seed" \
   --data-dir="$data_dir")
 echo "$build_out" >&2
-snapshot_bytes=$(du -b "$data_dir"/snapshot-*.rgs | awk '{s += $1} END {printf "%d", s}')
+snapshot_bytes=$(du -cb "$data_dir"/snapshot-*.rgs | tail -1 | cut -f1)  # no awk: mawk's %d stops at 2^31
+kept_edges=$(echo "$build_out" | awk '$1 == "scale_snapshot_write" {print $2}')
 
 # ---- 2. restart relgraphd from it -----------------------------------------------------------
 port=$(free_port)
@@ -139,7 +140,7 @@ cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
   echo "## relgraphd (core 0)"
   echo "| what | figure |"
   echo "|---|---|"
-  echo "| snapshot on disk | $(gib "$snapshot_bytes") = $(awk -v b="$snapshot_bytes" -v e="$edges" 'BEGIN {printf "%.1f", b / e}') B/edge |"
+  echo "| snapshot on disk | $(gib "$snapshot_bytes") = $(awk -v b="$snapshot_bytes" -v e="$kept_edges" 'BEGIN {printf "%.2f", b / e}') B/edge ($kept_edges edges) |"
   echo "| restart to first answer | $restart_wall s ($recovered) |"
   echo "| RSS after restart: peak / steady | $(gib "$server_peak") / $(gib "$server_rss") |"
   echo "| RSS after the TCP rows | $(gib "$server_steady") |"
