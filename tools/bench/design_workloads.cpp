@@ -13,29 +13,6 @@ using SteadyClock = std::chrono::steady_clock;
 constexpr uint64_t kOtherSets = 1024;
 constexpr size_t kRelationsBatch = 100;
 
-// Counts error answers and keeps the first one's message, across client threads.
-struct ErrorTally {
-  std::mutex mu;
-  uint64_t count = 0;
-  std::string first;
-  void Add(uint64_t n, const std::vector<Answer>& answers) {
-    if (n == 0) return;
-    std::lock_guard lock(mu);
-    count += n;
-    if (!first.empty()) return;
-    for (const Answer& a : answers) {
-      if (!a.status.ok()) {
-        first = a.status.ToString();
-        break;
-      }
-    }
-  }
-  std::string Note() {
-    if (count == 0) return "";
-    return std::to_string(count) + " error replies (first: " + first + ")";
-  }
-};
-
 }  // namespace
 
 DesignWorkloads::DesignWorkloads(const GeneratedGraph& data, const ServerFlags& flags,
@@ -194,17 +171,9 @@ Result<WorkloadResult> DesignWorkloads::Unpipelined(const std::string& name, uin
   if (!design.ok()) return design.status();
   ErrorTally errors;
   std::vector<double> micros;
-  micros.reserve(ops);
-  std::vector<Answer> answers;
   const auto start = SteadyClock::now();
-  for (uint64_t i = 0; i < ops; ++i) {
-    const Op op = MakeOp(base, i);
-    const auto t0 = SteadyClock::now();
-    auto n = (*design)->Execute(std::span<const Op>(&op, 1), &answers);
-    micros.push_back(std::chrono::duration<double, std::micro>(SteadyClock::now() - t0).count());
-    if (!n.ok()) return n.status();
-    errors.Add(*n, answers);
-  }
+  RELGRAPH_RETURN_IF_ERROR(RunUnpipelined(
+      **design, ops, [&](uint64_t i) { return MakeOp(base, i); }, &micros, &errors));
   std::string note = errors.Note();
   if (base == "publish") {
     RELGRAPH_RETURN_IF_ERROR((*design)->WaitIdle());

@@ -25,7 +25,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <mutex>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tools/bench/bench_report.h"
@@ -35,6 +39,51 @@
 #include "tools/bench/workloads.h"
 
 namespace relgraph::bench {
+
+// Counts error answers and keeps the first one's message, across client threads.
+struct ErrorTally {
+  std::mutex mu;
+  uint64_t count = 0;
+  std::string first;
+  void Add(uint64_t n, const std::vector<Answer>& answers) {
+    if (n == 0) return;
+    std::lock_guard lock(mu);
+    count += n;
+    if (!first.empty()) return;
+    for (const Answer& a : answers) {
+      if (!a.status.ok()) {
+        first = a.status.ToString();
+        break;
+      }
+    }
+  }
+  std::string Note() {
+    if (count == 0) return "";
+    return std::to_string(count) + " error replies (first: " + first + ")";
+  }
+};
+
+// One connection, one operation per round trip, each timed alone: operations [0, ops), the
+// i-th built by op_at(i), their latencies appended to *micros and their error replies counted
+// in *errors; on_answer(op, answer), when given, sees every answer. A transport failure ends
+// the loop with its error. The *_unpipelined rows of DesignWorkloads and the scale run's.
+template <typename OpAt, typename OnAnswer = std::nullptr_t>
+Status RunUnpipelined(Design& design, uint64_t ops, const OpAt& op_at, std::vector<double>* micros,
+                      ErrorTally* errors, const OnAnswer& on_answer = nullptr) {
+  using Clock = std::chrono::steady_clock;
+  micros->reserve(micros->size() + ops);
+  std::vector<Answer> answers;
+  for (uint64_t i = 0; i < ops; ++i) {
+    const Op op = op_at(i);
+    const auto t0 = Clock::now();
+    auto n = design.Execute(std::span<const Op>(&op, 1), &answers);
+    micros->push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    if (!n.ok()) return n.status();
+    errors->Add(*n, answers);
+    if constexpr (!std::is_same_v<OnAnswer, std::nullptr_t>) on_answer(op, answers[0]);
+  }
+  return Status::OK();
+}
 
 class DesignWorkloads {
  public:

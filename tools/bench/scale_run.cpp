@@ -9,7 +9,7 @@
 #include <span>
 
 #include "engine/durable/graph_snapshot.h"
-#include "tools/bench/designs/design.h"
+#include "tools/bench/design_workloads.h"
 #include "tools/bench/scale_generator.h"
 
 namespace relgraph::bench {
@@ -150,32 +150,22 @@ Result<std::vector<WorkloadResult>> ScaleQueries(const ScaleRunFlags& flags) {
        {"relation", "counts", "following_page", "fans_page_deep", "follow", "unfollow"}) {
     const std::vector<Op> ops = DrawOps(row, gen, flags.server.latency_ops, rng);
     std::vector<double> micros;
-    micros.reserve(ops.size());
-    uint64_t errors = 0, changed = 0, entries = 0;
-    std::string first_error;
+    ErrorTally errors;
+    uint64_t changed = 0, entries = 0;
     const auto start = SteadyClock::now();
-    for (const Op& op : ops) {
-      const auto t0 = SteadyClock::now();
-      auto n = (*design)->Execute(std::span<const Op>(&op, 1), &answers);
-      micros.push_back(std::chrono::duration<double, std::micro>(SteadyClock::now() - t0).count());
-      if (!n.ok()) return n.status();
-      const Answer& a = answers[0];
-      if (!a.status.ok()) {
-        if (errors++ == 0) first_error = a.status.ToString();
-      }
-      changed += a.changed;
-      entries += a.entries.size();
-    }
+    RELGRAPH_RETURN_IF_ERROR(RunUnpipelined(
+        **design, ops.size(), [&](uint64_t i) { return ops[i]; }, &micros, &errors,
+        [&](const Op&, const Answer& a) {
+          changed += a.changed;
+          entries += a.entries.size();
+        }));
     std::string note;
     const std::string name = row;
     if (name == "follow" || name == "unfollow")
       note = std::to_string(changed) + " of them changed the graph";
     if (entries > 0) note = std::to_string(entries / ops.size()) + " entries per page";
     if (name == "fans_page_deep") note += "; the top account has " + top_fans + " fans";
-    if (errors > 0) {
-      note += (note.empty() ? "" : "; ") + std::to_string(errors) +
-              " error replies, first: " + first_error;
-    }
+    if (const std::string e = errors.Note(); !e.empty()) note += (note.empty() ? "" : "; ") + e;
     rows.push_back(Summarize(std::string(row) + "_unpipelined", ops.size(), Since(start),
                              std::move(micros), note));
   }

@@ -57,14 +57,20 @@ net::FeedReply ToWire(const FeedPage& page) {
 using Handler = net::ExecuteResult (*)(CommandService&, std::string_view, std::string*,
                                        const net::ServerStats&);
 
+// Decodes a request body, naming the command in the error ("FOLLOW request: ...").
+template <typename Req>
+Status DecodeRequest(std::string_view body, Req* request) {
+  // Built once per command: the request path allocates nothing for error texts it never uses.
+  static const std::string what = std::string(net::OpcodeName(Req::kOpcode)) + " request";
+  return net::WireDecode(body, request, what);
+}
+
 // Decode the request, run the handler, encode the reply: the same three steps for every row.
 template <typename Req, auto Method>
 net::ExecuteResult Run(CommandService& service, std::string_view body, std::string* out,
                        const net::ServerStats& stats) {
   Req request;
-  // Built once per command: the request path allocates nothing for error texts it never uses.
-  static const std::string what = std::string(net::OpcodeName(Req::kOpcode)) + " request";
-  if (Status s = net::WireDecode(body, &request, what); !s.ok()) return {s, 0};
+  if (Status s = DecodeRequest(body, &request); !s.ok()) return {s, 0};
   CommandService::Context context;
   context.stats = &stats;
   auto reply = (service.*Method)(request, context);
@@ -184,13 +190,11 @@ uint64_t CommandService::ExecuteBatch(std::span<net::BatchItem> items, std::stri
     Db::BatchWrite w;
     if (item.spec->opcode == static_cast<uint8_t>(Opcode::kFollow)) {
       net::FollowRequest q;
-      static const std::string what = std::string(net::OpcodeName(Opcode::kFollow)) + " request";
-      item.status = net::WireDecode(item.body, &q, what);
+      item.status = DecodeRequest(item.body, &q);
       w = {Db::BatchWrite::Kind::kFollow, q.follower, q.followee, q.ts};
     } else {
       net::UnfollowRequest q;
-      static const std::string what = std::string(net::OpcodeName(Opcode::kUnfollow)) + " request";
-      item.status = net::WireDecode(item.body, &q, what);
+      item.status = DecodeRequest(item.body, &q);
       w = {Db::BatchWrite::Kind::kUnfollow, q.follower, q.followee, std::nullopt};
     }
     if (item.status.ok()) writes.push_back(w);
