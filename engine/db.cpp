@@ -133,6 +133,7 @@ Status Db::Recover() {
   feed_ = std::move(state->feed);
   cursors_ = std::move(state->cursors);
   epochs_ = std::move(state->epochs);
+  inbound_ = std::move(state->inbound);
   if (recovery_.torn_bytes > 0) {
     std::fprintf(
         stderr,
@@ -204,13 +205,16 @@ Status Db::WriteFeedState(const Graph::AccessImage& access, SnapshotWriter* writ
   }
   CursorTable cursors;
   EpochHistory epochs;
+  InboundPositions inbound;
   {
     std::shared_lock lock(mu_);
     cursors = cursors_;
     epochs = epochs_;
+    inbound = inbound_;
   }
   RELGRAPH_RETURN_IF_ERROR(AddCursorsToSnapshot(cursors, writer));
-  return AddEpochsToSnapshot(epochs, writer);
+  RELGRAPH_RETURN_IF_ERROR(AddEpochsToSnapshot(epochs, writer));
+  return AddInboundToSnapshot(inbound, writer);
 }
 
 Result<SnapshotInfo> Db::Snapshot() {

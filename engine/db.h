@@ -28,6 +28,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -262,6 +263,29 @@ class Db {
   // and an LSN past this Db's newest).
   Status CheckFollower(uint64_t number, uint64_t id, uint64_t last_lsn) const;
 
+  // ---- cluster shards (docs/cluster.md) ----
+  struct RemoteApplied {
+    uint64_t applied = 0;  // records applied and logged
+    uint64_t skipped = 0;  // at or below the origin's position: applied before (redelivered)
+  };
+  // Applies changes shard `origin` decided, given as its WAL records (LSNs increasing), each
+  // by its ensure form through the live paths (the feed's hooks run as for a local change),
+  // and logs each as one remote record (WAL type 19) with its origin and LSN. A remote
+  // remove_user first ends the follows of that user held here by unfollows this shard
+  // decides and logs as its own (they go back to the user's shard like any change). Records at or
+  // below InboundPosition(origin) are skipped: applying a redelivered batch again changes
+  // nothing. The change stream does not deliver remote records (the deciding shard's does).
+  // Errors: kInvalidArgument for LSNs out of order, a record type shards do not exchange
+  // (IsRemoteApplicable) or a payload that does not decode; kUnavailable after a WAL failure.
+  // Records before a failing one stay applied. With `commit_lsn`, returns at once in every
+  // mode with the LSN to pass to WaitDurable (0: nothing logged), so the caller can make the
+  // records durable before it tells JetStream they are handled.
+  Result<RemoteApplied> ApplyRemote(uint32_t origin, std::span<const ReplicatedRecord> records,
+                                    uint64_t* commit_lsn = nullptr);
+  // The newest LSN of `origin` applied here (0: none), and the whole table.
+  uint64_t InboundPosition(uint32_t origin) const;
+  std::map<uint32_t, uint64_t> InboundPositionsNow() const;
+
   uint64_t last_lsn() const;     // the newest LSN logged (0 in memory)
   uint64_t durable_lsn() const;  // the newest LSN fsynced (0 in memory)
   // The snapshot this process wrote last, if any.
@@ -283,6 +307,12 @@ class Db {
   // ApplyReplicated's run of consecutive follow and unfollow records from records[*at]; leaves
   // *at on the last one applied. REQUIRES: mu_ held exclusively and feed_mu_.
   Status ApplyEdgeRun(std::span<const ReplicatedRecord> records, size_t* at);
+  // A remote record's inner change, by its ensure form with the feed's hooks (ApplyRemote,
+  // and a replica applying its primary's remote records). With `decide`, a remote
+  // remove_user first unfollows, as this shard's own logged changes, every follow of the
+  // user held here (docs/cluster.md, "Removals"); a replica passes false, since its
+  // primary's log has those. REQUIRES: mu_ held exclusively and feed_mu_; op.is_remote().
+  Status ApplyRemoteOpLocked(const WalOp& op, bool decide);
   // Snapshot's two halves: the graph image as of BeginImage, then the feed's blocks: the
   // graph's access state (copied with the image), then the feed's users.
   Status WriteGraphImage(size_t users, SnapshotWriter* writer);
@@ -329,6 +359,7 @@ class Db {
   std::vector<std::unique_ptr<WalWriter>> retired_wals_;  // ResetToSnapshot's; guarded by mu_
   CursorTable cursors_;                                   // guarded by mu_
   EpochHistory epochs_;                                   // guarded by mu_
+  InboundPositions inbound_;                              // guarded by mu_
   std::atomic<uint64_t> oldest_wal_lsn_{0};               // see OldestWalLsn
   std::atomic<int64_t> last_stream_flush_ns_{0};          // VisibleLsn's flush rate limit
   RecoveryInfo recovery_;

@@ -118,10 +118,23 @@ Status Db::ApplyReplicated(std::span<const ReplicatedRecord> records, uint64_t* 
         failed = AtLsn(r.lsn, op.status());  // kCorruption
         break;
       }
+      if (op->is_remote()) {  // another shard's change, applied by the primary as here
+        if (Status s = ApplyRemoteOpLocked(*op, /*decide=*/false); !s.ok()) {
+          failed = AtLsn(r.lsn, s);
+          break;
+        }
+        inbound_.Apply(op->origin, op->origin_lsn);
+        if (auto l = Log(WalRecordType::kRemote, r.payload); !l.ok()) {
+          failed = l.status();
+          break;
+        }
+        continue;
+      }
       Status s;
       switch (op->type) {
         case WalRecordType::kFollow:  // ApplyEdgeRun's
         case WalRecordType::kUnfollow:
+        case WalRecordType::kRemote:  // decoded as its inner type, applied above
           s = Status(Code::kInternal, "an edge record outside a run");
           break;
         case WalRecordType::kRemoveUser: {
@@ -245,6 +258,7 @@ Status Db::ResetToSnapshot(const std::string& path) {
   feed_ = std::move(state.feed);
   cursors_ = std::move(state.cursors);
   epochs_ = std::move(state.epochs);
+  inbound_ = std::move(state.inbound);
   RELGRAPH_RETURN_IF_ERROR(OpenWal(next_segment, info.lsn + 1));
   closed_ = false;
   oldest_wal_lsn_.store(info.lsn + 1, std::memory_order_release);

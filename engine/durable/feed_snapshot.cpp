@@ -16,6 +16,7 @@ enum FeedRecordTag : uint8_t {
   kPrivate = 6,
   kBlocks = 7,
   kRequests = 8,
+  kInbound = 9,
 };
 
 void PutHeader(std::string* r, uint8_t tag, uint64_t owner, size_t count) {
@@ -108,7 +109,34 @@ Status AddEpochsToSnapshot(const EpochHistory& epochs, SnapshotWriter* writer) {
   return writer->AddFeedRecord(r);
 }
 
+Status AddInboundToSnapshot(const InboundPositions& inbound, SnapshotWriter* writer) {
+  if (inbound.size() == 0) return Status::OK();
+  std::string r;
+  PutHeader(&r, kInbound, 0, inbound.size());
+  for (const auto& [origin, lsn] : inbound.all()) {
+    PutFixed64(&r, origin);
+    PutFixed64(&r, lsn);
+  }
+  return writer->AddFeedRecord(r);
+}
+
 namespace {
+
+Status ApplyInboundRecord(Decoder& in, uint32_t count, InboundPositions& inbound) {
+  if (in.remaining() / 16 < count)
+    return Status::Corruption("feed block: inbound record cut short");
+  for (uint32_t i = 0; i < count; ++i) {
+    uint64_t origin = 0, lsn = 0;
+    in.U64(&origin);
+    in.U64(&lsn);
+    if (origin > UINT32_MAX || lsn == 0) {
+      return Status::Corruption("feed block: inbound position of shard " + std::to_string(origin) +
+                                " at LSN " + std::to_string(lsn));
+    }
+    inbound.Apply(static_cast<uint32_t>(origin), lsn);
+  }
+  return Status::OK();
+}
 
 Status ApplyEpochsRecord(Decoder& in, uint32_t count, EpochHistory& epochs) {
   if (in.remaining() / 32 < count) return Status::Corruption("feed block: epoch record cut short");
@@ -160,7 +188,7 @@ Status ApplyAccessRecord(Decoder& in, uint8_t tag, uint64_t owner, uint32_t coun
 }  // namespace
 
 Status ApplyFeedBlock(std::string_view block, Graph& g, Feed& feed, CursorTable& cursors,
-                      EpochHistory& epochs) {
+                      EpochHistory& epochs, InboundPositions& inbound) {
   Decoder in(block);
   auto bad = [](const std::string& what) { return Status::Corruption("feed block: " + what); };
   while (in.remaining() > 0) {
@@ -174,6 +202,10 @@ Status ApplyFeedBlock(std::string_view block, Graph& g, Feed& feed, CursorTable&
     }
     if (tag == kEpochs) {
       RELGRAPH_RETURN_IF_ERROR(ApplyEpochsRecord(in, count, epochs));
+      continue;
+    }
+    if (tag == kInbound) {
+      RELGRAPH_RETURN_IF_ERROR(ApplyInboundRecord(in, count, inbound));
       continue;
     }
     if (tag == kPrivate || tag == kBlocks || tag == kRequests) {

@@ -8,6 +8,7 @@
 //   tag 6 private (owner 0) item := user:u64             (private accounts)     [version 4]
 //   tag 7 blocks            item := blocked:u64 ts_ms:i64  (whom the owner blocks) [version 4]
 //   tag 8 requests          item := requester:u64 ts_ms:i64 (pending requests to the owner)
+//   tag 9 inbound (owner 0) item := origin:u64 lsn:u64   (a cluster shard's InboundPositions)
 // Thread-safety: pure functions over the arguments.
 #pragma once
 
@@ -16,6 +17,7 @@
 
 #include "engine/durable/cursor_table.h"
 #include "engine/durable/epoch_history.h"
+#include "engine/durable/inbound_positions.h"
 #include "engine/feed/feed.h"
 #include "storage/snapshot/snapshot_file.h"
 
@@ -35,10 +37,13 @@ Status AddCursorsToSnapshot(const CursorTable& cursors, SnapshotWriter* writer);
 // Appends the replication history (one record) when it holds more than epoch 1.
 Status AddEpochsToSnapshot(const EpochHistory& epochs, SnapshotWriter* writer);
 
-// Applies the records of one feed block to `feed`, `cursors`, `epochs` and the graph's access
-// state (ensure forms).
+// Appends a cluster shard's inbound positions (one record) when there are any.
+Status AddInboundToSnapshot(const InboundPositions& inbound, SnapshotWriter* writer);
+
+// Applies the records of one feed block to `feed`, `cursors`, `epochs`, `inbound` and the
+// graph's access state (ensure forms; positions only go up).
 // kCorruption for a record that breaks the layout or holds values no writer could have written.
 Status ApplyFeedBlock(std::string_view block, Graph& g, Feed& feed, CursorTable& cursors,
-                      EpochHistory& epochs);
+                      EpochHistory& epochs, InboundPositions& inbound);
 
 }  // namespace relgraph

@@ -132,7 +132,8 @@ Result<RecoveredState> LoadSnapshotState(Env* env, const std::string& path,
   };
   visitor.feed_block = [&](std::string_view block) -> Status {
     RELGRAPH_RETURN_IF_ERROR(finish_graph());
-    return ApplyFeedBlock(block, *state.graph, *state.feed, state.cursors, state.epochs);
+    return ApplyFeedBlock(block, *state.graph, *state.feed, state.cursors, state.epochs,
+                          state.inbound);
   };
   auto read = ReadSnapshot(env, path, visitor);
   if (!read.ok()) return read.status();
@@ -218,6 +219,9 @@ Result<RecoveredState> RecoverState(Env* env, const std::string& dir, const Grap
   auto wal = ScanWal(env, dir, scan, [&](const WalRecordView& r) -> Status {
     auto op = DecodeWalRecord(r.type, r.payload);
     if (!op.ok()) return op.status();
+    // Another shard's change: its inner op replays below like a local one, by its ensure
+    // form (graph_op() says so), and the position it reached goes up.
+    if (op->is_remote()) state.inbound.Apply(op->origin, op->origin_lsn);
     if (op->is_graph_op()) {
       batch.push_back(op->graph_op());
       batch_lsn.push_back(r.lsn);

@@ -11,6 +11,7 @@
 
 #include "engine/durable/cursor_table.h"
 #include "engine/durable/epoch_history.h"
+#include "engine/durable/inbound_positions.h"
 #include "engine/durable/wal_records.h"
 #include "engine/feed/feed.h"
 #include "engine/graph/graph.h"
@@ -40,6 +41,7 @@ struct RecoveredState {
   std::unique_ptr<Feed> feed;
   CursorTable cursors;
   EpochHistory epochs;
+  InboundPositions inbound;  // a cluster shard's (docs/cluster.md)
 };
 
 // Loads one snapshot file into a new graph and feed with every check (checksums, counts, list

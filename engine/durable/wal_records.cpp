@@ -42,6 +42,8 @@ PayloadSizes SizesOf(WalRecordType t) {
     case WalRecordType::kReject:
     case WalRecordType::kWithdraw:
       return {24, 24};
+    case WalRecordType::kRemote:
+      return {0, 0};  // variable: checked apart
   }
   return {0, 0};
 }
@@ -113,14 +115,37 @@ WalPayload EncodeSetPrivateRecord(UserId user, TimestampMs ts, bool on) {
   return p;
 }
 
+WalPayload EncodeRemoteRecord(uint32_t origin, uint64_t origin_lsn, WalRecordType type,
+                              std::string_view payload) {
+  WalPayload p;
+  EncodeFixed32(p.bytes, origin);
+  p.size = 4;
+  Put64(&p, origin_lsn);
+  p.bytes[p.size++] = static_cast<char>(type);
+  std::memcpy(p.bytes + p.size, payload.data(), payload.size());
+  p.size += static_cast<uint8_t>(payload.size());
+  return p;
+}
+
+bool IsRemoteApplicable(WalRecordType type) {
+  switch (type) {
+    case WalRecordType::kFollow:
+    case WalRecordType::kUnfollow:
+    case WalRecordType::kRemoveUser:
+      return true;
+    default:
+      return false;
+  }
+}
+
 Graph::ReplayOp WalOp::graph_op() const {
   switch (type) {
     case WalRecordType::kFollow:
-      return {Graph::ReplayOp::kFollow, a, b, ts};
+      return {Graph::ReplayOp::kFollow, a, b, ts, is_remote()};
     case WalRecordType::kUnfollow:
-      return {Graph::ReplayOp::kUnfollow, a, b, 0};
+      return {Graph::ReplayOp::kUnfollow, a, b, 0, is_remote()};
     default:
-      return {Graph::ReplayOp::kRemoveUser, a, 0, 0};
+      return {Graph::ReplayOp::kRemoveUser, a, 0, 0, is_remote()};
   }
 }
 
@@ -128,6 +153,34 @@ Result<WalOp> DecodeWalRecord(uint8_t type, std::string_view payload) {
   if (type < 1 || type > kMaxWalRecordType)
     return Status::Corruption("unknown WAL record type " + std::to_string(type));
   WalOp op{static_cast<WalRecordType>(type)};
+  if (op.type == WalRecordType::kRemote) {
+    if (payload.size() <= kRemoteHeaderBytes) {
+      return Status::Corruption("WAL remote record has " + std::to_string(payload.size()) +
+                                " payload bytes, expected more than " +
+                                std::to_string(kRemoteHeaderBytes));
+    }
+    const uint32_t origin = DecodeFixed32(payload.data());
+    const uint64_t origin_lsn = DecodeFixed64(payload.data() + 4);
+    const uint8_t inner = static_cast<uint8_t>(payload[12]);
+    if (origin_lsn == 0) return Status::Corruption("WAL remote record with origin LSN 0");
+    if (inner < 1 || inner > kMaxWalRecordType ||
+        !IsRemoteApplicable(static_cast<WalRecordType>(inner))) {
+      return Status::Corruption("WAL remote record of inner type " + std::to_string(inner) +
+                                ", which no shard sends");
+    }
+    const std::string_view inner_payload = payload.substr(kRemoteHeaderBytes);
+    if (inner_payload.size() != SizesOf(static_cast<WalRecordType>(inner)).v2) {
+      return Status::Corruption("WAL remote record's inner record of type " +
+                                std::to_string(inner) + " has " +
+                                std::to_string(inner_payload.size()) + " payload bytes, expected " +
+                                std::to_string(SizesOf(static_cast<WalRecordType>(inner)).v2));
+    }
+    auto decoded = DecodeWalRecord(inner, inner_payload);
+    if (!decoded.ok()) return decoded.status();
+    decoded->origin = origin;
+    decoded->origin_lsn = origin_lsn;
+    return decoded;
+  }
   if (op.type == WalRecordType::kCursor) {
     if (payload.size() < 17 || payload.size() > 16 + kMaxCursorName) {
       return Status::Corruption("WAL cursor record has " + std::to_string(payload.size()) +
@@ -179,6 +232,11 @@ Result<WalOp> DecodeWalRecord(uint8_t type, std::string_view payload) {
 std::string DescribeWalRecord(uint8_t type, std::string_view payload) {
   auto d = DecodeWalRecord(type, payload);
   if (!d.ok()) return "bad record: " + d.status().message();
+  if (d->is_remote()) {
+    return "remote from shard " + std::to_string(d->origin) + " LSN " +
+           std::to_string(d->origin_lsn) + ": " +
+           DescribeWalRecord(static_cast<uint8_t>(payload[12]), payload.substr(kRemoteHeaderBytes));
+  }
   const std::string a = std::to_string(d->a), b = std::to_string(d->b);
   const std::string at = d->ts != 0 ? " at " + std::to_string(d->ts) : std::string();
   switch (d->type) {
@@ -228,6 +286,8 @@ std::string DescribeWalRecord(uint8_t type, std::string_view payload) {
       return "reject " + a + " rejects " + b + at;
     case WalRecordType::kWithdraw:
       return "withdraw " + a + " withdraws its request to " + b + at;
+    case WalRecordType::kRemote:
+      break;  // decoded as its inner record above
   }
   return "unreachable";
 }

@@ -18,6 +18,10 @@
 //                                                      became friends)
 //  17 reject       target:u64 requester:u64 ts_ms:i64
 //  18 withdraw     requester:u64 target:u64 ts_ms:i64
+//  19 remote       origin:u32 origin_lsn:u64 type:u8 payload   (a change another cluster shard
+//                                                      decided as its LSN origin_lsn: the
+//                                                      inner record, applied here by its
+//                                                      ensure form; docs/cluster.md)
 // Types 12 to 18 (blocks, private accounts, requests) came with WAL version 2's third
 // revision and have one length each; a build that does not know them stops at them.
 // Version 1 wrote the same fields without the trailing ts_ms and flags (publish unchanged);
@@ -56,8 +60,9 @@ enum class WalRecordType : uint8_t {
   kApprove = 16,
   kReject = 17,
   kWithdraw = 18,
+  kRemote = 19,  // another shard's change applied here: never an event of this node's stream
 };
-inline constexpr uint8_t kMaxWalRecordType = 18;
+inline constexpr uint8_t kMaxWalRecordType = 19;
 
 // An encoded payload, held inline: logging a follow or a publish allocates nothing.
 struct WalPayload {
@@ -90,6 +95,14 @@ WalPayload EncodeEpochRecord(uint64_t epoch, uint64_t id, TimestampMs ts);
 // block and approve: two ids, the time, flags (the follow record's layout).
 WalPayload EncodeBlockRecord(UserId blocker, UserId blocked, TimestampMs ts, uint8_t flags);
 WalPayload EncodeSetPrivateRecord(UserId user, TimestampMs ts, bool on);
+// A change shard `origin` logged as `origin_lsn` with `type` and `payload`, as this shard
+// applies it. REQUIRES: IsRemoteApplicable(type), payload.size() <= kMaxRemoteInnerPayload.
+inline constexpr size_t kRemoteHeaderBytes = 4 + 8 + 1;
+inline constexpr size_t kMaxRemoteInnerPayload = sizeof(WalPayload::bytes) - kRemoteHeaderBytes;
+WalPayload EncodeRemoteRecord(uint32_t origin, uint64_t origin_lsn, WalRecordType type,
+                              std::string_view payload);
+// The record types one shard sends another (docs/cluster.md, "What crosses shards").
+bool IsRemoteApplicable(WalRecordType type);
 
 // A decoded record: the fields its type uses (docs/wal-format.md), the rest zero.
 struct WalOp {
@@ -102,6 +115,11 @@ struct WalOp {
   PostId evicted = 0;
   std::string_view name;  // cursor: the name (a = its LSN); points into the decoded payload
   // epoch: a = the epoch's number, b = its id
+  // remote (type 19): every field above is the inner record's (type included); these say
+  // where it came from. origin_lsn is never 0 for a remote record.
+  uint32_t origin = 0;
+  uint64_t origin_lsn = 0;
+  bool is_remote() const { return origin_lsn != 0; }
   bool is_graph_op() const { return static_cast<uint8_t>(type) <= 3; }
   bool is_feed_op() const {  // remove_user: both
     return static_cast<uint8_t>(type) >= 3 && static_cast<uint8_t>(type) <= 9;
@@ -111,7 +129,9 @@ struct WalOp {
   bool is_access_op() const {  // blocks, private accounts, requests: graph state, applied in order
     return static_cast<uint8_t>(type) >= 12 && static_cast<uint8_t>(type) <= 18;
   }
-  Graph::ReplayOp graph_op() const;  // REQUIRES: is_graph_op()
+  // REQUIRES: is_graph_op(). A remote op replays by its ensure form (ReplayOp::ensure): it
+  // was applied so, whatever this shard held.
+  Graph::ReplayOp graph_op() const;
 };
 
 // kCorruption for an unknown type or a payload of neither version's size.

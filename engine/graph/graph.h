@@ -185,6 +185,9 @@ class Graph {
     enum Kind : uint8_t { kFollow, kUnfollow, kRemoveUser } kind;
     UserId a = 0, b = 0;
     TimestampMs ts = 0;
+    // true: this op runs as kEnsure whatever the batch's mode (a change another cluster shard
+    // decided, applied here by its ensure form: it may meet its edge already there).
+    bool ensure = false;
   };
   using AppliedEdgeHook = std::function<void(const ReplayOp& op, InternalId a, InternalId b)>;
   Status ApplyBatch(std::span<const ReplayOp> ops, ReplayMode mode = ReplayMode::kEnsure,

@@ -25,7 +25,8 @@ namespace relgraph {
 using ChangeKind = WalRecordType;
 inline constexpr uint8_t kMaxChangeKind = 18;
 
-// A set of kinds: bit k is kind k. Bits 0, 10, 11 and 19..31 are never set.
+// A set of kinds: bit k is kind k. Bits 0, 10, 11 and 19..31 are never set (19, a remote
+// record, is another shard's change: never an event here).
 using ChangeKindMask = uint32_t;
 inline constexpr ChangeKindMask kAllChangeKinds = 0x7f3fe;
 constexpr ChangeKindMask MaskOf(ChangeKind k) {

@@ -51,6 +51,10 @@ Result<size_t> ChangeReader::Read(size_t max_records,
         r.type == static_cast<uint8_t>(WalRecordType::kEpoch)) {
       return Status::OK();  // not a change: no event
     }
+    if (r.type == static_cast<uint8_t>(WalRecordType::kRemote)) {
+      // Another shard's change: its event is in the deciding shard's stream, once.
+      return Status::OK();
+    }
     const bool known = r.type >= 1 && r.type <= kMaxChangeKind;
     if (known && (kinds_ & (ChangeKindMask{1} << r.type)) == 0) return Status::OK();
     auto e = DecodeChangeEvent(r.lsn, r.type, r.payload);

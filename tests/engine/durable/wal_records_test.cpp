@@ -109,7 +109,7 @@ TEST_CASE("wal records: any other length, and unknown types, are corruption nami
       }
     }
   }
-  for (int type : {0, 19, 63, 255}) {
+  for (int type : {0, 20, 63, 255}) {
     auto d = DecodeWalRecord(static_cast<uint8_t>(type), std::string(16, '\0'));
     CHECK(d.status().code() == Code::kCorruption);
     CHECK(d.status().message().find("unknown WAL record type") != std::string::npos);
@@ -214,6 +214,62 @@ TEST_CASE("wal records: blocks, private marks and requests round-trip; other len
   CHECK(DecodeWalRecord(static_cast<uint8_t>(WalRecordType::kSetPrivate), odd.view())
             .status()
             .code() == Code::kCorruption);
+}
+
+TEST_CASE("wal records: a remote record wraps the changes shards exchange, and only those") {
+  const TimestampMs ts = 1'700'000'000'123;
+  struct Inner {
+    WalRecordType type;
+    WalPayload payload;
+  };
+  const Inner inner[] = {{WalRecordType::kFollow, EncodeFollowRecord(7, 9, ts, 1)},
+                         {WalRecordType::kUnfollow, EncodePairRecord(7, 9, ts)},
+                         {WalRecordType::kRemoveUser, EncodeRemoveUserRecord(7, ts)}};
+  const uint8_t remote = static_cast<uint8_t>(WalRecordType::kRemote);
+  for (const Inner& in : inner) {
+    for (uint32_t origin : {0u, 3u, 0xffffffffu}) {
+      const uint64_t lsn = uint64_t{1} + origin;
+      const WalPayload p = EncodeRemoteRecord(origin, lsn, in.type, in.payload.view());
+      CHECK(p.size == kRemoteHeaderBytes + in.payload.size);
+      auto d = DecodeWalRecord(remote, p.view());
+      REQUIRE_MESSAGE(d.ok(), d.status().ToString());
+      CHECK(d->type == in.type);
+      CHECK(d->is_remote());
+      CHECK(d->origin == origin);
+      CHECK(d->origin_lsn == lsn);
+      CHECK(d->a == 7);
+      CHECK(d->ts == ts);
+      CHECK(d->graph_op().ensure);
+      CHECK(
+          DescribeWalRecord(remote, p.view()).find("remote from shard " + std::to_string(origin)) !=
+          std::string::npos);
+      // Cut anywhere, it is corruption.
+      for (size_t len = 0; len < p.size; ++len) {
+        CHECK(DecodeWalRecord(remote, p.view().substr(0, len)).status().code() ==
+              Code::kCorruption);
+      }
+    }
+    // A local record of the same type replays by the batch's mode.
+    auto local = DecodeWalRecord(static_cast<uint8_t>(in.type), in.payload.view());
+    REQUIRE(local.ok());
+    CHECK(!local->is_remote());
+    CHECK(!local->graph_op().ensure);
+  }
+  // Origin LSN 0, and inner types no shard sends (a cursor, a publish, a remote record).
+  const WalPayload follow = EncodeFollowRecord(7, 9, ts, 0);
+  CHECK(DecodeWalRecord(remote,
+                        EncodeRemoteRecord(1, 0, WalRecordType::kFollow, follow.view()).view())
+            .status()
+            .code() == Code::kCorruption);
+  for (WalRecordType t :
+       {WalRecordType::kCursor, WalRecordType::kPublish, WalRecordType::kRemote}) {
+    CHECK(!IsRemoteApplicable(t));
+    WalPayload p = EncodeRemoteRecord(1, 5, WalRecordType::kFollow, follow.view());
+    p.bytes[12] = static_cast<char>(t);
+    auto d = DecodeWalRecord(remote, p.view());
+    CHECK(d.status().code() == Code::kCorruption);
+    CHECK(d.status().message().find("inner type") != std::string::npos);
+  }
 }
 
 }  // namespace

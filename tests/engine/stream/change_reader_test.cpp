@@ -216,7 +216,8 @@ struct Rebuilt {
         break;
       case ChangeKind::kCursor:
       case ChangeKind::kEpoch:
-        FAIL("cursor and epoch records are never events");
+      case ChangeKind::kRemote:
+        FAIL("cursor, epoch and remote records are never events");
         break;
       case ChangeKind::kBlock: {  // the flags say what went; a consumer may also just erase
         const auto severed = graph.Block(e.a, e.b, e.ts);

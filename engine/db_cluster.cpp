@@ -1,0 +1,152 @@
+// Db's cluster members (engine/db.h, "cluster shards"; docs/cluster.md): applying the changes
+// other shards decided.
+//
+// Why ensure forms: every shard holds each edge that touches one of its users, both sides of
+// it. A change is decided on one shard (a follow on the follower's) and sent to the shard of
+// the other user it touches, where it must establish the decided outcome whatever it meets:
+// the same change again (JetStream redelivers what was not acknowledged), or, for a record
+// the position below did not filter, an edge already in place. So each is applied by its
+// idempotent replay form and logged as one remote record (WAL type 19) together with the
+// position it reaches: the change and "applied up to here" are durable together, and a
+// redelivered change is skipped by its LSN without being looked at.
+#include "engine/db.h"
+#include "engine/durable/wal_records.h"
+
+namespace relgraph {
+
+Status Db::ApplyRemoteOpLocked(const WalOp& op, bool decide) {
+  Graph& g = *graph_;
+  Feed& feed = *feed_;
+  switch (op.type) {
+    case WalRecordType::kFollow:
+    case WalRecordType::kUnfollow: {
+      const Graph::ReplayOp replay = op.graph_op();  // its ensure form: op is remote
+      return g.ApplyBatch({&replay, 1}, Graph::ReplayMode::kEnsure,
+                          [&feed, &g](const Graph::ReplayOp& o, InternalId a, InternalId b) {
+                            if (o.kind == Graph::ReplayOp::kFollow) {
+                              feed.OnFollow(g, a, b);
+                            } else {
+                              feed.OnUnfollow(g, a, b);
+                            }
+                          });
+    }
+    case WalRecordType::kRemoveUser: {
+      // Each edge is decided on its follower's shard. The removed user's own follows were
+      // decided on its shard, which removed them; the follows *of* it held here are this
+      // shard's to end, so it decides an unfollow for each, logged as its own change and sent
+      // back like any other. A follow of the user that this shard decided before the removal
+      // reached it, and that reached the user's shard after the removal, is so undone there
+      // too: both shards end without the edge, in the same order of events. (A replica
+      // does not decide: its primary's unfollows come before this record.)
+      if (const InternalId removed = g.FindUser(op.a); decide && removed != kNoInternalId) {
+        std::vector<UserId> fans;
+        EdgeEntry buf[256];
+        std::optional<EntryKey> after;
+        for (uint32_t n; (n = g.FansBefore(removed, after, 256, buf)) > 0;) {
+          for (uint32_t i = 0; i < n; ++i) fans.push_back(g.ExternalOf(buf[i].peer));
+          after = g.KeyOf(buf[n - 1]);
+        }
+        const TimestampMs now = NowMs();
+        for (UserId fan : fans) {
+          auto gone = g.Unfollow(fan, op.a);
+          if (!gone.ok()) return gone.status();
+          feed.OnUnfollow(g, g.FindUser(fan), removed);
+          auto l = Log(WalRecordType::kUnfollow, EncodePairRecord(fan, op.a, now).view());
+          if (!l.ok()) return l.status();
+        }
+      }
+      const std::vector<InternalId> followees = feed.BeforeRemoveUser(g, op.a);
+      Status s = g.ApplyRemoveUser(op.a);
+      feed.AfterRemoveUser(g, followees);
+      return s;
+    }
+    default:
+      return Status(Code::kInternal, "record type " + std::to_string(static_cast<int>(op.type)) +
+                                         " is not applied remotely");
+  }
+}
+
+Result<Db::RemoteApplied> Db::ApplyRemote(uint32_t origin,
+                                          std::span<const ReplicatedRecord> records,
+                                          uint64_t* commit_lsn) {
+  if (commit_lsn != nullptr) *commit_lsn = 0;
+  for (size_t i = 1; i < records.size(); ++i) {
+    if (records[i].lsn <= records[i - 1].lsn) {
+      return Status::InvalidArgument("remote records from shard " + std::to_string(origin) +
+                                     " out of order: LSN " + std::to_string(records[i].lsn) +
+                                     " after " + std::to_string(records[i - 1].lsn));
+    }
+  }
+  RemoteApplied out;
+  uint64_t lsn = 0;
+  Status failed;
+  {
+    std::unique_lock lock(mu_);
+    std::lock_guard feed_lock(feed_mu_);
+    RELGRAPH_RETURN_IF_ERROR(WritableLocked("remote changes refused"));
+    for (const ReplicatedRecord& r : records) {
+      if (r.lsn == 0) {
+        failed = Status::InvalidArgument("a remote record from shard " + std::to_string(origin) +
+                                         " with LSN 0");
+        break;
+      }
+      if (r.lsn <= inbound_.Of(origin)) {  // applied before: a redelivery
+        ++out.skipped;
+        continue;
+      }
+      const auto type = static_cast<WalRecordType>(r.type);
+      if (r.type < 1 || r.type > kMaxWalRecordType || !IsRemoteApplicable(type)) {
+        failed = Status::InvalidArgument("shard " + std::to_string(origin) + " LSN " +
+                                         std::to_string(r.lsn) + ": record type " +
+                                         std::to_string(r.type) + " is not one shards exchange");
+        break;
+      }
+      if (r.payload.size() > kMaxRemoteInnerPayload) {
+        failed = Status::InvalidArgument("shard " + std::to_string(origin) + " LSN " +
+                                         std::to_string(r.lsn) + ": a payload of " +
+                                         std::to_string(r.payload.size()) + " bytes");
+        break;
+      }
+      // Decoded from the record as it will be logged: what recovery will read back.
+      const WalPayload record = EncodeRemoteRecord(origin, r.lsn, type, r.payload);
+      auto op = DecodeWalRecord(static_cast<uint8_t>(WalRecordType::kRemote), record.view());
+      if (!op.ok()) {
+        failed = Status::InvalidArgument("shard " + std::to_string(origin) + " LSN " +
+                                         std::to_string(r.lsn) + ": " + op.status().message());
+        break;
+      }
+      if (Status s = ApplyRemoteOpLocked(*op, /*decide=*/true); !s.ok()) {
+        failed = Status(s.code(), "shard " + std::to_string(origin) + " LSN " +
+                                      std::to_string(r.lsn) + ": " + s.message());
+        break;
+      }
+      auto l = Log(WalRecordType::kRemote, record.view());
+      if (!l.ok()) {
+        failed = l.status();
+        break;
+      }
+      if (*l != 0) lsn = *l;
+      inbound_.Apply(origin, r.lsn);
+      ++out.applied;
+    }
+  }
+  if (commit_lsn != nullptr) {
+    *commit_lsn = lsn;
+  } else if (Status c = Commit(lsn); !c.ok() && failed.ok()) {
+    failed = c;
+  }
+  if (!failed.ok()) return failed;
+  return out;
+}
+
+uint64_t Db::InboundPosition(uint32_t origin) const {
+  std::shared_lock lock(mu_);
+  return inbound_.Of(origin);
+}
+
+std::map<uint32_t, uint64_t> Db::InboundPositionsNow() const {
+  std::shared_lock lock(mu_);
+  return inbound_.all();
+}
+
+}  // namespace relgraph
