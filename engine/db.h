@@ -284,6 +284,9 @@ class Db {
                                     uint64_t* commit_lsn = nullptr);
   // The newest LSN of `origin` applied here (0: none), and the whole table.
   uint64_t InboundPosition(uint32_t origin) const;
+  // Writes and fsyncs the WAL through `lsn` in every durability mode (WaitDurable waits only
+  // under `always`): a shard makes remote changes durable so before JetStream forgets them.
+  Status SyncThrough(uint64_t lsn);
   std::map<uint32_t, uint64_t> InboundPositionsNow() const;
 
   uint64_t last_lsn() const;     // the newest LSN logged (0 in memory)

@@ -139,6 +139,13 @@ Result<Db::RemoteApplied> Db::ApplyRemote(uint32_t origin,
   return out;
 }
 
+Status Db::SyncThrough(uint64_t lsn) {
+  if (lsn == 0 || !wal_) return Status::OK();
+  if (options_.durability == DurabilityMode::kAlways) return Commit(lsn);  // group commit
+  if (wal_->durable_lsn() >= lsn) return Status::OK();
+  return wal_->Flush(/*sync=*/true);
+}
+
 uint64_t Db::InboundPosition(uint32_t origin) const {
   std::shared_lock lock(mu_);
   return inbound_.Of(origin);

@@ -48,6 +48,8 @@ std::string_view CodeName(Code code) {
       return "diverged";
     case Code::kBlocked:
       return "blocked";
+    case Code::kMoved:
+      return "moved";
   }
   return "unknown";
 }

@@ -62,6 +62,8 @@ class Client {
   Client& operator=(const Client&) = delete;
 
   const HelloReply& hello() const { return hello_; }
+  // False once a transport failure broke the connection (every later call fails at once).
+  bool healthy() const { return broken_.ok(); }
 
   // ---- one request, one reply -----------------------------------------------------------------
   template <typename Request>

@@ -107,6 +107,14 @@ Status Apply(const std::string& key, const std::string& value, DaemonConfig* c) 
     c->resync = value != "false";
     return Status::OK();
   }
+  if (key == "cluster") {
+    if (value.rfind("nats://", 0) != 0 || value.size() <= 7) {
+      return Status::InvalidArgument("--cluster takes nats://HOST:PORT, not '" + value + "'");
+    }
+    c->cluster = value;
+    return Status::OK();
+  }
+  if (key == "shard-id") return ParseNumber<uint32_t>(key, value, 1, 65535, &c->shard_id);
   if (key == "sync-replicas") return ParseNumber<uint32_t>(key, value, 0, 16, &c->sync_replicas);
   if (key == "wal-segment-bytes") {
     return ParseNumber<uint64_t>(key, value, 4096, uint64_t{1} << 40, &c->db.wal_segment_bytes);
@@ -273,6 +281,9 @@ usage: relgraphd [--key=value ...]      every key may also be set in a --config 
                               data and copies the primary again      [false]
   --sync-replicas=N           a write is acknowledged only once N replicas hold it
                               durably (use --fsync=always on them) [0]
+  --cluster=nats://HOST:PORT  run as a shard of the cluster whose shard map and
+                              stream are on that NATS JetStream (docs/cluster.md) [none]
+  --shard-id=N                this shard's id in the map (with --cluster) [none]
   --max-following=N           most users one user may follow        [1000]
   --max-blocks=N              most users one user may block         [100000]
   --hide-blocked-by[=true|false]  relations never say "they block you" [false]

@@ -25,6 +25,8 @@ struct DaemonConfig {
   std::string replica_of;     // "host:port": run as a read-only replica of that primary
   std::string replica_token;  // HELLO token for the primary
   bool resync = false;        // a replica: copy the primary's snapshot first, discarding local data
+  std::string cluster;        // "nats://host:port": run as a shard of the cluster there
+  uint32_t shard_id = 0;      // this shard's id in the cluster's map (with --cluster)
   uint32_t sync_replicas = 0;  // a primary: replies wait until this many replicas hold the write
   bool help = false;
 };

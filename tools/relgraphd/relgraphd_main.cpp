@@ -13,6 +13,7 @@
 
 #include "engine/db.h"
 #include "net/server/server.h"
+#include "tools/cluster/shard_node.h"
 #include "tools/relgraphd/daemon_config.h"
 #include "tools/relgraphd/systemd_notify.h"
 #include "tools/replica/replica_follower.h"
@@ -107,6 +108,15 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "relgraphd: --sync-replicas is for a primary, not a --replica-of\n");
     return 2;
   }
+  if (!config->cluster.empty() && config->shard_id == 0) {
+    std::fprintf(stderr, "relgraphd: --cluster needs --shard-id (this shard's id in the map)\n");
+    return 2;
+  }
+  if (!config->cluster.empty() && !config->replica_of.empty()) {
+    std::fprintf(stderr,
+                 "relgraphd: a replica of a shard follows its primary alone: drop --cluster\n");
+    return 2;
+  }
   if (config->resync && config->replica_of.empty()) {
     std::fprintf(stderr, "relgraphd: --resync needs --replica-of\n");
     return 2;
@@ -131,6 +141,22 @@ int Main(int argc, char** argv) {
   Replication replication(config->sync_replicas);
   if (!config->replica_of.empty()) replication.SetReplicaOf(config->replica_of);
   CommandService service(db->get(), &replication);
+  std::unique_ptr<ShardNode> shard;
+  if (!config->cluster.empty()) {
+    ShardNodeOptions so;
+    so.nats_url = config->cluster;
+    so.shard_id = config->shard_id;
+    so.log = [](const std::string& line) { Log(LogLevel::kError, "cluster %s", line.c_str()); };
+    shard = std::make_unique<ShardNode>(db->get(), so);
+    if (Status s = shard->Start(); !s.ok()) {
+      Log(LogLevel::kError, "cannot join the cluster at %s as shard %u: %s",
+          config->cluster.c_str(), config->shard_id, s.ToString().c_str());
+      return 1;
+    }
+    service.SetClusterGate(shard.get());
+    Log(LogLevel::kInfo, "shard %u of the cluster at %s (shard map version %llu)", config->shard_id,
+        config->cluster.c_str(), static_cast<unsigned long long>(shard->stats().map_version));
+  }
   net::Server server(config->server, &service);
   if (Status s = server.Start(); !s.ok()) {
     Log(LogLevel::kError, "%s", s.ToString().c_str());
@@ -168,6 +194,7 @@ int Main(int argc, char** argv) {
   }
   NotifySystemd("STOPPING=1\nSTATUS=flushing and stopping").IgnoreError();
   if (follower) follower->Stop();
+  if (shard) shard->Stop();
   replication.Stop();
   if (!closed.ok()) {
     Log(LogLevel::kError, "closing the WAL failed: %s", closed.ToString().c_str());

@@ -8,6 +8,7 @@
 #include "engine/graph/graph.h"
 #include "engine/mem/resident.h"
 #include "net/protocol/protocol.h"
+#include "net/protocol/routing.h"
 #include "tools/service/engine_wire.h"
 #include "tools/service/event_subscription.h"
 #include "tools/service/record_subscription.h"
@@ -71,6 +72,12 @@ net::ExecuteResult Run(CommandService& service, std::string_view body, std::stri
                        const net::ServerStats& stats) {
   Req request;
   if (Status s = DecodeRequest(body, &request); !s.ok()) return {s, 0};
+  if (const ClusterGate* gate = service.cluster_gate(); gate != nullptr) {
+    const net::Routing r = net::RoutingOf(request);
+    if (r.user != 0) {
+      if (Status s = gate->Admit(Req::kOpcode, r.user, r.viewer); !s.ok()) return {s, 0};
+    }
+  }
   CommandService::Context context;
   context.stats = &stats;
   auto reply = (service.*Method)(request, context);
@@ -197,6 +204,9 @@ uint64_t CommandService::ExecuteBatch(std::span<net::BatchItem> items, std::stri
       item.status = DecodeRequest(item.body, &q);
       w = {Db::BatchWrite::Kind::kUnfollow, q.follower, q.followee, std::nullopt};
     }
+    if (item.status.ok() && gate_ != nullptr) {
+      item.status = gate_->Admit(static_cast<Opcode>(item.spec->opcode), w.a, 0);
+    }
     if (item.status.ok()) writes.push_back(w);
   }
   std::vector<Db::BatchWriteResult> results(writes.size());
@@ -287,6 +297,7 @@ Result<net::InfoReply> CommandService::Info(const net::InfoRequest&, Context& c)
   add("replica_lag_records",
       replication_->is_replica() && link.primary_lsn > last ? link.primary_lsn - last : 0);
   add("replica_lag_ms", replication_->is_replica() ? link.lag_ms : 0);
+  if (gate_ != nullptr) gate_->AddInfo(&r.fields);
   return r;
 }
 

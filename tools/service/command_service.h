@@ -17,6 +17,7 @@
 #include "engine/db.h"
 #include "net/protocol/messages.h"
 #include "net/service.h"
+#include "tools/service/cluster_gate.h"
 #include "tools/service/replication.h"
 
 namespace relgraph {
@@ -34,7 +35,14 @@ class CommandService final : public net::Service {
   uint64_t ExecuteBatch(std::span<net::BatchItem> items, std::string* replies) override;
   // Durable in the local WAL, then (with --sync-replicas) on enough replicas.
   Status WaitDurable(uint64_t ticket) override;
-  void OnStopping() override { replication_->Stop(); }
+  void OnStopping() override {
+    replication_->Stop();
+    if (gate_ != nullptr) gate_->Stop();
+  }
+  // Makes this node a cluster shard: every command about a user passes `gate` first. Set
+  // before serving; not owned, must outlive the service.
+  void SetClusterGate(ClusterGate* gate) { gate_ = gate; }
+  const ClusterGate* cluster_gate() const { return gate_; }
   Status OnShutdown() override { return db_->Close(); }
 
   // Per-command context the handlers fill or read.
@@ -95,6 +103,7 @@ class CommandService final : public net::Service {
   Db* const db_;
   Replication own_replication_;  // used when none is given
   Replication* const replication_;
+  ClusterGate* gate_ = nullptr;
   std::atomic<uint64_t> ops_{0};
   std::mutex rate_mu_;
   std::chrono::steady_clock::time_point window_start_ = std::chrono::steady_clock::now();

@@ -1,0 +1,170 @@
+#include "net/cluster/cluster_client.h"
+
+#include <thread>
+
+namespace relgraph::net {
+
+Result<std::unique_ptr<ClusterClient>> ClusterClient::Connect(const ClusterClientOptions& options) {
+  std::unique_ptr<ClusterClient> c(new ClusterClient(options));
+  auto link = NatsLink::Connect(options.nats_url, options.names);
+  if (!link.ok()) return link.status();
+  c->link_ = std::move(*link);
+  RELGRAPH_RETURN_IF_ERROR(c->RefreshMap());
+  return c;
+}
+
+Status ClusterClient::RefreshMap() {
+  auto m = link_->ReadMap();
+  if (!m.ok()) return m.status();
+  // A shard whose address changed is connected to again.
+  for (auto it = clients_.begin(); it != clients_.end();) {
+    const ShardInfo* now = m->Find(it->first);
+    const ShardInfo* before = map_.Find(it->first);
+    if (now == nullptr || before == nullptr || now->address != before->address) {
+      it = clients_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  map_ = std::move(*m);
+  return Status::OK();
+}
+
+Result<Client*> ClusterClient::ShardClient(uint32_t id) {
+  if (auto it = clients_.find(id); it != clients_.end()) return it->second.get();
+  const ShardInfo* info = map_.Find(id);
+  if (info == nullptr) {
+    return Status::NotFound("shard " + std::to_string(id) + " is not in the shard map (version " +
+                            std::to_string(map_.version) + ")");
+  }
+  ClientOptions o = options_.client;
+  RELGRAPH_RETURN_IF_ERROR(ParseHostPort(info->address, &o.host, &o.port));
+  auto client = Client::Connect(o);
+  if (!client.ok()) {
+    return Status(client.status().code(), "shard " + std::to_string(id) + " at " + info->address +
+                                              ": " + client.status().message());
+  }
+  Client* raw = client->get();
+  clients_[id] = std::move(*client);
+  return raw;
+}
+
+Result<FollowReply> ClusterClient::Follow(uint64_t follower, uint64_t followee,
+                                          std::optional<int64_t> ts) {
+  return Call(FollowRequest{follower, followee, ts});
+}
+
+Result<bool> ClusterClient::Unfollow(uint64_t follower, uint64_t followee) {
+  auto r = Call(UnfollowRequest{follower, followee});
+  if (!r.ok()) return r.status();
+  return r->removed;
+}
+
+Result<RelationCode> ClusterClient::Relation(uint64_t a, uint64_t b) {
+  auto r = Call(RelationRequest{a, b});
+  if (!r.ok()) return r.status();
+  return r->relation;
+}
+
+Result<std::vector<RelationCode>> ClusterClient::Relations(uint64_t a,
+                                                           std::span<const uint64_t> others) {
+  RelationsRequest q;
+  q.a = a;
+  q.others.assign(others.begin(), others.end());
+  auto r = Call(q);
+  if (!r.ok()) return r.status();
+  return std::move(r->relations);
+}
+
+Result<PageReply> ClusterClient::Page(Opcode opcode, const PageQuery& query) {
+  // The viewer's relations come from the viewer's shard when it is not the owner's.
+  const bool split = query.viewer.has_value() && *query.viewer != 0 &&
+                     map_.OwnerOf(*query.viewer) != map_.OwnerOf(query.user);
+  PageQuery q = query;
+  if (split) q.viewer.reset();
+  auto call = [&](Client& c) -> Result<PageReply> {
+    switch (opcode) {
+      case Opcode::kFollowing:
+        return c.Following(q);
+      case Opcode::kFans:
+        return c.Fans(q);
+      default:
+        return c.Friends(q);
+    }
+  };
+  auto page = Routed<PageReply>(query.user, call);
+  if (!page.ok() || !split || page->entries.empty()) return page;
+  std::vector<uint64_t> users;
+  users.reserve(page->entries.size());
+  for (const PageEntry& e : page->entries) users.push_back(e.user);
+  auto relations = Relations(*query.viewer, users);
+  if (!relations.ok()) return relations.status();
+  for (size_t i = 0; i < page->entries.size(); ++i) {
+    page->entries[i].viewer_relation = (*relations)[i];
+  }
+  return page;
+}
+
+Result<PageReply> ClusterClient::Following(const PageQuery& query) {
+  return Page(Opcode::kFollowing, query);
+}
+Result<PageReply> ClusterClient::Fans(const PageQuery& query) {
+  return Page(Opcode::kFans, query);
+}
+Result<PageReply> ClusterClient::Friends(const PageQuery& query) {
+  return Page(Opcode::kFriends, query);
+}
+
+Result<CountsReply> ClusterClient::Counts(uint64_t user) {
+  return Call(CountsRequest{user});
+}
+
+Result<uint64_t> ClusterClient::RemoveUser(uint64_t user) {
+  auto r = Call(RemoveUserRequest{user});
+  if (!r.ok()) return r.status();
+  return r->edges_removed;
+}
+
+Result<std::map<uint32_t, std::map<std::string, uint64_t>>> ClusterClient::ShardInfos() {
+  std::map<uint32_t, std::map<std::string, uint64_t>> out;
+  for (const ShardInfo& s : map_.shards) {
+    auto client = ShardClient(s.id);
+    if (!client.ok()) return client.status();
+    auto info = (*client)->Info();
+    if (!info.ok()) {
+      if (!(*client)->healthy()) clients_.erase(s.id);
+      return Status(info.status().code(),
+                    "INFO of shard " + std::to_string(s.id) + ": " + info.status().message());
+    }
+    for (const InfoField& f : info->fields) out[s.id][f.name] = f.value;
+  }
+  return out;
+}
+
+Status ClusterClient::Barrier(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // Quiet: every outbox has sent all its shard logged, every inbox has applied and fsynced
+  // all it was sent. Two quiet passes in a row with no shard logging anything in between
+  // mean no message was in flight at the second: applying one logs a record, and a record
+  // logged is sent before its shard reads quiet. (Applying a removal makes a shard decide
+  // unfollows; they go out and come in before the passes can agree.)
+  std::map<uint32_t, uint64_t> previous;  // last_lsn per shard at the last quiet pass
+  for (;;) {
+    auto infos = ShardInfos();
+    if (!infos.ok()) return infos.status();
+    bool quiet = true;
+    std::map<uint32_t, uint64_t> last;
+    for (auto& [id, f] : *infos) {
+      quiet &= f["cluster_inbound_pending"] == 0 && f["cluster_forwarded_lsn"] >= f["last_lsn"];
+      last[id] = f["last_lsn"];
+    }
+    if (quiet && last == previous) return Status::OK();
+    previous = quiet ? last : std::map<uint32_t, uint64_t>{};
+    if (std::chrono::steady_clock::now() > deadline) {
+      return Status(Code::kTimeout, "barrier: the shards did not settle (changes still flowing)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(quiet ? 1 : 5));
+  }
+}
+
+}  // namespace relgraph::net

@@ -1,0 +1,115 @@
+// ClusterClient: a client of a relgraph cluster (docs/cluster.md). It reads the shard map from
+// NATS JetStream and sends each command to the shard that owns the command's user
+// (net/protocol/routing.h). A page with a viewer on another shard is fetched without the
+// viewer, then completed with one RELATIONS call to the viewer's shard. A shard that answers
+// `moved` (the map changed under the client) makes the client read the map again and retry,
+// so a stale client corrects itself.
+//
+// Barrier waits until every change made before it is applied on every shard it concerns:
+// afterwards every read equals what one node holding every change would answer.
+//
+// Thread-safety: one ClusterClient per thread (it holds one connection per shard).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "net/client/client.h"
+#include "net/cluster/nats_link.h"
+#include "net/cluster/placement.h"
+#include "net/protocol/routing.h"
+
+namespace relgraph::net {
+
+struct ClusterClientOptions {
+  std::string nats_url = "nats://127.0.0.1:4222";
+  ClusterNames names;
+  ClientOptions client;   // token and timeouts for every shard (host and port come from the map)
+  int max_redirects = 3;  // `moved` answers followed per command before giving up
+};
+
+class ClusterClient {
+ public:
+  // Connects to NATS and reads the map (kNotFound without one). Shards are connected to on
+  // first use.
+  static Result<std::unique_ptr<ClusterClient>> Connect(const ClusterClientOptions& options);
+
+  // Any single-user command, routed by RoutingOf(request).user (a request about no user is
+  // kInvalidArgument: send it to a shard with ShardClient).
+  template <typename Request>
+  Result<typename Request::Reply> Call(const Request& request) {
+    const Routing r = RoutingOf(request);
+    if (r.user == 0) {
+      return Status::InvalidArgument(std::string(OpcodeName(Request::kOpcode)) +
+                                     " is about no user: ask a shard (ShardClient)");
+    }
+    return Routed<typename Request::Reply>(r.user, [&](Client& c) { return c.Call(request); });
+  }
+
+  Result<FollowReply> Follow(uint64_t follower, uint64_t followee,
+                             std::optional<int64_t> ts = std::nullopt);
+  Result<bool> Unfollow(uint64_t follower, uint64_t followee);
+  Result<RelationCode> Relation(uint64_t a, uint64_t b);
+  Result<std::vector<RelationCode>> Relations(uint64_t a, std::span<const uint64_t> others);
+  // Pages; with a viewer on another shard, its relation to each entry comes from its shard.
+  Result<PageReply> Following(const PageQuery& query);
+  Result<PageReply> Fans(const PageQuery& query);
+  Result<PageReply> Friends(const PageQuery& query);
+  Result<CountsReply> Counts(uint64_t user);
+  Result<uint64_t> RemoveUser(uint64_t user);
+
+  // Waits until every change logged on any shard is applied wherever it must be: the shards'
+  // INFO, polled, shows every outbox past its shard's last LSN and every inbox with nothing
+  // pending, twice in a row with nothing logged between. It waits for the cluster to be
+  // quiet, so writers must pause meanwhile (tests, an operator's check); kTimeout after
+  // `timeout`.
+  Status Barrier(std::chrono::milliseconds timeout = std::chrono::milliseconds(30000));
+
+  // Reads the map from NATS again (after `moved`, or to see a bucket move).
+  Status RefreshMap();
+  const ShardMap& map() const { return map_; }
+  // The connection to shard `id`, opened on first use.
+  Result<Client*> ShardClient(uint32_t id);
+  // Each shard's INFO fields by name.
+  Result<std::map<uint32_t, std::map<std::string, uint64_t>>> ShardInfos();
+
+ private:
+  explicit ClusterClient(ClusterClientOptions options) : options_(std::move(options)) {}
+  // Runs fn on the owner of `user`, following `moved` (after reading the map again) and
+  // reconnecting once after a dropped connection.
+  template <typename Reply, typename Fn>
+  Result<Reply> Routed(uint64_t user, Fn&& fn) {
+    Status last;
+    for (int attempt = 0; attempt <= options_.max_redirects; ++attempt) {
+      const uint32_t owner = map_.OwnerOf(user);
+      auto client = ShardClient(owner);
+      if (!client.ok()) return client.status();
+      Result<Reply> r = fn(**client);
+      if (r.ok()) return r;
+      last = r.status();
+      if (last.code() == Code::kMoved) {
+        RELGRAPH_RETURN_IF_ERROR(RefreshMap());
+        continue;
+      }
+      if (!(*client)->healthy()) {  // the connection broke: once more on a new one
+        clients_.erase(owner);
+        if (attempt == 0) continue;
+      }
+      return last;
+    }
+    return last;
+  }
+  Result<PageReply> Page(Opcode opcode, const PageQuery& query);
+
+  ClusterClientOptions options_;
+  std::unique_ptr<NatsLink> link_;
+  ShardMap map_;
+  std::map<uint32_t, std::unique_ptr<Client>> clients_;
+};
+
+}  // namespace relgraph::net

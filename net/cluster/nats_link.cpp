@@ -1,0 +1,186 @@
+#include "net/cluster/nats_link.h"
+
+#include <cstdio>
+
+namespace relgraph::net {
+
+Status NatsError(const std::string& what, natsStatus s, jsErrCode jerr) {
+  std::string msg = what + ": " + natsStatus_GetText(s);
+  if (jerr != 0) msg += " (JetStream error " + std::to_string(static_cast<int>(jerr)) + ")";
+  if (const char* last = nats_GetLastError(nullptr); last != nullptr && last[0] != '\0') {
+    msg += ": " + std::string(last);
+  }
+  return Status(Code::kUnavailable, msg);
+}
+
+Result<std::unique_ptr<NatsLink>> NatsLink::Connect(const std::string& url,
+                                                    const ClusterNames& names) {
+  std::unique_ptr<NatsLink> link(new NatsLink(names));
+  natsOptions* opts = nullptr;
+  natsStatus s = natsOptions_Create(&opts);
+  if (s == NATS_OK) s = natsOptions_SetURL(opts, url.c_str());
+  if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);  // forever
+  if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 200);
+  if (s == NATS_OK) s = natsConnection_Connect(&link->nc_, opts);
+  natsOptions_Destroy(opts);
+  if (s != NATS_OK) return NatsError("connecting to " + url, s);
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.PublishAsync.MaxPending = 1 << 16;
+  s = natsConnection_JetStream(&link->js_, link->nc_, &jo);
+  if (s != NATS_OK) return NatsError("JetStream context", s);
+  return link;
+}
+
+NatsLink::~NatsLink() {
+  if (kv_ != nullptr) kvStore_Destroy(kv_);
+  if (js_ != nullptr) jsCtx_Destroy(js_);
+  if (nc_ != nullptr) natsConnection_Destroy(nc_);
+}
+
+Status NatsLink::BindKv(bool create) {
+  if (kv_ != nullptr) return Status::OK();
+  natsStatus s = js_KeyValue(&kv_, js_, names_.kv_bucket.c_str());
+  if (s == NATS_NOT_FOUND && create) {
+    kvConfig cfg;
+    kvConfig_Init(&cfg);
+    cfg.Bucket = names_.kv_bucket.c_str();
+    cfg.History = 16;  // the last versions of the map, for an operator's look back
+    cfg.StorageType = js_FileStorage;
+    s = js_CreateKeyValue(&kv_, js_, &cfg);
+  }
+  if (s == NATS_NOT_FOUND) {
+    return Status::NotFound("no shard map: the key-value bucket " + names_.kv_bucket +
+                            " does not exist (relgraph-admin cluster init creates it)");
+  }
+  return s == NATS_OK ? Status::OK() : NatsError("key-value bucket " + names_.kv_bucket, s);
+}
+
+Result<ShardMap> NatsLink::ReadMap() {
+  RELGRAPH_RETURN_IF_ERROR(BindKv(false));
+  kvEntry* e = nullptr;
+  natsStatus s = kvStore_Get(&e, kv_, names_.map_key.c_str());
+  if (s == NATS_NOT_FOUND) {
+    return Status::NotFound("no shard map in " + names_.kv_bucket + "/" + names_.map_key +
+                            " (relgraph-admin cluster init creates it)");
+  }
+  if (s != NATS_OK) return NatsError("reading the shard map", s);
+  const std::string text(static_cast<const char*>(kvEntry_Value(e)),
+                         static_cast<size_t>(kvEntry_ValueLen(e)));
+  const uint64_t revision = kvEntry_Revision(e);
+  kvEntry_Destroy(e);
+  auto map = ParseShardMap(text);
+  if (!map.ok()) return map.status();
+  map->version = revision;
+  return map;
+}
+
+Result<uint64_t> NatsLink::CreateMap(const ShardMap& map) {
+  RELGRAPH_RETURN_IF_ERROR(ValidateShardMap(map));
+  RELGRAPH_RETURN_IF_ERROR(BindKv(true));
+  const std::string text = EncodeShardMap(map);
+  uint64_t rev = 0;
+  natsStatus s =
+      kvStore_Create(&rev, kv_, names_.map_key.c_str(), text.data(), static_cast<int>(text.size()));
+  if (s == NATS_ERR && nats_GetLastError(nullptr) != nullptr &&
+      std::string(nats_GetLastError(nullptr)).find("wrong last sequence") != std::string::npos) {
+    return Status(Code::kAlreadyExists, "a shard map exists already (relgraph-admin cluster show)");
+  }
+  if (s != NATS_OK) return NatsError("creating the shard map", s);
+  return rev;
+}
+
+Result<uint64_t> NatsLink::ReplaceMap(const ShardMap& map, uint64_t expected_version) {
+  RELGRAPH_RETURN_IF_ERROR(ValidateShardMap(map));
+  RELGRAPH_RETURN_IF_ERROR(BindKv(false));
+  const std::string text = EncodeShardMap(map);
+  uint64_t rev = 0;
+  natsStatus s = kvStore_Update(&rev, kv_, names_.map_key.c_str(), text.data(),
+                                static_cast<int>(text.size()), expected_version);
+  if (s == NATS_ERR && nats_GetLastError(nullptr) != nullptr &&
+      std::string(nats_GetLastError(nullptr)).find("wrong last sequence") != std::string::npos) {
+    return Status(Code::kAlreadyExists, "the shard map changed after version " +
+                                            std::to_string(expected_version) + "; read it again");
+  }
+  if (s != NATS_OK) return NatsError("replacing the shard map", s);
+  return rev;
+}
+
+Status NatsLink::WatchMap(const std::atomic<bool>& stop, const std::function<void(ShardMap)>& fn,
+                          int poll_ms) {
+  RELGRAPH_RETURN_IF_ERROR(BindKv(false));
+  kvWatcher* w = nullptr;
+  kvWatchOptions o;
+  kvWatchOptions_Init(&o);
+  o.IgnoreDeletes = true;
+  natsStatus s = kvStore_Watch(&w, kv_, names_.map_key.c_str(), &o);
+  if (s != NATS_OK) return NatsError("watching the shard map", s);
+  Status result;
+  while (!stop.load()) {
+    kvEntry* e = nullptr;
+    s = kvWatcher_Next(&e, w, poll_ms);
+    if (s == NATS_TIMEOUT) continue;
+    if (s != NATS_OK) {
+      result = NatsError("watching the shard map", s);
+      break;
+    }
+    if (e == nullptr) continue;  // the initial state is delivered
+    if (kvEntry_Operation(e) == kvOp_Put) {
+      const std::string text(static_cast<const char*>(kvEntry_Value(e)),
+                             static_cast<size_t>(kvEntry_ValueLen(e)));
+      auto map = ParseShardMap(text);
+      if (map.ok()) {
+        map->version = kvEntry_Revision(e);
+        fn(std::move(*map));
+      } else {
+        std::fprintf(stderr, "relgraph: shard map revision %llu skipped: %s\n",
+                     static_cast<unsigned long long>(kvEntry_Revision(e)),
+                     map.status().ToString().c_str());
+      }
+    }
+    kvEntry_Destroy(e);
+  }
+  kvWatcher_Destroy(w);
+  return result;
+}
+
+Status NatsLink::EnsureStream() {
+  jsStreamInfo* si = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_GetStreamInfo(&si, js_, names_.stream.c_str(), nullptr, &jerr);
+  if (s == NATS_OK) {
+    jsStreamInfo_Destroy(si);
+    return Status::OK();
+  }
+  if (s != NATS_NOT_FOUND) return NatsError("stream info of " + names_.stream, s, jerr);
+  const std::string subjects = names_.subject_prefix + ".shard.*";
+  const char* subject_list[] = {subjects.c_str()};
+  jsStreamConfig cfg;
+  jsStreamConfig_Init(&cfg);
+  cfg.Name = names_.stream.c_str();
+  cfg.Subjects = subject_list;
+  cfg.SubjectsLen = 1;
+  cfg.Storage = js_FileStorage;
+  cfg.Duplicates = int64_t{120} * 1'000'000'000;  // nanoseconds
+  s = js_AddStream(&si, js_, &cfg, nullptr, &jerr);
+  if (s != NATS_OK) {
+    // Another node created it meanwhile.
+    if (js_GetStreamInfo(&si, js_, names_.stream.c_str(), nullptr, nullptr) == NATS_OK) {
+      jsStreamInfo_Destroy(si);
+      return Status::OK();
+    }
+    return NatsError("creating stream " + names_.stream, s, jerr);
+  }
+  jsStreamInfo_Destroy(si);
+  return Status::OK();
+}
+
+std::string NatsLink::SubjectOf(uint32_t shard) const {
+  return names_.subject_prefix + ".shard." + std::to_string(shard);
+}
+
+std::string NatsLink::ConsumerOf(uint32_t shard) const {
+  return "shard_" + std::to_string(shard);
+}
+
+}  // namespace relgraph::net

@@ -1,0 +1,83 @@
+// NatsLink: one connection to NATS JetStream, as every node and router of a cluster holds one
+// (docs/cluster.md): the shard map in a JetStream key-value bucket (read, created, replaced
+// by compare-and-set, watched), and the cluster's stream, on which each shard receives the
+// changes other shards send it.
+//
+// Why a broker and not our own links: JetStream already keeps messages durably, in order,
+// per subject, redelivers what a consumer did not acknowledge and drops duplicate message
+// ids; a key-value bucket gives the map a revision that only goes up and a watch. relgraph
+// adds only what it must: which shard a change goes to, and applying it exactly once
+// (engine/db.h, ApplyRemote).
+//
+// Thread-safety: the NATS C client is thread-safe; a NatsLink may be used from several
+// threads, but WatchMap blocks its caller.
+#pragma once
+
+#include <nats/nats.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "net/cluster/placement.h"
+#include "storage/status.h"
+
+namespace relgraph::net {
+
+// The names a cluster's nodes agree on (all the same across one cluster).
+struct ClusterNames {
+  std::string kv_bucket = "relgraph_cluster";  // the key-value bucket holding the map
+  std::string map_key = "shard_map";
+  std::string stream = "RELGRAPH_CLUSTER";          // carries changes between shards
+  std::string subject_prefix = "relgraph_cluster";  // shard N receives on PREFIX.shard.N
+};
+
+// kUnavailable: `what` failed with the NATS status (and JetStream's error code when set),
+// plus the client's last error text.
+Status NatsError(const std::string& what, natsStatus s, jsErrCode jerr = static_cast<jsErrCode>(0));
+
+class NatsLink {
+ public:
+  // Connects (and reconnects by itself later) to `url`. kUnavailable when NATS is unreachable
+  // or has no JetStream.
+  static Result<std::unique_ptr<NatsLink>> Connect(const std::string& url,
+                                                   const ClusterNames& names = {});
+  ~NatsLink();
+  NatsLink(const NatsLink&) = delete;
+  NatsLink& operator=(const NatsLink&) = delete;
+
+  // The current map, its version the key's revision. kNotFound when none was created.
+  Result<ShardMap> ReadMap();
+  // Stores the first map; returns its version. kAlreadyExists when a map exists.
+  Result<uint64_t> CreateMap(const ShardMap& map);
+  // Replaces the map if it is still at `expected_version`; returns the new version.
+  // kAlreadyExists when another writer changed it meanwhile (read it again).
+  Result<uint64_t> ReplaceMap(const ShardMap& map, uint64_t expected_version);
+  // Calls fn with the current map (when there is one) and then each new version, until
+  // `stop` is set (checked every `poll_ms`) or the watch fails (then it returns the error). A
+  // stored map that does not parse is reported on stderr and skipped.
+  Status WatchMap(const std::atomic<bool>& stop, const std::function<void(ShardMap)>& fn,
+                  int poll_ms = 200);
+
+  // Creates the cluster's stream (file storage, subjects PREFIX.shard.*, a 2-minute duplicate
+  // window) unless it exists.
+  Status EnsureStream();
+  std::string SubjectOf(uint32_t shard) const;   // PREFIX.shard.<id>
+  std::string ConsumerOf(uint32_t shard) const;  // shard_<id>: its durable consumer
+  const ClusterNames& names() const { return names_; }
+  natsConnection* connection() { return nc_; }
+  jsCtx* js() { return js_; }
+
+ private:
+  NatsLink(ClusterNames names) : names_(std::move(names)) {}
+  Status BindKv(bool create);  // kv_ bound to the bucket, created when `create`
+
+  ClusterNames names_;
+  natsConnection* nc_ = nullptr;
+  jsCtx* js_ = nullptr;
+  kvStore* kv_ = nullptr;
+};
+
+}  // namespace relgraph::net

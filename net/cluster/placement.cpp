@@ -1,0 +1,188 @@
+#include "net/cluster/placement.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace relgraph::net {
+namespace {
+
+constexpr std::string_view kMagic = "relgraph-shard-map 1";
+
+Status Bad(size_t line, const std::string& what) {
+  return Status::InvalidArgument("shard map line " + std::to_string(line) + ": " + what);
+}
+
+bool ParseU64(std::string_view s, uint64_t* out) {
+  if (s.empty()) return false;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && end == s.data() + s.size();
+}
+
+std::vector<std::string_view> Words(std::string_view line) {
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && line[i] == ' ') ++i;
+    const size_t start = i;
+    while (i < line.size() && line[i] != ' ') ++i;
+    if (i > start) words.push_back(line.substr(start, i - start));
+  }
+  return words;
+}
+
+// host:port with a nonempty host and a port 1..65535.
+bool ValidAddress(std::string_view a) {
+  const size_t colon = a.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  uint64_t port = 0;
+  if (!ParseU64(a.substr(colon + 1), &port) || port == 0 || port > 65535) return false;
+  return std::none_of(a.begin(), a.end(), [](char c) { return c == ' ' || c == '\n'; });
+}
+
+}  // namespace
+
+uint32_t BucketOf(uint64_t user, uint32_t buckets) {
+  unsigned char bytes[8];
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<unsigned char>(user >> (8 * i));
+  return static_cast<uint32_t>(XXH3_64bits(bytes, sizeof bytes) % buckets);
+}
+
+const ShardInfo* ShardMap::Find(uint32_t id) const {
+  auto it = std::lower_bound(shards.begin(), shards.end(), id,
+                             [](const ShardInfo& s, uint32_t v) { return s.id < v; });
+  return it != shards.end() && it->id == id ? &*it : nullptr;
+}
+
+std::vector<uint32_t> ShardMap::BucketCounts() const {
+  std::vector<uint32_t> counts(shards.size(), 0);
+  for (uint32_t id : owner) {
+    for (size_t i = 0; i < shards.size(); ++i) {
+      if (shards[i].id == id) ++counts[i];
+    }
+  }
+  return counts;
+}
+
+Status ValidateShardMap(const ShardMap& map) {
+  if (map.buckets < 1 || map.buckets > kMaxBuckets) {
+    return Status::InvalidArgument("shard map: " + std::to_string(map.buckets) +
+                                   " buckets, expected 1 to " + std::to_string(kMaxBuckets));
+  }
+  if (map.owner.size() != map.buckets) {
+    return Status::InvalidArgument("shard map: owners for " + std::to_string(map.owner.size()) +
+                                   " buckets, expected " + std::to_string(map.buckets));
+  }
+  if (map.shards.empty()) return Status::InvalidArgument("shard map: no shards");
+  for (size_t i = 0; i < map.shards.size(); ++i) {
+    const ShardInfo& s = map.shards[i];
+    if (s.id == 0 || s.id > 65535) {
+      return Status::InvalidArgument("shard map: shard id " + std::to_string(s.id) +
+                                     ", expected 1 to 65535");
+    }
+    if (i > 0 && s.id <= map.shards[i - 1].id) {
+      return Status::InvalidArgument("shard map: shard " + std::to_string(s.id) +
+                                     " repeated or out of order");
+    }
+    if (!ValidAddress(s.address)) {
+      return Status::InvalidArgument("shard map: shard " + std::to_string(s.id) + " address '" +
+                                     s.address + "', expected host:port");
+    }
+  }
+  for (uint32_t b = 0; b < map.buckets; ++b) {
+    if (map.Find(map.owner[b]) == nullptr) {
+      return Status::InvalidArgument("shard map: bucket " + std::to_string(b) +
+                                     " belongs to shard " + std::to_string(map.owner[b]) +
+                                     ", which is not in the map");
+    }
+  }
+  return Status::OK();
+}
+
+std::string EncodeShardMap(const ShardMap& map) {
+  std::string out(kMagic);
+  out += "\nbuckets " + std::to_string(map.buckets) + "\n";
+  for (const ShardInfo& s : map.shards) {
+    out += "shard " + std::to_string(s.id) + " " + s.address + "\n";
+  }
+  for (uint32_t first = 0; first < map.buckets;) {
+    uint32_t last = first;
+    while (last + 1 < map.buckets && map.owner[last + 1] == map.owner[first]) ++last;
+    out += "owner " + std::to_string(first) + "-" + std::to_string(last) + " " +
+           std::to_string(map.owner[first]) + "\n";
+    first = last + 1;
+  }
+  return out;
+}
+
+Result<ShardMap> ParseShardMap(std::string_view text) {
+  ShardMap map;
+  map.buckets = 0;
+  std::vector<bool> covered;
+  size_t line_no = 0;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++line_no;
+    if (line_no == 1) {
+      if (line != kMagic) return Bad(1, "expected '" + std::string(kMagic) + "'");
+      continue;
+    }
+    if (line.empty()) continue;
+    const std::vector<std::string_view> w = Words(line);
+    uint64_t n = 0, m = 0;
+    if (w[0] == "buckets" && w.size() == 2 && ParseU64(w[1], &n) && n >= 1 && n <= kMaxBuckets &&
+        map.buckets == 0) {
+      map.buckets = static_cast<uint32_t>(n);
+      map.owner.assign(map.buckets, 0);
+      covered.assign(map.buckets, false);
+    } else if (w[0] == "shard" && w.size() == 3 && ParseU64(w[1], &n) && n <= 65535) {
+      map.shards.push_back({static_cast<uint32_t>(n), std::string(w[2])});
+    } else if (w[0] == "owner" && w.size() == 3 && map.buckets > 0 && ParseU64(w[2], &m)) {
+      const size_t dash = w[1].find('-');
+      uint64_t first = 0, last = 0;
+      if (dash == std::string_view::npos || !ParseU64(w[1].substr(0, dash), &first) ||
+          !ParseU64(w[1].substr(dash + 1), &last) || first > last || last >= map.buckets) {
+        return Bad(line_no, "bucket range '" + std::string(w[1]) + "' outside 0-" +
+                                std::to_string(map.buckets - 1));
+      }
+      for (uint64_t b = first; b <= last; ++b) {
+        if (covered[b]) return Bad(line_no, "bucket " + std::to_string(b) + " owned twice");
+        covered[b] = true;
+        map.owner[b] = static_cast<uint32_t>(std::min<uint64_t>(m, UINT32_MAX));
+      }
+    } else {
+      return Bad(line_no, "'" + std::string(line) + "' is not a buckets, shard or owner line");
+    }
+  }
+  if (line_no == 0) return Status::InvalidArgument("shard map: empty");
+  if (map.buckets == 0) return Status::InvalidArgument("shard map: no buckets line");
+  for (uint32_t b = 0; b < map.buckets; ++b) {
+    if (!covered[b]) {
+      return Status::InvalidArgument("shard map: bucket " + std::to_string(b) + " has no owner");
+    }
+  }
+  RELGRAPH_RETURN_IF_ERROR(ValidateShardMap(map));
+  return map;
+}
+
+Result<ShardMap> EvenShardMap(std::vector<ShardInfo> shards, uint32_t buckets) {
+  std::sort(shards.begin(), shards.end(),
+            [](const ShardInfo& a, const ShardInfo& b) { return a.id < b.id; });
+  ShardMap map;
+  map.buckets = buckets;
+  map.shards = std::move(shards);
+  if (!map.shards.empty() && buckets >= 1 && buckets <= kMaxBuckets) {
+    const size_t n = map.shards.size();
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t count = static_cast<uint32_t>(buckets / n + (i < buckets % n ? 1 : 0));
+      map.owner.insert(map.owner.end(), count, map.shards[i].id);
+    }
+  }
+  RELGRAPH_RETURN_IF_ERROR(ValidateShardMap(map));
+  return map;
+}
+
+}  // namespace relgraph::net

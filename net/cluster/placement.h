@@ -1,0 +1,65 @@
+// Placement: which shard of a relgraph cluster serves a user (docs/cluster.md, "Placement").
+//
+// Users map to a fixed number of virtual buckets by a documented hash (BucketOf); the shard
+// map says which shard owns each bucket. Moving a bucket moves its users; the hash never
+// changes, so a user's bucket is the same on every node, in every client, forever.
+//
+// The map's text form (stored in a JetStream key-value bucket, readable with any NATS tool):
+//   relgraph-shard-map 1            format version
+//   buckets 4096                    the bucket count, 1..65536
+//   shard <id> <host:port>          one line per shard: id 1..65535, its relgraphd address
+//   owner <first>-<last> <id>       buckets first..last (inclusive) belong to shard id
+// Every bucket has exactly one owner line covering it; owners are known shards. Lines are
+// separated by '\n'; no other lines are allowed.
+//
+// Thread-safety: pure functions and plain values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "storage/status.h"
+
+namespace relgraph::net {
+
+inline constexpr uint32_t kDefaultBuckets = 4096;
+inline constexpr uint32_t kMaxBuckets = 65536;
+
+// The bucket of `user` among `buckets`: XXH3_64bits of the user id's 8 little-endian bytes
+// (seed 0), modulo `buckets`. REQUIRES: buckets >= 1.
+uint32_t BucketOf(uint64_t user, uint32_t buckets);
+
+struct ShardInfo {
+  uint32_t id = 0;
+  std::string address;  // host:port of its relgraphd
+  friend bool operator==(const ShardInfo&, const ShardInfo&) = default;
+};
+
+struct ShardMap {
+  uint64_t version = 0;  // the key-value revision it was read at (0: not stored yet)
+  uint32_t buckets = kDefaultBuckets;
+  std::vector<ShardInfo> shards;  // in id order
+  std::vector<uint32_t> owner;    // owner[bucket] = shard id; size() == buckets
+
+  // REQUIRES: a valid map (ParseShardMap's, or ValidateShardMap OK).
+  uint32_t OwnerOf(uint64_t user) const { return owner[BucketOf(user, buckets)]; }
+  const ShardInfo* Find(uint32_t id) const;  // nullptr when unknown
+  // How many buckets each shard owns, in shards' order.
+  std::vector<uint32_t> BucketCounts() const;
+};
+
+// kInvalidArgument naming the first rule broken: bucket count out of range, owner size,
+// shard ids 0 or repeated or out of order, an empty or malformed address, an owner that is
+// no shard.
+Status ValidateShardMap(const ShardMap& map);
+// The text form (version not included: it is the store's revision). REQUIRES: valid.
+std::string EncodeShardMap(const ShardMap& map);
+// kInvalidArgument naming the line that breaks the format, or ValidateShardMap's error.
+Result<ShardMap> ParseShardMap(std::string_view text);
+// `shards` (in any order) owning equal contiguous ranges of `buckets`, the first shards one
+// more when it does not divide. kInvalidArgument as ValidateShardMap.
+Result<ShardMap> EvenShardMap(std::vector<ShardInfo> shards, uint32_t buckets = kDefaultBuckets);
+
+}  // namespace relgraph::net

@@ -1,0 +1,417 @@
+#include "tools/cluster/shard_node.h"
+
+#include <cstdio>
+#include <map>
+#include <vector>
+
+#include "engine/durable/wal_records.h"
+#include "net/protocol/protocol.h"
+#include "tools/cluster/change_message.h"
+
+namespace relgraph {
+namespace {
+
+// The commands a cluster runs: the graph's follows and the reads about one user. The others
+// (the feed, blocks and private accounts, known followers) are not yet cluster-aware, and a
+// shard answering them from its own part of the data would answer wrongly: they are refused.
+bool ClusterServes(net::Opcode op) {
+  switch (op) {
+    case net::Opcode::kFollow:
+    case net::Opcode::kUnfollow:
+    case net::Opcode::kRelation:
+    case net::Opcode::kRelations:
+    case net::Opcode::kFollowing:
+    case net::Opcode::kFans:
+    case net::Opcode::kFriends:
+    case net::Opcode::kCounts:
+    case net::Opcode::kRemoveUser:
+      return true;
+    default:
+      return false;
+  }
+}
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+ShardNode::ShardNode(Db* db, ShardNodeOptions options) : db_(db), options_(std::move(options)) {}
+
+ShardNode::~ShardNode() {
+  Stop();
+}
+
+void ShardNode::Log(const std::string& line) const {
+  if (options_.log) {
+    options_.log(line);
+  } else {
+    std::fprintf(stderr, "relgraph shard %u: %s\n", options_.shard_id, line.c_str());
+  }
+}
+
+bool ShardNode::Backoff() {
+  for (auto until = std::chrono::steady_clock::now() + options_.retry;
+       !stop_.load() && std::chrono::steady_clock::now() < until;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return !stop_.load();
+}
+
+std::shared_ptr<const net::ShardMap> ShardNode::map() const {
+  std::lock_guard lock(map_mu_);
+  return map_;
+}
+
+void ShardNode::SetMap(net::ShardMap map) {
+  if (map.Find(options_.shard_id) == nullptr) {
+    Log("shard map version " + std::to_string(map.version) + " has no shard " +
+        std::to_string(options_.shard_id) + ": kept version " +
+        std::to_string(this->map()->version));
+    return;
+  }
+  const uint64_t version = map.version;
+  {
+    std::lock_guard lock(map_mu_);
+    if (map_ != nullptr && map_->version >= version) return;
+    map_ = std::make_shared<const net::ShardMap>(std::move(map));
+  }
+  std::lock_guard lock(stats_mu_);
+  stats_.map_version = version;
+}
+
+Status ShardNode::Start() {
+  if (options_.shard_id == 0) return Status::InvalidArgument("a shard needs a shard id (1..65535)");
+  auto link = net::NatsLink::Connect(options_.nats_url, options_.names);
+  if (!link.ok()) return link.status();
+  link_ = std::move(*link);
+  auto map = link_->ReadMap();
+  if (!map.ok()) return map.status();
+  if (map->Find(options_.shard_id) == nullptr) {
+    return Status::InvalidArgument("the shard map (version " + std::to_string(map->version) +
+                                   ") has no shard " + std::to_string(options_.shard_id));
+  }
+  SetMap(std::move(*map));
+  RELGRAPH_RETURN_IF_ERROR(link_->EnsureStream());
+  stop_ = false;
+  map_thread_ = std::thread([this] { MapLoop(); });
+  outbox_thread_ = std::thread([this] { OutboxLoop(); });
+  inbox_thread_ = std::thread([this] { InboxLoop(); });
+  return Status::OK();
+}
+
+void ShardNode::Stop() {
+  stop_ = true;
+  for (std::thread* t : {&map_thread_, &outbox_thread_, &inbox_thread_}) {
+    if (t->joinable()) t->join();
+  }
+}
+
+Status ShardNode::Admit(net::Opcode opcode, uint64_t user, uint64_t viewer) const {
+  if (!ClusterServes(opcode)) {
+    return Status(Code::kUnsupported, std::string(net::OpcodeName(opcode)) +
+                                          " is not run by a cluster yet (docs/cluster.md lists "
+                                          "the commands it runs)");
+  }
+  const std::shared_ptr<const net::ShardMap> m = map();
+  for (uint64_t u : {user, viewer}) {
+    if (u == 0) continue;
+    const uint32_t bucket = net::BucketOf(u, m->buckets);
+    const uint32_t owner = m->owner[bucket];
+    if (owner == options_.shard_id) continue;
+    const net::ShardInfo* info = m->Find(owner);
+    return Status(Code::kMoved,
+                  "user " + std::to_string(u) + " is in bucket " + std::to_string(bucket) +
+                      ", served by shard " + std::to_string(owner) + " at " +
+                      (info != nullptr ? info->address : std::string("?")) +
+                      " (shard map version " + std::to_string(m->version) + ")",
+                  owner);
+  }
+  return Status::OK();
+}
+
+ShardNode::Stats ShardNode::stats() const {
+  std::lock_guard lock(stats_mu_);
+  return stats_;
+}
+
+Result<uint64_t> ShardNode::InboundPending() const {
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.Wait = 500;
+  jsConsumerInfo* ci = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  const std::string consumer = link_->ConsumerOf(options_.shard_id);
+  natsStatus s = js_GetConsumerInfo(&ci, link_->js(), options_.names.stream.c_str(),
+                                    consumer.c_str(), &jo, &jerr);
+  if (s == NATS_NOT_FOUND) return uint64_t{0};  // not created yet: nothing was sent to it
+  if (s != NATS_OK) return net::NatsError("consumer info of " + consumer, s, jerr);
+  const uint64_t pending = ci->NumPending + static_cast<uint64_t>(ci->NumAckPending);
+  jsConsumerInfo_Destroy(ci);
+  return pending;
+}
+
+void ShardNode::AddInfo(std::vector<net::InfoField>* fields) const {
+  const Stats s = stats();
+  auto add = [fields](const char* name, uint64_t value) { fields->push_back({name, value}); };
+  add("cluster_shard_id", options_.shard_id);
+  add("cluster_map_version", s.map_version);
+  add("cluster_forwarded_lsn", s.forwarded_lsn);
+  add("cluster_messages_sent", s.messages_sent);
+  add("cluster_records_sent", s.records_sent);
+  add("cluster_messages_applied", s.messages_applied);
+  add("cluster_records_applied", s.records_applied);
+  add("cluster_records_skipped", s.records_skipped);
+  add("cluster_messages_rejected", s.messages_rejected);
+  auto pending = InboundPending();
+  // All ones: JetStream did not answer, so the pending count is unknown.
+  add("cluster_inbound_pending", pending.ok() ? *pending : UINT64_MAX);
+  add("cluster_inbound_delay_ms", s.inbound_delay_ms);
+}
+
+void ShardNode::MapLoop() {
+  while (!stop_.load()) {
+    Status s = link_->WatchMap(stop_, [this](net::ShardMap m) { SetMap(std::move(m)); });
+    if (stop_.load()) break;
+    Log("watching the shard map: " + s.ToString() + "; again shortly");
+    if (!Backoff()) break;
+  }
+}
+
+void ShardNode::OutboxLoop() {
+  const uint32_t self = options_.shard_id;
+  std::unique_ptr<ChangeReader> reader;
+  uint64_t acked = 0;  // the cursor's position
+  auto last_ack = std::chrono::steady_clock::now();
+  auto ack = [&](bool force) {
+    const uint64_t forwarded = stats().forwarded_lsn;
+    // The ACK is itself a record the outbox reads next: acking only when more than it
+    // passed keeps an idle shard from acking its own acks forever.
+    if (forwarded <= acked + 1) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (!force && now - last_ack < std::chrono::milliseconds(100)) return;
+    if (Status s = db_->AckCursor(options_.outbox_cursor, forwarded); s.ok()) {
+      acked = forwarded;
+    } else {
+      Log("outbox: moving cursor " + options_.outbox_cursor + ": " + s.ToString());
+    }
+    last_ack = now;
+  };
+  struct Outgoing {
+    std::string bytes;
+    uint32_t count = 0;
+    uint64_t first = 0, last = 0;
+  };
+  while (!stop_.load()) {
+    if (reader == nullptr) {
+      auto resume = db_->CursorResumeLsn(options_.outbox_cursor);
+      uint64_t from = 0;
+      if (resume.ok()) {
+        from = *resume;
+        acked = from - 1;
+      } else if (resume.status().code() == Code::kNotFound) {
+        from = std::max<uint64_t>(1, db_->OldestWalLsn());  // a new shard: from its start
+      } else {
+        // The cursor's WAL is gone (retention limits): changes in between never reach the
+        // other shards. This needs an operator; say so loudly and go on from what is kept.
+        Log("outbox: " + resume.status().ToString() +
+            ": changes before the oldest kept LSN are not sent");
+        from = std::max<uint64_t>(1, db_->OldestWalLsn());
+      }
+      auto opened = db_->OpenChanges(from);
+      if (!opened.ok()) {
+        Log("outbox: reading the WAL from " + std::to_string(from) + ": " +
+            opened.status().ToString());
+        if (!Backoff()) break;
+        continue;
+      }
+      reader = std::move(*opened);
+    }
+    const std::shared_ptr<const net::ShardMap> m = map();
+    std::map<uint32_t, Outgoing> out;
+    uint64_t read_to = 0;
+    auto add = [&](uint32_t target, const WalRecordView& r) {
+      Outgoing& o = out[target];
+      if (o.count == 0) {
+        StartChangeMessage(self, &o.bytes);
+        o.first = r.lsn;
+      }
+      AppendChangeRecord(r.lsn, r.type, r.payload, &o.bytes);
+      ++o.count;
+      o.last = r.lsn;
+    };
+    auto n = reader->ReadRecords(options_.batch_records, [&](const WalRecordView& r) -> Status {
+      read_to = r.lsn;
+      if (r.type < 1 || r.type > kMaxWalRecordType ||
+          !IsRemoteApplicable(static_cast<WalRecordType>(r.type))) {
+        return Status::OK();  // remote records, cursors, feed changes: nothing to send
+      }
+      auto op = DecodeWalRecord(r.type, r.payload);
+      if (!op.ok()) return op.status();
+      if (op->type == WalRecordType::kRemoveUser) {
+        for (const net::ShardInfo& s : m->shards) {
+          if (s.id != self) add(s.id, r);
+        }
+      } else if (const uint32_t target = m->OwnerOf(op->b); target != self) {
+        add(target, r);
+      }
+      return Status::OK();
+    });
+    if (!n.ok()) {
+      Log("outbox: reading the WAL: " + n.status().ToString());
+      reader.reset();
+      if (!Backoff()) break;
+      continue;
+    }
+    if (*n == 0) {
+      ack(false);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    // Every message of the batch in JetStream before the position moves past it; a failed
+    // publish is retried (JetStream drops a repeated message id; the receiver skips by LSN).
+    bool sent = out.empty();
+    while (!sent && !stop_.load()) {
+      Status failure;
+      for (auto& [target, o] : out) {
+        if (o.count == 0) continue;  // this one made it on an earlier try
+        FinishChangeMessage(o.count, &o.bytes);
+        const std::string subject = link_->SubjectOf(target);
+        const std::string id =
+            std::to_string(self) + "-" + std::to_string(o.first) + "-" + std::to_string(o.last);
+        natsMsg* msg = nullptr;
+        natsStatus s = natsMsg_Create(&msg, subject.c_str(), nullptr, o.bytes.data(),
+                                      static_cast<int>(o.bytes.size()));
+        if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Msg-Id", id.c_str());
+        jsPubAck* pa = nullptr;
+        jsErrCode jerr = static_cast<jsErrCode>(0);
+        jsPubOptions po;
+        jsPubOptions_Init(&po);
+        po.MaxWait = 5000;
+        if (s == NATS_OK) s = js_PublishMsg(&pa, link_->js(), msg, &po, &jerr);
+        if (pa != nullptr) jsPubAck_Destroy(pa);
+        if (msg != nullptr) natsMsg_Destroy(msg);
+        if (s != NATS_OK) {
+          failure =
+              net::NatsError("publishing LSNs " + std::to_string(o.first) + ".." +
+                                 std::to_string(o.last) + " to shard " + std::to_string(target),
+                             s, jerr);
+          break;
+        }
+        std::lock_guard lock(stats_mu_);
+        ++stats_.messages_sent;
+        stats_.records_sent += o.count;
+        o.count = 0;
+      }
+      if (failure.ok()) {
+        sent = true;
+      } else {
+        Log("outbox: " + failure.ToString() + "; retrying");
+        if (!Backoff()) break;
+      }
+    }
+    if (!sent) break;
+    {
+      std::lock_guard lock(stats_mu_);
+      stats_.forwarded_lsn = read_to;
+    }
+    ack(false);
+  }
+  ack(true);
+}
+
+void ShardNode::InboxLoop() {
+  const uint32_t self = options_.shard_id;
+  const std::string subject = link_->SubjectOf(self);
+  const std::string durable = link_->ConsumerOf(self);
+  natsSubscription* sub = nullptr;
+  while (!stop_.load()) {
+    if (sub == nullptr) {
+      jsSubOptions so;
+      jsSubOptions_Init(&so);
+      so.Stream = options_.names.stream.c_str();
+      so.Config.AckPolicy = js_AckExplicit;
+      so.Config.DeliverPolicy = js_DeliverAll;
+      so.Config.MaxAckPending = 1 << 16;
+      so.Config.AckWait = int64_t{30} * 1'000'000'000;  // redelivered after 30 s unacknowledged
+      jsErrCode jerr = static_cast<jsErrCode>(0);
+      natsStatus s = js_PullSubscribe(&sub, link_->js(), subject.c_str(), durable.c_str(), nullptr,
+                                      &so, &jerr);
+      if (s != NATS_OK) {
+        sub = nullptr;
+        Log("inbox: " + net::NatsError("subscribing to " + subject, s, jerr).ToString());
+        if (!Backoff()) break;
+        continue;
+      }
+    }
+    natsMsgList list{};
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    natsStatus s = natsSubscription_Fetch(&list, sub, 64, 200, &jerr);
+    if (s == NATS_TIMEOUT) continue;
+    if (s != NATS_OK) {
+      Log("inbox: " + net::NatsError("fetching from " + subject, s, jerr).ToString());
+      natsMsgList_Destroy(&list);
+      natsSubscription_Destroy(sub);
+      sub = nullptr;
+      if (!Backoff()) break;
+      continue;
+    }
+    std::vector<natsMsg*> handled;
+    uint64_t commit = 0;
+    int64_t last_publish_ns = 0;
+    bool wal_failed = false;
+    for (int i = 0; i < list.Count && !wal_failed; ++i) {
+      natsMsg* msg = list.Msgs[i];
+      auto message = DecodeChangeMessage(
+          std::string_view(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg))));
+      Result<Db::RemoteApplied> applied = message.ok() ? Status::OK() : message.status();
+      uint64_t c = 0;
+      if (message.ok()) applied = db_->ApplyRemote(message->origin, message->records, &c);
+      if (!applied.ok() && applied.status().code() == Code::kUnavailable) {
+        // The WAL failed: leave it unacknowledged, to be redelivered once it works again.
+        Log("inbox: " + applied.status().ToString());
+        wal_failed = true;
+        break;
+      }
+      if (!applied.ok()) {
+        // No shard sends this: keep it from coming back, and say so.
+        Log("inbox: message dropped: " + applied.status().ToString());
+        natsMsg_Term(msg, nullptr);
+        std::lock_guard lock(stats_mu_);
+        ++stats_.messages_rejected;
+        continue;
+      }
+      commit = std::max(commit, c);
+      handled.push_back(msg);
+      jsMsgMetaData* meta = nullptr;
+      if (natsMsg_GetMetaData(&meta, msg) == NATS_OK) {
+        last_publish_ns = meta->Timestamp;
+        jsMsgMetaData_Destroy(meta);
+      }
+      std::lock_guard lock(stats_mu_);
+      ++stats_.messages_applied;
+      stats_.records_applied += applied->applied;
+      stats_.records_skipped += applied->skipped;
+    }
+    // Durable here before JetStream may forget them.
+    if (Status d = db_->SyncThrough(commit); !d.ok()) {
+      Log("inbox: " + d.ToString());
+      handled.clear();
+      wal_failed = true;
+    }
+    for (natsMsg* msg : handled) natsMsg_Ack(msg, nullptr);
+    if (last_publish_ns > 0 && !handled.empty()) {
+      std::lock_guard lock(stats_mu_);
+      stats_.inbound_delay_ms =
+          static_cast<uint64_t>(std::max<int64_t>(0, NowNs() - last_publish_ns) / 1'000'000);
+    }
+    natsMsgList_Destroy(&list);
+    if (wal_failed && !Backoff()) break;
+  }
+  if (sub != nullptr) natsSubscription_Destroy(sub);
+}
+
+}  // namespace relgraph

@@ -1,0 +1,99 @@
+// ShardNode: a relgraphd as one shard of a cluster on NATS JetStream (docs/cluster.md).
+//
+// Why this design: every shard holds the edges that touch its users, both sides of each, so
+// every read about one user is answered by one shard, exactly as a single node would. A
+// change is decided on one shard (a follow on the follower's: cap, rate limit) and logged
+// there; the shard of the other user it touches must apply it too. That is an outbox: the
+// outbox thread reads the shard's own WAL from a named cursor (which holds the WAL until the
+// changes are sent), groups each batch by target shard, publishes one JetStream message per
+// target on that shard's subject, and moves the cursor only once JetStream acknowledged them
+// all. The inbox thread pulls the shard's own subject through a durable consumer and applies
+// each message with Db::ApplyRemote, which logs each change with its origin's LSN and skips
+// what it applied before; it acknowledges a message to JetStream only once its records are
+// fsynced. A crash anywhere thus resends or redelivers, and nothing is applied twice.
+//
+// The map thread watches the shard map (a JetStream key-value entry) and swaps it in; Admit
+// answers from the newest map it has seen.
+//
+// Thread-safety: Admit and AddInfo may be called from any thread; Start and Stop from one.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "engine/db.h"
+#include "net/cluster/nats_link.h"
+#include "net/cluster/placement.h"
+#include "tools/service/cluster_gate.h"
+
+namespace relgraph {
+
+struct ShardNodeOptions {
+  std::string nats_url;  // nats://host:port
+  uint32_t shard_id = 0;
+  net::ClusterNames names;
+  std::string outbox_cursor = "cluster-outbox";  // the named cursor of the outbox
+  uint32_t batch_records = 4096;                 // WAL records read per outbox batch
+  std::chrono::milliseconds retry{500};          // after a NATS failure
+  // Log lines (failures, retries); nullptr: stderr.
+  std::function<void(const std::string&)> log;
+};
+
+class ShardNode final : public ClusterGate {
+ public:
+  // `db` is not owned and must outlive the node.
+  ShardNode(Db* db, ShardNodeOptions options);
+  ~ShardNode() override;  // Stop()
+
+  // Connects to NATS, reads the shard map (kNotFound when there is none, kInvalidArgument
+  // when it has no shard of this id), creates the cluster's stream when absent, and starts
+  // the map, outbox and inbox threads. The threads retry NATS failures by themselves.
+  Status Start();
+  // Stops the threads (the outbox moves its cursor first). Idempotent.
+  void Stop() override;
+
+  Status Admit(net::Opcode opcode, uint64_t user, uint64_t viewer) const override;
+  void AddInfo(std::vector<net::InfoField>* fields) const override;
+
+  struct Stats {
+    uint64_t map_version = 0;
+    uint64_t forwarded_lsn = 0;  // every change up to here is in JetStream
+    uint64_t messages_sent = 0;
+    uint64_t records_sent = 0;
+    uint64_t messages_applied = 0;
+    uint64_t records_applied = 0;
+    uint64_t records_skipped = 0;    // redelivered, applied before
+    uint64_t messages_rejected = 0;  // undecodable or refused by ApplyRemote (terminated)
+    uint64_t inbound_delay_ms = 0;   // publish to apply, of the last message applied
+  };
+  Stats stats() const;
+  std::shared_ptr<const net::ShardMap> map() const;
+
+ private:
+  void MapLoop();
+  void OutboxLoop();
+  void InboxLoop();
+  // Sleeps `retry` unless stopped; false once stopped.
+  bool Backoff();
+  void Log(const std::string& line) const;
+  void SetMap(net::ShardMap map);
+  // The inbound consumer's pending messages (delivered or not, unacknowledged), from JetStream.
+  Result<uint64_t> InboundPending() const;
+
+  Db* const db_;
+  const ShardNodeOptions options_;
+  std::unique_ptr<net::NatsLink> link_;
+  mutable std::mutex map_mu_;
+  std::shared_ptr<const net::ShardMap> map_;  // guarded by map_mu_
+  std::atomic<bool> stop_{false};
+  std::thread map_thread_, outbox_thread_, inbox_thread_;
+  mutable std::mutex stats_mu_;
+  Stats stats_;  // guarded by stats_mu_
+};
+
+}  // namespace relgraph
