@@ -21,22 +21,9 @@
 #include <vector>
 
 #include "tests/tools/child_process.h"
+#include "tests/tools/free_port.h"
 
 namespace relgraph::testing {
-
-// A loopback port nothing listens on now (the kernel's pick for a socket bound to port 0).
-inline uint16_t FreeLoopbackPort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  socklen_t len = sizeof a;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 // Runs `argv` with stdout and stderr appended to `log`, as user `run_as` when given.
 inline pid_t SpawnAs(const std::vector<std::string>& argv, const std::string& log,

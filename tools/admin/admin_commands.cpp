@@ -2,6 +2,8 @@
 // server uses (ScanWal, ReadSnapshot, RecoverGraph), so what admin accepts, the server accepts.
 #include "tools/admin/admin_commands.h"
 
+#include "tools/admin/cluster_commands.h"
+
 #include <chrono>
 #include <ctime>
 #include <functional>
@@ -40,6 +42,10 @@ but `snapshot --server`, which asks a running relgraphd.
   wal-dump DATADIR          every WAL record, one per line
   repair DATADIR            keep a backup, truncate the WAL at the last good record,
                             and report what was dropped
+  cluster init --nats=URL --shards=ID=HOST:PORT,... [--buckets=N]
+                            create a cluster's shard map (docs/cluster.md): the shards
+                            own equal ranges of the buckets (4096 by default)
+  cluster show --nats=URL   print the shard map, with each shard's bucket count
 
 Exit status: 0 on success, 1 on failure, 2 on a usage error.
 )";
@@ -440,6 +446,9 @@ int Run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   static const std::map<std::string, std::function<int(Context&)>> commands = {
       {"import", Import},     {"verify", Verify},   {"inspect", Inspect},  {"export", Export},
       {"snapshot", Snapshot}, {"restore", Restore}, {"wal-dump", WalDump}, {"repair", Repair}};
+  if (args.command == "cluster" && !args.help) {
+    return ClusterCommand(args.positional, args.flags, out, err);
+  }
   auto it = commands.find(args.command);
   if (it == commands.end()) {
     err << "relgraph-admin: unknown command '" << args.command << "'\n" << kUsage;

@@ -8,19 +8,10 @@
 
 #include "net/client/event_format.h"
 #include "net/client/subscriber.h"
+#include "net/cluster/nats_link.h"
 
 namespace relgraph {
 namespace {
-
-Status NatsFailure(const std::string& what, natsStatus s,
-                   jsErrCode jerr = static_cast<jsErrCode>(0)) {
-  std::string msg = what + ": " + natsStatus_GetText(s);
-  if (jerr != 0) msg += " (JetStream error " + std::to_string(static_cast<int>(jerr)) + ")";
-  if (const char* last = nats_GetLastError(nullptr); last != nullptr && last[0] != '\0') {
-    msg += ": " + std::string(last);
-  }
-  return Status(Code::kUnavailable, msg);
-}
 
 // A connection to NATS and its JetStream context, released together.
 struct JetStream {
@@ -39,14 +30,14 @@ void OnAsyncPublishError(jsCtx*, jsPubAckErr*, void* closure) {
 
 Status Connect(const std::string& url, JetStream* j) {
   natsStatus s = natsConnection_ConnectTo(&j->nc, url.c_str());
-  if (s != NATS_OK) return NatsFailure("connecting to " + url, s);
+  if (s != NATS_OK) return net::NatsError("connecting to " + url, s);
   jsOptions jo;
   jsOptions_Init(&jo);
   jo.PublishAsync.MaxPending = 1 << 16;
   jo.PublishAsync.ErrHandler = OnAsyncPublishError;
   jo.PublishAsync.ErrHandlerClosure = j;
   s = natsConnection_JetStream(&j->js, j->nc, &jo);
-  return s == NATS_OK ? Status::OK() : NatsFailure("JetStream context", s);
+  return s == NATS_OK ? Status::OK() : net::NatsError("JetStream context", s);
 }
 
 // Creates the stream (subjects PREFIX.>, file storage, a 2-minute duplicate window) unless it
@@ -59,7 +50,7 @@ Status EnsureStream(JetStream& j, const BridgeOptions& o) {
     jsStreamInfo_Destroy(si);
     return Status::OK();
   }
-  if (s != NATS_NOT_FOUND) return NatsFailure("stream info of " + o.stream, s, jerr);
+  if (s != NATS_NOT_FOUND) return net::NatsError("stream info of " + o.stream, s, jerr);
   const std::string subjects = o.subject_prefix + ".>";
   const char* subject_list[] = {subjects.c_str()};
   jsStreamConfig cfg;
@@ -70,7 +61,7 @@ Status EnsureStream(JetStream& j, const BridgeOptions& o) {
   cfg.Storage = js_FileStorage;
   cfg.Duplicates = int64_t{120} * 1'000'000'000;  // nanoseconds
   s = js_AddStream(&si, j.js, &cfg, nullptr, &jerr);
-  if (s != NATS_OK) return NatsFailure("creating stream " + o.stream, s, jerr);
+  if (s != NATS_OK) return net::NatsError("creating stream " + o.stream, s, jerr);
   jsStreamInfo_Destroy(si);
   return Status::OK();
 }
@@ -80,14 +71,14 @@ Result<uint64_t> LastPublishedLsn(JetStream& j, const std::string& stream) {
   jsStreamInfo* si = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
   natsStatus s = js_GetStreamInfo(&si, j.js, stream.c_str(), nullptr, &jerr);
-  if (s != NATS_OK) return NatsFailure("stream info of " + stream, s, jerr);
+  if (s != NATS_OK) return net::NatsError("stream info of " + stream, s, jerr);
   const uint64_t last_seq = si->State.LastSeq;
   const uint64_t msgs = si->State.Msgs;
   jsStreamInfo_Destroy(si);
   if (msgs == 0 || last_seq == 0) return uint64_t{0};
   natsMsg* msg = nullptr;
   s = js_GetMsg(&msg, j.js, stream.c_str(), last_seq, nullptr, &jerr);
-  if (s != NATS_OK) return NatsFailure("reading the last message of " + stream, s, jerr);
+  if (s != NATS_OK) return net::NatsError("reading the last message of " + stream, s, jerr);
   const char* id = nullptr;
   uint64_t lsn = 0;
   if (natsMsgHeader_Get(msg, "Nats-Msg-Id", &id) == NATS_OK && id != nullptr) {
@@ -201,7 +192,7 @@ Status Bridge::Run(const std::atomic<bool>& stop) {
         if (s == NATS_OK) s = js_PublishMsgAsync(j.js, &msg, nullptr);
         if (msg != nullptr) natsMsg_Destroy(msg);  // still ours only when publishing failed
         if (s != NATS_OK) {
-          failure = NatsFailure("publishing LSN " + id, s);
+          failure = net::NatsError("publishing LSN " + id, s);
           break;
         }
       }
@@ -213,7 +204,7 @@ Status Bridge::Run(const std::atomic<bool>& stop) {
       po.MaxWait = 10'000;
       const natsStatus acked_all = js_PublishAsyncComplete(j.js, &po);
       if (acked_all != NATS_OK) {
-        failure = NatsFailure("waiting for JetStream's acks", acked_all);
+        failure = net::NatsError("waiting for JetStream's acks", acked_all);
       } else if (j.async_errors.load() > 0) {
         failure = Status(Code::kUnavailable, "JetStream refused a message");
       } else {

@@ -280,8 +280,10 @@ void ShardNode::OutboxLoop() {
         if (o.count == 0) continue;  // this one made it on an earlier try
         FinishChangeMessage(o.count, &o.bytes);
         const std::string subject = link_->SubjectOf(target);
-        const std::string id =
-            std::to_string(self) + "-" + std::to_string(o.first) + "-" + std::to_string(o.last);
+        // JetStream drops a repeated id across the whole stream, not per subject: the id
+        // names the target too, or records sent to two shards would reach only one.
+        const std::string id = std::to_string(self) + ">" + std::to_string(target) + ":" +
+                               std::to_string(o.first) + "-" + std::to_string(o.last);
         natsMsg* msg = nullptr;
         natsStatus s = natsMsg_Create(&msg, subject.c_str(), nullptr, o.bytes.data(),
                                       static_cast<int>(o.bytes.size()));

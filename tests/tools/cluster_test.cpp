@@ -1,0 +1,233 @@
+// A three-shard cluster on one machine, as docs/cluster.md starts it: a real nats-server with
+// JetStream, the shard map created by relgraph-admin, three relgraphd shards on loopback.
+// Random follows, unfollows and removals go through ClusterClient; after each round's
+// barrier, every shard's answers about its users (lists, counts, relations, a viewer's
+// relations from another shard) must equal a one-node model. A shard killed with SIGKILL
+// while the others keep sending it changes catches up from JetStream after its restart; a
+// shard asked about a user it does not own answers `moved`, naming the owner.
+#include <doctest.h>
+
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "net/client/client.h"
+#include "net/cluster/cluster_client.h"
+#include "tests/engine/graph_state_model.h"
+#include "tests/storage/test_dir.h"
+#include "tests/tools/free_port.h"
+#include "tests/tools/nats_server_process.h"
+#include "tests/tools/relgraphd_process.h"
+#include "tools/admin/admin_commands.h"
+
+namespace relgraph {
+namespace {
+
+using testing::GraphStateModel;
+using testing::TestDir;
+
+constexpr uint32_t kShards = 3;
+constexpr uint64_t kUsers = 60;
+
+struct Cluster {
+  TestDir dir;
+  testing::NatsServerProcess nats{dir.path()};
+  uint16_t port[kShards + 1] = {};
+  pid_t pid[kShards + 1] = {};
+  int starts[kShards + 1] = {};
+
+  std::string DataDir(uint32_t id) const { return dir.path() + "/shard" + std::to_string(id); }
+
+  void StartShard(uint32_t id) {
+    const std::string log =
+        dir.path() + "/shard" + std::to_string(id) + "." + std::to_string(++starts[id]) + ".log";
+    pid[id] = Spawn({"--data-dir=" + DataDir(id), "--listen=127.0.0.1:" + std::to_string(port[id]),
+                     "--cluster=" + nats.url(), "--shard-id=" + std::to_string(id),
+                     "--fsync=always", "--rate-limit=off", "--snapshot-interval-s=0"},
+                    log);
+    REQUIRE(WaitForPort(log) == port[id]);
+  }
+  void KillShard(uint32_t id) {
+    ::kill(pid[id], SIGKILL);
+    WaitExit(pid[id]);
+    pid[id] = 0;
+  }
+
+  Cluster() {
+    std::string shards;
+    for (uint32_t id = 1; id <= kShards; ++id) {
+      port[id] = testing::FreeLoopbackPort();  // the map needs addresses first
+      shards += (id > 1 ? "," : "") + std::to_string(id) + "=127.0.0.1:" + std::to_string(port[id]);
+    }
+    std::ostringstream out, err;
+    REQUIRE_MESSAGE(admin::Run({"cluster", "init", "--nats=" + nats.url(), "--shards=" + shards},
+                               out, err) == 0,
+                    err.str());
+    CHECK(out.str().find("shard 3 at 127.0.0.1:" + std::to_string(port[3])) != std::string::npos);
+    for (uint32_t id = 1; id <= kShards; ++id) StartShard(id);
+  }
+  ~Cluster() {
+    for (uint32_t id = 1; id <= kShards; ++id) {
+      if (pid[id] > 0) {
+        ::kill(pid[id], SIGTERM);
+        WaitExit(pid[id]);
+      }
+    }
+  }
+
+  std::unique_ptr<net::ClusterClient> Client() {
+    net::ClusterClientOptions o;
+    o.nats_url = nats.url();
+    auto c = net::ClusterClient::Connect(o);
+    REQUIRE_MESSAGE(c.ok(), c.status().ToString());
+    return std::move(*c);
+  }
+};
+
+net::RelationCode ModelRelation(const GraphStateModel& m, uint64_t a, uint64_t b) {
+  const bool out = m.edges.contains({a, b}), in = m.edges.contains({b, a});
+  return static_cast<net::RelationCode>((out ? 1 : 0) | (in ? 2 : 0));
+}
+
+// Every list, count and relation of every user, through the cluster, against the model.
+void CheckAgainst(net::ClusterClient& c, const GraphStateModel& model, std::mt19937_64& rng) {
+  std::vector<uint64_t> everyone;
+  for (uint64_t u = 1; u <= kUsers; ++u) everyone.push_back(u);
+  for (uint64_t u = 1; u <= kUsers; ++u) {
+    std::set<std::pair<uint64_t, int64_t>> following, fans, got_following, got_fans;
+    for (const auto& [e, ts] : model.edges) {
+      if (e.first == u) following.insert({e.second, ts});
+      if (e.second == u) fans.insert({e.first, ts});
+    }
+    net::PageQuery q;
+    q.user = u;
+    q.limit = 1000;
+    q.viewer = 1 + rng() % kUsers;  // often on another shard: its relations come from there
+    auto f = c.Following(q);
+    REQUIRE_MESSAGE(f.ok(), f.status().ToString());
+    for (const net::PageEntry& e : f->entries) {
+      got_following.insert({e.user, e.ts});
+      CHECK(e.viewer_relation == (e.user == *q.viewer ? net::RelationCode::kNone
+                                                      : ModelRelation(model, *q.viewer, e.user)));
+      CHECK(e.mutual == model.edges.contains({e.user, u}));
+    }
+    auto fa = c.Fans(q);
+    REQUIRE(fa.ok());
+    for (const net::PageEntry& e : fa->entries) got_fans.insert({e.user, e.ts});
+    CHECK(got_following == following);
+    if (got_fans != fans) {
+      std::string d;
+      for (auto& x : got_fans) {
+        if (!fans.contains(x)) d += " extra " + std::to_string(x.first);
+      }
+      for (auto& x : fans) {
+        if (!got_fans.contains(x)) d += " missing " + std::to_string(x.first);
+      }
+      FAIL_CHECK("fans of " << u << " (shard " << c.map().OwnerOf(u) << "):" << d);
+    }
+    auto counts = c.Counts(u);
+    REQUIRE(counts.ok());
+    CHECK(counts->following == following.size());
+    CHECK(counts->fans == fans.size());
+    std::vector<uint64_t> others;
+    for (uint64_t v : everyone) {
+      if (v != u) others.push_back(v);
+    }
+    auto rel = c.Relations(u, others);
+    REQUIRE(rel.ok());
+    for (size_t i = 0; i < others.size(); ++i) {
+      CHECK_MESSAGE((*rel)[i] == ModelRelation(model, u, others[i]),
+                    "relation(" << u << ", " << others[i] << ")");
+    }
+  }
+}
+
+// One round of random changes, all acknowledged, removals last (a follow decided after a
+// removal but before it reached the follower's shard is ordered before it: docs/cluster.md,
+// "Removals"). With `skip`, no change is decided on that shard (it is down).
+void RandomRound(net::ClusterClient& c, GraphStateModel& model, std::mt19937_64& rng, int ops,
+                 uint32_t skip = 0) {
+  std::vector<uint64_t> removed;
+  for (int i = 0; i < ops; ++i) {
+    const uint64_t a = 1 + rng() % kUsers;
+    uint64_t b = 1 + rng() % kUsers;
+    if (b == a) b = a % kUsers + 1;
+    if (skip != 0 && c.map().OwnerOf(a) == skip) continue;
+    const uint64_t pick = rng() % 100;
+    if (pick < 65) {
+      const int64_t ts = 1'700'000'000'000 + static_cast<int64_t>(rng() % 1'000'000);
+      auto r = c.Follow(a, b, ts);
+      REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+      CHECK(r->created == !model.edges.contains({a, b}));
+      if (r->created) model.Follow(a, b, ts);
+    } else if (pick < 97) {
+      auto r = c.Unfollow(a, b);
+      REQUIRE(r.ok());
+      CHECK(*r == model.edges.contains({a, b}));
+      model.Unfollow(a, b);
+    } else {
+      removed.push_back(a);  // at the round's end: see docs/cluster.md, "Removals"
+    }
+  }
+  for (uint64_t a : removed) {
+    REQUIRE(c.RemoveUser(a).ok());
+    model.RemoveUser(a);
+  }
+}
+
+TEST_CASE("a three-shard cluster answers like one node, through a shard's SIGKILL") {
+  Cluster cluster;
+  auto client = cluster.Client();
+  GraphStateModel model;
+  std::mt19937_64 rng(25);
+  for (int round = 0; round < 6; ++round) {
+    RandomRound(*client, model, rng, 300);
+    REQUIRE_MESSAGE(client->Barrier().ok(), "round " << round);
+    CheckAgainst(*client, model, rng);
+  }
+  // Shard 3 dies; shards 1 and 2 go on deciding changes it must apply, which wait in
+  // JetStream; restarted, it recovers its WAL and drains its consumer.
+  cluster.KillShard(3);
+  RandomRound(*client, model, rng, 300, /*skip=*/3);
+  cluster.StartShard(3);
+  auto fresh = cluster.Client();
+  REQUIRE(fresh->Barrier().ok());
+  CheckAgainst(*fresh, model, rng);
+  auto infos = fresh->ShardInfos();
+  REQUIRE(infos.ok());
+  uint64_t applied = 0;
+  for (auto& [id, f] : *infos) applied += f["cluster_records_applied"];
+  CHECK(applied > 0);
+}
+
+TEST_CASE("a shard refuses users of other buckets with moved, and commands clusters do not run") {
+  Cluster cluster;
+  auto client = cluster.Client();
+  const net::ShardMap& map = client->map();
+  uint64_t elsewhere = 1;
+  while (map.OwnerOf(elsewhere) == 1) ++elsewhere;
+  net::ClientOptions o;
+  o.port = cluster.port[1];
+  auto shard1 = net::Client::Connect(o);
+  REQUIRE(shard1.ok());
+  auto counts = (*shard1)->Counts(elsewhere);
+  REQUIRE(counts.status().code() == Code::kMoved);
+  const uint32_t owner = map.OwnerOf(elsewhere);
+  CHECK(counts.status().detail() == owner);
+  CHECK(counts.status().message().find("127.0.0.1:" + std::to_string(cluster.port[owner])) !=
+        std::string::npos);
+  CHECK((*shard1)->Follow(elsewhere, 7).status().code() == Code::kMoved);
+  uint64_t here = 1;
+  while (map.OwnerOf(here) != 1) ++here;
+  CHECK((*shard1)->Publish(here, 1, 0).status().code() == Code::kUnsupported);
+  CHECK((*shard1)->Counts(here).ok());
+  // The cluster client routes both.
+  CHECK(client->Counts(elsewhere).ok());
+  CHECK(client->Follow(elsewhere, here).ok());
+}
+
+}  // namespace
+}  // namespace relgraph

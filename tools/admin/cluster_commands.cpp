@@ -1,0 +1,99 @@
+#include "tools/admin/cluster_commands.h"
+
+#include <charconv>
+
+#include "net/cluster/nats_link.h"
+#include "net/cluster/placement.h"
+
+namespace relgraph::admin {
+namespace {
+
+int Fail(std::ostream& err, const std::string& what, const Status& s) {
+  err << "relgraph-admin cluster " << what << ": " << s.message() << "\n";
+  return 1;
+}
+
+int Usage(std::ostream& err, const std::string& what) {
+  err << "relgraph-admin cluster: " << what << " (see relgraph-admin --help)\n";
+  return 2;
+}
+
+// "1=10.0.0.1:7707,2=10.0.0.2:7707" -> shards; kInvalidArgument naming the bad item.
+Result<std::vector<net::ShardInfo>> ParseShards(const std::string& list) {
+  std::vector<net::ShardInfo> shards;
+  size_t at = 0;
+  while (at <= list.size()) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    const std::string item = list.substr(at, comma - at);
+    const size_t eq = item.find('=');
+    uint32_t id = 0;
+    if (eq == std::string::npos ||
+        std::from_chars(item.data(), item.data() + eq, id).ptr != item.data() + eq) {
+      return Status::InvalidArgument("--shards item '" + item + "', expected ID=HOST:PORT");
+    }
+    shards.push_back({id, item.substr(eq + 1)});
+    at = comma + 1;
+  }
+  return shards;
+}
+
+void Print(const net::ShardMap& m, std::ostream& out) {
+  out << "shard map version " << m.version << ", " << m.buckets << " buckets\n";
+  const std::vector<uint32_t> counts = m.BucketCounts();
+  for (size_t i = 0; i < m.shards.size(); ++i) {
+    out << "  shard " << m.shards[i].id << " at " << m.shards[i].address << ": " << counts[i]
+        << " buckets\n";
+  }
+  out << "\n" << net::EncodeShardMap(m);
+}
+
+}  // namespace
+
+int ClusterCommand(const std::vector<std::string>& positional,
+                   const std::map<std::string, std::string>& flags, std::ostream& out,
+                   std::ostream& err) {
+  if (positional.size() != 1) return Usage(err, "expected init or show");
+  const std::string& what = positional[0];
+  auto flag = [&](const char* name) {
+    auto it = flags.find(name);
+    return it == flags.end() ? std::string() : it->second;
+  };
+  for (const auto& [name, value] : flags) {
+    const bool known =
+        name == "--nats" || (what == "init" && (name == "--shards" || name == "--buckets"));
+    if (!known) return Usage(err, "unknown flag " + name + " for " + what);
+  }
+  const std::string url = flag("--nats").empty() ? "nats://127.0.0.1:4222" : flag("--nats");
+  if (what == "init") {
+    if (flag("--shards").empty()) return Usage(err, "init needs --shards=ID=HOST:PORT,...");
+    auto shards = ParseShards(flag("--shards"));
+    if (!shards.ok()) return Usage(err, shards.status().message());
+    uint32_t buckets = net::kDefaultBuckets;
+    if (!flag("--buckets").empty()) {
+      const std::string b = flag("--buckets");
+      if (std::from_chars(b.data(), b.data() + b.size(), buckets).ptr != b.data() + b.size()) {
+        return Usage(err, "--buckets takes a number, not '" + b + "'");
+      }
+    }
+    auto map = net::EvenShardMap(std::move(*shards), buckets);
+    if (!map.ok()) return Usage(err, map.status().message());
+    auto link = net::NatsLink::Connect(url);
+    if (!link.ok()) return Fail(err, what, link.status());
+    auto version = (*link)->CreateMap(*map);
+    if (!version.ok()) return Fail(err, what, version.status());
+    map->version = *version;
+    Print(*map, out);
+    return 0;
+  }
+  if (what == "show") {
+    auto link = net::NatsLink::Connect(url);
+    if (!link.ok()) return Fail(err, what, link.status());
+    auto map = (*link)->ReadMap();
+    if (!map.ok()) return Fail(err, what, map.status());
+    Print(*map, out);
+    return 0;
+  }
+  return Usage(err, "unknown cluster command '" + what + "' (init or show)");
+}
+
+}  // namespace relgraph::admin

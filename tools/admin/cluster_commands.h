@@ -1,0 +1,18 @@
+// relgraph-admin cluster: the shard map of a cluster on NATS JetStream (docs/cluster.md).
+//   cluster init --nats=URL --shards=ID=HOST:PORT,... [--buckets=N]   create the map
+//   cluster show --nats=URL                                           print it
+// Output to `out`, errors to `err`; returns the exit code (0, 1 failure, 2 usage).
+#pragma once
+
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace relgraph::admin {
+
+int ClusterCommand(const std::vector<std::string>& positional,
+                   const std::map<std::string, std::string>& flags, std::ostream& out,
+                   std::ostream& err);
+
+}  // namespace relgraph::admin
