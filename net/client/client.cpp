@@ -334,28 +334,6 @@ Result<InfoReply> Client::Info() {
 Result<SnapshotReply> Client::Snapshot() {
   return Call(SnapshotRequest{});
 }
-Result<FollowReply> Client::Follow(uint64_t follower, uint64_t followee,
-                                   std::optional<int64_t> ts) {
-  return Call(FollowRequest{follower, followee, ts});
-}
-Result<bool> Client::Unfollow(uint64_t follower, uint64_t followee) {
-  auto r = Call(UnfollowRequest{follower, followee});
-  if (!r.ok()) return r.status();
-  return r->removed;
-}
-Result<RelationCode> Client::Relation(uint64_t a, uint64_t b) {
-  auto r = Call(RelationRequest{a, b});
-  if (!r.ok()) return r.status();
-  return r->relation;
-}
-Result<std::vector<RelationCode>> Client::Relations(uint64_t a, std::span<const uint64_t> others) {
-  if (others.size() > kMaxWireList) {
-    return Status::InvalidArgument("relations: at most 65535 ids fit in one request");
-  }
-  auto r = Call(RelationsRequest{a, {others.begin(), others.end()}});
-  if (!r.ok()) return r.status();
-  return std::move(r->relations);
-}
 Result<PageReply> Client::Following(const PageQuery& query) {
   return Call(FollowingRequest{query});
 }
@@ -365,17 +343,9 @@ Result<PageReply> Client::Fans(const PageQuery& query) {
 Result<PageReply> Client::Friends(const PageQuery& query) {
   return Call(FriendsRequest{query});
 }
-Result<CountsReply> Client::Counts(uint64_t user) {
-  return Call(CountsRequest{user});
-}
 Result<KnownFollowersReply> Client::KnownFollowers(uint64_t viewer, uint64_t target,
                                                    uint16_t limit) {
   return Call(KnownFollowersRequest{viewer, target, limit});
-}
-Result<uint64_t> Client::RemoveUser(uint64_t user) {
-  auto r = Call(RemoveUserRequest{user});
-  if (!r.ok()) return r.status();
-  return r->edges_removed;
 }
 
 Result<PublishReply> Client::Publish(uint64_t author, uint64_t post, uint8_t kind,

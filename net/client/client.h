@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "net/client/typed_calls.h"
 #include "net/protocol/frame.h"
 #include "net/protocol/messages.h"
 #include "storage/status.h"
@@ -53,7 +54,7 @@ struct RawReply {
   }
 };
 
-class Client {
+class Client : public TypedCalls<Client> {
  public:
   // Connects and performs the HELLO handshake.
   static Result<std::unique_ptr<Client>> Connect(const ClientOptions& options);
@@ -78,17 +79,11 @@ class Client {
   Status Ping();
   Result<InfoReply> Info();
   Result<SnapshotReply> Snapshot();
-  Result<FollowReply> Follow(uint64_t follower, uint64_t followee,
-                             std::optional<int64_t> ts = std::nullopt);
-  Result<bool> Unfollow(uint64_t follower, uint64_t followee);
-  Result<RelationCode> Relation(uint64_t a, uint64_t b);
-  Result<std::vector<RelationCode>> Relations(uint64_t a, std::span<const uint64_t> others);
+  // Follow, Unfollow, Relation, Relations, Counts, RemoveUser: TypedCalls'.
   Result<PageReply> Following(const PageQuery& query);
   Result<PageReply> Fans(const PageQuery& query);
   Result<PageReply> Friends(const PageQuery& query);
-  Result<CountsReply> Counts(uint64_t user);
   Result<KnownFollowersReply> KnownFollowers(uint64_t viewer, uint64_t target, uint16_t limit);
-  Result<uint64_t> RemoveUser(uint64_t user);
   Result<PublishReply> Publish(uint64_t author, uint64_t post, uint8_t kind,
                                std::optional<int64_t> ts = std::nullopt);
   Status DeletePost(uint64_t author, uint64_t post);

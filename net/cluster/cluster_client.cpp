@@ -49,33 +49,6 @@ Result<Client*> ClusterClient::ShardClient(uint32_t id) {
   return raw;
 }
 
-Result<FollowReply> ClusterClient::Follow(uint64_t follower, uint64_t followee,
-                                          std::optional<int64_t> ts) {
-  return Call(FollowRequest{follower, followee, ts});
-}
-
-Result<bool> ClusterClient::Unfollow(uint64_t follower, uint64_t followee) {
-  auto r = Call(UnfollowRequest{follower, followee});
-  if (!r.ok()) return r.status();
-  return r->removed;
-}
-
-Result<RelationCode> ClusterClient::Relation(uint64_t a, uint64_t b) {
-  auto r = Call(RelationRequest{a, b});
-  if (!r.ok()) return r.status();
-  return r->relation;
-}
-
-Result<std::vector<RelationCode>> ClusterClient::Relations(uint64_t a,
-                                                           std::span<const uint64_t> others) {
-  RelationsRequest q;
-  q.a = a;
-  q.others.assign(others.begin(), others.end());
-  auto r = Call(q);
-  if (!r.ok()) return r.status();
-  return std::move(r->relations);
-}
-
 Result<PageReply> ClusterClient::Page(Opcode opcode, const PageQuery& query) {
   // The viewer's relations come from the viewer's shard when it is not the owner's.
   const bool split = query.viewer.has_value() && *query.viewer != 0 &&
@@ -113,16 +86,6 @@ Result<PageReply> ClusterClient::Fans(const PageQuery& query) {
 }
 Result<PageReply> ClusterClient::Friends(const PageQuery& query) {
   return Page(Opcode::kFriends, query);
-}
-
-Result<CountsReply> ClusterClient::Counts(uint64_t user) {
-  return Call(CountsRequest{user});
-}
-
-Result<uint64_t> ClusterClient::RemoveUser(uint64_t user) {
-  auto r = Call(RemoveUserRequest{user});
-  if (!r.ok()) return r.status();
-  return r->edges_removed;
 }
 
 Result<std::map<uint32_t, std::map<std::string, uint64_t>>> ClusterClient::ShardInfos() {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "net/client/client.h"
+#include "net/client/typed_calls.h"
 #include "net/cluster/nats_link.h"
 #include "net/cluster/placement.h"
 #include "net/protocol/routing.h"
@@ -33,7 +34,7 @@ struct ClusterClientOptions {
   int max_redirects = 3;  // `moved` answers followed per command before giving up
 };
 
-class ClusterClient {
+class ClusterClient : public TypedCalls<ClusterClient> {
  public:
   // Connects to NATS and reads the map (kNotFound without one). Shards are connected to on
   // first use.
@@ -51,17 +52,11 @@ class ClusterClient {
     return Routed<typename Request::Reply>(r.user, [&](Client& c) { return c.Call(request); });
   }
 
-  Result<FollowReply> Follow(uint64_t follower, uint64_t followee,
-                             std::optional<int64_t> ts = std::nullopt);
-  Result<bool> Unfollow(uint64_t follower, uint64_t followee);
-  Result<RelationCode> Relation(uint64_t a, uint64_t b);
-  Result<std::vector<RelationCode>> Relations(uint64_t a, std::span<const uint64_t> others);
+  // Follow, Unfollow, Relation, Relations, Counts, RemoveUser: TypedCalls', routed by Call.
   // Pages; with a viewer on another shard, its relation to each entry comes from its shard.
   Result<PageReply> Following(const PageQuery& query);
   Result<PageReply> Fans(const PageQuery& query);
   Result<PageReply> Friends(const PageQuery& query);
-  Result<CountsReply> Counts(uint64_t user);
-  Result<uint64_t> RemoveUser(uint64_t user);
 
   // Waits until every change logged on any shard is applied wherever it must be: the shards'
   // INFO, polled, shows every outbox past its shard's last LSN and every inbox with nothing

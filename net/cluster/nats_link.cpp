@@ -75,6 +75,18 @@ Result<ShardMap> NatsLink::ReadMap() {
   return map;
 }
 
+namespace {
+
+// Whether the key-value write just failed because the key's revision was not the expected
+// one (it exists, for a create; another writer moved it, for an update).
+bool WrongRevision(natsStatus s) {
+  const char* last = nats_GetLastError(nullptr);
+  return s == NATS_ERR && last != nullptr &&
+         std::string(last).find("wrong last sequence") != std::string::npos;
+}
+
+}  // namespace
+
 Result<uint64_t> NatsLink::CreateMap(const ShardMap& map) {
   RELGRAPH_RETURN_IF_ERROR(ValidateShardMap(map));
   RELGRAPH_RETURN_IF_ERROR(BindKv(true));
@@ -82,8 +94,7 @@ Result<uint64_t> NatsLink::CreateMap(const ShardMap& map) {
   uint64_t rev = 0;
   natsStatus s =
       kvStore_Create(&rev, kv_, names_.map_key.c_str(), text.data(), static_cast<int>(text.size()));
-  if (s == NATS_ERR && nats_GetLastError(nullptr) != nullptr &&
-      std::string(nats_GetLastError(nullptr)).find("wrong last sequence") != std::string::npos) {
+  if (WrongRevision(s)) {
     return Status(Code::kAlreadyExists, "a shard map exists already (relgraph-admin cluster show)");
   }
   if (s != NATS_OK) return NatsError("creating the shard map", s);
@@ -97,8 +108,7 @@ Result<uint64_t> NatsLink::ReplaceMap(const ShardMap& map, uint64_t expected_ver
   uint64_t rev = 0;
   natsStatus s = kvStore_Update(&rev, kv_, names_.map_key.c_str(), text.data(),
                                 static_cast<int>(text.size()), expected_version);
-  if (s == NATS_ERR && nats_GetLastError(nullptr) != nullptr &&
-      std::string(nats_GetLastError(nullptr)).find("wrong last sequence") != std::string::npos) {
+  if (WrongRevision(s)) {
     return Status(Code::kAlreadyExists, "the shard map changed after version " +
                                             std::to_string(expected_version) + "; read it again");
   }
@@ -144,35 +154,38 @@ Status NatsLink::WatchMap(const std::atomic<bool>& stop, const std::function<voi
   return result;
 }
 
-Status NatsLink::EnsureStream() {
+Status EnsureJetStreamStream(jsCtx* js, const std::string& name, const std::string& subjects) {
   jsStreamInfo* si = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
-  natsStatus s = js_GetStreamInfo(&si, js_, names_.stream.c_str(), nullptr, &jerr);
+  natsStatus s = js_GetStreamInfo(&si, js, name.c_str(), nullptr, &jerr);
   if (s == NATS_OK) {
     jsStreamInfo_Destroy(si);
     return Status::OK();
   }
-  if (s != NATS_NOT_FOUND) return NatsError("stream info of " + names_.stream, s, jerr);
-  const std::string subjects = names_.subject_prefix + ".shard.*";
+  if (s != NATS_NOT_FOUND) return NatsError("stream info of " + name, s, jerr);
   const char* subject_list[] = {subjects.c_str()};
   jsStreamConfig cfg;
   jsStreamConfig_Init(&cfg);
-  cfg.Name = names_.stream.c_str();
+  cfg.Name = name.c_str();
   cfg.Subjects = subject_list;
   cfg.SubjectsLen = 1;
   cfg.Storage = js_FileStorage;
   cfg.Duplicates = int64_t{120} * 1'000'000'000;  // nanoseconds
-  s = js_AddStream(&si, js_, &cfg, nullptr, &jerr);
+  s = js_AddStream(&si, js, &cfg, nullptr, &jerr);
   if (s != NATS_OK) {
     // Another node created it meanwhile.
-    if (js_GetStreamInfo(&si, js_, names_.stream.c_str(), nullptr, nullptr) == NATS_OK) {
+    if (js_GetStreamInfo(&si, js, name.c_str(), nullptr, nullptr) == NATS_OK) {
       jsStreamInfo_Destroy(si);
       return Status::OK();
     }
-    return NatsError("creating stream " + names_.stream, s, jerr);
+    return NatsError("creating stream " + name, s, jerr);
   }
   jsStreamInfo_Destroy(si);
   return Status::OK();
+}
+
+Status NatsLink::EnsureStream() {
+  return EnsureJetStreamStream(js_, names_.stream, names_.subject_prefix + ".shard.*");
 }
 
 std::string NatsLink::SubjectOf(uint32_t shard) const {

@@ -38,6 +38,11 @@ struct ClusterNames {
 // plus the client's last error text.
 Status NatsError(const std::string& what, natsStatus s, jsErrCode jerr = static_cast<jsErrCode>(0));
 
+// Creates the stream `name` on `subjects` (file storage, a 2-minute duplicate window) unless
+// it exists; another node creating it meanwhile is fine. relgraph-bridge's stream and a
+// cluster's are made so.
+Status EnsureJetStreamStream(jsCtx* js, const std::string& name, const std::string& subjects);
+
 class NatsLink {
  public:
   // Connects (and reconnects by itself later) to `url`. kUnavailable when NATS is unreachable

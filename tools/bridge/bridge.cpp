@@ -40,32 +40,6 @@ Status Connect(const std::string& url, JetStream* j) {
   return s == NATS_OK ? Status::OK() : net::NatsError("JetStream context", s);
 }
 
-// Creates the stream (subjects PREFIX.>, file storage, a 2-minute duplicate window) unless it
-// exists.
-Status EnsureStream(JetStream& j, const BridgeOptions& o) {
-  jsStreamInfo* si = nullptr;
-  jsErrCode jerr = static_cast<jsErrCode>(0);
-  natsStatus s = js_GetStreamInfo(&si, j.js, o.stream.c_str(), nullptr, &jerr);
-  if (s == NATS_OK) {
-    jsStreamInfo_Destroy(si);
-    return Status::OK();
-  }
-  if (s != NATS_NOT_FOUND) return net::NatsError("stream info of " + o.stream, s, jerr);
-  const std::string subjects = o.subject_prefix + ".>";
-  const char* subject_list[] = {subjects.c_str()};
-  jsStreamConfig cfg;
-  jsStreamConfig_Init(&cfg);
-  cfg.Name = o.stream.c_str();
-  cfg.Subjects = subject_list;
-  cfg.SubjectsLen = 1;
-  cfg.Storage = js_FileStorage;
-  cfg.Duplicates = int64_t{120} * 1'000'000'000;  // nanoseconds
-  s = js_AddStream(&si, j.js, &cfg, nullptr, &jerr);
-  if (s != NATS_OK) return net::NatsError("creating stream " + o.stream, s, jerr);
-  jsStreamInfo_Destroy(si);
-  return Status::OK();
-}
-
 // The LSN (message id) of the stream's last message; 0 when it is empty.
 Result<uint64_t> LastPublishedLsn(JetStream& j, const std::string& stream) {
   jsStreamInfo* si = nullptr;
@@ -112,7 +86,9 @@ Status Bridge::Run(const std::atomic<bool>& stop) {
       last_failure = s;
       continue;
     }
-    if (Status s = EnsureStream(j, options_); !s.ok()) {
+    if (Status s =
+            net::EnsureJetStreamStream(j.js, options_.stream, options_.subject_prefix + ".>");
+        !s.ok()) {
       last_failure = s;
       continue;
     }
