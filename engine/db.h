@@ -28,6 +28,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -267,7 +268,24 @@ class Db {
   struct RemoteApplied {
     uint64_t applied = 0;  // records applied and logged
     uint64_t skipped = 0;  // at or below the origin's position: applied before (redelivered)
+    // Remote posts not kept because another author here holds their id (Feed::
+    // EnsurePublished): post ids must be unique across a cluster.
+    uint64_t post_conflicts = 0;
   };
+  // Tells the Db which users live on other shards (nullptr: none, a single node). A follow of
+  // such a user that makes it its first fan here clears the copies of its posts and is
+  // logged with kFollowFirstRemoteFan, so that the user's shard sends them back whole
+  // (docs/cluster.md, "Feeds"). `is_remote` is called under the Db's exclusive lock and
+  // must not call the Db.
+  void SetRemoteUsers(std::function<bool(UserId)> is_remote);
+  // Reads for a shard's outbox: a user's retained posts, oldest first; and up to `max` of its
+  // fans (any order), with its fan count.
+  std::vector<FeedEntry> RetainedPosts(UserId author) const;
+  struct FanSample {
+    uint64_t fan_count = 0;
+    std::vector<UserId> fans;  // all of them when fan_count <= max
+  };
+  FanSample FansUpTo(UserId user, size_t max) const;
   // Applies changes shard `origin` decided, given as its WAL records (LSNs increasing), each
   // by its ensure form through the live paths (the feed's hooks run as for a local change),
   // and logs each as one remote record (WAL type 19) with its origin and LSN. A remote
@@ -315,7 +333,8 @@ class Db {
   // remove_user first unfollows, as this shard's own logged changes, every follow of the
   // user held here (docs/cluster.md, "Removals"); a replica passes false, since its
   // primary's log has those. REQUIRES: mu_ held exclusively and feed_mu_; op.is_remote().
-  Status ApplyRemoteOpLocked(const WalOp& op, bool decide);
+  // Remote posts skipped for a post id held by another author are added to *post_conflicts.
+  Status ApplyRemoteOpLocked(const WalOp& op, bool decide, uint64_t* post_conflicts = nullptr);
   // Snapshot's two halves: the graph image as of BeginImage, then the feed's blocks: the
   // graph's access state (copied with the image), then the feed's users.
   Status WriteGraphImage(size_t users, SnapshotWriter* writer);
@@ -363,6 +382,8 @@ class Db {
   CursorTable cursors_;                                   // guarded by mu_
   EpochHistory epochs_;                                   // guarded by mu_
   InboundPositions inbound_;                              // guarded by mu_
+  std::function<bool(UserId)> remote_user_;               // guarded by mu_
+  std::atomic<bool> wake_fanout_after_remote_{false};     // ApplyRemote queued fan-out
   std::atomic<uint64_t> oldest_wal_lsn_{0};               // see OldestWalLsn
   std::atomic<int64_t> last_stream_flush_ns_{0};          // VisibleLsn's flush rate limit
   RecoveryInfo recovery_;

@@ -14,10 +14,34 @@
 
 namespace relgraph {
 
-Status Db::ApplyRemoteOpLocked(const WalOp& op, bool decide) {
+Status Db::ApplyRemoteOpLocked(const WalOp& op, bool decide, uint64_t* post_conflicts) {
   Graph& g = *graph_;
   Feed& feed = *feed_;
+  auto conflicts = [post_conflicts](uint64_t n) {
+    if (post_conflicts != nullptr) *post_conflicts += n;
+  };
   switch (op.type) {
+    // The author's shard decided these; the copies here follow in its order, with fan-out to
+    // the fans held here as for a local change (docs/cluster.md, "Feeds").
+    case WalRecordType::kPublish: {
+      auto kept = feed.EnsurePublished(g, op.a, op.b, op.ts, op.kind, op.evicted, /*live=*/true);
+      if (!kept.ok()) return kept.status();
+      if (!*kept) conflicts(1);
+      wake_fanout_after_remote_ = true;
+      return Status::OK();
+    }
+    case WalRecordType::kDeletePost:
+      wake_fanout_after_remote_ = true;
+      return feed.EnsureDeleted(g, op.a, op.b, /*live=*/true);
+    case WalRecordType::kPosts: {
+      auto skipped = feed.ReplacePosts(g, op.a, op.PostsOf(), /*live=*/true);
+      if (!skipped.ok()) return skipped.status();
+      conflicts(*skipped);
+      return Status::OK();
+    }
+    case WalRecordType::kHide:
+    case WalRecordType::kUnhide:
+      return feed.ApplyHide(g, op.a, op.b, op.type == WalRecordType::kHide);
     case WalRecordType::kFollow:
     case WalRecordType::kUnfollow: {
       const Graph::ReplayOp replay = op.graph_op();  // its ensure form: op is remote
@@ -101,26 +125,26 @@ Result<Db::RemoteApplied> Db::ApplyRemote(uint32_t origin,
                                          std::to_string(r.type) + " is not one shards exchange");
         break;
       }
-      if (r.payload.size() > kMaxRemoteInnerPayload) {
+      if (r.payload.size() > MaxRemotePayload(type)) {
         failed = Status::InvalidArgument("shard " + std::to_string(origin) + " LSN " +
                                          std::to_string(r.lsn) + ": a payload of " +
                                          std::to_string(r.payload.size()) + " bytes");
         break;
       }
       // Decoded from the record as it will be logged: what recovery will read back.
-      const WalPayload record = EncodeRemoteRecord(origin, r.lsn, type, r.payload);
-      auto op = DecodeWalRecord(static_cast<uint8_t>(WalRecordType::kRemote), record.view());
+      const std::string record = EncodeRemoteRecord(origin, r.lsn, type, r.payload);
+      auto op = DecodeWalRecord(static_cast<uint8_t>(WalRecordType::kRemote), record);
       if (!op.ok()) {
         failed = Status::InvalidArgument("shard " + std::to_string(origin) + " LSN " +
                                          std::to_string(r.lsn) + ": " + op.status().message());
         break;
       }
-      if (Status s = ApplyRemoteOpLocked(*op, /*decide=*/true); !s.ok()) {
+      if (Status s = ApplyRemoteOpLocked(*op, /*decide=*/true, &out.post_conflicts); !s.ok()) {
         failed = Status(s.code(), "shard " + std::to_string(origin) + " LSN " +
                                       std::to_string(r.lsn) + ": " + s.message());
         break;
       }
-      auto l = Log(WalRecordType::kRemote, record.view());
+      auto l = Log(WalRecordType::kRemote, record);
       if (!l.ok()) {
         failed = l.status();
         break;
@@ -130,12 +154,42 @@ Result<Db::RemoteApplied> Db::ApplyRemote(uint32_t origin,
       ++out.applied;
     }
   }
+  if (wake_fanout_after_remote_.exchange(false) && options_.background_fanout) WakeFanout();
   if (commit_lsn != nullptr) {
     *commit_lsn = lsn;
   } else if (Status c = Commit(lsn); !c.ok() && failed.ok()) {
     failed = c;
   }
   if (!failed.ok()) return failed;
+  return out;
+}
+
+void Db::SetRemoteUsers(std::function<bool(UserId)> is_remote) {
+  std::unique_lock lock(mu_);
+  remote_user_ = std::move(is_remote);
+}
+
+std::vector<FeedEntry> Db::RetainedPosts(UserId author) const {
+  std::shared_lock lock(mu_);
+  std::lock_guard feed_lock(feed_mu_);
+  return feed_->RetainedPosts(*graph_, author);
+}
+
+Db::FanSample Db::FansUpTo(UserId user, size_t max) const {
+  std::shared_lock lock(mu_);
+  FanSample out;
+  const Graph& g = *graph_;
+  const InternalId u = g.FindUser(user);
+  if (u == kNoInternalId) return out;
+  out.fan_count = g.FanCountOf(u);
+  if (out.fan_count > max) return out;
+  out.fans.reserve(out.fan_count);
+  EdgeEntry buf[256];
+  std::optional<EntryKey> after;
+  for (uint32_t n; (n = g.FansBefore(u, after, 256, buf)) > 0;) {
+    for (uint32_t i = 0; i < n; ++i) out.fans.push_back(g.ExternalOf(buf[i].peer));
+    after = g.KeyOf(buf[n - 1]);
+  }
   return out;
 }
 

@@ -43,6 +43,7 @@ Status Db::ApplyEdgeRun(std::span<const ReplicatedRecord> records, size_t* at) {
   Graph& g = *graph_;
   const size_t begin = *at;
   std::vector<Graph::ReplayOp> run;
+  std::vector<std::pair<size_t, UserId>> clears;  // run index, followee: WalOp::clears_posts
   Status stopped;  // why the run ended before an edge record (that record's error)
   for (size_t end = begin; end < records.size(); ++end) {
     const ReplicatedRecord& r = records[end];
@@ -54,6 +55,7 @@ Status Db::ApplyEdgeRun(std::span<const ReplicatedRecord> records, size_t* at) {
       stopped = AtLsn(r.lsn, op.status());  // kCorruption
       break;
     }
+    if (op->clears_posts()) clears.emplace_back(run.size(), op->b);
     run.push_back(op->graph_op());
   }
   // kChecked proves each record fits: a follow of an edge the replica holds or an unfollow of
@@ -69,8 +71,15 @@ Status Db::ApplyEdgeRun(std::span<const ReplicatedRecord> records, size_t* at) {
                             }
                           });
   size_t applied = run.size();
+  if (!s.ok()) applied = static_cast<size_t>(s.detail());
+  // A follow that was a remote user's first fan on the primary clears its posts' copies here
+  // too; only edge records are in the run, so this keeps the order with the feed's records.
+  for (const auto& [k, followee] : clears) {
+    if (k >= applied) break;
+    auto cleared = feed.ReplacePosts(g, followee, {}, /*live=*/true);
+    if (!cleared.ok()) return AtLsn(records[begin + k].lsn, cleared.status());
+  }
   if (!s.ok()) {
-    applied = static_cast<size_t>(s.detail());
     const uint64_t lsn = records[begin + applied].lsn;
     stopped = s.code() == Code::kAlreadyExists ? Mismatch(lsn, "follow of an edge it holds")
               : s.code() == Code::kNotFound    ? Mismatch(lsn, "unfollow of an edge it lacks")
@@ -135,6 +144,7 @@ Status Db::ApplyReplicated(std::span<const ReplicatedRecord> records, uint64_t* 
         case WalRecordType::kFollow:  // ApplyEdgeRun's
         case WalRecordType::kUnfollow:
         case WalRecordType::kRemote:  // decoded as its inner type, applied above
+        case WalRecordType::kPosts:   // only inside a remote record
           s = Status(Code::kInternal, "an edge record outside a run");
           break;
         case WalRecordType::kRemoveUser: {
@@ -205,7 +215,8 @@ Status Db::ApplyReplicated(std::span<const ReplicatedRecord> records, uint64_t* 
     // What this call logged (follow runs log inside ApplyFollowRun): the LSN to commit.
     if (wal_->last_lsn() >= records.front().lsn) lsn = wal_->last_lsn();
   }
-  if (woke_fanout && options_.background_fanout) WakeFanout();
+  if ((wake_fanout_after_remote_.exchange(false) || woke_fanout) && options_.background_fanout)
+    WakeFanout();
   if (commit_lsn != nullptr && options_.durability == DurabilityMode::kAlways) {
     *commit_lsn = lsn;
   } else if (Status c = Commit(lsn); !c.ok() && failed.ok()) {

@@ -68,6 +68,14 @@ Status ApplyFeedOp(const WalOp& op, Graph& g, Feed& feed) {
     case WalRecordType::kHide:
     case WalRecordType::kUnhide:
       return feed.ApplyHide(g, op.a, op.b, op.type == WalRecordType::kHide);
+    case WalRecordType::kPosts: {  // a back-fill of a remote author's posts
+      auto r = feed.ReplacePosts(g, op.a, op.PostsOf(), /*live=*/false);
+      return r.ok() ? Status::OK() : r.status();
+    }
+    case WalRecordType::kFollow: {  // clears_posts(): a remote author's first fan here
+      auto r = feed.ReplacePosts(g, op.b, {}, /*live=*/false);
+      return r.ok() ? Status::OK() : r.status();
+    }
     default:
       return Status(Code::kInternal, "not a feed record");
   }
@@ -226,7 +234,18 @@ Result<RecoveredState> RecoverState(Env* env, const std::string& dir, const Grap
       batch.push_back(op->graph_op());
       batch_lsn.push_back(r.lsn);
     }
-    if (op->is_feed_op()) feed_batch.emplace_back(*op, r.lsn);
+    if (op->is_feed_op() || op->clears_posts()) {
+      if (op->type == WalRecordType::kPosts || op->clears_posts()) {
+        // A posts record's entries point into the payload, read only during this call; a
+        // clear keeps its place among the feed's records. Both are rare: applied here.
+        RELGRAPH_RETURN_IF_ERROR(apply());
+        Status s = ApplyFeedOp(*op, *graph, *feed);
+        if (!s.ok())
+          return Status(s.code(), "replaying LSN " + std::to_string(r.lsn) + ": " + s.message());
+      } else {
+        feed_batch.emplace_back(*op, r.lsn);
+      }
+    }
     if (op->is_access_op()) {
       // They change edges too: everything before them is applied first, then they are, in
       // order. Inboxes are rebuilt after recovery, so no feed hook is needed.

@@ -43,6 +43,7 @@ PayloadSizes SizesOf(WalRecordType t) {
     case WalRecordType::kWithdraw:
       return {24, 24};
     case WalRecordType::kRemote:
+    case WalRecordType::kPosts:
       return {0, 0};  // variable: checked apart
   }
   return {0, 0};
@@ -115,16 +116,34 @@ WalPayload EncodeSetPrivateRecord(UserId user, TimestampMs ts, bool on) {
   return p;
 }
 
-WalPayload EncodeRemoteRecord(uint32_t origin, uint64_t origin_lsn, WalRecordType type,
-                              std::string_view payload) {
-  WalPayload p;
-  EncodeFixed32(p.bytes, origin);
-  p.size = 4;
-  Put64(&p, origin_lsn);
-  p.bytes[p.size++] = static_cast<char>(type);
-  std::memcpy(p.bytes + p.size, payload.data(), payload.size());
-  p.size += static_cast<uint8_t>(payload.size());
-  return p;
+std::string EncodeRemoteRecord(uint32_t origin, uint64_t origin_lsn, WalRecordType type,
+                               std::string_view payload) {
+  std::string out(kRemoteHeaderBytes, '\0');
+  EncodeFixed32(out.data(), origin);
+  EncodeFixed64(out.data() + 4, origin_lsn);
+  out[12] = static_cast<char>(type);
+  out.append(payload);
+  return out;
+}
+
+std::string EncodePostsRecord(UserId author, std::span<const FeedEntry> posts) {
+  std::string out(12 + posts.size() * kPostsRecordEntryBytes, '\0');
+  char* p = out.data();
+  EncodeFixed64(p, author);
+  EncodeFixed32(p + 8, static_cast<uint32_t>(posts.size()));
+  p += 12;
+  for (const FeedEntry& e : posts) {
+    EncodeFixed64(p, e.post);
+    EncodeFixed64(p + 8, static_cast<uint64_t>(e.ts));
+    p[16] = static_cast<char>(e.kind);
+    p += kPostsRecordEntryBytes;
+  }
+  return out;
+}
+
+size_t MaxRemotePayload(WalRecordType type) {
+  return type == WalRecordType::kPosts ? 12 + size_t{kMaxPostsPerRecord} * kPostsRecordEntryBytes
+                                       : kMaxRemoteInnerPayload;
 }
 
 bool IsRemoteApplicable(WalRecordType type) {
@@ -132,11 +151,65 @@ bool IsRemoteApplicable(WalRecordType type) {
     case WalRecordType::kFollow:
     case WalRecordType::kUnfollow:
     case WalRecordType::kRemoveUser:
+    case WalRecordType::kPublish:
+    case WalRecordType::kDeletePost:
+    case WalRecordType::kHide:
+    case WalRecordType::kUnhide:
+    case WalRecordType::kPosts:
       return true;
     default:
       return false;
   }
 }
+
+std::vector<FeedEntry> WalOp::PostsOf() const {
+  std::vector<FeedEntry> out(b);
+  const char* p = posts.data();
+  for (FeedEntry& e : out) {
+    e.post = DecodeFixed64(p);
+    e.author = a;
+    e.ts = static_cast<TimestampMs>(DecodeFixed64(p + 8));
+    e.kind = static_cast<uint8_t>(p[16]);
+    p += kPostsRecordEntryBytes;
+  }
+  return out;
+}
+
+namespace {
+
+// A posts record's payload (type 20, only inside a remote record), checked whole: every post
+// nonzero, its kind and time in range, and the posts in (time, id) order, oldest first.
+Result<WalOp> DecodePostsRecord(std::string_view payload) {
+  WalOp op{WalRecordType::kPosts};
+  if (payload.size() < 12 || (payload.size() - 12) % kPostsRecordEntryBytes != 0) {
+    return Status::Corruption("WAL posts record has " + std::to_string(payload.size()) +
+                              " payload bytes, expected 12 + 17 per post");
+  }
+  op.a = DecodeFixed64(payload.data());
+  op.b = DecodeFixed32(payload.data() + 8);
+  op.posts = payload.substr(12);
+  if (op.b != op.posts.size() / kPostsRecordEntryBytes || op.b > kMaxPostsPerRecord) {
+    return Status::Corruption("WAL posts record says " + std::to_string(op.b) + " posts in " +
+                              std::to_string(op.posts.size()) + " bytes (at most " +
+                              std::to_string(kMaxPostsPerRecord) + ")");
+  }
+  if (op.a == 0) return Status::Corruption("WAL posts record of user 0");
+  const std::vector<FeedEntry> posts = op.PostsOf();
+  for (size_t i = 0; i < posts.size(); ++i) {
+    const FeedEntry& e = posts[i];
+    if (e.post == 0 || e.kind > kMaxPostKind || e.ts < 0 || e.ts > kMaxTimestampMs) {
+      return Status::Corruption("WAL posts record: post " + std::to_string(e.post) +
+                                " is out of range");
+    }
+    if (i > 0 && !(PostKey{posts[i - 1].ts, posts[i - 1].post} < PostKey{e.ts, e.post})) {
+      return Status::Corruption("WAL posts record: post " + std::to_string(e.post) +
+                                " is out of order");
+    }
+  }
+  return op;
+}
+
+}  // namespace
 
 Graph::ReplayOp WalOp::graph_op() const {
   switch (type) {
@@ -153,6 +226,9 @@ Result<WalOp> DecodeWalRecord(uint8_t type, std::string_view payload) {
   if (type < 1 || type > kMaxWalRecordType)
     return Status::Corruption("unknown WAL record type " + std::to_string(type));
   WalOp op{static_cast<WalRecordType>(type)};
+  if (op.type == WalRecordType::kPosts) {
+    return Status::Corruption("WAL posts record (type 20) outside a remote record");
+  }
   if (op.type == WalRecordType::kRemote) {
     if (payload.size() <= kRemoteHeaderBytes) {
       return Status::Corruption("WAL remote record has " + std::to_string(payload.size()) +
@@ -169,6 +245,13 @@ Result<WalOp> DecodeWalRecord(uint8_t type, std::string_view payload) {
                                 ", which no shard sends");
     }
     const std::string_view inner_payload = payload.substr(kRemoteHeaderBytes);
+    if (inner == static_cast<uint8_t>(WalRecordType::kPosts)) {
+      auto decoded = DecodePostsRecord(inner_payload);
+      if (!decoded.ok()) return decoded.status();
+      decoded->origin = origin;
+      decoded->origin_lsn = origin_lsn;
+      return decoded;
+    }
     if (inner_payload.size() != SizesOf(static_cast<WalRecordType>(inner)).v2) {
       return Status::Corruption("WAL remote record's inner record of type " +
                                 std::to_string(inner) + " has " +
@@ -233,8 +316,13 @@ std::string DescribeWalRecord(uint8_t type, std::string_view payload) {
   auto d = DecodeWalRecord(type, payload);
   if (!d.ok()) return "bad record: " + d.status().message();
   if (d->is_remote()) {
-    return "remote from shard " + std::to_string(d->origin) + " LSN " +
-           std::to_string(d->origin_lsn) + ": " +
+    const std::string from =
+        "remote from shard " + std::to_string(d->origin) + " LSN " + std::to_string(d->origin_lsn);
+    if (d->type == WalRecordType::kPosts) {
+      return from + ": posts of " + std::to_string(d->a) + ", " + std::to_string(d->b) +
+             " retained";
+    }
+    return from + ": " +
            DescribeWalRecord(static_cast<uint8_t>(payload[12]), payload.substr(kRemoteHeaderBytes));
   }
   const std::string a = std::to_string(d->a), b = std::to_string(d->b);
@@ -242,7 +330,8 @@ std::string DescribeWalRecord(uint8_t type, std::string_view payload) {
   switch (d->type) {
     case WalRecordType::kFollow:
       return "follow " + a + " -> " + b + " at " + std::to_string(d->ts) +
-             ((d->flags & kFollowBecameFriends) != 0 ? " (friends)" : "");
+             ((d->flags & kFollowBecameFriends) != 0 ? " (friends)" : "") +
+             ((d->flags & kFollowFirstRemoteFan) != 0 ? " (first fan here)" : "");
     case WalRecordType::kUnfollow:
       return "unfollow " + a + " -> " + b + at;
     case WalRecordType::kRemoveUser:
@@ -287,6 +376,7 @@ std::string DescribeWalRecord(uint8_t type, std::string_view payload) {
     case WalRecordType::kWithdraw:
       return "withdraw " + a + " withdraws its request to " + b + at;
     case WalRecordType::kRemote:
+    case WalRecordType::kPosts:
       break;  // decoded as its inner record above
   }
   return "unreachable";

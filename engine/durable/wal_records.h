@@ -1,6 +1,7 @@
 // The engine's WAL record types and payloads (docs/wal-format.md, "Record types"), as
 // written since WAL version 2:
-//   1 follow       follower:u64 followee:u64 ts_ms:i64 flags:u8   (bit 0: became friends)
+//   1 follow       follower:u64 followee:u64 ts_ms:i64 flags:u8   (bit 0: became friends; bit 1:
+//                                                      first fan here of another shard's user)
 //   2 unfollow     follower:u64 followee:u64 ts_ms:i64
 //   3 remove_user  user:u64 ts_ms:i64
 //   4 publish      author:u64 post:u64 ts_ms:i64 kind:u8 evicted:u64
@@ -22,6 +23,9 @@
 //                                                      decided as its LSN origin_lsn: the
 //                                                      inner record, applied here by its
 //                                                      ensure form; docs/cluster.md)
+//  20 posts        author:u64 count:u32 (post:u64 ts_ms:i64 kind:u8){count}   (only inside a
+//                                                      remote record: the author's retained
+//                                                      posts, sent back on a first fan)
 // Types 12 to 18 (blocks, private accounts, requests) came with WAL version 2's third
 // revision and have one length each; a build that does not know them stops at them.
 // Version 1 wrote the same fields without the trailing ts_ms and flags (publish unchanged);
@@ -32,8 +36,10 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/feed/feed_types.h"
 #include "engine/graph/graph.h"
@@ -61,8 +67,9 @@ enum class WalRecordType : uint8_t {
   kReject = 17,
   kWithdraw = 18,
   kRemote = 19,  // another shard's change applied here: never an event of this node's stream
+  kPosts = 20,   // only inside a remote record: an author's retained posts (a back-fill)
 };
-inline constexpr uint8_t kMaxWalRecordType = 19;
+inline constexpr uint8_t kMaxWalRecordType = 20;
 
 // An encoded payload, held inline: logging a follow or a publish allocates nothing.
 struct WalPayload {
@@ -72,6 +79,10 @@ struct WalPayload {
 };
 
 inline constexpr uint8_t kFollowBecameFriends = 1;  // follow and approve flags bit 0
+// follow flags bit 1: the followee is a user of another cluster shard and this follow made
+// it its first fan here. The copies of its posts held here start over (they are cleared),
+// and its shard, applying the follow, sends them back whole (docs/cluster.md, "Feeds").
+inline constexpr uint8_t kFollowFirstRemoteFan = 2;
 // block flags: what the block removed.
 inline constexpr uint8_t kBlockUnfollowed = 1;      // blocker -> blocked
 inline constexpr uint8_t kBlockLostFollower = 2;    // blocked -> blocker
@@ -96,11 +107,19 @@ WalPayload EncodeEpochRecord(uint64_t epoch, uint64_t id, TimestampMs ts);
 WalPayload EncodeBlockRecord(UserId blocker, UserId blocked, TimestampMs ts, uint8_t flags);
 WalPayload EncodeSetPrivateRecord(UserId user, TimestampMs ts, bool on);
 // A change shard `origin` logged as `origin_lsn` with `type` and `payload`, as this shard
-// applies it. REQUIRES: IsRemoteApplicable(type), payload.size() <= kMaxRemoteInnerPayload.
+// applies it. REQUIRES: IsRemoteApplicable(type), payload.size() <= MaxRemotePayload(type).
 inline constexpr size_t kRemoteHeaderBytes = 4 + 8 + 1;
 inline constexpr size_t kMaxRemoteInnerPayload = sizeof(WalPayload::bytes) - kRemoteHeaderBytes;
-WalPayload EncodeRemoteRecord(uint32_t origin, uint64_t origin_lsn, WalRecordType type,
-                              std::string_view payload);
+std::string EncodeRemoteRecord(uint32_t origin, uint64_t origin_lsn, WalRecordType type,
+                               std::string_view payload);
+// A posts record (type 20) carries at most this many posts: one WAL record is at most 1 MiB.
+// A cluster's posts_per_author may not exceed it (relgraphd checks).
+inline constexpr size_t kPostsRecordEntryBytes = 8 + 8 + 1;
+inline constexpr uint32_t kMaxPostsPerRecord = 60'000;
+// `posts` oldest first.
+std::string EncodePostsRecord(UserId author, std::span<const FeedEntry> posts);
+// The largest inner payload of `type` a remote record carries.
+size_t MaxRemotePayload(WalRecordType type);
 // The record types one shard sends another (docs/cluster.md, "What crosses shards").
 bool IsRemoteApplicable(WalRecordType type);
 
@@ -114,6 +133,10 @@ struct WalOp {
   uint8_t kind = 0;
   PostId evicted = 0;
   std::string_view name;  // cursor: the name (a = its LSN); points into the decoded payload
+  // posts (type 20): a = the author, b = the count; the entries, as encoded, point into the
+  // decoded payload (PostsOf decodes them).
+  std::string_view posts;
+  std::vector<FeedEntry> PostsOf() const;
   // epoch: a = the epoch's number, b = its id
   // remote (type 19): every field above is the inner record's (type included); these say
   // where it came from. origin_lsn is never 0 for a remote record.
@@ -122,7 +145,13 @@ struct WalOp {
   bool is_remote() const { return origin_lsn != 0; }
   bool is_graph_op() const { return static_cast<uint8_t>(type) <= 3; }
   bool is_feed_op() const {  // remove_user: both
-    return static_cast<uint8_t>(type) >= 3 && static_cast<uint8_t>(type) <= 9;
+    return (static_cast<uint8_t>(type) >= 3 && static_cast<uint8_t>(type) <= 9) ||
+           type == WalRecordType::kPosts;
+  }
+  // A follow this shard decided that restarts the copies of the followee's posts here
+  // (kFollowFirstRemoteFan): the feed clears them, in order with the feed's records.
+  bool clears_posts() const {
+    return type == WalRecordType::kFollow && !is_remote() && (flags & kFollowFirstRemoteFan) != 0;
   }
   bool is_cursor_op() const { return type == WalRecordType::kCursor; }
   bool is_epoch_op() const { return type == WalRecordType::kEpoch; }

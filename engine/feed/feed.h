@@ -82,6 +82,25 @@ class Feed {
   Status ApplyDeletePost(Graph& g, UserId author, PostId post);  // ensures it is gone
   Status ApplyMute(Graph& g, UserId user, UserId other, bool on);
   Status ApplyHide(Graph& g, UserId author, UserId from, bool on);
+  // ---- copies of other cluster shards' authors (docs/cluster.md, "Feeds") ------------------
+  // A shard keeps the retained posts of each author of another shard whom its users follow,
+  // applied in the author's shard's order. Each has a live form (live: fan-out and inboxes
+  // kept as for a local call, for a shard serving reads) and a replay form (recovery), with
+  // the same resulting posts. A post id another author holds here is skipped (post ids are
+  // unique across a cluster; a collision is the client's error): false, or counted.
+  //
+  // Ensures `author` retains `post` (unless its ring keeps newer ones only) and not `evicted`.
+  Result<bool> EnsurePublished(Graph& g, UserId author, PostId post, TimestampMs ts, uint32_t kind,
+                               PostId evicted, bool live);
+  Status EnsureDeleted(Graph& g, UserId author, PostId post, bool live);
+  // Ensures the author's retained posts are exactly `posts` (oldest first, ordered by (ts,
+  // id)); returns how many were skipped for an id another author holds. Empty `posts` clears
+  // them (a first fan here: the copies start over until the author's shard sends them back).
+  Result<uint32_t> ReplacePosts(Graph& g, UserId author, std::span<const FeedEntry> posts,
+                                bool live);
+  // The author's retained posts, oldest first (a back-fill to another shard).
+  std::vector<FeedEntry> RetainedPosts(const Graph& g, UserId author) const;
+
   // True while a deleted or trimmed post's removal from timelines is under way (a publish
   // of its id is refused until the fan-out finishes it).
   bool post_leaving(PostId post) const;

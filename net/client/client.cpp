@@ -348,54 +348,11 @@ Result<KnownFollowersReply> Client::KnownFollowers(uint64_t viewer, uint64_t tar
   return Call(KnownFollowersRequest{viewer, target, limit});
 }
 
-Result<PublishReply> Client::Publish(uint64_t author, uint64_t post, uint8_t kind,
-                                     std::optional<int64_t> ts) {
-  return Call(PublishRequest{author, post, kind, ts});
-}
-Status Client::DeletePost(uint64_t author, uint64_t post) {
-  return Call(DeletePostRequest{author, post}).status();
-}
-Result<FeedReply> Client::Timeline(const FeedQuery& query) {
-  return Call(TimelineRequest{query});
-}
-Result<FeedReply> Client::UserPosts(const FeedQuery& query) {
-  return Call(UserPostsRequest{query});
-}
-
-namespace {
-template <typename On, typename Off>
-Result<bool> Toggle(Client& c, uint64_t a, uint64_t b, bool on) {
-  auto r = on ? c.Call(On{{a, b}}) : c.Call(Off{{a, b}});
-  if (!r.ok()) return r.status();
-  return r->changed;
-}
-}  // namespace
-
-Result<bool> Client::Mute(uint64_t user, uint64_t other, bool on) {
-  return Toggle<MuteRequest, UnmuteRequest>(*this, user, other, on);
-}
-Result<bool> Client::Hide(uint64_t author, uint64_t from, bool on) {
-  return Toggle<HideRequest, UnhideRequest>(*this, author, from, on);
-}
-Result<std::vector<uint64_t>> Client::Mutes(uint64_t user) {
-  auto r = Call(MutesRequest{user});
-  if (!r.ok()) return r.status();
-  return std::move(r->users);
-}
-namespace {
-template <typename Request>
-Result<bool> Changed(Client& c, uint64_t a, uint64_t b) {
-  auto r = c.Call(Request{{a, b}});
-  if (!r.ok()) return r.status();
-  return r->changed;
-}
-}  // namespace
-
 Result<BlockReply> Client::Block(uint64_t user, uint64_t blocked) {
   return Call(BlockRequest{user, blocked});
 }
 Result<bool> Client::Unblock(uint64_t user, uint64_t blocked) {
-  return Changed<UnblockRequest>(*this, user, blocked);
+  return ChangedOf(Call(UnblockRequest{{user, blocked}}));
 }
 Result<CountedPageReply> Client::Blocks(const PageQuery& query) {
   return Call(BlocksRequest{query});
@@ -415,16 +372,10 @@ Result<FollowReply> Client::Approve(uint64_t user, uint64_t requester) {
   return Call(ApproveRequest{{user, requester}});
 }
 Result<bool> Client::Reject(uint64_t user, uint64_t requester) {
-  return Changed<RejectRequest>(*this, user, requester);
+  return ChangedOf(Call(RejectRequest{{user, requester}}));
 }
 Result<bool> Client::Withdraw(uint64_t requester, uint64_t target) {
-  return Changed<WithdrawRequest>(*this, requester, target);
-}
-
-Result<std::vector<uint64_t>> Client::Hides(uint64_t author) {
-  auto r = Call(HidesRequest{author});
-  if (!r.ok()) return r.status();
-  return std::move(r->users);
+  return ChangedOf(Call(WithdrawRequest{{requester, target}}));
 }
 
 }  // namespace relgraph::net

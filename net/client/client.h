@@ -79,21 +79,12 @@ class Client : public TypedCalls<Client> {
   Status Ping();
   Result<InfoReply> Info();
   Result<SnapshotReply> Snapshot();
-  // Follow, Unfollow, Relation, Relations, Counts, RemoveUser: TypedCalls'.
+  // Follow, Unfollow, Relation, Relations, Counts, RemoveUser, and the feed's Publish,
+  // DeletePost, Timeline, UserPosts, Mute, Hide, Mutes, Hides: TypedCalls'.
   Result<PageReply> Following(const PageQuery& query);
   Result<PageReply> Fans(const PageQuery& query);
   Result<PageReply> Friends(const PageQuery& query);
   Result<KnownFollowersReply> KnownFollowers(uint64_t viewer, uint64_t target, uint16_t limit);
-  Result<PublishReply> Publish(uint64_t author, uint64_t post, uint8_t kind,
-                               std::optional<int64_t> ts = std::nullopt);
-  Status DeletePost(uint64_t author, uint64_t post);
-  Result<FeedReply> Timeline(const FeedQuery& query);
-  Result<FeedReply> UserPosts(const FeedQuery& query);
-  // on: mute / hide; off: unmute / unhide. The result says whether anything changed.
-  Result<bool> Mute(uint64_t user, uint64_t other, bool on);
-  Result<bool> Hide(uint64_t author, uint64_t from, bool on);
-  Result<std::vector<uint64_t>> Mutes(uint64_t user);
-  Result<std::vector<uint64_t>> Hides(uint64_t author);
 
   // ---- blocks, private accounts, follow requests (docs/access.md) ---------------------------
   Result<BlockReply> Block(uint64_t user, uint64_t blocked);

@@ -48,6 +48,45 @@ class TypedCalls {
     return r->edges_removed;
   }
 
+  // ---- feed ----
+  Result<PublishReply> Publish(uint64_t author, uint64_t post, uint8_t kind,
+                               std::optional<int64_t> ts = std::nullopt) {
+    return self().Call(PublishRequest{author, post, kind, ts});
+  }
+  Status DeletePost(uint64_t author, uint64_t post) {
+    return self().Call(DeletePostRequest{author, post}).status();
+  }
+  Result<FeedReply> Timeline(const FeedQuery& query) { return self().Call(TimelineRequest{query}); }
+  Result<FeedReply> UserPosts(const FeedQuery& query) {
+    return self().Call(UserPostsRequest{query});
+  }
+  // on: mute / hide; off: unmute / unhide. Whether it changed anything.
+  Result<bool> Mute(uint64_t user, uint64_t other, bool on) {
+    return on ? ChangedOf(self().Call(MuteRequest{{user, other}}))
+              : ChangedOf(self().Call(UnmuteRequest{{user, other}}));
+  }
+  Result<bool> Hide(uint64_t author, uint64_t from, bool on) {
+    return on ? ChangedOf(self().Call(HideRequest{{author, from}}))
+              : ChangedOf(self().Call(UnhideRequest{{author, from}}));
+  }
+  Result<std::vector<uint64_t>> Mutes(uint64_t user) {
+    return UsersOf(self().Call(MutesRequest{user}));
+  }
+  Result<std::vector<uint64_t>> Hides(uint64_t author) {
+    return UsersOf(self().Call(HidesRequest{author}));
+  }
+
+ protected:
+  // A reply's "changed" flag, and a user list reply's ids.
+  static Result<bool> ChangedOf(Result<ChangedReply> r) {
+    if (!r.ok()) return r.status();
+    return r->changed;
+  }
+  static Result<std::vector<uint64_t>> UsersOf(Result<UserListReply> r) {
+    if (!r.ok()) return r.status();
+    return std::move(r->users);
+  }
+
  private:
   Derived& self() { return static_cast<Derived&>(*this); }
 };

@@ -1,9 +1,12 @@
 // A three-shard cluster on one machine, as docs/cluster.md starts it: a real nats-server with
 // JetStream, the shard map created by relgraph-admin, three relgraphd shards on loopback.
-// Random follows, unfollows and removals go through ClusterClient; after each round's
-// barrier, every shard's answers about its users (lists, counts, relations, a viewer's
-// relations from another shard) must equal a one-node model. A shard killed with SIGKILL
-// while the others keep sending it changes catches up from JetStream after its restart; a
+// Random follows, unfollows, removals, publishes, deletes, mutes and hides go through
+// ClusterClient; after each round's barrier, every shard's answers about its users (lists,
+// counts, relations, a viewer's relations from another shard, timelines page by page,
+// authors' posts) must equal a one-node model. The shards keep 6 posts per author and
+// pull authors with more than 4 fans, so posts are trimmed, and celebrities' posts are
+// broadcast to every shard while the others go to their fans' shards only. A shard killed with
+// SIGKILL while the others keep sending it changes catches up from JetStream after its restart; a
 // shard asked about a user it does not own answers `moved`, naming the owner.
 #include <doctest.h>
 
@@ -16,6 +19,7 @@
 
 #include "net/client/client.h"
 #include "net/cluster/cluster_client.h"
+#include "tests/engine/feed/feed_reference.h"
 #include "tests/engine/graph_state_model.h"
 #include "tests/storage/test_dir.h"
 #include "tests/tools/free_port.h"
@@ -31,6 +35,15 @@ using testing::TestDir;
 
 constexpr uint32_t kShards = 3;
 constexpr uint64_t kUsers = 60;
+constexpr uint32_t kPostsPerAuthor = 6;
+constexpr uint32_t kTimelineLength = 40;
+
+// The one-node model: the graph's edges with their times, and the feed's reference.
+struct Model {
+  GraphStateModel graph;
+  testing::FeedReference feed{kPostsPerAuthor, kTimelineLength};
+  uint64_t next_post = 1;
+};
 
 struct Cluster {
   TestDir dir;
@@ -44,10 +57,13 @@ struct Cluster {
   void StartShard(uint32_t id) {
     const std::string log =
         dir.path() + "/shard" + std::to_string(id) + "." + std::to_string(++starts[id]) + ".log";
-    pid[id] = Spawn({"--data-dir=" + DataDir(id), "--listen=127.0.0.1:" + std::to_string(port[id]),
-                     "--cluster=" + nats.url(), "--shard-id=" + std::to_string(id),
-                     "--fsync=always", "--rate-limit=off", "--snapshot-interval-s=0"},
-                    log);
+    pid[id] = Spawn(
+        {"--data-dir=" + DataDir(id), "--listen=127.0.0.1:" + std::to_string(port[id]),
+         "--cluster=" + nats.url(), "--shard-id=" + std::to_string(id), "--fsync=always",
+         "--rate-limit=off", "--snapshot-interval-s=0",
+         "--feed-posts-per-author=" + std::to_string(kPostsPerAuthor),
+         "--feed-timeline-length=" + std::to_string(kTimelineLength), "--feed-celebrity-fans=4"},
+        log);
     REQUIRE(WaitForPort(log) == port[id]);
   }
   void KillShard(uint32_t id) {
@@ -92,8 +108,42 @@ net::RelationCode ModelRelation(const GraphStateModel& m, uint64_t a, uint64_t b
   return static_cast<net::RelationCode>((out ? 1 : 0) | (in ? 2 : 0));
 }
 
-// Every list, count and relation of every user, through the cluster, against the model.
-void CheckAgainst(net::ClusterClient& c, const GraphStateModel& model, std::mt19937_64& rng) {
+// Pages a user's timeline (or posts) to its end, 7 at a time, each page checked against the
+// reference's.
+template <typename Fetch, typename Expect>
+void CheckFeedPages(Fetch&& fetch, Expect&& expect, uint64_t user, const char* what) {
+  net::FeedQuery q;
+  q.user = user;
+  q.limit = 7;
+  for (int page = 0; page < 100; ++page) {
+    FeedPageRequest req;
+    req.limit = q.limit;
+    if (q.after) req.after = PostKey{q.after->ts, q.after->post};
+    const FeedPage want = expect(req);
+    auto got = fetch(q);
+    REQUIRE_MESSAGE(got.ok(), got.status().ToString());
+    std::vector<net::FeedItem> want_items;
+    for (const FeedEntry& e : want.entries) want_items.push_back({e.post, e.author, e.ts, e.kind});
+    CHECK_MESSAGE(got->entries == want_items, what << " of " << user << ", page " << page);
+    if (!want.next) {
+      CHECK(!got->next);
+      return;
+    }
+    REQUIRE(got->next);
+    q.after = got->next;
+  }
+}
+
+// Every list, count and relation of every user, through the cluster, against the model; and
+// every timeline and author's posts.
+void CheckAgainst(net::ClusterClient& c, const Model& m, std::mt19937_64& rng) {
+  const GraphStateModel& model = m.graph;
+  for (uint64_t u = 1; u <= kUsers; ++u) {
+    CheckFeedPages([&](const net::FeedQuery& q) { return c.Timeline(q); },
+                   [&](const FeedPageRequest& r) { return m.feed.Timeline(u, r); }, u, "timeline");
+    CheckFeedPages([&](const net::FeedQuery& q) { return c.UserPosts(q); },
+                   [&](const FeedPageRequest& r) { return m.feed.UserPosts(u, r); }, u, "posts");
+  }
   std::vector<uint64_t> everyone;
   for (uint64_t u = 1; u <= kUsers; ++u) everyone.push_back(u);
   for (uint64_t u = 1; u <= kUsers; ++u) {
@@ -148,8 +198,9 @@ void CheckAgainst(net::ClusterClient& c, const GraphStateModel& model, std::mt19
 // One round of random changes, all acknowledged, removals last (a follow decided after a
 // removal but before it reached the follower's shard is ordered before it: docs/cluster.md,
 // "Removals"). With `skip`, no change is decided on that shard (it is down).
-void RandomRound(net::ClusterClient& c, GraphStateModel& model, std::mt19937_64& rng, int ops,
+void RandomRound(net::ClusterClient& c, Model& m, std::mt19937_64& rng, int ops,
                  uint32_t skip = 0) {
+  GraphStateModel& model = m.graph;
   std::vector<uint64_t> removed;
   for (int i = 0; i < ops; ++i) {
     const uint64_t a = 1 + rng() % kUsers;
@@ -157,17 +208,48 @@ void RandomRound(net::ClusterClient& c, GraphStateModel& model, std::mt19937_64&
     if (b == a) b = a % kUsers + 1;
     if (skip != 0 && c.map().OwnerOf(a) == skip) continue;
     const uint64_t pick = rng() % 100;
-    if (pick < 65) {
+    if (pick < 45) {
       const int64_t ts = 1'700'000'000'000 + static_cast<int64_t>(rng() % 1'000'000);
       auto r = c.Follow(a, b, ts);
       REQUIRE_MESSAGE(r.ok(), r.status().ToString());
       CHECK(r->created == !model.edges.contains({a, b}));
       if (r->created) model.Follow(a, b, ts);
-    } else if (pick < 97) {
+      m.feed.Follow(a, b);
+    } else if (pick < 65) {
       auto r = c.Unfollow(a, b);
       REQUIRE(r.ok());
       CHECK(*r == model.edges.contains({a, b}));
       model.Unfollow(a, b);
+      m.feed.Unfollow(a, b);
+    } else if (pick < 85) {
+      // Times collide often, so that posts of one time order by id on every shard.
+      const int64_t ts = 1'700'000'000'000 + static_cast<int64_t>(rng() % 500);
+      const uint64_t post = m.next_post++;
+      const uint8_t kind = static_cast<uint8_t>(rng() % 3);
+      auto r = c.Publish(a, post, kind, ts);
+      REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+      const PublishOutcome want = m.feed.Publish(a, post, kind, ts);
+      CHECK(r->retained == want.retained);
+      CHECK(r->evicted == want.evicted);
+    } else if (pick < 90) {
+      std::vector<PostId> mine;
+      for (const auto& [author, id] : m.feed.AllPosts()) {
+        if (author == a) mine.push_back(id);
+      }
+      if (mine.empty()) continue;
+      const PostId post = mine[rng() % mine.size()];
+      REQUIRE(c.DeletePost(a, post).ok());
+      CHECK(m.feed.Delete(a, post));
+    } else if (pick < 94) {
+      const bool on = rng() % 3 != 0;
+      auto r = c.Mute(a, b, on);
+      REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+      CHECK(*r == m.feed.SetMute(a, b, on));
+    } else if (pick < 98) {
+      const bool on = rng() % 3 != 0;
+      auto r = c.Hide(a, b, on);
+      REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+      CHECK(*r == m.feed.SetHide(a, b, on));
     } else {
       removed.push_back(a);  // at the round's end: see docs/cluster.md, "Removals"
     }
@@ -175,13 +257,14 @@ void RandomRound(net::ClusterClient& c, GraphStateModel& model, std::mt19937_64&
   for (uint64_t a : removed) {
     REQUIRE(c.RemoveUser(a).ok());
     model.RemoveUser(a);
+    m.feed.RemoveUser(a);
   }
 }
 
 TEST_CASE("a three-shard cluster answers like one node, through a shard's SIGKILL") {
   Cluster cluster;
   auto client = cluster.Client();
-  GraphStateModel model;
+  Model model;
   std::mt19937_64 rng(25);
   for (int round = 0; round < 6; ++round) {
     RandomRound(*client, model, rng, 300);
@@ -222,7 +305,9 @@ TEST_CASE("a shard refuses users of other buckets with moved, and commands clust
   CHECK((*shard1)->Follow(elsewhere, 7).status().code() == Code::kMoved);
   uint64_t here = 1;
   while (map.OwnerOf(here) != 1) ++here;
-  CHECK((*shard1)->Publish(here, 1, 0).status().code() == Code::kUnsupported);
+  CHECK((*shard1)->KnownFollowers(here, here % kUsers + 1, 10).status().code() ==
+        Code::kUnsupported);
+  CHECK((*shard1)->Block(here, elsewhere).status().code() == Code::kUnsupported);
   CHECK((*shard1)->Counts(here).ok());
   // The cluster client routes both.
   CHECK(client->Counts(elsewhere).ok());

@@ -4,7 +4,8 @@
 
 namespace relgraph {
 namespace {
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kVersion = 2;
+constexpr size_t kRecordHeaderBytes = 8 + 1 + 4;
 constexpr size_t kHeaderBytes = 1 + 4 + 4;
 }  // namespace
 
@@ -18,7 +19,7 @@ void StartChangeMessage(uint32_t origin, std::string* out) {
 void AppendChangeRecord(uint64_t lsn, uint8_t type, std::string_view payload, std::string* out) {
   PutFixed64(out, lsn);
   out->push_back(static_cast<char>(type));
-  out->push_back(static_cast<char>(payload.size()));
+  PutFixed32(out, static_cast<uint32_t>(payload.size()));
   out->append(payload);
 }
 
@@ -32,20 +33,22 @@ Result<ChangeMessage> DecodeChangeMessage(std::string_view bytes) {
   };
   if (bytes.size() < kHeaderBytes) return bad(std::to_string(bytes.size()) + " bytes, no header");
   if (static_cast<uint8_t>(bytes[0]) != kVersion) {
-    return bad("version " + std::to_string(static_cast<uint8_t>(bytes[0])) + ", expected 1");
+    return bad("version " + std::to_string(static_cast<uint8_t>(bytes[0])) + ", expected " +
+               std::to_string(kVersion));
   }
   ChangeMessage m;
   m.origin = DecodeFixed32(bytes.data() + 1);
   const uint32_t count = DecodeFixed32(bytes.data() + 5);
   size_t at = kHeaderBytes;
-  m.records.reserve(std::min<size_t>(count, bytes.size() / 10));
+  m.records.reserve(std::min<size_t>(count, bytes.size() / kRecordHeaderBytes));
   for (uint32_t i = 0; i < count; ++i) {
-    if (bytes.size() - at < 10) return bad("record " + std::to_string(i) + " cut short");
+    if (bytes.size() - at < kRecordHeaderBytes)
+      return bad("record " + std::to_string(i) + " cut short");
     Db::ReplicatedRecord r;
     r.lsn = DecodeFixed64(bytes.data() + at);
     r.type = static_cast<uint8_t>(bytes[at + 8]);
-    const size_t len = static_cast<uint8_t>(bytes[at + 9]);
-    at += 10;
+    const size_t len = DecodeFixed32(bytes.data() + at + 9);
+    at += kRecordHeaderBytes;
     if (bytes.size() - at < len) return bad("record " + std::to_string(i) + "'s payload cut short");
     r.payload = bytes.substr(at, len);
     at += len;

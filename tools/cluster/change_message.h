@@ -1,7 +1,7 @@
 // ChangeMessage: the changes one shard sends another in one JetStream message (docs/cluster.md,
 // "Messages"), as the sender's WAL records:
-//   message := version:u8=1 origin:u32 count:u32 record{count}
-//   record  := lsn:u64 type:u8 len:u8 payload:u8[len]          (little-endian)
+//   message := version:u8=2 origin:u32 count:u32 record{count}
+//   record  := lsn:u64 type:u8 len:u32 payload:u8[len]          (little-endian)
 // LSNs increase strictly within a message; a record's type and payload are the sender's WAL
 // record's (docs/wal-format.md), checked by the receiver's Db::ApplyRemote.
 //
@@ -29,7 +29,7 @@ void AppendChangeRecord(uint64_t lsn, uint8_t type, std::string_view payload, st
 // Sets the record count of a message built so. REQUIRES: StartChangeMessage(out).
 void FinishChangeMessage(uint32_t count, std::string* out);
 
-// kInvalidArgument naming what is wrong (version, length, count, LSN order, payload over 255).
+// kInvalidArgument naming what is wrong (version, length, count, LSN order, a payload cut short).
 // The records' payloads point into `bytes`, which must outlive the result.
 Result<ChangeMessage> DecodeChangeMessage(std::string_view bytes);
 

@@ -1,5 +1,6 @@
 #include "tools/cluster/shard_node.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <vector>
@@ -11,8 +12,8 @@
 namespace relgraph {
 namespace {
 
-// The commands a cluster runs: the graph's follows and the reads about one user. The others
-// (the feed, blocks and private accounts, known followers) are not yet cluster-aware, and a
+// The commands a cluster runs: the graph's follows, the feed, and the reads about one user.
+// The others (blocks and private accounts, known followers) are not yet cluster-aware, and a
 // shard answering them from its own part of the data would answer wrongly: they are refused.
 bool ClusterServes(net::Opcode op) {
   switch (op) {
@@ -25,6 +26,16 @@ bool ClusterServes(net::Opcode op) {
     case net::Opcode::kFriends:
     case net::Opcode::kCounts:
     case net::Opcode::kRemoveUser:
+    case net::Opcode::kPublish:
+    case net::Opcode::kDeletePost:
+    case net::Opcode::kTimeline:
+    case net::Opcode::kUserPosts:
+    case net::Opcode::kMute:
+    case net::Opcode::kUnmute:
+    case net::Opcode::kHide:
+    case net::Opcode::kUnhide:
+    case net::Opcode::kMutes:
+    case net::Opcode::kHides:
       return true;
     default:
       return false;
@@ -96,6 +107,7 @@ Status ShardNode::Start() {
   }
   SetMap(std::move(*map));
   RELGRAPH_RETURN_IF_ERROR(link_->EnsureStream());
+  db_->SetRemoteUsers([this](UserId u) { return this->map()->OwnerOf(u) != options_.shard_id; });
   stop_ = false;
   map_thread_ = std::thread([this] { MapLoop(); });
   outbox_thread_ = std::thread([this] { OutboxLoop(); });
@@ -108,6 +120,7 @@ void ShardNode::Stop() {
   for (std::thread* t : {&map_thread_, &outbox_thread_, &inbox_thread_}) {
     if (t->joinable()) t->join();
   }
+  if (link_ != nullptr) db_->SetRemoteUsers(nullptr);
 }
 
 Status ShardNode::Admit(net::Opcode opcode, uint64_t user, uint64_t viewer) const {
@@ -166,6 +179,7 @@ void ShardNode::AddInfo(std::vector<net::InfoField>* fields) const {
   add("cluster_records_applied", s.records_applied);
   add("cluster_records_skipped", s.records_skipped);
   add("cluster_messages_rejected", s.messages_rejected);
+  add("cluster_post_conflicts", s.post_conflicts);
   auto pending = InboundPending();
   // All ones: JetStream did not answer, so the pending count is unknown.
   add("cluster_inbound_pending", pending.ok() ? *pending : UINT64_MAX);
@@ -233,31 +247,30 @@ void ShardNode::OutboxLoop() {
     const std::shared_ptr<const net::ShardMap> m = map();
     std::map<uint32_t, Outgoing> out;
     uint64_t read_to = 0;
-    auto add = [&](uint32_t target, const WalRecordView& r) {
+    auto add = [&](uint32_t target, uint64_t lsn, uint8_t type, std::string_view payload) {
       Outgoing& o = out[target];
       if (o.count == 0) {
         StartChangeMessage(self, &o.bytes);
-        o.first = r.lsn;
+        o.first = lsn;
       }
-      AppendChangeRecord(r.lsn, r.type, r.payload, &o.bytes);
+      AppendChangeRecord(lsn, type, payload, &o.bytes);
       ++o.count;
-      o.last = r.lsn;
+      o.last = lsn;
     };
     auto n = reader->ReadRecords(options_.batch_records, [&](const WalRecordView& r) -> Status {
       read_to = r.lsn;
       if (r.type < 1 || r.type > kMaxWalRecordType ||
           !IsRemoteApplicable(static_cast<WalRecordType>(r.type))) {
-        return Status::OK();  // remote records, cursors, feed changes: nothing to send
+        if (r.type == static_cast<uint8_t>(WalRecordType::kRemote)) {
+          return BackFill(*m, r, [&](uint32_t target, std::string_view posts) {
+            add(target, r.lsn, static_cast<uint8_t>(WalRecordType::kPosts), posts);
+          });
+        }
+        return Status::OK();  // cursors, mutes, epochs, access records: nothing to send
       }
       auto op = DecodeWalRecord(r.type, r.payload);
       if (!op.ok()) return op.status();
-      if (op->type == WalRecordType::kRemoveUser) {
-        for (const net::ShardInfo& s : m->shards) {
-          if (s.id != self) add(s.id, r);
-        }
-      } else if (const uint32_t target = m->OwnerOf(op->b); target != self) {
-        add(target, r);
-      }
+      for (uint32_t target : TargetsOf(*m, *op)) add(target, r.lsn, r.type, r.payload);
       return Status::OK();
     });
     if (!n.ok()) {
@@ -323,6 +336,60 @@ void ShardNode::OutboxLoop() {
     ack(false);
   }
   ack(true);
+}
+
+std::vector<uint32_t> ShardNode::TargetsOf(const net::ShardMap& m, const WalOp& op) const {
+  const uint32_t self = options_.shard_id;
+  std::vector<uint32_t> targets;
+  auto all_others = [&] {
+    for (const net::ShardInfo& s : m.shards) {
+      if (s.id != self) targets.push_back(s.id);
+    }
+  };
+  switch (op.type) {
+    case WalRecordType::kRemoveUser:
+      all_others();
+      break;
+    case WalRecordType::kPublish:
+    case WalRecordType::kDeletePost: {
+      // The shards that hold fans of the author; every shard for an author with more fans
+      // than is worth listing (a celebrity: its posts go to every shard's copies).
+      const Db::FanSample fans = db_->FansUpTo(op.a, options_.broadcast_fans);
+      if (fans.fan_count > options_.broadcast_fans) {
+        all_others();
+        break;
+      }
+      for (UserId f : fans.fans) {
+        const uint32_t t = m.OwnerOf(f);
+        if (t != self && std::find(targets.begin(), targets.end(), t) == targets.end())
+          targets.push_back(t);
+      }
+      break;
+    }
+    default:  // follow, unfollow: the followee's shard; hide, unhide: the reader's
+      if (const uint32_t t = m.OwnerOf(op.b); t != self) targets.push_back(t);
+      break;
+  }
+  return targets;
+}
+
+Status ShardNode::BackFill(const net::ShardMap& m, const WalRecordView& r,
+                           const std::function<void(uint32_t, std::string_view)>& send) const {
+  auto op = DecodeWalRecord(r.type, r.payload);
+  if (!op.ok()) return op.status();
+  // A follow another shard decided that made it hold a first fan of our user: that shard
+  // cleared its copies of the user's posts, and gets them back whole, as they are now
+  // (later changes follow this message in order, each applied by its ensure form).
+  if (op->type != WalRecordType::kFollow || (op->flags & kFollowFirstRemoteFan) == 0 ||
+      op->origin == options_.shard_id || m.OwnerOf(op->b) != options_.shard_id) {
+    return Status::OK();
+  }
+  std::vector<FeedEntry> posts = db_->RetainedPosts(op->b);
+  if (posts.size() > kMaxPostsPerRecord) {
+    posts.erase(posts.begin(), posts.end() - kMaxPostsPerRecord);  // relgraphd refuses such K
+  }
+  send(op->origin, EncodePostsRecord(op->b, posts));
+  return Status::OK();
 }
 
 void ShardNode::InboxLoop() {
@@ -397,6 +464,7 @@ void ShardNode::InboxLoop() {
       ++stats_.messages_applied;
       stats_.records_applied += applied->applied;
       stats_.records_skipped += applied->skipped;
+      stats_.post_conflicts += applied->post_conflicts;
     }
     // Durable here before JetStream may forget them.
     if (Status d = db_->SyncThrough(commit); !d.ok()) {

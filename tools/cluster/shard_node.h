@@ -21,6 +21,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -40,6 +41,9 @@ struct ShardNodeOptions {
   std::string outbox_cursor = "cluster-outbox";  // the named cursor of the outbox
   uint32_t batch_records = 4096;                 // WAL records read per outbox batch
   std::chrono::milliseconds retry{500};          // after a NATS failure
+  // A post of an author with more fans than this goes to every shard, without listing the
+  // fans' shards (relgraphd passes the feed's celebrity_fans).
+  uint32_t broadcast_fans = 10'000;
   // Log lines (failures, retries); nullptr: stderr.
   std::function<void(const std::string&)> log;
 };
@@ -69,6 +73,7 @@ class ShardNode final : public ClusterGate {
     uint64_t records_applied = 0;
     uint64_t records_skipped = 0;    // redelivered, applied before
     uint64_t messages_rejected = 0;  // undecodable or refused by ApplyRemote (terminated)
+    uint64_t post_conflicts = 0;     // remote posts skipped: another author here has the id
     uint64_t inbound_delay_ms = 0;   // publish to apply, of the last message applied
   };
   Stats stats() const;
@@ -82,6 +87,12 @@ class ShardNode final : public ClusterGate {
   bool Backoff();
   void Log(const std::string& line) const;
   void SetMap(net::ShardMap map);
+  // The shards other than this one that must apply `op`, which this shard decided.
+  std::vector<uint32_t> TargetsOf(const net::ShardMap& m, const WalOp& op) const;
+  // For a remote record that is another shard's first fan of a user of ours, sends that
+  // shard the user's retained posts as a posts record (docs/cluster.md, "Feeds").
+  Status BackFill(const net::ShardMap& m, const WalRecordView& r,
+                  const std::function<void(uint32_t, std::string_view)>& send) const;
   // The inbound consumer's pending messages (delivered or not, unacknowledged), from JetStream.
   Result<uint64_t> InboundPending() const;
 

@@ -117,6 +117,14 @@ int Main(int argc, char** argv) {
                  "relgraphd: a replica of a shard follows its primary alone: drop --cluster\n");
     return 2;
   }
+  if (!config->cluster.empty() && config->db.feed.posts_per_author > kMaxPostsPerRecord) {
+    // A first fan's back-fill carries an author's retained posts in one WAL record.
+    std::fprintf(stderr,
+                 "relgraphd: a cluster shard keeps at most %u posts per author (posts_per_author "
+                 "is %u)\n",
+                 kMaxPostsPerRecord, config->db.feed.posts_per_author);
+    return 2;
+  }
   if (config->resync && config->replica_of.empty()) {
     std::fprintf(stderr, "relgraphd: --resync needs --replica-of\n");
     return 2;
@@ -146,6 +154,7 @@ int Main(int argc, char** argv) {
     ShardNodeOptions so;
     so.nats_url = config->cluster;
     so.shard_id = config->shard_id;
+    so.broadcast_fans = config->db.feed.celebrity_fans;
     so.log = [](const std::string& line) { Log(LogLevel::kError, "cluster %s", line.c_str()); };
     shard = std::make_unique<ShardNode>(db->get(), so);
     if (Status s = shard->Start(); !s.ok()) {

@@ -217,6 +217,7 @@ struct Rebuilt {
       case ChangeKind::kCursor:
       case ChangeKind::kEpoch:
       case ChangeKind::kRemote:
+      case ChangeKind::kPosts:
         FAIL("cursor, epoch and remote records are never events");
         break;
       case ChangeKind::kBlock: {  // the flags say what went; a consumer may also just erase
