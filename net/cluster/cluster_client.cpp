@@ -88,6 +88,50 @@ Result<PageReply> ClusterClient::Friends(const PageQuery& query) {
   return Page(Opcode::kFriends, query);
 }
 
+// The largest page and known_followers limit (docs/protocol.md, "Limits").
+constexpr uint16_t kPageLimit = 1000;
+
+Result<KnownFollowersReply> ClusterClient::KnownFollowers(uint64_t viewer, uint64_t target,
+                                                          uint16_t limit) {
+  if (viewer == 0 || target == 0) {
+    return Status(Code::kInvalidUserId, "known_followers: user id 0 (viewer or target)");
+  }
+  if (limit > kPageLimit) {
+    return Status::InvalidArgument("known_followers: limit " + std::to_string(limit) + " is over " +
+                                   std::to_string(kPageLimit));
+  }
+  if (map_.OwnerOf(viewer) == map_.OwnerOf(target)) {
+    return Call(KnownFollowersRequest{viewer, target, limit});
+  }
+  // Every followee of the viewer, newest first, page by page.
+  std::vector<uint64_t> followees;
+  PageQuery q;
+  q.user = viewer;
+  q.limit = kPageLimit;
+  for (;;) {
+    auto page = Following(q);
+    if (!page.ok()) return page.status();
+    for (const PageEntry& e : page->entries) followees.push_back(e.user);
+    if (!page->next) break;
+    q.after = page->next;
+  }
+  KnownFollowersReply out;
+  for (size_t at = 0; at < followees.size(); at += kMaxWireList) {
+    const std::span<const uint64_t> part(followees.data() + at,
+                                         std::min<size_t>(kMaxWireList, followees.size() - at));
+    auto relations = Relations(target, part);  // bit "followed by": the followee follows target
+    if (!relations.ok()) return relations.status();
+    for (size_t i = 0; i < part.size(); ++i) {
+      if ((static_cast<uint8_t>((*relations)[i]) &
+           static_cast<uint8_t>(RelationCode::kFollowedBy)) == 0)
+        continue;
+      ++out.total;
+      if (out.users.size() < limit) out.users.push_back(part[i]);
+    }
+  }
+  return out;
+}
+
 Result<std::map<uint32_t, std::map<std::string, uint64_t>>> ClusterClient::ShardInfos() {
   std::map<uint32_t, std::map<std::string, uint64_t>> out;
   for (const ShardInfo& s : map_.shards) {

@@ -57,6 +57,11 @@ class ClusterClient : public TypedCalls<ClusterClient> {
   Result<PageReply> Following(const PageQuery& query);
   Result<PageReply> Fans(const PageQuery& query);
   Result<PageReply> Friends(const PageQuery& query);
+  // Whom the viewer follows that follow the target, newest first by the viewer's follow. With
+  // both on one shard, that shard answers; else the viewer's following list (its shard) is
+  // checked with one RELATIONS call to the target's shard. Either way the follows of the
+  // target lag as fans lists do (docs/cluster.md).
+  Result<KnownFollowersReply> KnownFollowers(uint64_t viewer, uint64_t target, uint16_t limit);
 
   // Waits until every change logged on any shard is applied wherever it must be: the shards'
   // INFO, polled, shows every outbox past its shard's last LSN and every inbox with nothing

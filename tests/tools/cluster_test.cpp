@@ -186,6 +186,25 @@ void CheckAgainst(net::ClusterClient& c, const Model& m, std::mt19937_64& rng) {
     for (uint64_t v : everyone) {
       if (v != u) others.push_back(v);
     }
+    // Known followers of a random target: whom u follows that follow it, newest first.
+    const uint64_t target = 1 + rng() % kUsers;
+    std::map<uint64_t, int64_t> known;
+    for (const auto& [e, ts] : model.edges) {
+      if (e.first == u && model.edges.contains({e.second, target})) known[e.second] = ts;
+    }
+    auto kf = c.KnownFollowers(u, target, 1000);
+    REQUIRE_MESSAGE(kf.ok(), kf.status().ToString());
+    CHECK(kf->total == known.size());
+    CHECK(std::set<uint64_t>(kf->users.begin(), kf->users.end()).size() == known.size());
+    for (size_t i = 0; i < kf->users.size(); ++i) {
+      CHECK(known.contains(kf->users[i]));
+      if (i > 0 && known.contains(kf->users[i]) && known.contains(kf->users[i - 1]))
+        CHECK(known[kf->users[i - 1]] >= known[kf->users[i]]);
+    }
+    auto kf2 = c.KnownFollowers(u, target, 2);
+    REQUIRE(kf2.ok());
+    CHECK(kf2->total == known.size());
+    CHECK(kf2->users.size() == std::min<size_t>(2, known.size()));
     auto rel = c.Relations(u, others);
     REQUIRE(rel.ok());
     for (size_t i = 0; i < others.size(); ++i) {
@@ -305,8 +324,6 @@ TEST_CASE("a shard refuses users of other buckets with moved, and commands clust
   CHECK((*shard1)->Follow(elsewhere, 7).status().code() == Code::kMoved);
   uint64_t here = 1;
   while (map.OwnerOf(here) != 1) ++here;
-  CHECK((*shard1)->KnownFollowers(here, here % kUsers + 1, 10).status().code() ==
-        Code::kUnsupported);
   CHECK((*shard1)->Block(here, elsewhere).status().code() == Code::kUnsupported);
   CHECK((*shard1)->Counts(here).ok());
   // The cluster client routes both.

@@ -12,9 +12,10 @@
 namespace relgraph {
 namespace {
 
-// The commands a cluster runs: the graph's follows, the feed, and the reads about one user.
-// The others (blocks and private accounts, known followers) are not yet cluster-aware, and a
-// shard answering them from its own part of the data would answer wrongly: they are refused.
+// The commands a cluster runs: the graph's follows, the feed, and the reads about one user
+// (known followers when the viewer and the target are both here). The others (blocks and
+// private accounts) are not yet cluster-aware, and a shard answering them from its own part of
+// the data would answer wrongly: they are refused.
 bool ClusterServes(net::Opcode op) {
   switch (op) {
     case net::Opcode::kFollow:
@@ -25,6 +26,7 @@ bool ClusterServes(net::Opcode op) {
     case net::Opcode::kFans:
     case net::Opcode::kFriends:
     case net::Opcode::kCounts:
+    case net::Opcode::kKnownFollowers:  // with the viewer and the target both here
     case net::Opcode::kRemoveUser:
     case net::Opcode::kPublish:
     case net::Opcode::kDeletePost:
