@@ -70,6 +70,12 @@ class ClusterClient : public TypedCalls<ClusterClient> {
   // `timeout`.
   Status Barrier(std::chrono::milliseconds timeout = std::chrono::milliseconds(30000));
 
+  // Runs fn(Client&) on the shard that owns `user`, following `moved` as Call does (a tool
+  // that sends its own requests: relgraph-cli --cluster).
+  template <typename Reply, typename Fn>
+  Result<Reply> OnOwnerOf(uint64_t user, Fn&& fn) {
+    return Routed<Reply>(user, std::forward<Fn>(fn));
+  }
   // Reads the map from NATS again (after `moved`, or to see a bucket move).
   Status RefreshMap();
   const ShardMap& map() const { return map_; }

@@ -26,6 +26,7 @@
 #include "tests/tools/nats_server_process.h"
 #include "tests/tools/relgraphd_process.h"
 #include "tools/admin/admin_commands.h"
+#include "tools/cli/cli_commands.h"
 
 namespace relgraph {
 namespace {
@@ -329,6 +330,43 @@ TEST_CASE("a shard refuses users of other buckets with moved, and commands clust
   // The cluster client routes both.
   CHECK(client->Counts(elsewhere).ok());
   CHECK(client->Follow(elsewhere, here).ok());
+}
+
+TEST_CASE("relgraph-cli --cluster routes each command to its user's shard") {
+  Cluster cluster;
+  auto client = cluster.Client();
+  const net::ShardMap& map = client->map();
+  // Two users on different shards, neither on shard 1.
+  uint64_t a = 1, b = 1;
+  while (map.OwnerOf(a) == 1) ++a;
+  b = a + 1;
+  while (map.OwnerOf(b) == 1 || map.OwnerOf(b) == map.OwnerOf(a)) ++b;
+  auto run = [&](std::vector<std::string> words, bool json = false) {
+    return cli::RunClusterCommand(*client, words, json);
+  };
+  auto f = run({"follow", std::to_string(a), std::to_string(b)});
+  REQUIRE_MESSAGE(f.ok(), f.status().ToString());
+  CHECK(f->find("created: true") != std::string::npos);
+  REQUIRE(run({"follow", std::to_string(b), std::to_string(a)}).ok());
+  REQUIRE(run({"publish", std::to_string(b), "500", "0", "1700000000000"}).ok());
+  auto q = run({"barrier"});
+  REQUIRE_MESSAGE(q.ok(), q.status().ToString());
+  // a's fans live on a's shard; the page's viewer b is elsewhere.
+  auto fans = run({"fans", std::to_string(a), "--viewer=" + std::to_string(b)}, true);
+  REQUIRE_MESSAGE(fans.ok(), fans.status().ToString());
+  CHECK(fans->find("\"user\":" + std::to_string(b)) != std::string::npos);
+  auto timeline = run({"timeline", std::to_string(a)});
+  REQUIRE_MESSAGE(timeline.ok(), timeline.status().ToString());
+  CHECK(timeline->find("500") != std::string::npos);
+  auto known = run({"known-followers", std::to_string(a), std::to_string(a)}, true);
+  REQUIRE_MESSAGE(known.ok(), known.status().ToString());
+  CHECK(known->find("\"total\":1") != std::string::npos);
+  auto shards = run({"map"});
+  REQUIRE(shards.ok());
+  CHECK(shards->find("shard 3 127.0.0.1:" + std::to_string(cluster.port[3])) != std::string::npos);
+  CHECK(run({"info"}).status().message().find("ask a shard") != std::string::npos);
+  CHECK(run({"nonsense", "1"}).status().message().find("unknown command") != std::string::npos);
+  CHECK(run({"counts", "0"}).status().code() == Code::kInvalidUserId);
 }
 
 }  // namespace

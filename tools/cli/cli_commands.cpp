@@ -624,6 +624,66 @@ Result<std::string> RunCommand(net::Client& client, const std::vector<std::strin
   return it->second.run(client, words, json);
 }
 
+Result<std::string> RunClusterCommand(net::ClusterClient& cluster,
+                                      const std::vector<std::string>& words, bool json) {
+  if (words.empty()) return Status::InvalidArgument("no command (try 'help')");
+  const std::string& name = words[0];
+  if (name == "map") {
+    const net::ShardMap& m = cluster.map();
+    if (!json) return net::EncodeShardMap(m) + "version " + std::to_string(m.version) + "\n";
+    Rendered o;
+    o.Add("version", m.version);
+    o.Add("buckets", m.buckets);
+    std::string shards;
+    for (const net::ShardInfo& s : m.shards) {
+      Rendered x;
+      x.Add("id", s.id);
+      x.AddText("address", s.address);
+      std::string j = x.Json();
+      shards += (shards.empty() ? "" : ",") + j.substr(0, j.size() - 1);
+    }
+    o.Add("shards", "[" + shards + "]");
+    return o.Json();
+  }
+  if (name == "barrier") {
+    RELGRAPH_RETURN_IF_ERROR(cluster.Barrier());
+    return std::string(json ? "{\"quiet\":true}\n" : "quiet: every change is applied\n");
+  }
+  if (name == "following" || name == "fans" || name == "friends") {
+    auto q = ParsePageQuery(words, name + kPageUsage);
+    if (!q.ok()) return q.status();
+    auto page = name == "following" ? cluster.Following(*q)
+                : name == "fans"    ? cluster.Fans(*q)
+                                    : cluster.Friends(*q);
+    if (!page.ok()) return page.status();
+    return RenderPage(*page, json);
+  }
+  if (name == "known-followers" && words.size() >= 3) {
+    auto ids = Ids(words, 1);
+    if (!ids.ok()) return ids.status();
+    const uint64_t limit = ids->size() > 2 ? (*ids)[2] : 3;
+    if (limit > 65535) return Status::InvalidArgument("limit is out of range");
+    return Render<net::KnownFollowersReply>(
+        cluster.KnownFollowers((*ids)[0], (*ids)[1], static_cast<uint16_t>(limit)), json,
+        [](Rendered& o, const auto& r) {
+          o.Add("total", r.total);
+          o.Add("users", JsonList(r.users));
+        });
+  }
+  // Every other command names its user first (the follower, the author, the reader, ...).
+  auto user = words.size() >= 2 ? ParseU64(words[1], "user") : Status::InvalidArgument("");
+  if (!user.ok()) {
+    const bool known = Commands().contains(name) || name == "timeline" || name == "user-posts" ||
+                       name == "blocks" || name == "requests";
+    if (!known) return Status::InvalidArgument("unknown command '" + name + "' (try 'help')");
+    return Status::InvalidArgument("'" + name +
+                                   "' names no user first: in a cluster, ask a shard "
+                                   "(relgraph-cli -p PORT), or use map or barrier");
+  }
+  return cluster.OnOwnerOf<std::string>(
+      *user, [&](net::Client& shard) { return RunCommand(shard, words, json); });
+}
+
 Result<SubscribeArgs> ParseSubscribe(const std::vector<std::string>& words) {
   SubscribeArgs args;
   args.options.from = net::SubscribeFrom::kNow;
@@ -664,6 +724,7 @@ std::string CommandUsage() {
     out += std::string("  ") + list + kFeedUsage + "\n";
   }
   out += std::string("  ") + kSubscribeUsage + "\n";
+  out += "  with --cluster: map | barrier (and every command about a user)\n";
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include "net/client/client.h"
 #include "net/client/event_format.h"
 #include "net/client/subscriber.h"
+#include "net/cluster/cluster_client.h"
 #include "storage/status.h"
 
 namespace relgraph::cli {
@@ -17,6 +18,15 @@ namespace relgraph::cli {
 // Errors: kInvalidArgument for bad usage (the message shows the usage line), or the server's.
 Result<std::string> RunCommand(net::Client& client, const std::vector<std::string>& words,
                                bool json);
+
+// Runs one command through a cluster (relgraph-cli --cluster; docs/cluster.md). A command
+// about users goes to the shard that owns its first user id, following `moved`; a page whose
+// viewer lives elsewhere and known-followers across shards are completed by ClusterClient.
+// Two commands are the cluster's own: `map` prints the shard map, `barrier` waits until every
+// change is applied everywhere. A command about no user (info, snapshot, cursors, ...) is
+// refused with kInvalidArgument: ask a shard directly (-p).
+Result<std::string> RunClusterCommand(net::ClusterClient& cluster,
+                                      const std::vector<std::string>& words, bool json);
 
 // Every command with its arguments, one per line.
 std::string CommandUsage();

@@ -1,4 +1,5 @@
 // relgraph-cli [-h HOST] [-p PORT] [-a TOKEN] [--json] [COMMAND ARGS...]
+// relgraph-cli --cluster=nats://HOST:PORT [...]: through a cluster's shard map (docs/cluster.md).
 //
 // With a command: runs it once, prints the reply, exits 0 (1 on an error reply or a connection
 // failure, 2 on bad usage). Without one: an interactive session reading commands from stdin.
@@ -8,6 +9,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -23,19 +25,23 @@ namespace {
 void PrintUsage() {
   std::printf(
       "usage: relgraph-cli [-h HOST] [-p PORT] [-a TOKEN] [--json] [COMMAND ARGS...]\n"
+      "       relgraph-cli --cluster=nats://HOST:PORT [-a TOKEN] [--json] [COMMAND ARGS...]\n"
       "  defaults: -h 127.0.0.1 -p 7707; RELGRAPH_TOKEN supplies -a\n"
       "  without a command: an interactive session ('help', 'quit')\n\ncommands:\n%s",
       CommandUsage().c_str());
 }
 
-// Reads commands from stdin until EOF or 'quit', printing each reply; reconnects once after a
-// broken connection. Returns 1 when any command failed, else 0.
-int Interactive(std::unique_ptr<net::Client> client, const net::ClientOptions& options, bool json) {
+// Reads commands from stdin until EOF or 'quit', printing each reply through `run`; after a
+// failure that broke the connection, `reconnect` (false: give up). Returns 1 when any command
+// failed, else 0.
+int Interactive(const std::string& prompt,
+                const std::function<Result<std::string>(const std::vector<std::string>&)>& run,
+                const std::function<bool()>& reconnect, bool json) {
   const bool tty = isatty(0);
   std::string line;
   int status = 0;
   for (;;) {
-    if (tty) std::printf("relgraph %s:%u> ", options.host.c_str(), unsigned{options.port});
+    if (tty) std::printf("relgraph %s> ", prompt.c_str());
     std::fflush(stdout);
     if (!std::getline(std::cin, line)) break;
     std::istringstream in(line);
@@ -47,26 +53,55 @@ int Interactive(std::unique_ptr<net::Client> client, const net::ClientOptions& o
       std::fputs(CommandUsage().c_str(), stdout);
       continue;
     }
-    auto out = RunCommand(*client, cmd, json);
+    auto out = run(cmd);
     if (out.ok()) {
       std::fputs(out->c_str(), stdout);
     } else {
       std::fputs(FormatError(out.status(), json).c_str(), stdout);
       status = 1;
       // A broken connection cannot serve the next line: reconnect once.
-      if (out.status().code() == Code::kIOError || out.status().code() == Code::kTimeout ||
-          out.status().code() == Code::kUnavailable) {
-        auto again = net::Client::Connect(options);
-        if (!again.ok()) {
-          std::fprintf(stderr, "relgraph-cli: reconnect failed: %s\n",
-                       again.status().ToString().c_str());
-          return 1;
-        }
-        client = std::move(*again);
+      if ((out.status().code() == Code::kIOError || out.status().code() == Code::kTimeout ||
+           out.status().code() == Code::kUnavailable) &&
+          !reconnect()) {
+        return 1;
       }
     }
   }
   return status;
+}
+
+// Prints a one-shot command's reply; the exit status (0, 1 on an error reply, 2 on bad usage).
+int PrintOnce(const Result<std::string>& out, bool json) {
+  if (!out.ok()) {
+    std::fputs(FormatError(out.status(), json).c_str(), json ? stdout : stderr);
+    return out.status().code() == Code::kInvalidArgument &&
+                   out.status().message().rfind("usage:", 0) == 0
+               ? 2
+               : 1;
+  }
+  std::fputs(out->c_str(), stdout);
+  return 0;
+}
+
+// relgraph-cli --cluster=nats://HOST:PORT: commands through ClusterClient.
+int ClusterMain(const std::string& url, const net::ClientOptions& options,
+                const std::vector<std::string>& words, bool json) {
+  net::ClusterClientOptions o;
+  o.nats_url = url;
+  o.client = options;
+  auto cluster = net::ClusterClient::Connect(o);
+  if (!cluster.ok()) {
+    std::fprintf(stderr, "relgraph-cli: cannot reach the cluster at %s: %s\n", url.c_str(),
+                 cluster.status().ToString().c_str());
+    return 1;
+  }
+  auto run = [&](const std::vector<std::string>& cmd) {
+    return RunClusterCommand(**cluster, cmd, json);
+  };
+  if (!words.empty()) return PrintOnce(run(words), json);
+  // ClusterClient reconnects to a shard by itself.
+  return Interactive(
+      url, run, [] { return true; }, json);
 }
 
 // Set by SIGINT and SIGTERM while subscribed: the stream stops, ACKs its cursor, and exits 0.
@@ -133,6 +168,7 @@ int Main(int argc, char** argv) {
   net::ClientOptions options;
   if (const char* token = std::getenv("RELGRAPH_TOKEN")) options.token = token;
   bool json = false;
+  std::string cluster;  // nats://HOST:PORT: commands go through the cluster's shard map
   std::vector<std::string> words;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -144,6 +180,8 @@ int Main(int argc, char** argv) {
       return 0;
     } else if (a == "--json") {
       json = true;
+    } else if (a.rfind("--cluster=", 0) == 0) {
+      cluster = a.substr(10);
     } else if (a == "-h" && has_value) {
       options.host = argv[++i];
     } else if (a == "-a" && has_value) {
@@ -168,6 +206,15 @@ int Main(int argc, char** argv) {
     PrintUsage();
     return 0;
   }
+  if (!cluster.empty()) {
+    if (!words.empty() && words[0] == "subscribe") {
+      std::fprintf(stderr,
+                   "relgraph-cli: subscribe follows one shard's stream: use -p, not "
+                   "--cluster\n");
+      return 2;
+    }
+    return ClusterMain(cluster, options, words, json);
+  }
   if (!words.empty() && words[0] == "subscribe") return Subscribe(options, words, json);
   auto client = net::Client::Connect(options);
   if (!client.ok()) {
@@ -175,20 +222,22 @@ int Main(int argc, char** argv) {
                  static_cast<unsigned>(options.port), client.status().ToString().c_str());
     return 1;
   }
-  if (!words.empty()) {
-    auto out = RunCommand(**client, words, json);
-    if (!out.ok()) {
-      std::fputs(FormatError(out.status(), json).c_str(), json ? stdout : stderr);
-      return out.status().code() == Code::kInvalidArgument &&
-                     out.status().message().rfind("usage:", 0) == 0
-                 ? 2
-                 : 1;
-    }
-    std::fputs(out->c_str(), stdout);
-    return 0;
-  }
-
-  return Interactive(std::move(*client), options, json);
+  if (!words.empty()) return PrintOnce(RunCommand(**client, words, json), json);
+  std::unique_ptr<net::Client> connection = std::move(*client);
+  return Interactive(
+      options.host + ":" + std::to_string(options.port),
+      [&](const std::vector<std::string>& cmd) { return RunCommand(*connection, cmd, json); },
+      [&] {
+        auto again = net::Client::Connect(options);
+        if (!again.ok()) {
+          std::fprintf(stderr, "relgraph-cli: reconnect failed: %s\n",
+                       again.status().ToString().c_str());
+          return false;
+        }
+        connection = std::move(*again);
+        return true;
+      },
+      json);
 }
 
 }  // namespace
