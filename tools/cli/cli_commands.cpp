@@ -286,6 +286,21 @@ Command ListCommand(const char* usage,
           }};
 }
 
+// known-followers VIEWER TARGET [LIMIT], through a Client or a ClusterClient.
+template <typename AnyClient>
+Result<std::string> KnownFollowers(AnyClient& c, const std::vector<std::string>& w, bool json) {
+  auto ids = Ids(w, 1);
+  if (!ids.ok()) return ids.status();
+  const uint64_t limit = ids->size() > 2 ? (*ids)[2] : 3;
+  if (limit > 65535) return Status::InvalidArgument("limit is out of range");
+  return Render<net::KnownFollowersReply>(
+      c.KnownFollowers((*ids)[0], (*ids)[1], static_cast<uint16_t>(limit)), json,
+      [](Rendered& o, const auto& r) {
+        o.Add("total", r.total);
+        o.Add("users", JsonList(r.users));
+      });
+}
+
 const std::map<std::string, Command>& Commands() {
   static const std::map<std::string, Command> commands = {
       {"ping",
@@ -381,18 +396,7 @@ const std::map<std::string, Command>& Commands() {
         }}},
       {"known-followers",
        {"known-followers VIEWER TARGET [LIMIT]", 3,
-        [](net::Client& c, const auto& w, bool json) -> Result<std::string> {
-          auto ids = Ids(w, 1);
-          if (!ids.ok()) return ids.status();
-          const uint64_t limit = ids->size() > 2 ? (*ids)[2] : 3;
-          if (limit > 65535) return Status::InvalidArgument("limit is out of range");
-          return Render<net::KnownFollowersReply>(
-              c.KnownFollowers((*ids)[0], (*ids)[1], static_cast<uint16_t>(limit)), json,
-              [](Rendered& o, const auto& r) {
-                o.Add("total", r.total);
-                o.Add("users", JsonList(r.users));
-              });
-        }}},
+        [](net::Client& c, const auto& w, bool json) { return KnownFollowers(c, w, json); }}},
       {"remove-user",
        {"remove-user USER", 2,
         [](net::Client& c, const auto& w, bool json) -> Result<std::string> {
@@ -658,18 +662,7 @@ Result<std::string> RunClusterCommand(net::ClusterClient& cluster,
     if (!page.ok()) return page.status();
     return RenderPage(*page, json);
   }
-  if (name == "known-followers" && words.size() >= 3) {
-    auto ids = Ids(words, 1);
-    if (!ids.ok()) return ids.status();
-    const uint64_t limit = ids->size() > 2 ? (*ids)[2] : 3;
-    if (limit > 65535) return Status::InvalidArgument("limit is out of range");
-    return Render<net::KnownFollowersReply>(
-        cluster.KnownFollowers((*ids)[0], (*ids)[1], static_cast<uint16_t>(limit)), json,
-        [](Rendered& o, const auto& r) {
-          o.Add("total", r.total);
-          o.Add("users", JsonList(r.users));
-        });
-  }
+  if (name == "known-followers" && words.size() >= 3) return KnownFollowers(cluster, words, json);
   // Every other command names its user first (the follower, the author, the reader, ...).
   auto user = words.size() >= 2 ? ParseU64(words[1], "user") : Status::InvalidArgument("");
   if (!user.ok()) {
