@@ -10,6 +10,8 @@
 // shard asked about a user it does not own answers `moved`, naming the owner.
 #include <doctest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <random>
 #include <set>
@@ -367,6 +369,31 @@ TEST_CASE("relgraph-cli --cluster routes each command to its user's shard") {
   CHECK(run({"info"}).status().message().find("ask a shard") != std::string::npos);
   CHECK(run({"nonsense", "1"}).status().message().find("unknown command") != std::string::npos);
   CHECK(run({"counts", "0"}).status().code() == Code::kInvalidUserId);
+}
+
+TEST_CASE("relgraph-bench --target=cluster runs every cluster row") {
+  Cluster cluster;
+  const std::string out = cluster.dir.path() + "/bench.out";
+  const std::string cmd = std::string(RELGRAPH_BENCH_PATH) +
+                          " --target=cluster --nats=" + cluster.nats.url() +
+                          " --ops=6000 --latency-ops=200 --connections=2 --pipeline=32"
+                          " --propagation-seconds=0.5 --format=csv > " +
+                          out + " 2>&1";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  std::ifstream in(out);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* row :
+       {"cluster_follow_same_unpipelined", "cluster_follow_cross_unpipelined",
+        "cluster_relation_unpipelined", "cluster_follows", "cluster_propagation"}) {
+    CHECK_MESSAGE(text.find(std::string(row) + ",") != std::string::npos, row << " in " << text);
+  }
+  // Every follow made it to its followee's shard: the barrier ran inside cluster_follows.
+  auto client = cluster.Client();
+  auto infos = client->ShardInfos();
+  REQUIRE(infos.ok());
+  uint64_t applied = 0;
+  for (auto& [id, f] : *infos) applied += f["cluster_records_applied"];
+  CHECK(applied > 6000 / 2);
 }
 
 }  // namespace

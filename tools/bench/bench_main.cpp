@@ -14,6 +14,7 @@
 
 #include "tools/bench/access_workloads.h"
 #include "tools/bench/bench_report.h"
+#include "tools/bench/cluster_workloads.h"
 #include "tools/bench/design_workloads.h"
 #include "tools/bench/durability_workloads.h"
 #include "tools/bench/feed_workloads.h"
@@ -91,6 +92,15 @@ Over TCP (--target=server, redis://..., postgres://...):
   --replica=HOST:PORT    replica_lag: a replica of --server (relgraphd --replica-of)
   Default rows: every shared row, and for relgraphd ping and ping_unpipelined.
 
+A cluster (docs/cluster.md), started beforehand with --rate-limit=off on every shard:
+  --target=cluster       rows through the shard map read from --nats (default
+                         nats://127.0.0.1:4222): cluster_follow_same_unpipelined,
+                         cluster_follow_cross_unpipelined, cluster_relation_unpipelined
+                         (--latency-ops each), cluster_follows (--ops pipelined follows,
+                         --connections per shard, --pipeline deep, then the barrier),
+                         cluster_propagation (ack to the followee's shard showing it, under
+                         load, --propagation-seconds, default 5); no graph is loaded
+
 The billion-edge run (tools/scale-run.sh drives both halves, relgraphd between them):
   --target=scale-build   streams ScaleGenerator's graph of --edges into an embedded graph by
                          Import (nothing held beside it), prints the import row, the memory
@@ -112,6 +122,7 @@ struct Flags {
   uint64_t id_offset = 0;
   uint32_t max_following = 1000;
   std::vector<std::string> workloads;
+  double propagation_seconds = 5;  // --target=cluster: cluster_propagation's length
   uint64_t ops = 2'000'000;
   bool csv = false;
   uint64_t wal_ops = 1'000'000;
@@ -141,10 +152,11 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
       return Status::OK();
     };
     if (key == "--target") {
-      if (value != "embedded" && value != "scale-build" && value != "scale-server" &&
-          !IsDesignTarget(value)) {
+      if (value != "embedded" && value != "cluster" && value != "scale-build" &&
+          value != "scale-server" && !IsDesignTarget(value)) {
         return Status::InvalidArgument(
-            "--target is embedded, server, redis://HOST:PORT, postgres://..., scale-build or "
+            "--target is embedded, server, cluster, redis://HOST:PORT, postgres://..., scale-build "
+            "or "
             "scale-server, not " +
             value);
       }
@@ -153,6 +165,11 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
       f->no_load = true;
     } else if (key == "--replica") {
       f->server.replica = value;
+    } else if (key == "--propagation-seconds") {
+      f->propagation_seconds = std::atof(value.c_str());
+      if (!(f->propagation_seconds > 0)) {
+        return Status::InvalidArgument("--propagation-seconds must be a positive number");
+      }
     } else if (key == "--nats") {
       f->server.nats_url = value;
     } else if (key == "--bridge-rate") {
@@ -343,6 +360,38 @@ int RunRemoteTarget(const Flags& flags) {
   return 0;
 }
 
+// Rows through a running cluster (cluster_workloads.h).
+int RunClusterTarget(const Flags& flags) {
+  ClusterBenchFlags cf;
+  if (!flags.server.nats_url.empty()) cf.nats_url = flags.server.nats_url;
+  cf.client = flags.server.client;
+  cf.connections = flags.server.connections;
+  cf.pipeline = flags.server.pipeline;
+  cf.ops = flags.ops;
+  cf.latency_ops = flags.server.latency_ops;
+  cf.propagation_seconds = flags.propagation_seconds;
+  const auto& names = ClusterWorkloadNames();
+  for (const std::string& w : flags.workloads) {
+    if (std::find(names.begin(), names.end(), w) == names.end()) {
+      std::cerr << "relgraph-bench: workload '" << w << "' does not run against a cluster\n";
+      return 2;
+    }
+  }
+  PrintHeader(std::cout, flags.csv, "target cluster " + cf.nats_url);
+  for (const std::string& name : names) {
+    if (!flags.workloads.empty() &&
+        std::find(flags.workloads.begin(), flags.workloads.end(), name) == flags.workloads.end())
+      continue;
+    auto r = RunClusterWorkload(name, cf);
+    if (!r.ok()) {
+      std::cerr << "relgraph-bench: " << name << ": " << r.status().ToString() << "\n";
+      return 1;
+    }
+    PrintWorkload(std::cout, flags.csv, *r);
+  }
+  return 0;
+}
+
 // The durability rows wanted, in a scratch directory (or --data-dir); false when the scratch
 // directory cannot be made.
 bool RunDurabilityRows(const Flags& flags, const std::set<std::string>& wanted,
@@ -393,6 +442,7 @@ int Main(int argc, char** argv) {
   }
   flags.server.ops = flags.ops;
   if (flags.target.starts_with("scale-")) return RunScaleTarget(flags);
+  if (flags.target == "cluster") return RunClusterTarget(flags);
   if (flags.target != "embedded") return RunRemoteTarget(flags);
   std::set<std::string> wanted(flags.workloads.begin(), flags.workloads.end());
   if (wanted.empty()) {

@@ -1,0 +1,252 @@
+// The cluster rows (cluster_workloads.h). Every follow is of a fresh pair: users far above any
+// loaded graph's ids, apart per run, so that each creates an edge that must cross to the
+// followee's shard when it lives elsewhere.
+#include "tools/bench/cluster_workloads.h"
+
+#include <atomic>
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "tools/bench/pipelined_clients.h"
+
+namespace relgraph::bench {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+double Seconds(SteadyClock::time_point since) {
+  return std::chrono::duration<double>(SteadyClock::now() - since).count();
+}
+
+// Ids of this run: 2^42 + run * 2^30 + n.
+uint64_t RunBase() {
+  return (uint64_t{1} << 42) + ((std::random_device{}() & 0xfff) << 30);
+}
+
+// The first id at or after `from` that lives on shard `shard` (when want_same) or elsewhere.
+uint64_t NextOn(const net::ShardMap& map, uint64_t from, uint32_t shard, bool on) {
+  while ((map.OwnerOf(from) == shard) != on) ++from;
+  return from;
+}
+
+Result<std::unique_ptr<net::ClusterClient>> Connect(const ClusterBenchFlags& flags) {
+  net::ClusterClientOptions o;
+  o.nats_url = flags.nats_url;
+  o.client = flags.client;
+  return net::ClusterClient::Connect(o);
+}
+
+Result<net::ClientOptions> ShardOptions(const ClusterBenchFlags& flags, const net::ShardInfo& s) {
+  net::ClientOptions o = flags.client;
+  RELGRAPH_RETURN_IF_ERROR(net::ParseHostPort(s.address, &o.host, &o.port));
+  return o;
+}
+
+// Single follows, each followee on the follower's shard (same) or on another.
+Result<WorkloadResult> FollowLatency(const ClusterBenchFlags& flags, bool same) {
+  auto cluster = Connect(flags);
+  if (!cluster.ok()) return cluster.status();
+  net::ClusterClient& c = **cluster;
+  const net::ShardMap& map = c.map();
+  uint64_t next = RunBase() + (same ? 0 : (uint64_t{1} << 29));
+  std::vector<std::pair<uint64_t, uint64_t>> pairs;
+  for (uint64_t i = 0; i < flags.latency_ops; ++i) {
+    const uint64_t a = next++;
+    const uint64_t b = NextOn(map, next, map.OwnerOf(a), same);
+    next = b + 1;
+    pairs.push_back({a, b});
+  }
+  std::vector<double> samples;
+  samples.reserve(pairs.size());
+  const auto start = SteadyClock::now();
+  for (const auto& [a, b] : pairs) {
+    const auto t = SteadyClock::now();
+    auto r = c.Follow(a, b);
+    if (!r.ok()) return r.status();
+    samples.push_back(std::chrono::duration<double, std::micro>(SteadyClock::now() - t).count());
+  }
+  return Summarize(same ? "cluster_follow_same_unpipelined" : "cluster_follow_cross_unpipelined",
+                   pairs.size(), Seconds(start), std::move(samples),
+                   same ? "followee on the follower's shard"
+                        : "followee on another shard (applied there later)");
+}
+
+// Pipelined follows of fresh pairs to every shard at once; then the barrier.
+Result<WorkloadResult> Follows(const ClusterBenchFlags& flags) {
+  auto cluster = Connect(flags);
+  if (!cluster.ok()) return cluster.status();
+  net::ClusterClient& c = **cluster;
+  const net::ShardMap map = c.map();
+  const uint64_t base = RunBase();
+  const uint32_t shards = static_cast<uint32_t>(map.shards.size());
+  const uint64_t per_shard = flags.ops / shards;
+  // Follower f of shard s, pair i: followers cycle through the shard's own ids, 900 follows
+  // each; followees are fresh ids (two in three on other shards, as hashing places them).
+  std::vector<std::vector<uint64_t>> followers(shards);
+  for (uint32_t s = 0; s < shards; ++s) {
+    uint64_t id = base + (uint64_t{s} << 26);
+    for (uint64_t n = 0; n * 900 < per_shard + 900; ++n) {
+      id = NextOn(map, id, map.shards[s].id, true);
+      followers[s].push_back(id++);
+    }
+  }
+  std::atomic<uint64_t> acked{0};
+  std::vector<std::thread> threads;
+  std::mutex mu;
+  Status failure;
+  const auto start = SteadyClock::now();
+  for (uint32_t s = 0; s < shards; ++s) {
+    threads.emplace_back([&, s] {
+      auto options = ShardOptions(flags, map.shards[s]);
+      Status st = options.status();
+      if (st.ok()) {
+        st = RunPipelinedClients(
+            flags.connections, flags.pipeline, per_shard,
+            [&] { return net::Client::Connect(*options); },
+            [&](net::Client& client, uint64_t begin, uint64_t end) -> Status {
+              for (uint64_t i = begin; i < end; ++i) {
+                client.Queue(net::FollowRequest{
+                    followers[s][i / 900], base + (uint64_t{1} << 29) + (uint64_t{s} << 26) + i,
+                    std::nullopt});
+              }
+              auto replies = client.Flush();
+              if (!replies.ok()) return replies.status();
+              for (const net::RawReply& r : *replies) {
+                if (!r.status.ok()) return r.status;
+              }
+              acked.fetch_add(end - begin);
+              return Status::OK();
+            });
+      }
+      if (!st.ok()) {
+        std::lock_guard lock(mu);
+        if (failure.ok()) failure = st;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double acked_seconds = Seconds(start);
+  if (!failure.ok()) return failure;
+  RELGRAPH_RETURN_IF_ERROR(c.Barrier(std::chrono::milliseconds(600'000)));
+  const double applied_seconds = Seconds(start);
+  char note[200];
+  std::snprintf(note, sizeof note,
+                "%u shards x %u connections, pipeline %u; applied on every shard (barrier) "
+                "after %.2f s: %.0f follows/s end to end",
+                shards, flags.connections, flags.pipeline, applied_seconds,
+                static_cast<double>(acked.load()) / applied_seconds);
+  return Summarize("cluster_follows", acked.load(), acked_seconds, {}, note);
+}
+
+// Marker follows across shards under a pipelined cross-shard load: ack to visibility.
+Result<WorkloadResult> Propagation(const ClusterBenchFlags& flags) {
+  auto cluster = Connect(flags);
+  if (!cluster.ok()) return cluster.status();
+  net::ClusterClient& c = **cluster;
+  const net::ShardMap map = c.map();
+  const uint64_t base = RunBase() + (uint64_t{3} << 28);
+  const uint32_t load_shard = map.shards[0].id;
+  auto load_options = ShardOptions(flags, map.shards[0]);
+  if (!load_options.ok()) return load_options.status();
+  auto load = net::Client::Connect(*load_options);
+  if (!load.ok()) return load.status();
+  std::vector<uint64_t> load_followers;
+  for (uint64_t id = base; load_followers.size() < 20'000; ++id) {
+    id = NextOn(map, id, load_shard, true);
+    load_followers.push_back(id);
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> loaded{0};
+  Status load_status;
+  std::thread loader([&] {
+    for (uint64_t i = 0; !stop;) {
+      for (uint32_t k = 0; k < flags.pipeline; ++k, ++i) {
+        (*load)->Queue(net::FollowRequest{load_followers[(i / 900) % load_followers.size()],
+                                          base + (uint64_t{1} << 27) + i, std::nullopt});
+      }
+      auto replies = (*load)->Flush();
+      if (!replies.ok()) {
+        load_status = replies.status();
+        return;
+      }
+      loaded.fetch_add(flags.pipeline);
+    }
+  });
+  std::vector<double> delays;
+  Status status;
+  uint64_t next = base + (uint64_t{1} << 26);
+  const auto start = SteadyClock::now();
+  while (Seconds(start) < flags.propagation_seconds) {
+    const uint64_t a = NextOn(map, next, load_shard, true);
+    const uint64_t b = NextOn(map, a + 1, load_shard, false);
+    next = b + 1;
+    auto followed = c.Follow(a, b);
+    if (!followed.ok()) {
+      status = followed.status();
+      break;
+    }
+    const auto acked = SteadyClock::now();
+    for (;;) {  // b's shard: does a follow b yet?
+      auto rel = c.Relation(b, a);
+      if (!rel.ok()) {
+        status = rel.status();
+        break;
+      }
+      if (*rel == net::RelationCode::kFollowedBy) break;
+      if (SteadyClock::now() - acked > std::chrono::seconds(30)) {
+        status = Status(Code::kTimeout, "a cross-shard follow did not show within 30 s");
+        break;
+      }
+    }
+    if (!status.ok()) break;
+    delays.push_back(std::chrono::duration<double, std::micro>(SteadyClock::now() - acked).count());
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  stop = true;
+  loader.join();
+  const double secs = Seconds(start);
+  if (!status.ok()) return status;
+  if (!load_status.ok()) return load_status;
+  return Summarize("cluster_propagation", loaded.load(), secs, delays,
+                   std::to_string(delays.size()) +
+                       " markers: follower's shard acked to followee's shard showing it; ops: "
+                       "the cross-shard load beside them");
+}
+
+Result<WorkloadResult> RelationLatency(const ClusterBenchFlags& flags) {
+  auto cluster = Connect(flags);
+  if (!cluster.ok()) return cluster.status();
+  net::ClusterClient& c = **cluster;
+  Status status;
+  WorkloadResult r = Measure(
+      "cluster_relation_unpipelined", flags.latency_ops,
+      [&](uint64_t i) {
+        auto rel = c.Relation(1 + Mix(i) % 1'000'000, 1 + Mix(i + 7) % 1'000'000);
+        if (!rel.ok() && status.ok()) status = rel.status();
+      },
+      1);
+  if (!status.ok()) return status;
+  r.note = "routed to a's shard";
+  return r;
+}
+
+}  // namespace
+
+const std::vector<std::string>& ClusterWorkloadNames() {
+  static const std::vector<std::string> names = {
+      "cluster_follow_same_unpipelined", "cluster_follow_cross_unpipelined",
+      "cluster_relation_unpipelined", "cluster_follows", "cluster_propagation"};
+  return names;
+}
+
+Result<WorkloadResult> RunClusterWorkload(const std::string& name, const ClusterBenchFlags& flags) {
+  if (name == "cluster_follow_same_unpipelined") return FollowLatency(flags, true);
+  if (name == "cluster_follow_cross_unpipelined") return FollowLatency(flags, false);
+  if (name == "cluster_relation_unpipelined") return RelationLatency(flags);
+  if (name == "cluster_follows") return Follows(flags);
+  if (name == "cluster_propagation") return Propagation(flags);
+  return Status::InvalidArgument("no cluster workload '" + name + "'");
+}
+
+}  // namespace relgraph::bench
