@@ -98,8 +98,10 @@ A cluster (docs/cluster.md), started beforehand with --rate-limit=off on every s
                          cluster_follow_cross_unpipelined, cluster_relation_unpipelined
                          (--latency-ops each), cluster_follows (--ops pipelined follows,
                          --connections per shard, --pipeline deep, then the barrier),
-                         cluster_propagation (ack to the followee's shard showing it, under
-                         load, --propagation-seconds, default 5); no graph is loaded
+                         cluster_propagation_idle and cluster_propagation (ack to the
+                         followee's shard showing it, alone and beside --load-rate follows/s,
+                         default 100000; --propagation-seconds each, default 5); no graph
+                         is loaded
 
 The billion-edge run (tools/scale-run.sh drives both halves, relgraphd between them):
   --target=scale-build   streams ScaleGenerator's graph of --edges into an embedded graph by
@@ -123,6 +125,7 @@ struct Flags {
   uint32_t max_following = 1000;
   std::vector<std::string> workloads;
   double propagation_seconds = 5;  // --target=cluster: cluster_propagation's length
+  uint64_t load_rate = 100'000;    // --target=cluster: follows/s beside cluster_propagation
   uint64_t ops = 2'000'000;
   bool csv = false;
   uint64_t wal_ops = 1'000'000;
@@ -165,6 +168,9 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
       f->no_load = true;
     } else if (key == "--replica") {
       f->server.replica = value;
+    } else if (key == "--load-rate") {
+      RELGRAPH_RETURN_IF_ERROR(number(&f->load_rate));
+      if (f->load_rate < 1) return Status::InvalidArgument("--load-rate must be >= 1");
     } else if (key == "--propagation-seconds") {
       f->propagation_seconds = std::atof(value.c_str());
       if (!(f->propagation_seconds > 0)) {
@@ -370,6 +376,7 @@ int RunClusterTarget(const Flags& flags) {
   cf.ops = flags.ops;
   cf.latency_ops = flags.server.latency_ops;
   cf.propagation_seconds = flags.propagation_seconds;
+  cf.load_rate = flags.load_rate;
   const auto& names = ClusterWorkloadNames();
   for (const std::string& w : flags.workloads) {
     if (std::find(names.begin(), names.end(), w) == names.end()) {

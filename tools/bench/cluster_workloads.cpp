@@ -139,8 +139,8 @@ Result<WorkloadResult> Follows(const ClusterBenchFlags& flags) {
   return Summarize("cluster_follows", acked.load(), acked_seconds, {}, note);
 }
 
-// Marker follows across shards under a pipelined cross-shard load: ack to visibility.
-Result<WorkloadResult> Propagation(const ClusterBenchFlags& flags) {
+// Marker follows across shards, alone or beside a steady load: ack to visibility.
+Result<WorkloadResult> Propagation(const ClusterBenchFlags& flags, bool loaded_run) {
   auto cluster = Connect(flags);
   if (!cluster.ok()) return cluster.status();
   net::ClusterClient& c = **cluster;
@@ -160,7 +160,17 @@ Result<WorkloadResult> Propagation(const ClusterBenchFlags& flags) {
   std::atomic<uint64_t> loaded{0};
   Status load_status;
   std::thread loader([&] {
+    if (!loaded_run) return;
+    // Paced: batch n leaves at n * pipeline / load_rate seconds.
+    const auto begin = SteadyClock::now();
     for (uint64_t i = 0; !stop;) {
+      const auto due =
+          begin + std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(
+                      static_cast<double>(i) / static_cast<double>(flags.load_rate)));
+      if (due > SteadyClock::now()) {
+        std::this_thread::sleep_until(due);
+        continue;
+      }
       for (uint32_t k = 0; k < flags.pipeline; ++k, ++i) {
         (*load)->Queue(net::FollowRequest{load_followers[(i / 900) % load_followers.size()],
                                           base + (uint64_t{1} << 27) + i, std::nullopt});
@@ -208,10 +218,13 @@ Result<WorkloadResult> Propagation(const ClusterBenchFlags& flags) {
   const double secs = Seconds(start);
   if (!status.ok()) return status;
   if (!load_status.ok()) return load_status;
-  return Summarize("cluster_propagation", loaded.load(), secs, delays,
+  return Summarize(loaded_run ? "cluster_propagation" : "cluster_propagation_idle",
+                   loaded_run ? loaded.load() : delays.size(), secs, delays,
                    std::to_string(delays.size()) +
-                       " markers: follower's shard acked to followee's shard showing it; ops: "
-                       "the cross-shard load beside them");
+                       " markers: follower's shard acked to followee's shard showing it" +
+                       (loaded_run ? "; ops: the load beside them, paced at " +
+                                         std::to_string(flags.load_rate) + "/s"
+                                   : std::string()));
 }
 
 Result<WorkloadResult> RelationLatency(const ClusterBenchFlags& flags) {
@@ -236,7 +249,8 @@ Result<WorkloadResult> RelationLatency(const ClusterBenchFlags& flags) {
 const std::vector<std::string>& ClusterWorkloadNames() {
   static const std::vector<std::string> names = {
       "cluster_follow_same_unpipelined", "cluster_follow_cross_unpipelined",
-      "cluster_relation_unpipelined", "cluster_follows", "cluster_propagation"};
+      "cluster_relation_unpipelined",    "cluster_follows",
+      "cluster_propagation_idle",        "cluster_propagation"};
   return names;
 }
 
@@ -245,7 +259,8 @@ Result<WorkloadResult> RunClusterWorkload(const std::string& name, const Cluster
   if (name == "cluster_follow_cross_unpipelined") return FollowLatency(flags, false);
   if (name == "cluster_relation_unpipelined") return RelationLatency(flags);
   if (name == "cluster_follows") return Follows(flags);
-  if (name == "cluster_propagation") return Propagation(flags);
+  if (name == "cluster_propagation_idle") return Propagation(flags, false);
+  if (name == "cluster_propagation") return Propagation(flags, true);
   return Status::InvalidArgument("no cluster workload '" + name + "'");
 }
 

@@ -9,9 +9,12 @@
 //                                     at once: acknowledged follows/s; the note adds the rate
 //                                     counted until the barrier saw every one applied on the
 //                                     followee's shard
-//   cluster_propagation               under a pipelined cross-shard load on one shard, a marker
-//                                     follow every 5 ms: from its acknowledgement to the
-//                                     followee's shard answering the relation (p50/p99)
+//   cluster_propagation_idle          a marker follow every 5 ms, nothing else running: from its
+//                                     acknowledgement to the followee's shard answering the
+//                                     relation (p50/p99)
+//   cluster_propagation               the same beside a steady load of `load_rate` follows/s
+//                                     (pipelined, fresh pairs, two in three across shards) on
+//                                     one shard
 //   cluster_relation_unpipelined      relation(a, b) through ClusterClient
 //
 // Thread-safety: one call at a time; rows start and join their own threads.
@@ -33,6 +36,7 @@ struct ClusterBenchFlags {
   uint64_t ops = 2'000'000;       // cluster_follows
   uint64_t latency_ops = 20'000;  // each unpipelined row
   double propagation_seconds = 5;
+  uint64_t load_rate = 100'000;  // cluster_propagation's follows/s beside the markers
 };
 
 const std::vector<std::string>& ClusterWorkloadNames();
