@@ -13,6 +13,22 @@
 #include "engine/durable/wal_records.h"
 
 namespace relgraph {
+namespace {
+
+// Every fan of `u`, as external ids, newest first. REQUIRES: the graph locked.
+std::vector<UserId> FanIdsOf(const Graph& g, InternalId u) {
+  std::vector<UserId> fans;
+  fans.reserve(g.FanCountOf(u));
+  EdgeEntry buf[256];
+  std::optional<EntryKey> after;
+  for (uint32_t n; (n = g.FansBefore(u, after, 256, buf)) > 0;) {
+    for (uint32_t i = 0; i < n; ++i) fans.push_back(g.ExternalOf(buf[i].peer));
+    after = g.KeyOf(buf[n - 1]);
+  }
+  return fans;
+}
+
+}  // namespace
 
 Status Db::ApplyRemoteOpLocked(const WalOp& op, bool decide, uint64_t* post_conflicts) {
   Graph& g = *graph_;
@@ -63,13 +79,7 @@ Status Db::ApplyRemoteOpLocked(const WalOp& op, bool decide, uint64_t* post_conf
       // too: both shards end without the edge, in the same order of events. (A replica
       // does not decide: its primary's unfollows come before this record.)
       if (const InternalId removed = g.FindUser(op.a); decide && removed != kNoInternalId) {
-        std::vector<UserId> fans;
-        EdgeEntry buf[256];
-        std::optional<EntryKey> after;
-        for (uint32_t n; (n = g.FansBefore(removed, after, 256, buf)) > 0;) {
-          for (uint32_t i = 0; i < n; ++i) fans.push_back(g.ExternalOf(buf[i].peer));
-          after = g.KeyOf(buf[n - 1]);
-        }
+        const std::vector<UserId> fans = FanIdsOf(g, removed);
         const TimestampMs now = NowMs();
         for (UserId fan : fans) {
           auto gone = g.Unfollow(fan, op.a);
@@ -182,14 +192,7 @@ Db::FanSample Db::FansUpTo(UserId user, size_t max) const {
   const InternalId u = g.FindUser(user);
   if (u == kNoInternalId) return out;
   out.fan_count = g.FanCountOf(u);
-  if (out.fan_count > max) return out;
-  out.fans.reserve(out.fan_count);
-  EdgeEntry buf[256];
-  std::optional<EntryKey> after;
-  for (uint32_t n; (n = g.FansBefore(u, after, 256, buf)) > 0;) {
-    for (uint32_t i = 0; i < n; ++i) out.fans.push_back(g.ExternalOf(buf[i].peer));
-    after = g.KeyOf(buf[n - 1]);
-  }
+  if (out.fan_count <= max) out.fans = FanIdsOf(g, u);
   return out;
 }
 

@@ -16,27 +16,17 @@ namespace relgraph {
 
 Result<bool> Feed::EnsurePublished(Graph& g, UserId author, PostId post, TimestampMs ts,
                                    uint32_t kind, PostId evicted, bool live) {
-  RELGRAPH_RETURN_IF_ERROR(CheckUser(author, "author"));
-  if (post == 0 || kind > kMaxPostKind || ts < 0 || ts > kMaxTimestampMs)
-    return Status::InvalidArgument("publish record out of range");
-  RELGRAPH_RETURN_IF_ERROR(g.CheckRoomFor(author));
-  const InternalId a = g.InternUser(author);
   const InternalId holder = posts_.HolderOf(post);
   if (!live || holder != kNoInternalId) {
     // The replay form skips a post any author holds, and removes `evicted` either way.
-    RELGRAPH_RETURN_IF_ERROR(
-        posts_.Replay(a, post, ts, static_cast<uint8_t>(kind), evicted, g.user_count()));
-    if (live && evicted != 0 && posts_.Holds(a, evicted)) {
-      // Unreachable (Replay removed it); kept so that the live form never keeps it.
-      RELGRAPH_RETURN_IF_ERROR(DeletePost(g, author, evicted));
-    }
-    return holder == kNoInternalId || holder == a;
+    RELGRAPH_RETURN_IF_ERROR(ApplyPublish(g, author, post, ts, kind, evicted));
+    return holder == kNoInternalId || holder == g.FindUser(author);
   }
   // A post of this id that left this author's copies is still being retracted: finish that.
   while (posts_.IsLeaving(post) && fanout_pending()) RunFanout(g);
   auto out = Publish(g, author, post, kind, ts);
   if (!out.ok()) return out.status();
-  if (evicted != 0 && posts_.Holds(a, evicted)) {
+  if (evicted != 0 && posts_.Holds(g.FindUser(author), evicted)) {
     RELGRAPH_RETURN_IF_ERROR(DeletePost(g, author, evicted));
   }
   return true;
@@ -52,6 +42,10 @@ Status Feed::EnsureDeleted(Graph& g, UserId author, PostId post, bool live) {
 Result<uint32_t> Feed::ReplacePosts(Graph& g, UserId author, std::span<const FeedEntry> posts,
                                     bool live) {
   RELGRAPH_RETURN_IF_ERROR(CheckUser(author, "author"));
+  for (const FeedEntry& p : posts) {  // all checked before anything changes
+    if (p.post == 0 || p.kind > kMaxPostKind || p.ts < 0 || p.ts > kMaxTimestampMs)
+      return Status::InvalidArgument("post " + std::to_string(p.post) + " out of range");
+  }
   InternalId a = g.FindUser(author);
   if (a == kNoInternalId && posts.empty()) return 0u;
   if (a == kNoInternalId) {
@@ -79,8 +73,6 @@ Result<uint32_t> Feed::ReplacePosts(Graph& g, UserId author, std::span<const Fee
   }
   uint32_t skipped = 0;
   for (const FeedEntry& p : posts) {
-    if (p.post == 0 || p.kind > kMaxPostKind || p.ts < 0 || p.ts > kMaxTimestampMs)
-      return Status::InvalidArgument("post " + std::to_string(p.post) + " out of range");
     if (posts_.HolderOf(p.post) != kNoInternalId) {
       ++skipped;
       continue;
