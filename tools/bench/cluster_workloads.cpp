@@ -184,35 +184,23 @@ Result<WorkloadResult> Propagation(const ClusterBenchFlags& flags, bool loaded_r
     }
   });
   std::vector<double> delays;
-  Status status;
   uint64_t next = base + (uint64_t{1} << 26);
+  uint64_t a = 0, b = 0;  // the marker being timed
   const auto start = SteadyClock::now();
-  while (Seconds(start) < flags.propagation_seconds) {
-    const uint64_t a = NextOn(map, next, load_shard, true);
-    const uint64_t b = NextOn(map, a + 1, load_shard, false);
-    next = b + 1;
-    auto followed = c.Follow(a, b);
-    if (!followed.ok()) {
-      status = followed.status();
-      break;
-    }
-    const auto acked = SteadyClock::now();
-    for (;;) {  // b's shard: does a follow b yet?
-      auto rel = c.Relation(b, a);
-      if (!rel.ok()) {
-        status = rel.status();
-        break;
-      }
-      if (*rel == net::RelationCode::kFollowedBy) break;
-      if (SteadyClock::now() - acked > std::chrono::seconds(30)) {
-        status = Status(Code::kTimeout, "a cross-shard follow did not show within 30 s");
-        break;
-      }
-    }
-    if (!status.ok()) break;
-    delays.push_back(std::chrono::duration<double, std::micro>(SteadyClock::now() - acked).count());
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  const Status status = TimeMarkers(
+      flags.propagation_seconds, std::chrono::seconds(30), "a cross-shard follow",
+      [&](uint64_t) -> Status {
+        a = NextOn(map, next, load_shard, true);
+        b = NextOn(map, a + 1, load_shard, false);
+        next = b + 1;
+        return c.Follow(a, b).status();
+      },
+      [&](uint64_t) -> Result<bool> {  // b's shard: does a follow b yet?
+        auto rel = c.Relation(b, a);
+        if (!rel.ok()) return rel.status();
+        return *rel == net::RelationCode::kFollowedBy;
+      },
+      &delays);
   stop = true;
   loader.join();
   const double secs = Seconds(start);

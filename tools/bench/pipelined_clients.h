@@ -1,5 +1,6 @@
 // What the benchmark's TCP rows share: the client threads of a pipelined row, the stateless
-// pick of operation i, and the name of a row's unpipelined variant.
+// pick of operation i, the name of a row's unpipelined variant, and the timing of markers
+// (a change made in one place, then polled for where it must show).
 //
 // Thread-safety: RunPipelinedClients starts and joins its own threads; connect and batch
 // must be safe to call from them (each thread gets its own connection).
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -63,6 +65,33 @@ Status RunPipelinedClients(uint32_t connections, uint32_t pipeline, uint64_t ops
   }
   for (auto& th : threads) th.join();
   return failure;
+}
+
+// For `seconds`, every 5 ms: make(m) makes marker m and returns once it is acknowledged, then
+// shows(m) (a Result<bool>) is asked until true. Appends each marker's delay from the
+// acknowledgement to showing, in µs, to *delays_us. kTimeout (naming `what`) when a marker
+// does not show within `timeout`; the first error of make or shows otherwise.
+template <typename Make, typename Shows>
+Status TimeMarkers(double seconds, std::chrono::seconds timeout, const std::string& what,
+                   const Make& make, const Shows& shows, std::vector<double>* delays_us) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  for (uint64_t m = 0; Clock::now() - start < std::chrono::duration<double>(seconds); ++m) {
+    RELGRAPH_RETURN_IF_ERROR(make(m));
+    const auto acked = Clock::now();
+    for (;;) {
+      auto shown = shows(m);
+      if (!shown.ok()) return shown.status();
+      if (*shown) break;
+      if (Clock::now() - acked > timeout) {
+        return Status(Code::kTimeout,
+                      what + " did not show within " + std::to_string(timeout.count()) + " s");
+      }
+    }
+    delays_us->push_back(std::chrono::duration<double, std::micro>(Clock::now() - acked).count());
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return Status::OK();
 }
 
 }  // namespace relgraph::bench

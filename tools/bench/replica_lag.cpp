@@ -6,6 +6,8 @@
 #include <thread>
 #include <vector>
 
+#include "tools/bench/pipelined_clients.h"
+
 namespace relgraph::bench {
 namespace {
 
@@ -46,32 +48,20 @@ Result<WorkloadResult> ReplicaLag(const net::ClientOptions& primary,
   });
   std::vector<double> lags;
   const auto start = SteadyClock::now();
-  Status status;
-  for (uint64_t m = 0; SteadyClock::now() - start < std::chrono::duration<double>(seconds); ++m) {
-    const uint64_t a = kMarkerBase + m, b = kMarkerBase + 1'000'000'000 + m;
-    auto followed = (*marker)->Follow(a, b);
-    if (!followed.ok() || !followed->created) {
-      status = followed.ok() ? Status(Code::kInternal, "a marker follow existed already")
-                             : followed.status();
-      break;
-    }
-    const auto acked = SteadyClock::now();
-    for (;;) {
-      auto rel = (*reader)->Relation(a, b);
-      if (!rel.ok()) {
-        status = rel.status();
-        break;
-      }
-      if (*rel == net::RelationCode::kFollowing) break;
-      if (SteadyClock::now() - acked > std::chrono::seconds(10)) {
-        status = Status(Code::kTimeout, "the replica did not show a follow within 10 s");
-        break;
-      }
-    }
-    if (!status.ok()) break;
-    lags.push_back(std::chrono::duration<double, std::micro>(SteadyClock::now() - acked).count());
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  const Status status = TimeMarkers(
+      seconds, std::chrono::seconds(10), "a follow on the replica",
+      [&](uint64_t m) -> Status {
+        auto followed = (*marker)->Follow(kMarkerBase + m, kMarkerBase + 1'000'000'000 + m);
+        if (!followed.ok()) return followed.status();
+        if (!followed->created) return Status(Code::kInternal, "a marker follow existed already");
+        return Status::OK();
+      },
+      [&](uint64_t m) -> Result<bool> {
+        auto rel = (*reader)->Relation(kMarkerBase + m, kMarkerBase + 1'000'000'000 + m);
+        if (!rel.ok()) return rel.status();
+        return *rel == net::RelationCode::kFollowing;
+      },
+      &lags);
   stop = true;
   loader.join();
   const double secs = std::chrono::duration<double>(SteadyClock::now() - start).count();

@@ -591,6 +591,17 @@ const std::map<std::string, Command>& Commands() {
 const char* kPageUsage = " USER [--limit=N] [--offset=N] [--after=TS:USER] [--viewer=V]";
 const char* kFeedUsage = " USER [--limit=N] [--after=TS:POST] [--kinds=K,K,...]";
 
+// following, fans or friends USER [options], through a Client or a ClusterClient.
+template <typename AnyClient>
+Result<std::string> ListPage(AnyClient& c, const std::vector<std::string>& words, bool json) {
+  const std::string& name = words[0];
+  auto q = ParsePageQuery(words, name + kPageUsage);
+  if (!q.ok()) return q.status();
+  auto page = name == "following" ? c.Following(*q) : name == "fans" ? c.Fans(*q) : c.Friends(*q);
+  if (!page.ok()) return page.status();
+  return RenderPage(*page, json);
+}
+
 }  // namespace
 
 Result<std::string> RunCommand(net::Client& client, const std::vector<std::string>& words,
@@ -598,13 +609,7 @@ Result<std::string> RunCommand(net::Client& client, const std::vector<std::strin
   if (words.empty()) return Status::InvalidArgument("no command (try 'help')");
   const std::string& name = words[0];
   if (name == "following" || name == "fans" || name == "friends") {
-    auto q = ParsePageQuery(words, name + kPageUsage);
-    if (!q.ok()) return q.status();
-    auto page = name == "following" ? client.Following(*q)
-                : name == "fans"    ? client.Fans(*q)
-                                    : client.Friends(*q);
-    if (!page.ok()) return page.status();
-    return RenderPage(*page, json);
+    return ListPage(client, words, json);
   }
   if (name == "blocks" || name == "requests") {
     auto q = ParsePageQuery(words, name + kPageUsage);
@@ -654,13 +659,7 @@ Result<std::string> RunClusterCommand(net::ClusterClient& cluster,
     return std::string(json ? "{\"quiet\":true}\n" : "quiet: every change is applied\n");
   }
   if (name == "following" || name == "fans" || name == "friends") {
-    auto q = ParsePageQuery(words, name + kPageUsage);
-    if (!q.ok()) return q.status();
-    auto page = name == "following" ? cluster.Following(*q)
-                : name == "fans"    ? cluster.Fans(*q)
-                                    : cluster.Friends(*q);
-    if (!page.ok()) return page.status();
-    return RenderPage(*page, json);
+    return ListPage(cluster, words, json);
   }
   if (name == "known-followers" && words.size() >= 3) return KnownFollowers(cluster, words, json);
   // Every other command names its user first (the follower, the author, the reader, ...).

@@ -261,13 +261,13 @@ void ShardNode::OutboxLoop() {
     };
     auto n = reader->ReadRecords(options_.batch_records, [&](const WalRecordView& r) -> Status {
       read_to = r.lsn;
+      if (r.type == static_cast<uint8_t>(WalRecordType::kRemote)) {
+        return BackFill(*m, r, [&](uint32_t target, std::string_view posts) {
+          add(target, r.lsn, static_cast<uint8_t>(WalRecordType::kPosts), posts);
+        });
+      }
       if (r.type < 1 || r.type > kMaxWalRecordType ||
           !IsRemoteApplicable(static_cast<WalRecordType>(r.type))) {
-        if (r.type == static_cast<uint8_t>(WalRecordType::kRemote)) {
-          return BackFill(*m, r, [&](uint32_t target, std::string_view posts) {
-            add(target, r.lsn, static_cast<uint8_t>(WalRecordType::kPosts), posts);
-          });
-        }
         return Status::OK();  // cursors, mutes, epochs, access records: nothing to send
       }
       auto op = DecodeWalRecord(r.type, r.payload);
