@@ -335,6 +335,19 @@ class Db {
   // primary's log has those. REQUIRES: mu_ held exclusively and feed_mu_; op.is_remote().
   // Remote posts skipped for a post id held by another author are added to *post_conflicts.
   Status ApplyRemoteOpLocked(const WalOp& op, bool decide, uint64_t* post_conflicts = nullptr);
+  // ApplyRemoteOpLocked's blocks, private accounts and requests (engine/db_cluster_access.cpp):
+  // with `decide`, this shard's users' part first (DecideForRemoteAccessLocked), then the
+  // record by its ensure form. REQUIRES: as ApplyRemoteOpLocked.
+  Status ApplyRemoteAccessLocked(const WalOp& op, bool decide);
+  Status DecideForRemoteAccessLocked(const WalOp& op);
+  // A remote removal's decisions beside the unfollows: this shard's users' blocks of the
+  // removed user and requests to it end, logged as their own changes.
+  Status DecideForRemoteRemovalLocked(UserId removed);
+  // a -> b ends (when it exists), with the feed told, logged as this shard's unfollow.
+  Status LogUnfollowLocked(UserId a, UserId b);
+  // Clears the copies of remote `author`'s posts and logs a posts-wanted record, which its
+  // shard answers with a back-fill.
+  Status WantPostsLocked(UserId author);
   // Snapshot's two halves: the graph image as of BeginImage, then the feed's blocks: the
   // graph's access state (copied with the image), then the feed's users.
   Status WriteGraphImage(size_t users, SnapshotWriter* writer);

@@ -36,6 +36,7 @@ Status Db::ApplyRemoteOpLocked(const WalOp& op, bool decide, uint64_t* post_conf
   auto conflicts = [post_conflicts](uint64_t n) {
     if (post_conflicts != nullptr) *post_conflicts += n;
   };
+  if (op.is_access_op()) return ApplyRemoteAccessLocked(op, decide);
   switch (op.type) {
     // The author's shard decided these; the copies here follow in its order, with fan-out to
     // the fans held here as for a local change (docs/cluster.md, "Feeds").
@@ -79,21 +80,18 @@ Status Db::ApplyRemoteOpLocked(const WalOp& op, bool decide, uint64_t* post_conf
       // too: both shards end without the edge, in the same order of events. (A replica
       // does not decide: its primary's unfollows come before this record.)
       if (const InternalId removed = g.FindUser(op.a); decide && removed != kNoInternalId) {
-        const std::vector<UserId> fans = FanIdsOf(g, removed);
-        const TimestampMs now = NowMs();
-        for (UserId fan : fans) {
-          auto gone = g.Unfollow(fan, op.a);
-          if (!gone.ok()) return gone.status();
-          feed.OnUnfollow(g, g.FindUser(fan), removed);
-          auto l = Log(WalRecordType::kUnfollow, EncodePairRecord(fan, op.a, now).view());
-          if (!l.ok()) return l.status();
+        for (UserId fan : FanIdsOf(g, removed)) {
+          RELGRAPH_RETURN_IF_ERROR(LogUnfollowLocked(fan, op.a));
         }
+        RELGRAPH_RETURN_IF_ERROR(DecideForRemoteRemovalLocked(op.a));
       }
       const std::vector<InternalId> followees = feed.BeforeRemoveUser(g, op.a);
       Status s = g.ApplyRemoveUser(op.a);
       feed.AfterRemoveUser(g, followees);
       return s;
     }
+    case WalRecordType::kPostsWanted:
+      return Status::OK();  // nothing changes here; the outbox answers with a back-fill
     default:
       return Status(Code::kInternal, "record type " + std::to_string(static_cast<int>(op.type)) +
                                          " is not applied remotely");

@@ -191,6 +191,11 @@ Status Db::ApplyReplicated(std::span<const ReplicatedRecord> records, uint64_t* 
         case WalRecordType::kEpoch:
           s = epochs_.Apply(op->a, op->b, r.lsn, op->ts);
           break;
+        case WalRecordType::kPostsWanted: {  // clears the copies, as on the primary
+          auto cleared = feed_->ReplacePosts(g, op->a, {}, /*live=*/true);
+          s = cleared.ok() ? Status::OK() : cleared.status();
+          break;
+        }
         case WalRecordType::kBlock:
         case WalRecordType::kUnblock:
         case WalRecordType::kSetPrivate:

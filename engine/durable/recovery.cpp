@@ -72,8 +72,9 @@ Status ApplyFeedOp(const WalOp& op, Graph& g, Feed& feed) {
       auto r = feed.ReplacePosts(g, op.a, op.PostsOf(), /*live=*/false);
       return r.ok() ? Status::OK() : r.status();
     }
-    case WalRecordType::kFollow: {  // clears_posts(): a remote author's first fan here
-      auto r = feed.ReplacePosts(g, op.b, {}, /*live=*/false);
+    case WalRecordType::kFollow:  // clears_posts(): a remote author's first fan here
+    case WalRecordType::kPostsWanted: {
+      auto r = feed.ReplacePosts(g, op.cleared_author(), {}, /*live=*/false);
       return r.ok() ? Status::OK() : r.status();
     }
     default:
@@ -92,9 +93,12 @@ Status ApplyAccessOp(const WalOp& op, Graph& g, const Graph::EdgeHook& on_edge) 
     case WalRecordType::kSetPrivate:
       return g.ApplySetPrivate(op.a, op.flags != 0, op.ts, on_edge);
     case WalRecordType::kRequest:
-      return g.ApplyRequest(op.a, op.b, op.ts);
+      return op.is_remote() ? g.ApplyRemoteRequest(op.a, op.b, op.ts)
+                            : g.ApplyRequest(op.a, op.b, op.ts);
     case WalRecordType::kApprove:
-      return g.ApplyApprove(op.a, op.b, op.ts, on_edge);
+      return op.is_remote() ? g.ApplyRemoteApprove(op.a, op.b, op.ts,
+                                                   (op.flags & kApproveByRequester) != 0, on_edge)
+                            : g.ApplyApprove(op.a, op.b, op.ts, on_edge);
     case WalRecordType::kReject:
       return g.ApplyRemoveRequest(op.a, op.b);
     case WalRecordType::kWithdraw:

@@ -19,6 +19,8 @@ PayloadSizes SizesOf(WalRecordType t) {
       return {24, 25};
     case WalRecordType::kRemoveUser:
       return {8, 16};
+    case WalRecordType::kPostsWanted:
+      return {16, 16};
     case WalRecordType::kPublish:
       return {33, 33};
     case WalRecordType::kUnfollow:
@@ -63,6 +65,10 @@ WalPayload EncodeFollowRecord(UserId follower, UserId followee, TimestampMs ts, 
   Put64(&p, static_cast<uint64_t>(ts));
   p.bytes[p.size++] = static_cast<char>(flags);
   return p;
+}
+
+WalPayload EncodePostsWantedRecord(UserId author, TimestampMs ts) {
+  return EncodeRemoveUserRecord(author, ts);  // the same layout: a user and a time
 }
 
 WalPayload EncodeRemoveUserRecord(UserId user, TimestampMs ts) {
@@ -147,6 +153,7 @@ size_t MaxRemotePayload(WalRecordType type) {
 }
 
 bool IsRemoteApplicable(WalRecordType type) {
+  if (IsAccessRecord(type)) return true;
   switch (type) {
     case WalRecordType::kFollow:
     case WalRecordType::kUnfollow:
@@ -156,6 +163,7 @@ bool IsRemoteApplicable(WalRecordType type) {
     case WalRecordType::kHide:
     case WalRecordType::kUnhide:
     case WalRecordType::kPosts:
+    case WalRecordType::kPostsWanted:
       return true;
     default:
       return false;
@@ -284,7 +292,8 @@ Result<WalOp> DecodeWalRecord(uint8_t type, std::string_view payload) {
   const bool v2 = payload.size() == sizes.v2;
   Decoder in(payload);
   in.U64(&op.a);
-  if (op.type != WalRecordType::kRemoveUser && op.type != WalRecordType::kSetPrivate) {
+  if (op.type != WalRecordType::kRemoveUser && op.type != WalRecordType::kSetPrivate &&
+      op.type != WalRecordType::kPostsWanted) {
     in.U64(&op.b);
   }
   switch (op.type) {
@@ -370,11 +379,14 @@ std::string DescribeWalRecord(uint8_t type, std::string_view payload) {
       return "request " + a + " asks to follow " + b + at;
     case WalRecordType::kApprove:
       return "approve " + a + " approves " + b + at +
-             ((d->flags & kFollowBecameFriends) != 0 ? " (friends)" : "");
+             ((d->flags & kFollowBecameFriends) != 0 ? " (friends)" : "") +
+             ((d->flags & kApproveByRequester) != 0 ? " (by the requester's shard)" : "");
     case WalRecordType::kReject:
       return "reject " + a + " rejects " + b + at;
     case WalRecordType::kWithdraw:
       return "withdraw " + a + " withdraws its request to " + b + at;
+    case WalRecordType::kPostsWanted:
+      return "posts_wanted of " + a + at;
     case WalRecordType::kRemote:
     case WalRecordType::kPosts:
       break;  // decoded as its inner record above

@@ -68,8 +68,11 @@ enum class WalRecordType : uint8_t {
   kWithdraw = 18,
   kRemote = 19,  // another shard's change applied here: never an event of this node's stream
   kPosts = 20,   // only inside a remote record: an author's retained posts (a back-fill)
+  // A cluster shard's first fan of a user of another shard, made by an approval: the copies of
+  // its posts here start over, and its shard sends them back whole. Never an event.
+  kPostsWanted = 21,
 };
-inline constexpr uint8_t kMaxWalRecordType = 20;
+inline constexpr uint8_t kMaxWalRecordType = 21;
 
 // An encoded payload, held inline: logging a follow or a publish allocates nothing.
 struct WalPayload {
@@ -83,6 +86,10 @@ inline constexpr uint8_t kFollowBecameFriends = 1;  // follow and approve flags 
 // it its first fan here. The copies of its posts held here start over (they are cleared),
 // and its shard, applying the follow, sends them back whole (docs/cluster.md, "Feeds").
 inline constexpr uint8_t kFollowFirstRemoteFan = 2;
+// approve flags bit 1: the requester's shard approved (a cluster shard applying its target's
+// switch to public); without it the target approved (docs/cluster.md, "Blocks, private
+// accounts and requests").
+inline constexpr uint8_t kApproveByRequester = 2;
 // block flags: what the block removed.
 inline constexpr uint8_t kBlockUnfollowed = 1;      // blocker -> blocked
 inline constexpr uint8_t kBlockLostFollower = 2;    // blocked -> blocker
@@ -96,6 +103,7 @@ inline uint8_t BlockRecordFlags(const BlockOutcome& o) {
 
 WalPayload EncodeFollowRecord(UserId follower, UserId followee, TimestampMs ts, uint8_t flags);
 WalPayload EncodeRemoveUserRecord(UserId user, TimestampMs ts);
+WalPayload EncodePostsWantedRecord(UserId author, TimestampMs ts);
 WalPayload EncodePublishRecord(UserId author, PostId post, TimestampMs ts, uint8_t kind,
                                PostId evicted);
 // unfollow, delete_post, mute, unmute, hide, unhide: two ids and the time of the change.
@@ -120,6 +128,10 @@ inline constexpr uint32_t kMaxPostsPerRecord = 60'000;
 std::string EncodePostsRecord(UserId author, std::span<const FeedEntry> posts);
 // The largest inner payload of `type` a remote record carries.
 size_t MaxRemotePayload(WalRecordType type);
+// Blocks, private marks and requests (types 12-18): graph state, applied in order.
+inline bool IsAccessRecord(WalRecordType type) {
+  return static_cast<uint8_t>(type) >= 12 && static_cast<uint8_t>(type) <= 18;
+}
 // The record types one shard sends another (docs/cluster.md, "What crosses shards").
 bool IsRemoteApplicable(WalRecordType type);
 
@@ -148,16 +160,18 @@ struct WalOp {
     return (static_cast<uint8_t>(type) >= 3 && static_cast<uint8_t>(type) <= 9) ||
            type == WalRecordType::kPosts;
   }
-  // A follow this shard decided that restarts the copies of the followee's posts here
-  // (kFollowFirstRemoteFan): the feed clears them, in order with the feed's records.
+  // A record of this shard's that restarts the copies of a remote author's posts here: a
+  // follow with kFollowFirstRemoteFan (the followee's), or a posts-wanted record (a's). The
+  // feed clears them, in order with the feed's records.
   bool clears_posts() const {
-    return type == WalRecordType::kFollow && !is_remote() && (flags & kFollowFirstRemoteFan) != 0;
+    if (is_remote()) return false;
+    return type == WalRecordType::kPostsWanted ||
+           (type == WalRecordType::kFollow && (flags & kFollowFirstRemoteFan) != 0);
   }
+  UserId cleared_author() const { return type == WalRecordType::kFollow ? b : a; }
   bool is_cursor_op() const { return type == WalRecordType::kCursor; }
   bool is_epoch_op() const { return type == WalRecordType::kEpoch; }
-  bool is_access_op() const {  // blocks, private accounts, requests: graph state, applied in order
-    return static_cast<uint8_t>(type) >= 12 && static_cast<uint8_t>(type) <= 18;
-  }
+  bool is_access_op() const { return IsAccessRecord(type); }
   // REQUIRES: is_graph_op(). A remote op replays by its ensure form (ReplayOp::ensure): it
   // was applied so, whatever this shard held.
   Graph::ReplayOp graph_op() const;

@@ -385,8 +385,9 @@ Status Graph::ApplyBatch(std::span<const ReplayOp> ops, ReplayMode mode,
     PrefetchAhead(i, ops.size(), [&](size_t j) { return std::pair{ops[j].a, ops[j].b}; });
     const ReplayOp& op = ops[i];
     InternalId ids[2] = {kNoInternalId, kNoInternalId};
-    const ReplayMode m = op.ensure ? ReplayMode::kEnsure : mode;
-    Status s = op.kind == ReplayOp::kFollow     ? ReplayFollow(op.a, op.b, op.ts, m, ids)
+    const ReplayMode m = op.remote ? ReplayMode::kEnsure : mode;
+    Status s = op.kind == ReplayOp::kFollow ? (op.remote ? ApplyRemoteFollow(op.a, op.b, op.ts, ids)
+                                                         : ReplayFollow(op.a, op.b, op.ts, m, ids))
                : op.kind == ReplayOp::kUnfollow ? ReplayUnfollow(op.a, op.b, m, ids)
                                                 : ApplyRemoveUser(op.a);
     if (!s.ok()) return Status(s.code(), s.message(), static_cast<int64_t>(i));

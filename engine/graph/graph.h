@@ -133,6 +133,29 @@ class Graph {
   Status ApplyApprove(UserId target, UserId requester, TimestampMs ts,
                       const EdgeHook& on_edge = nullptr);
   Status ApplyRemoveRequest(UserId target, UserId requester);
+  // ---- another cluster shard's changes (docs/cluster.md, "Blocks, private accounts and
+  // requests") ----------------------------------------------------------------------------------
+  // Shards decide on their own users' behalf and send each change to the other user's shard,
+  // so two changes about one pair can cross on the way. These ensure forms keep the shards
+  // agreeing, and depend only on the state they meet (recovery and replicas apply them alike):
+  // - a follow across a standing block is dropped (the block, reaching the follower's shard,
+  //   ends the follow there); otherwise it takes the place of a pending request the same way;
+  // - a request is dropped across a block, to a public account (the requester's shard,
+  //   learning that, approves or has withdrawn it), or beside its edge;
+  // - an approval made by the target's shard applies only while the request is pending here
+  //   (a withdrawn request stays withdrawn: the withdrawal, reaching the target's shard, ends
+  //   the edge there); one made by the requester's shard (applying a public switch) is dropped
+  //   across a block and otherwise ensured.
+  Status ApplyRemoteFollow(UserId a, UserId b, TimestampMs ts, InternalId ids[2]);
+  Status ApplyRemoteRequest(UserId requester, UserId target, TimestampMs ts);
+  Status ApplyRemoteApprove(UserId target, UserId requester, TimestampMs ts, bool by_requester,
+                            const EdgeHook& on_edge = nullptr);
+  // What a shard reads to decide its users' part of another shard's change.
+  bool BlockStands(UserId a, UserId b) const;  // a blocks b or b blocks a
+  bool HasRequest(UserId requester, UserId target) const;
+  bool HasEdge(UserId a, UserId b) const;
+  std::vector<UserId> RequestersOf(UserId target) const;  // pending requests to target
+  std::vector<UserId> BlockersOf(UserId blocked) const;   // who blocks `blocked`
   // Whole-state access (snapshots, digests): fn(blocker, blocked, ts); fn(target, requester,
   // ts); fn(user) for each private user.
   void ForEachBlock(const std::function<void(UserId, UserId, TimestampMs)>& fn) const;
@@ -185,9 +208,10 @@ class Graph {
     enum Kind : uint8_t { kFollow, kUnfollow, kRemoveUser } kind;
     UserId a = 0, b = 0;
     TimestampMs ts = 0;
-    // true: this op runs as kEnsure whatever the batch's mode (a change another cluster shard
-    // decided, applied here by its ensure form: it may meet its edge already there).
-    bool ensure = false;
+    // true: a change another cluster shard decided. It runs as kEnsure whatever the batch's
+    // mode (it may meet its edge already there), and a follow keeps the cluster's access rules
+    // (ApplyRemoteFollow).
+    bool remote = false;
   };
   using AppliedEdgeHook = std::function<void(const ReplayOp& op, InternalId a, InternalId b)>;
   Status ApplyBatch(std::span<const ReplayOp> ops, ReplayMode mode = ReplayMode::kEnsure,
@@ -368,6 +392,7 @@ class Graph {
                             const EdgeHook& on_edge);
   uint64_t ApproveAll(InternalId target, TimestampMs ts, const EdgeHook& on_edge);
   void ForgetAccess(InternalId a);  // RemoveUser's part
+  std::vector<UserId> ExternalsOf(const std::vector<InternalId>& users) const;
   Status CheckAccessInvariants() const;
   uint64_t AccessDigest() const;
   Result<Page> PairPage(UserId a, const PageRequest& request, const PairLists& lists) const;

@@ -279,6 +279,76 @@ Status Graph::ApplyRemoveRequest(UserId target, UserId requester) {
   return Reject(target, requester).status();
 }
 
+// ---- another cluster shard's changes -----------------------------------------------------------
+
+bool Graph::BlockStands(UserId a, UserId b) const {
+  const InternalId ai = ids_.Find(a), bi = ids_.Find(b);
+  if (ai == kNoInternalId || bi == kNoInternalId || (users_[ai].access & kHasAccessBit) == 0) {
+    return false;
+  }
+  return blocks_.Contains(ai, bi) || blocks_.Contains(bi, ai);
+}
+
+bool Graph::HasRequest(UserId requester, UserId target) const {
+  const InternalId ri = ids_.Find(requester), ti = ids_.Find(target);
+  if (ri == kNoInternalId || ti == kNoInternalId || (users_[ti].access & kHasAccessBit) == 0) {
+    return false;
+  }
+  return requests_.Contains(ti, ri);
+}
+
+bool Graph::HasEdge(UserId a, UserId b) const {
+  const InternalId ai = ids_.Find(a), bi = ids_.Find(b);
+  return ai != kNoInternalId && bi != kNoInternalId && FollowsInternal(ai, bi);
+}
+
+std::vector<UserId> Graph::RequestersOf(UserId target) const {
+  const InternalId ti = ids_.Find(target);
+  return ti == kNoInternalId ? std::vector<UserId>{} : ExternalsOf(requests_.PeersOf(ti));
+}
+
+std::vector<UserId> Graph::BlockersOf(UserId blocked) const {
+  const InternalId bi = ids_.Find(blocked);
+  return bi == kNoInternalId ? std::vector<UserId>{} : ExternalsOf(blocks_.OwnersNaming(bi));
+}
+
+std::vector<UserId> Graph::ExternalsOf(const std::vector<InternalId>& users) const {
+  std::vector<UserId> out;
+  out.reserve(users.size());
+  for (InternalId u : users) out.push_back(ids_.External(u));
+  return out;
+}
+
+Status Graph::ApplyRemoteFollow(UserId a, UserId b, TimestampMs ts, InternalId ids[2]) {
+  if (BlockStands(a, b)) {
+    RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(a, b, ts, "follow"));
+    ids[0] = ids[1] = kNoInternalId;  // nothing changed: no feed hook
+    return Status::OK();
+  }
+  RELGRAPH_RETURN_IF_ERROR(ReplayFollow(a, b, ts, ReplayMode::kEnsure, ids));
+  if ((users_[ids[1]].access & kHasAccessBit) != 0) RemovePair(requests_, ids[1], ids[0]);
+  return Status::OK();
+}
+
+Status Graph::ApplyRemoteRequest(UserId requester, UserId target, TimestampMs ts) {
+  RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(requester, target, ts, "follow request"));
+  const InternalId ti = ids_.Find(target);
+  if (ti == kNoInternalId || !IsPrivateInternal(ti) || BlockStands(requester, target) ||
+      HasEdge(requester, target)) {
+    return Status::OK();
+  }
+  return ApplyRequest(requester, target, ts);
+}
+
+Status Graph::ApplyRemoteApprove(UserId target, UserId requester, TimestampMs ts, bool by_requester,
+                                 const EdgeHook& on_edge) {
+  RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(requester, target, ts, "approval"));
+  if (by_requester ? BlockStands(requester, target) : !HasRequest(requester, target)) {
+    return Status::OK();
+  }
+  return ApplyApprove(target, requester, ts, on_edge);
+}
+
 // ---- whole-state access -----------------------------------------------------------------------
 
 void Graph::ForEachBlock(const std::function<void(UserId, UserId, TimestampMs)>& fn) const {

@@ -348,34 +348,11 @@ Result<KnownFollowersReply> Client::KnownFollowers(uint64_t viewer, uint64_t tar
   return Call(KnownFollowersRequest{viewer, target, limit});
 }
 
-Result<BlockReply> Client::Block(uint64_t user, uint64_t blocked) {
-  return Call(BlockRequest{user, blocked});
-}
-Result<bool> Client::Unblock(uint64_t user, uint64_t blocked) {
-  return ChangedOf(Call(UnblockRequest{{user, blocked}}));
-}
 Result<CountedPageReply> Client::Blocks(const PageQuery& query) {
   return Call(BlocksRequest{query});
 }
-Result<SetPrivateReply> Client::SetPrivate(uint64_t user, bool is_private) {
-  return Call(SetPrivateRequest{user, is_private});
-}
-Result<bool> Client::IsPrivate(uint64_t user) {
-  auto r = Call(IsPrivateRequest{user});
-  if (!r.ok()) return r.status();
-  return r->is_private;
-}
 Result<CountedPageReply> Client::Requests(const PageQuery& query) {
   return Call(RequestsRequest{query});
-}
-Result<FollowReply> Client::Approve(uint64_t user, uint64_t requester) {
-  return Call(ApproveRequest{{user, requester}});
-}
-Result<bool> Client::Reject(uint64_t user, uint64_t requester) {
-  return ChangedOf(Call(RejectRequest{{user, requester}}));
-}
-Result<bool> Client::Withdraw(uint64_t requester, uint64_t target) {
-  return ChangedOf(Call(WithdrawRequest{{requester, target}}));
 }
 
 }  // namespace relgraph::net

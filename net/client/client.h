@@ -87,18 +87,9 @@ class Client : public TypedCalls<Client> {
   Result<KnownFollowersReply> KnownFollowers(uint64_t viewer, uint64_t target, uint16_t limit);
 
   // ---- blocks, private accounts, follow requests (docs/access.md) ---------------------------
-  Result<BlockReply> Block(uint64_t user, uint64_t blocked);
-  Result<bool> Unblock(uint64_t user, uint64_t blocked);    // whether a block was lifted
-  Result<CountedPageReply> Blocks(const PageQuery& query);  // whom query.user blocks
-  Result<SetPrivateReply> SetPrivate(uint64_t user, bool is_private);
-  Result<bool> IsPrivate(uint64_t user);
+  // Block, Unblock, SetPrivate, IsPrivate, Approve, Reject, Withdraw: TypedCalls'.
+  Result<CountedPageReply> Blocks(const PageQuery& query);    // whom query.user blocks
   Result<CountedPageReply> Requests(const PageQuery& query);  // who asks to follow query.user
-  // `user` answers `requester`'s request (Approve: the edge requester -> user, as FOLLOW's
-  // reply from the requester's side); Withdraw: `requester` takes its request to `target`
-  // back. The bools say whether there was a request.
-  Result<FollowReply> Approve(uint64_t user, uint64_t requester);
-  Result<bool> Reject(uint64_t user, uint64_t requester);
-  Result<bool> Withdraw(uint64_t requester, uint64_t target);
 
   // ---- the change stream (docs/change-stream.md) ----------------------------------------------
   // Sends SUBSCRIBE; on success this connection also carries EVENTS frames, read with

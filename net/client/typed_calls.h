@@ -76,6 +76,34 @@ class TypedCalls {
     return UsersOf(self().Call(HidesRequest{author}));
   }
 
+  // ---- blocks, private accounts, follow requests (docs/access.md) ----
+  Result<BlockReply> Block(uint64_t user, uint64_t blocked) {
+    return self().Call(BlockRequest{user, blocked});
+  }
+  Result<bool> Unblock(uint64_t user, uint64_t blocked) {  // whether a block was lifted
+    return ChangedOf(self().Call(UnblockRequest{{user, blocked}}));
+  }
+  Result<SetPrivateReply> SetPrivate(uint64_t user, bool is_private) {
+    return self().Call(SetPrivateRequest{user, is_private});
+  }
+  Result<bool> IsPrivate(uint64_t user) {
+    auto r = self().Call(IsPrivateRequest{user});
+    if (!r.ok()) return r.status();
+    return r->is_private;
+  }
+  // `user` answers `requester`'s request (Approve: the edge requester -> user, as FOLLOW's
+  // reply from the requester's side); Withdraw: `requester` takes its request to `target`
+  // back. The bools say whether there was a request.
+  Result<FollowReply> Approve(uint64_t user, uint64_t requester) {
+    return self().Call(ApproveRequest{{user, requester}});
+  }
+  Result<bool> Reject(uint64_t user, uint64_t requester) {
+    return ChangedOf(self().Call(RejectRequest{{user, requester}}));
+  }
+  Result<bool> Withdraw(uint64_t requester, uint64_t target) {
+    return ChangedOf(self().Call(WithdrawRequest{{requester, target}}));
+  }
+
  protected:
   // A reply's "changed" flag, and a user list reply's ids.
   static Result<bool> ChangedOf(Result<ChangedReply> r) {

@@ -49,23 +49,16 @@ Result<Client*> ClusterClient::ShardClient(uint32_t id) {
   return raw;
 }
 
-Result<PageReply> ClusterClient::Page(Opcode opcode, const PageQuery& query) {
+template <typename Request>
+Result<typename Request::Reply> ClusterClient::Page(const PageQuery& query) {
   // The viewer's relations come from the viewer's shard when it is not the owner's.
   const bool split = query.viewer.has_value() && *query.viewer != 0 &&
                      map_.OwnerOf(*query.viewer) != map_.OwnerOf(query.user);
-  PageQuery q = query;
-  if (split) q.viewer.reset();
-  auto call = [&](Client& c) -> Result<PageReply> {
-    switch (opcode) {
-      case Opcode::kFollowing:
-        return c.Following(q);
-      case Opcode::kFans:
-        return c.Fans(q);
-      default:
-        return c.Friends(q);
-    }
-  };
-  auto page = Routed<PageReply>(query.user, call);
+  Request request;
+  static_cast<PageQuery&>(request) = query;
+  if (split) request.viewer.reset();
+  auto page =
+      Routed<typename Request::Reply>(query.user, [&](Client& c) { return c.Call(request); });
   if (!page.ok() || !split || page->entries.empty()) return page;
   std::vector<uint64_t> users;
   users.reserve(page->entries.size());
@@ -79,13 +72,19 @@ Result<PageReply> ClusterClient::Page(Opcode opcode, const PageQuery& query) {
 }
 
 Result<PageReply> ClusterClient::Following(const PageQuery& query) {
-  return Page(Opcode::kFollowing, query);
+  return Page<FollowingRequest>(query);
 }
 Result<PageReply> ClusterClient::Fans(const PageQuery& query) {
-  return Page(Opcode::kFans, query);
+  return Page<FansRequest>(query);
 }
 Result<PageReply> ClusterClient::Friends(const PageQuery& query) {
-  return Page(Opcode::kFriends, query);
+  return Page<FriendsRequest>(query);
+}
+Result<CountedPageReply> ClusterClient::Blocks(const PageQuery& query) {
+  return Page<BlocksRequest>(query);
+}
+Result<CountedPageReply> ClusterClient::Requests(const PageQuery& query) {
+  return Page<RequestsRequest>(query);
 }
 
 // The largest page and known_followers limit (docs/protocol.md, "Limits").

@@ -52,11 +52,14 @@ class ClusterClient : public TypedCalls<ClusterClient> {
     return Routed<typename Request::Reply>(r.user, [&](Client& c) { return c.Call(request); });
   }
 
-  // Follow, Unfollow, Relation, Relations, Counts, RemoveUser: TypedCalls', routed by Call.
+  // Follow, Unfollow, Relation, Relations, Counts, RemoveUser, the feed's calls, Block,
+  // Unblock, SetPrivate, IsPrivate, Approve, Reject, Withdraw: TypedCalls', routed by Call.
   // Pages; with a viewer on another shard, its relation to each entry comes from its shard.
   Result<PageReply> Following(const PageQuery& query);
   Result<PageReply> Fans(const PageQuery& query);
   Result<PageReply> Friends(const PageQuery& query);
+  Result<CountedPageReply> Blocks(const PageQuery& query);    // whom query.user blocks
+  Result<CountedPageReply> Requests(const PageQuery& query);  // who asks to follow query.user
   // Whom the viewer follows that follow the target, newest first by the viewer's follow. With
   // both on one shard, that shard answers; else the viewer's following list (its shard) is
   // checked with one RELATIONS call to the target's shard. Either way the follows of the
@@ -110,7 +113,8 @@ class ClusterClient : public TypedCalls<ClusterClient> {
     }
     return last;
   }
-  Result<PageReply> Page(Opcode opcode, const PageQuery& query);
+  template <typename Request>  // a PageQuery: following, fans, friends, blocks, requests
+  Result<typename Request::Reply> Page(const PageQuery& query);
 
   ClusterClientOptions options_;
   std::unique_ptr<NatsLink> link_;

@@ -18,6 +18,7 @@
 
 #include "engine/db.h"
 #include "engine/graph/clock.h"
+#include "tests/engine/cluster_harness.h"
 #include "tests/engine/graph_state_model.h"
 #include "tests/storage/test_dir.h"
 
@@ -30,8 +31,10 @@ using testing::TestDir;
 constexpr uint32_t kShards = 3;
 constexpr UserId kUsers = 40;
 
+using Harness = testing::ClusterHarness<kShards>;
+
 uint32_t ShardOf(UserId u) {
-  return static_cast<uint32_t>(u % kShards);
+  return Harness::ShardOf(u);
 }
 
 DbOptions Options(ManualClock* clock) {
@@ -44,27 +47,20 @@ DbOptions Options(ManualClock* clock) {
   return o;
 }
 
-struct Record {
-  uint64_t lsn;
-  uint8_t type;
-  std::string payload;
-};
-
-// The shards, their outboxes, and the delivery between them.
-struct Cluster {
-  TestDir dir;
-  ManualClock clock;
-  std::unique_ptr<Db> db[kShards];
-  uint64_t read_lsn[kShards] = {};  // each shard's WAL is read up to here
-  // queue[o][t]: records shard o decided that shard t must apply; delivered[o][t] of them
-  // are handed over.
-  std::vector<Record> queue[kShards][kShards];
-  size_t delivered[kShards][kShards] = {};
-  std::mt19937_64 rng{7};
+// The shards, with the follows a removal on its way voids.
+struct Cluster : Harness {
   // Follows that the follower's shard still holds though the model has them ended: those of
   // a removed user, and those decided while a removal of their followee was on its way to
   // the follower's shard. The removal, once there, ends them.
   std::set<std::pair<UserId, UserId>> voided;
+
+  Cluster() : Harness(7) {
+    on_delivered = [this](uint32_t, uint32_t t, const Record& r) {
+      if (r.type != static_cast<uint8_t>(WalRecordType::kRemoveUser)) return;
+      const UserId u = DecodeWalRecord(r.type, r.payload)->a;
+      std::erase_if(voided, [&](const auto& e) { return e.second == u && ShardOf(e.first) == t; });
+    };
+  }
 
   // Whether a removal of `u` decided elsewhere has not been applied by shard `s` yet.
   bool RemovalPending(uint32_t s, UserId u) {
@@ -79,81 +75,6 @@ struct Cluster {
       }
     }
     return false;
-  }
-
-  std::string Dir(uint32_t s) const { return dir.path() + "/shard" + std::to_string(s); }
-
-  void Open(uint32_t s) {
-    auto db_or = Db::Open(Dir(s), Options(&clock));
-    REQUIRE_MESSAGE(db_or.ok(), db_or.status().ToString());
-    db[s] = std::move(*db_or);
-  }
-
-  Cluster() {
-    for (uint32_t s = 0; s < kShards; ++s) Open(s);
-  }
-
-  // Moves each shard's newly logged changes into the queues of the shards they concern.
-  void Collect() {
-    for (uint32_t o = 0; o < kShards; ++o) {
-      if (db[o]->last_lsn() <= read_lsn[o]) continue;
-      auto reader = db[o]->OpenChanges(read_lsn[o] + 1);
-      REQUIRE_MESSAGE(reader.ok(), reader.status().ToString());
-      while ((*reader)->next_lsn() <= db[o]->last_lsn()) {
-        auto n = (*reader)->ReadRecords(100, [&](const WalRecordView& r) {
-          const auto type = static_cast<WalRecordType>(r.type);
-          if (!IsRemoteApplicable(type)) return Status::OK();  // remote, cursor, ...
-          auto op = DecodeWalRecord(r.type, r.payload);
-          REQUIRE(op.ok());
-          for (uint32_t t = 0; t < kShards; ++t) {
-            const bool concerns = type == WalRecordType::kRemoveUser || ShardOf(op->b) == t;
-            if (t != o && concerns) queue[o][t].push_back({r.lsn, r.type, std::string(r.payload)});
-          }
-          return Status::OK();
-        });
-        REQUIRE_MESSAGE(n.ok(), n.status().ToString());
-      }
-      read_lsn[o] = db[o]->last_lsn();
-    }
-  }
-
-  // Hands one random batch from o to t; sometimes starts before what was handed already.
-  void DeliverSome(uint32_t o, uint32_t t) {
-    std::vector<Record>& q = queue[o][t];
-    size_t& done = delivered[o][t];
-    if (done == q.size()) return;
-    size_t from = done;
-    if (done > 0 && rng() % 4 == 0) from = done - 1 - rng() % std::min<size_t>(done, 5);
-    const size_t to = std::min(q.size(), done + 1 + rng() % 8);
-    std::vector<Db::ReplicatedRecord> batch;
-    for (size_t i = from; i < to; ++i) batch.push_back({q[i].lsn, q[i].type, q[i].payload});
-    auto applied = db[t]->ApplyRemote(o + 1, batch);  // shard ids are 1-based on the wire
-    REQUIRE_MESSAGE(applied.ok(), applied.status().ToString());
-    for (size_t i = done; i < to; ++i) {  // removals arriving end the follows they voided
-      if (q[i].type != static_cast<uint8_t>(WalRecordType::kRemoveUser)) continue;
-      const UserId u = DecodeWalRecord(q[i].type, q[i].payload)->a;
-      std::erase_if(voided, [&](const auto& e) { return e.second == u && ShardOf(e.first) == t; });
-    }
-    CHECK(applied->skipped == done - from);
-    CHECK(applied->applied == to - done);
-    done = to;
-    CHECK(db[t]->InboundPosition(o + 1) == q[to - 1].lsn);
-  }
-
-  // Until nothing is left to hand over: a removal handed over makes the receiver decide
-  // unfollows, which go back.
-  void Drain() {
-    for (;;) {
-      Collect();
-      bool more = false;
-      for (uint32_t o = 0; o < kShards; ++o) {
-        for (uint32_t t = 0; t < kShards; ++t) more |= delivered[o][t] < queue[o][t].size();
-      }
-      if (!more) return;
-      for (uint32_t o = 0; o < kShards; ++o) {
-        for (uint32_t t = 0; t < kShards; ++t) DeliverSome(o, t);
-      }
-    }
   }
 };
 
@@ -274,13 +195,7 @@ TEST_CASE("three shards exchanging their changes answer like one node") {
     c.Drain();
     CheckAgainst(c, model);
     // Restarts: from the WAL alone, or from a snapshot plus the WAL after it.
-    const uint32_t s = rng() % kShards;
-    if (round % 3 == 1) REQUIRE(c.db[s]->Snapshot().ok());
-    const auto positions = c.db[s]->InboundPositionsNow();
-    c.db[s].reset();
-    c.Open(s);
-    CHECK(c.db[s]->InboundPositionsNow() == positions);
-    c.read_lsn[s] = c.db[s]->last_lsn();
+    c.Restart(rng() % kShards, /*snapshot=*/round % 3 == 1);
     CheckAgainst(c, model);
   }
 }

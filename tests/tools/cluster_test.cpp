@@ -1,9 +1,10 @@
 // A three-shard cluster on one machine, as docs/cluster.md starts it: a real nats-server with
 // JetStream, the shard map created by relgraph-admin, three relgraphd shards on loopback.
-// Random follows, unfollows, removals, publishes, deletes, mutes and hides go through
-// ClusterClient; after each round's barrier, every shard's answers about its users (lists,
-// counts, relations, a viewer's relations from another shard, timelines page by page,
-// authors' posts) must equal a one-node model. The shards keep 6 posts per author and
+// Random follows, unfollows, removals, publishes, deletes, mutes, hides, blocks, private
+// switches and answered requests go through ClusterClient; after each round's barrier, every
+// shard's answers about its users (lists, blocks, requests, private marks, counts, relations
+// with every bit, a viewer's relations from another shard, timelines page by page, authors'
+// posts) must equal a one-node model. The shards keep 6 posts per author and
 // pull authors with more than 4 fans, so posts are trimmed, and celebrities' posts are
 // broadcast to every shard while the others go to their fans' shards only. A shard killed with
 // SIGKILL while the others keep sending it changes catches up from JetStream after its restart; a
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <ranges>
 #include <set>
 #include <sstream>
 #include <string>
@@ -106,9 +108,20 @@ struct Cluster {
   }
 };
 
+bool BlockStands(const GraphStateModel& m, uint64_t a, uint64_t b) {
+  return m.blocks.contains({a, b}) || m.blocks.contains({b, a});
+}
+
+// relation(a, b) with every bit (docs/access.md, "Relations").
 net::RelationCode ModelRelation(const GraphStateModel& m, uint64_t a, uint64_t b) {
+  if (BlockStands(m, a, b)) {
+    return static_cast<net::RelationCode>((m.blocks.contains({a, b}) ? 16 : 0) |
+                                          (m.blocks.contains({b, a}) ? 32 : 0));
+  }
   const bool out = m.edges.contains({a, b}), in = m.edges.contains({b, a});
-  return static_cast<net::RelationCode>((out ? 1 : 0) | (in ? 2 : 0));
+  return static_cast<net::RelationCode>((out ? 1 : 0) | (in ? 2 : 0) |
+                                        (m.requests.contains({a, b}) ? 4 : 0) |
+                                        (m.requests.contains({b, a}) ? 8 : 0));
 }
 
 // Pages a user's timeline (or posts) to its end, 7 at a time, each page checked against the
@@ -181,6 +194,30 @@ void CheckAgainst(net::ClusterClient& c, const Model& m, std::mt19937_64& rng) {
       }
       FAIL_CHECK("fans of " << u << " (shard " << c.map().OwnerOf(u) << "):" << d);
     }
+    // Whom u blocks and who asks to follow u, with their times, and u's private mark.
+    std::set<std::pair<uint64_t, int64_t>> blocks, requests, got_blocks, got_requests;
+    for (const auto& [p, ts] : model.blocks) {
+      if (p.first == u) blocks.insert({p.second, ts});
+    }
+    for (const auto& [p, ts] : model.requests) {
+      if (p.second == u) requests.insert({p.first, ts});
+    }
+    auto bl = c.Blocks(q);
+    REQUIRE_MESSAGE(bl.ok(), bl.status().ToString());
+    for (const net::PageEntry& e : bl->entries) got_blocks.insert({e.user, e.ts});
+    CHECK_MESSAGE(got_blocks == blocks, "blocks of " << u);
+    CHECK(bl->total == blocks.size());
+    auto rq = c.Requests(q);
+    REQUIRE_MESSAGE(rq.ok(), rq.status().ToString());
+    for (const net::PageEntry& e : rq->entries) {
+      got_requests.insert({e.user, e.ts});
+      CHECK(e.viewer_relation == (e.user == *q.viewer ? net::RelationCode::kNone
+                                                      : ModelRelation(model, *q.viewer, e.user)));
+    }
+    CHECK_MESSAGE(got_requests == requests, "requests to " << u);
+    auto priv = c.IsPrivate(u);
+    REQUIRE(priv.ok());
+    CHECK_MESSAGE(*priv == model.private_users.contains(u), "private mark of " << u);
     auto counts = c.Counts(u);
     REQUIRE(counts.ok());
     CHECK(counts->following == following.size());
@@ -217,10 +254,79 @@ void CheckAgainst(net::ClusterClient& c, const Model& m, std::mt19937_64& rng) {
   }
 }
 
+// One block, unblock, private switch, approval, rejection or withdrawal, between barriers:
+// the deciding shard then knows every earlier change, so its reply is one node's, and every
+// later decision knows this one (changes that cross on the way are
+// tests/engine/db_cluster_access_test's).
+void AccessChange(net::ClusterClient& c, Model& m, std::mt19937_64& rng, uint64_t a, uint64_t b) {
+  GraphStateModel& model = m.graph;
+  REQUIRE(c.Barrier().ok());
+  // Requests to answer: a random pending one, when there is any.
+  std::vector<GraphStateModel::Pair> pending(std::views::keys(model.requests).begin(),
+                                             std::views::keys(model.requests).end());
+  const uint64_t pick = rng() % 100;
+  if (pick < 25) {
+    auto r = c.Block(a, b);
+    REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+    CHECK(r->created == !model.blocks.contains({a, b}));
+    if (r->created) {
+      const GraphStateModel::Severed s = model.Block(a, b, r->ts);
+      CHECK(r->removed ==
+            ((s.unfollowed ? 1 : 0) | (s.lost_follower ? 2 : 0) | (s.request ? 4 : 0)));
+      m.feed.Unfollow(a, b);
+      m.feed.Unfollow(b, a);
+    } else {
+      CHECK(r->ts == model.blocks.at({a, b}));
+    }
+  } else if (pick < 40) {
+    auto r = c.Unblock(a, b);
+    REQUIRE(r.ok());
+    CHECK(*r == model.blocks.contains({a, b}));
+    model.Unblock(a, b);
+  } else if (pick < 65) {
+    const bool on = rng() % 3 != 0;
+    std::vector<uint64_t> requesters;
+    for (const auto& [p, ts] : model.requests) {
+      if (p.second == a) requesters.push_back(p.first);
+    }
+    auto r = c.SetPrivate(a, on);
+    REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+    CHECK(r->changed == (on != model.private_users.contains(a)));
+    if (r->changed) {
+      CHECK(r->approved == (on ? 0 : requesters.size()));
+      model.SetPrivate(a, on, r->ts);
+      if (!on) {
+        for (uint64_t q : requesters) m.feed.Follow(q, a);
+      }
+    }
+  } else if (!pending.empty()) {
+    const auto [requester, target] = pending[rng() % pending.size()];
+    if (pick < 85) {
+      auto r = c.Approve(target, requester);
+      REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+      CHECK(r->created);
+      model.Approve(target, requester, r->followed_at);
+      m.feed.Follow(requester, target);
+    } else if (pick < 93) {
+      auto r = c.Reject(target, requester);
+      REQUIRE(r.ok());
+      CHECK(*r);
+      model.RemoveRequest(requester, target);
+    } else {
+      auto r = c.Withdraw(requester, target);
+      REQUIRE(r.ok());
+      CHECK(*r);
+      model.RemoveRequest(requester, target);
+    }
+  }
+  REQUIRE(c.Barrier().ok());
+}
+
 // One round of random changes, all acknowledged, removals last (a follow decided after a
 // removal but before it reached the follower's shard is ordered before it: docs/cluster.md,
-// "Removals"). With `skip`, no change is decided on that shard (it is down).
-void RandomRound(net::ClusterClient& c, Model& m, std::mt19937_64& rng, int ops,
+// "Removals"). `access_percent` of the changes are AccessChange's. With `skip`, no change is
+// decided on that shard (it is down).
+void RandomRound(net::ClusterClient& c, Model& m, std::mt19937_64& rng, int ops, int access_percent,
                  uint32_t skip = 0) {
   GraphStateModel& model = m.graph;
   std::vector<uint64_t> removed;
@@ -230,10 +336,25 @@ void RandomRound(net::ClusterClient& c, Model& m, std::mt19937_64& rng, int ops,
     if (b == a) b = a % kUsers + 1;
     if (skip != 0 && c.map().OwnerOf(a) == skip) continue;
     const uint64_t pick = rng() % 100;
+    if (rng() % 100 < access_percent) {
+      AccessChange(c, m, rng, a, b);
+      continue;
+    }
     if (pick < 45) {
       const int64_t ts = 1'700'000'000'000 + static_cast<int64_t>(rng() % 1'000'000);
       auto r = c.Follow(a, b, ts);
+      if (BlockStands(model, a, b)) {
+        CHECK(r.status().code() == Code::kBlocked);
+        continue;
+      }
       REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+      if (model.private_users.contains(b) && !model.edges.contains({a, b})) {
+        // b is private: a request, on b's shard once it arrives.
+        CHECK((static_cast<int>(r->relation) & 4) != 0);
+        CHECK(r->created == !model.requests.contains({a, b}));
+        if (r->created) model.Request(a, b, r->followed_at);
+        continue;
+      }
       CHECK(r->created == !model.edges.contains({a, b}));
       if (r->created) model.Follow(a, b, ts);
       m.feed.Follow(a, b);
@@ -289,14 +410,14 @@ TEST_CASE("a three-shard cluster answers like one node, through a shard's SIGKIL
   Model model;
   std::mt19937_64 rng(25);
   for (int round = 0; round < 6; ++round) {
-    RandomRound(*client, model, rng, 300);
+    RandomRound(*client, model, rng, 300, /*access_percent=*/8);
     REQUIRE_MESSAGE(client->Barrier().ok(), "round " << round);
     CheckAgainst(*client, model, rng);
   }
   // Shard 3 dies; shards 1 and 2 go on deciding changes it must apply, which wait in
   // JetStream; restarted, it recovers its WAL and drains its consumer.
   cluster.KillShard(3);
-  RandomRound(*client, model, rng, 300, /*skip=*/3);
+  RandomRound(*client, model, rng, 300, /*access_percent=*/0, /*skip=*/3);
   cluster.StartShard(3);
   auto fresh = cluster.Client();
   REQUIRE(fresh->Barrier().ok());
@@ -308,7 +429,7 @@ TEST_CASE("a three-shard cluster answers like one node, through a shard's SIGKIL
   CHECK(applied > 0);
 }
 
-TEST_CASE("a shard refuses users of other buckets with moved, and commands clusters do not run") {
+TEST_CASE("a shard refuses users of other buckets with moved") {
   Cluster cluster;
   auto client = cluster.Client();
   const net::ShardMap& map = client->map();
@@ -327,11 +448,16 @@ TEST_CASE("a shard refuses users of other buckets with moved, and commands clust
   CHECK((*shard1)->Follow(elsewhere, 7).status().code() == Code::kMoved);
   uint64_t here = 1;
   while (map.OwnerOf(here) != 1) ++here;
-  CHECK((*shard1)->Block(here, elsewhere).status().code() == Code::kUnsupported);
+  CHECK((*shard1)->Block(elsewhere, here).status().code() == Code::kMoved);
   CHECK((*shard1)->Counts(here).ok());
   // The cluster client routes both.
   CHECK(client->Counts(elsewhere).ok());
   CHECK(client->Follow(elsewhere, here).ok());
+  // A block decided here reaches the blocked user's shard, which then refuses its follow.
+  CHECK((*shard1)->Block(here, elsewhere).ok());
+  REQUIRE(client->Barrier().ok());
+  CHECK(client->Follow(elsewhere, here).status().code() == Code::kBlocked);
+  CHECK(client->Relation(elsewhere, here).value() == net::RelationCode::kBlockedBy);
 }
 
 TEST_CASE("relgraph-cli --cluster routes each command to its user's shard") {

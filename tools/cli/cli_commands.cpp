@@ -591,12 +591,23 @@ const std::map<std::string, Command>& Commands() {
 const char* kPageUsage = " USER [--limit=N] [--offset=N] [--after=TS:USER] [--viewer=V]";
 const char* kFeedUsage = " USER [--limit=N] [--after=TS:POST] [--kinds=K,K,...]";
 
-// following, fans or friends USER [options], through a Client or a ClusterClient.
+bool IsListPage(const std::string& name) {
+  return name == "following" || name == "fans" || name == "friends" || name == "blocks" ||
+         name == "requests";
+}
+
+// following, fans, friends, blocks or requests USER [options], through a Client or a
+// ClusterClient.
 template <typename AnyClient>
 Result<std::string> ListPage(AnyClient& c, const std::vector<std::string>& words, bool json) {
   const std::string& name = words[0];
   auto q = ParsePageQuery(words, name + kPageUsage);
   if (!q.ok()) return q.status();
+  if (name == "blocks" || name == "requests") {  // with the whole list's total
+    auto page = name == "blocks" ? c.Blocks(*q) : c.Requests(*q);
+    if (!page.ok()) return page.status();
+    return RenderPage(net::PageReply{std::move(page->entries), page->next}, json, page->total);
+  }
   auto page = name == "following" ? c.Following(*q) : name == "fans" ? c.Fans(*q) : c.Friends(*q);
   if (!page.ok()) return page.status();
   return RenderPage(*page, json);
@@ -608,16 +619,7 @@ Result<std::string> RunCommand(net::Client& client, const std::vector<std::strin
                                bool json) {
   if (words.empty()) return Status::InvalidArgument("no command (try 'help')");
   const std::string& name = words[0];
-  if (name == "following" || name == "fans" || name == "friends") {
-    return ListPage(client, words, json);
-  }
-  if (name == "blocks" || name == "requests") {
-    auto q = ParsePageQuery(words, name + kPageUsage);
-    if (!q.ok()) return q.status();
-    auto page = name == "blocks" ? client.Blocks(*q) : client.Requests(*q);
-    if (!page.ok()) return page.status();
-    return RenderPage(net::PageReply{std::move(page->entries), page->next}, json, page->total);
-  }
+  if (IsListPage(name)) return ListPage(client, words, json);
   if (name == "timeline" || name == "user-posts") {
     auto q = ParseFeedQuery(words, name + kFeedUsage);
     if (!q.ok()) return q.status();
@@ -658,9 +660,7 @@ Result<std::string> RunClusterCommand(net::ClusterClient& cluster,
     RELGRAPH_RETURN_IF_ERROR(cluster.Barrier());
     return std::string(json ? "{\"quiet\":true}\n" : "quiet: every change is applied\n");
   }
-  if (name == "following" || name == "fans" || name == "friends") {
-    return ListPage(cluster, words, json);
-  }
+  if (IsListPage(name)) return ListPage(cluster, words, json);
   if (name == "known-followers" && words.size() >= 3) return KnownFollowers(cluster, words, json);
   // Every other command names its user first (the follower, the author, the reader, ...).
   auto user = words.size() >= 2 ? ParseU64(words[1], "user") : Status::InvalidArgument("");

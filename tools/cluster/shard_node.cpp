@@ -12,10 +12,11 @@
 namespace relgraph {
 namespace {
 
-// The commands a cluster runs: the graph's follows, the feed, and the reads about one user
-// (known followers when the viewer and the target are both here). The others (blocks and
-// private accounts) are not yet cluster-aware, and a shard answering them from its own part of
-// the data would answer wrongly: they are refused.
+// The commands a cluster runs: the graph's follows, blocks, private accounts and requests,
+// the feed, and the reads about one user (known followers when the viewer and the target
+// are both here). The rest are about no user (INFO, SNAPSHOT, ...; answered by the shard
+// asked, not routed here) or not cluster-aware yet: those are refused rather than answered
+// from this shard's part of the data.
 bool ClusterServes(net::Opcode op) {
   switch (op) {
     case net::Opcode::kFollow:
@@ -38,6 +39,15 @@ bool ClusterServes(net::Opcode op) {
     case net::Opcode::kUnhide:
     case net::Opcode::kMutes:
     case net::Opcode::kHides:
+    case net::Opcode::kBlock:
+    case net::Opcode::kUnblock:
+    case net::Opcode::kBlocks:
+    case net::Opcode::kSetPrivate:
+    case net::Opcode::kIsPrivate:
+    case net::Opcode::kRequests:
+    case net::Opcode::kApprove:
+    case net::Opcode::kReject:
+    case net::Opcode::kWithdraw:
       return true;
     default:
       return false;
@@ -348,9 +358,28 @@ std::vector<uint32_t> ShardNode::TargetsOf(const net::ShardMap& m, const WalOp& 
       if (s.id != self) targets.push_back(s.id);
     }
   };
+  auto owner_of = [&](UserId u) {
+    if (const uint32_t t = m.OwnerOf(u);
+        t != self && std::find(targets.begin(), targets.end(), t) == targets.end()) {
+      targets.push_back(t);
+    }
+  };
   switch (op.type) {
     case WalRecordType::kRemoveUser:
+    case WalRecordType::kSetPrivate:  // any shard's users may ask to follow the user
       all_others();
+      break;
+    case WalRecordType::kBlock:  // the other user's shard, whichever of the two decided
+    case WalRecordType::kUnblock:
+    case WalRecordType::kRequest:
+    case WalRecordType::kApprove:
+    case WalRecordType::kReject:
+    case WalRecordType::kWithdraw:
+      owner_of(op.a);
+      owner_of(op.b);
+      break;
+    case WalRecordType::kPostsWanted:  // the author's shard, which answers with a back-fill
+      owner_of(op.a);
       break;
     case WalRecordType::kPublish:
     case WalRecordType::kDeletePost: {
@@ -361,15 +390,11 @@ std::vector<uint32_t> ShardNode::TargetsOf(const net::ShardMap& m, const WalOp& 
         all_others();
         break;
       }
-      for (UserId f : fans.fans) {
-        const uint32_t t = m.OwnerOf(f);
-        if (t != self && std::find(targets.begin(), targets.end(), t) == targets.end())
-          targets.push_back(t);
-      }
+      for (UserId f : fans.fans) owner_of(f);
       break;
     }
     default:  // follow, unfollow: the followee's shard; hide, unhide: the reader's
-      if (const uint32_t t = m.OwnerOf(op.b); t != self) targets.push_back(t);
+      owner_of(op.b);
       break;
   }
   return targets;
@@ -379,18 +404,23 @@ Status ShardNode::BackFill(const net::ShardMap& m, const WalRecordView& r,
                            const std::function<void(uint32_t, std::string_view)>& send) const {
   auto op = DecodeWalRecord(r.type, r.payload);
   if (!op.ok()) return op.status();
-  // A follow another shard decided that made it hold a first fan of our user: that shard
-  // cleared its copies of the user's posts, and gets them back whole, as they are now
-  // (later changes follow this message in order, each applied by its ensure form).
-  if (op->type != WalRecordType::kFollow || (op->flags & kFollowFirstRemoteFan) == 0 ||
-      op->origin == options_.shard_id || m.OwnerOf(op->b) != options_.shard_id) {
+  // A follow another shard decided that made it hold a first fan of our user, or its
+  // posts-wanted record (a first fan made by an approval): that shard cleared its copies of
+  // the user's posts, and gets them back whole, as they are now (later changes follow this
+  // message in order, each applied by its ensure form).
+  const bool first_follow =
+      op->type == WalRecordType::kFollow && (op->flags & kFollowFirstRemoteFan) != 0;
+  if (!(first_follow || op->type == WalRecordType::kPostsWanted) ||
+      op->origin == options_.shard_id) {
     return Status::OK();
   }
-  std::vector<FeedEntry> posts = db_->RetainedPosts(op->b);
+  const UserId author = op->cleared_author();
+  if (m.OwnerOf(author) != options_.shard_id) return Status::OK();
+  std::vector<FeedEntry> posts = db_->RetainedPosts(author);
   if (posts.size() > kMaxPostsPerRecord) {
     posts.erase(posts.begin(), posts.end() - kMaxPostsPerRecord);  // relgraphd refuses such K
   }
-  send(op->origin, EncodePostsRecord(op->b, posts));
+  send(op->origin, EncodePostsRecord(author, posts));
   return Status::OK();
 }
 

@@ -111,7 +111,7 @@ TEST_CASE("wal records: any other length, and unknown types, are corruption nami
       }
     }
   }
-  for (int type : {0, 21, 63, 255}) {
+  for (int type : {0, 22, 63, 255}) {
     auto d = DecodeWalRecord(static_cast<uint8_t>(type), std::string(16, '\0'));
     CHECK(d.status().code() == Code::kCorruption);
     CHECK(d.status().message().find("unknown WAL record type") != std::string::npos);
@@ -187,6 +187,7 @@ TEST_CASE("wal records: blocks, private marks and requests round-trip; other len
       {WalRecordType::kSetPrivate, EncodeSetPrivateRecord(7, ts, false), 7, 0, 0},
       {WalRecordType::kRequest, EncodePairRecord(5, 6, ts), 5, 6, 0},
       {WalRecordType::kApprove, EncodeBlockRecord(6, 5, ts, kFollowBecameFriends), 6, 5, 1},
+      {WalRecordType::kApprove, EncodeBlockRecord(6, 5, ts, kApproveByRequester), 6, 5, 2},
       {WalRecordType::kReject, EncodePairRecord(6, 5, ts), 6, 5, 0},
       {WalRecordType::kWithdraw, EncodePairRecord(5, 6, ts), 5, 6, 0},
   };
@@ -224,9 +225,18 @@ TEST_CASE("wal records: a remote record wraps the changes shards exchange, and o
     WalRecordType type;
     WalPayload payload;
   };
-  const Inner inner[] = {{WalRecordType::kFollow, EncodeFollowRecord(7, 9, ts, 1)},
-                         {WalRecordType::kUnfollow, EncodePairRecord(7, 9, ts)},
-                         {WalRecordType::kRemoveUser, EncodeRemoveUserRecord(7, ts)}};
+  const Inner inner[] = {
+      {WalRecordType::kFollow, EncodeFollowRecord(7, 9, ts, 1)},
+      {WalRecordType::kUnfollow, EncodePairRecord(7, 9, ts)},
+      {WalRecordType::kRemoveUser, EncodeRemoveUserRecord(7, ts)},
+      {WalRecordType::kBlock, EncodeBlockRecord(7, 9, ts, kBlockLostFollower)},
+      {WalRecordType::kUnblock, EncodePairRecord(7, 9, ts)},
+      {WalRecordType::kSetPrivate, EncodeSetPrivateRecord(7, ts, false)},
+      {WalRecordType::kRequest, EncodePairRecord(7, 9, ts)},
+      {WalRecordType::kApprove, EncodeBlockRecord(7, 9, ts, kApproveByRequester)},
+      {WalRecordType::kReject, EncodePairRecord(7, 9, ts)},
+      {WalRecordType::kWithdraw, EncodePairRecord(7, 9, ts)},
+      {WalRecordType::kPostsWanted, EncodePostsWantedRecord(7, ts)}};
   const uint8_t remote = static_cast<uint8_t>(WalRecordType::kRemote);
   for (const Inner& in : inner) {
     for (uint32_t origin : {0u, 3u, 0xffffffffu}) {
@@ -241,7 +251,8 @@ TEST_CASE("wal records: a remote record wraps the changes shards exchange, and o
       CHECK(d->origin_lsn == lsn);
       CHECK(d->a == 7);
       CHECK(d->ts == ts);
-      CHECK(d->graph_op().ensure);
+      if (d->is_graph_op()) CHECK(d->graph_op().remote);
+      CHECK(!d->clears_posts());  // only this shard's own records clear copies
       CHECK(DescribeWalRecord(remote, p).find("remote from shard " + std::to_string(origin)) !=
             std::string::npos);
       // Cut anywhere, it is corruption.
@@ -254,7 +265,8 @@ TEST_CASE("wal records: a remote record wraps the changes shards exchange, and o
     auto local = DecodeWalRecord(static_cast<uint8_t>(in.type), in.payload.view());
     REQUIRE(local.ok());
     CHECK(!local->is_remote());
-    CHECK(!local->graph_op().ensure);
+    if (local->is_graph_op()) CHECK(!local->graph_op().remote);
+    CHECK(IsRemoteApplicable(in.type));
   }
   // Origin LSN 0, and inner types no shard sends (a cursor, a mute, a remote record).
   const WalPayload follow = EncodeFollowRecord(7, 9, ts, 0);
@@ -338,6 +350,23 @@ TEST_CASE("a follow flagged as a remote user's first fan clears its posts only w
   CHECK(!remote->clears_posts());  // the followee's own shard keeps its posts
   const WalPayload plain = EncodeFollowRecord(7, 9, 5, kFollowBecameFriends);
   CHECK(!DecodeWalRecord(1, plain.view())->clears_posts());
+  CHECK(local->cleared_author() == 9);
+  // A posts-wanted record (a first fan made by an approval) clears its author's copies.
+  const WalPayload wanted = EncodePostsWantedRecord(7, 5);
+  const uint8_t type = static_cast<uint8_t>(WalRecordType::kPostsWanted);
+  auto w = DecodeWalRecord(type, wanted.view());
+  REQUIRE(w.ok());
+  CHECK(w->clears_posts());
+  CHECK(w->cleared_author() == 7);
+  CHECK(w->ts == 5);
+  CHECK(!w->is_graph_op());
+  CHECK(!w->is_feed_op());
+  CHECK(!w->is_access_op());
+  CHECK(DescribeWalRecord(type, wanted.view()) == "posts_wanted of 7 at 5");
+  for (size_t len = 0; len <= 24; ++len) {
+    if (len != 16)
+      CHECK(DecodeWalRecord(type, std::string(len, '\x01')).status().code() == Code::kCorruption);
+  }
 }
 
 }  // namespace

@@ -218,7 +218,8 @@ struct Rebuilt {
       case ChangeKind::kEpoch:
       case ChangeKind::kRemote:
       case ChangeKind::kPosts:
-        FAIL("cursor, epoch and remote records are never events");
+      case ChangeKind::kPostsWanted:
+        FAIL("cursor, epoch, remote and posts-wanted records are never events");
         break;
       case ChangeKind::kBlock: {  // the flags say what went; a consumer may also just erase
         const auto severed = graph.Block(e.a, e.b, e.ts);

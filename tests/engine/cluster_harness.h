@@ -1,0 +1,174 @@
+// Shards of a cluster played by Dbs in one process (docs/cluster.md), for the engine's cluster
+// tests: each Db is a shard with its own WAL; an in-test outbox reads each shard's WAL and
+// queues the records other shards must apply (routed as a shard's outbox routes them, users
+// placed by id modulo the shard count), and hands them over through Db::ApplyRemote in random
+// batches, sometimes starting again before what was handed over already (as JetStream
+// redelivers what was not acknowledged). Shards restart from their WAL or a snapshot.
+#pragma once
+
+#include <doctest.h>
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/db.h"
+#include "engine/durable/wal_records.h"
+#include "engine/graph/clock.h"
+#include "tests/storage/test_dir.h"
+
+namespace relgraph::testing {
+
+template <uint32_t kShards>
+struct ClusterHarness {
+  struct Record {
+    uint64_t lsn;
+    uint8_t type;
+    std::string payload;
+  };
+
+  static uint32_t ShardOf(UserId u) { return static_cast<uint32_t>(u % kShards); }
+
+  // The shards a record of shard `origin` goes to, as ShardNode::TargetsOf sends it (a
+  // publish or delete to every other shard, as for a celebrity).
+  static std::vector<uint32_t> TargetsOf(uint32_t origin, const WalOp& op) {
+    std::vector<uint32_t> out;
+    auto add = [&](UserId u) {
+      const uint32_t t = ShardOf(u);
+      if (t != origin && std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+    };
+    switch (op.type) {
+      case WalRecordType::kRemoveUser:
+      case WalRecordType::kSetPrivate:
+      case WalRecordType::kPublish:
+      case WalRecordType::kDeletePost:
+        for (uint32_t t = 0; t < kShards; ++t) {
+          if (t != origin) out.push_back(t);
+        }
+        break;
+      case WalRecordType::kBlock:
+      case WalRecordType::kUnblock:
+      case WalRecordType::kRequest:
+      case WalRecordType::kApprove:
+      case WalRecordType::kReject:
+      case WalRecordType::kWithdraw:
+        add(op.a);
+        add(op.b);
+        break;
+      case WalRecordType::kPostsWanted:
+        add(op.a);
+        break;
+      default:
+        add(op.b);
+        break;
+    }
+    return out;
+  }
+
+  TestDir dir;
+  ManualClock clock;
+  DbOptions options;
+  std::unique_ptr<Db> db[kShards];
+  uint64_t read_lsn[kShards] = {};  // each shard's WAL is read up to here
+  // queue[o][t]: records shard o decided that shard t must apply; delivered[o][t] of them
+  // are handed over.
+  std::vector<Record> queue[kShards][kShards];
+  size_t delivered[kShards][kShards] = {};
+  std::mt19937_64 rng;
+  // Called for each record handed over for the first time, after it was applied.
+  std::function<void(uint32_t origin, uint32_t target, const Record&)> on_delivered;
+
+  explicit ClusterHarness(uint64_t seed) : rng(seed) {
+    options.graph.clock = &clock;
+    options.graph.rate_limit.enabled = false;
+    options.graph.max_following = 1000;
+    options.wal_segment_bytes = 4096;
+    options.background_fanout = false;
+    for (uint32_t s = 0; s < kShards; ++s) Open(s);
+  }
+
+  std::string Dir(uint32_t s) const { return dir.path() + "/shard" + std::to_string(s); }
+
+  void Open(uint32_t s) {
+    auto db_or = Db::Open(Dir(s), options);
+    REQUIRE_MESSAGE(db_or.ok(), db_or.status().ToString());
+    db[s] = std::move(*db_or);
+  }
+
+  // Restarts shard s from its WAL (after a snapshot when `snapshot`): its inbound positions
+  // must survive.
+  void Restart(uint32_t s, bool snapshot) {
+    if (snapshot) REQUIRE(db[s]->Snapshot().ok());
+    const auto positions = db[s]->InboundPositionsNow();
+    db[s].reset();
+    Open(s);
+    CHECK(db[s]->InboundPositionsNow() == positions);
+    read_lsn[s] = db[s]->last_lsn();
+  }
+
+  // Moves each shard's newly logged changes into the queues of the shards they concern.
+  void Collect() {
+    for (uint32_t o = 0; o < kShards; ++o) {
+      if (db[o]->last_lsn() <= read_lsn[o]) continue;
+      auto reader = db[o]->OpenChanges(read_lsn[o] + 1);
+      REQUIRE_MESSAGE(reader.ok(), reader.status().ToString());
+      while ((*reader)->next_lsn() <= db[o]->last_lsn()) {
+        auto n = (*reader)->ReadRecords(100, [&](const WalRecordView& r) {
+          const auto type = static_cast<WalRecordType>(r.type);
+          if (!IsRemoteApplicable(type)) return Status::OK();  // remote, cursor, ...
+          auto op = DecodeWalRecord(r.type, r.payload);
+          REQUIRE(op.ok());
+          for (uint32_t t : TargetsOf(o, *op)) {
+            queue[o][t].push_back({r.lsn, r.type, std::string(r.payload)});
+          }
+          return Status::OK();
+        });
+        REQUIRE_MESSAGE(n.ok(), n.status().ToString());
+      }
+      read_lsn[o] = db[o]->last_lsn();
+    }
+  }
+
+  // Hands one random batch from o to t; sometimes starts before what was handed already.
+  void DeliverSome(uint32_t o, uint32_t t) {
+    std::vector<Record>& q = queue[o][t];
+    size_t& done = delivered[o][t];
+    if (done == q.size()) return;
+    size_t from = done;
+    if (done > 0 && rng() % 4 == 0) from = done - 1 - rng() % std::min<size_t>(done, 5);
+    const size_t to = std::min(q.size(), done + 1 + rng() % 8);
+    std::vector<Db::ReplicatedRecord> batch;
+    for (size_t i = from; i < to; ++i) batch.push_back({q[i].lsn, q[i].type, q[i].payload});
+    auto applied = db[t]->ApplyRemote(o + 1, batch);  // shard ids are 1-based on the wire
+    REQUIRE_MESSAGE(applied.ok(), applied.status().ToString());
+    CHECK(applied->skipped == done - from);
+    CHECK(applied->applied == to - done);
+    const size_t first_new = done;
+    done = to;
+    CHECK(db[t]->InboundPosition(o + 1) == q[to - 1].lsn);
+    if (on_delivered) {
+      for (size_t i = first_new; i < to; ++i) on_delivered(o, t, q[i]);
+    }
+  }
+
+  // Until nothing is left to hand over: a change handed over may make the receiver decide
+  // changes of its own, which go back.
+  void Drain() {
+    for (;;) {
+      Collect();
+      bool more = false;
+      for (uint32_t o = 0; o < kShards; ++o) {
+        for (uint32_t t = 0; t < kShards; ++t) more |= delivered[o][t] < queue[o][t].size();
+      }
+      if (!more) return;
+      for (uint32_t o = 0; o < kShards; ++o) {
+        for (uint32_t t = 0; t < kShards; ++t) DeliverSome(o, t);
+      }
+    }
+  }
+};
+
+}  // namespace relgraph::testing
