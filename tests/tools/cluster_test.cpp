@@ -326,8 +326,8 @@ void AccessChange(net::ClusterClient& c, Model& m, std::mt19937_64& rng, uint64_
 // removal but before it reached the follower's shard is ordered before it: docs/cluster.md,
 // "Removals"). `access_percent` of the changes are AccessChange's. With `skip`, no change is
 // decided on that shard (it is down).
-void RandomRound(net::ClusterClient& c, Model& m, std::mt19937_64& rng, int ops, int access_percent,
-                 uint32_t skip = 0) {
+void RandomRound(net::ClusterClient& c, Model& m, std::mt19937_64& rng, int ops,
+                 uint64_t access_percent, uint32_t skip = 0) {
   GraphStateModel& model = m.graph;
   std::vector<uint64_t> removed;
   for (int i = 0; i < ops; ++i) {
