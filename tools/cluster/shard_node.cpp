@@ -437,7 +437,10 @@ void ShardNode::InboxLoop() {
       so.Config.AckPolicy = js_AckExplicit;
       so.Config.DeliverPolicy = js_DeliverAll;
       so.Config.MaxAckPending = 1 << 16;
-      so.Config.AckWait = int64_t{30} * 1'000'000'000;  // redelivered after 30 s unacknowledged
+      // Redelivered after 5 s unacknowledged: a message JetStream handed over just before it
+      // crashed waits that long after its restart (applying one takes milliseconds; one
+      // redelivered while still being applied is skipped by its LSN).
+      so.Config.AckWait = int64_t{5} * 1'000'000'000;
       jsErrCode jerr = static_cast<jsErrCode>(0);
       natsStatus s = js_PullSubscribe(&sub, link_->js(), subject.c_str(), durable.c_str(), nullptr,
                                       &so, &jerr);
