@@ -345,6 +345,8 @@ class Db {
   Status DecideForRemoteRemovalLocked(UserId removed);
   // a -> b ends (when it exists), with the feed told, logged as this shard's unfollow.
   Status LogUnfollowLocked(UserId a, UserId b);
+  // The pending request requester -> target ends, logged as this shard's withdrawal.
+  Status LogWithdrawLocked(UserId requester, UserId target);
   // Clears the copies of remote `author`'s posts and logs a posts-wanted record, which its
   // shard answers with a back-fill.
   Status WantPostsLocked(UserId author);

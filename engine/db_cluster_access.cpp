@@ -26,6 +26,12 @@ Status Db::LogUnfollowLocked(UserId a, UserId b) {
   return Log(WalRecordType::kUnfollow, EncodePairRecord(a, b, NowMs()).view()).status();
 }
 
+Status Db::LogWithdrawLocked(UserId requester, UserId target) {
+  RELGRAPH_RETURN_IF_ERROR(graph_->Withdraw(requester, target).status());
+  return Log(WalRecordType::kWithdraw, EncodePairRecord(requester, target, NowMs()).view())
+      .status();
+}
+
 Status Db::WantPostsLocked(UserId author) {
   auto cleared = feed_->ReplacePosts(*graph_, author, {}, /*live=*/true);
   if (!cleared.ok()) return cleared.status();
@@ -39,11 +45,7 @@ Status Db::DecideForRemoteAccessLocked(const WalOp& op) {
       // op.a blocks op.b, a user of this shard: its follow of op.a and its request to op.a
       // end by its own decision (op.a's shard ended them if they had reached it).
       RELGRAPH_RETURN_IF_ERROR(LogUnfollowLocked(op.b, op.a));
-      if (g.HasRequest(op.b, op.a)) {
-        RELGRAPH_RETURN_IF_ERROR(g.Withdraw(op.b, op.a).status());
-        RELGRAPH_RETURN_IF_ERROR(
-            Log(WalRecordType::kWithdraw, EncodePairRecord(op.b, op.a, NowMs()).view()).status());
-      }
+      if (g.HasRequest(op.b, op.a)) RELGRAPH_RETURN_IF_ERROR(LogWithdrawLocked(op.b, op.a));
       return Status::OK();
     case WalRecordType::kSetPrivate: {
       if (op.flags != 0) return Status::OK();
@@ -101,10 +103,7 @@ Status Db::DecideForRemoteRemovalLocked(UserId removed) {
         Log(WalRecordType::kUnblock, EncodePairRecord(blocker, removed, NowMs()).view()).status());
   }
   for (UserId requester : g.RequestersOf(removed)) {
-    RELGRAPH_RETURN_IF_ERROR(g.Withdraw(requester, removed).status());
-    RELGRAPH_RETURN_IF_ERROR(
-        Log(WalRecordType::kWithdraw, EncodePairRecord(requester, removed, NowMs()).view())
-            .status());
+    RELGRAPH_RETURN_IF_ERROR(LogWithdrawLocked(requester, removed));
   }
   return Status::OK();
 }

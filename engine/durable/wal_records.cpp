@@ -170,6 +170,24 @@ bool IsRemoteApplicable(WalRecordType type) {
   }
 }
 
+RemoteRecipients RecipientsOf(const WalOp& op) {
+  switch (op.type) {
+    case WalRecordType::kRemoveUser:
+    case WalRecordType::kSetPrivate:  // any shard's users may ask to follow the user
+      return {RemoteRecipients::kEveryShard};
+    case WalRecordType::kPublish:
+    case WalRecordType::kDeletePost:
+      return {RemoteRecipients::kFansOf, {op.a, 0}, 1};
+    case WalRecordType::kPostsWanted:  // the author's shard, which answers with a back-fill
+      return {RemoteRecipients::kUsers, {op.a, 0}, 1};
+    default:
+      // Blocks and requests: the other user's shard, whichever of the two decided. Follow,
+      // unfollow: the followee's; hide, unhide: the reader's.
+      if (IsAccessRecord(op.type)) return {RemoteRecipients::kUsers, {op.a, op.b}, 2};
+      return {RemoteRecipients::kUsers, {op.b, 0}, 1};
+  }
+}
+
 std::vector<FeedEntry> WalOp::PostsOf() const {
   std::vector<FeedEntry> out(b);
   const char* p = posts.data();

@@ -180,6 +180,18 @@ struct WalOp {
 // kCorruption for an unknown type or a payload of neither version's size.
 Result<WalOp> DecodeWalRecord(uint8_t type, std::string_view payload);
 
+// Whose shards must apply a record a cluster shard logged (docs/cluster.md): every other
+// shard (remove_user, set_private); the shards holding fans of `users[0]`, the author
+// (publish, delete_post); or the shards of `users[0..count)` (a pair's other user, a
+// posts-wanted record's author). The sender leaves itself out. REQUIRES:
+// IsRemoteApplicable(op.type).
+struct RemoteRecipients {
+  enum Kind : uint8_t { kEveryShard, kFansOf, kUsers } kind = kUsers;
+  UserId users[2] = {0, 0};
+  uint8_t count = 0;
+};
+RemoteRecipients RecipientsOf(const WalOp& op);
+
 // "follow 42 -> 7 at 1700000000000 (friends)", for wal-dump; never fails (says what is wrong
 // instead).
 std::string DescribeWalRecord(uint8_t type, std::string_view payload);

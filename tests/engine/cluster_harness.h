@@ -32,38 +32,21 @@ struct ClusterHarness {
 
   static uint32_t ShardOf(UserId u) { return static_cast<uint32_t>(u % kShards); }
 
-  // The shards a record of shard `origin` goes to, as ShardNode::TargetsOf sends it (a
-  // publish or delete to every other shard, as for a celebrity).
+  // The shards a record of shard `origin` goes to, by RecipientsOf as ShardNode::TargetsOf
+  // sends it (a publish or delete to every other shard, as for a celebrity).
   static std::vector<uint32_t> TargetsOf(uint32_t origin, const WalOp& op) {
     std::vector<uint32_t> out;
     auto add = [&](UserId u) {
       const uint32_t t = ShardOf(u);
       if (t != origin && std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
     };
-    switch (op.type) {
-      case WalRecordType::kRemoveUser:
-      case WalRecordType::kSetPrivate:
-      case WalRecordType::kPublish:
-      case WalRecordType::kDeletePost:
-        for (uint32_t t = 0; t < kShards; ++t) {
-          if (t != origin) out.push_back(t);
-        }
-        break;
-      case WalRecordType::kBlock:
-      case WalRecordType::kUnblock:
-      case WalRecordType::kRequest:
-      case WalRecordType::kApprove:
-      case WalRecordType::kReject:
-      case WalRecordType::kWithdraw:
-        add(op.a);
-        add(op.b);
-        break;
-      case WalRecordType::kPostsWanted:
-        add(op.a);
-        break;
-      default:
-        add(op.b);
-        break;
+    const RemoteRecipients to = RecipientsOf(op);
+    if (to.kind == RemoteRecipients::kUsers) {
+      for (uint8_t i = 0; i < to.count; ++i) add(to.users[i]);
+    } else {
+      for (uint32_t t = 0; t < kShards; ++t) {
+        if (t != origin) out.push_back(t);
+      }
     }
     return out;
   }

@@ -172,12 +172,15 @@ void CheckAgainst(net::ClusterClient& c, const Model& m, std::mt19937_64& rng) {
     q.user = u;
     q.limit = 1000;
     q.viewer = 1 + rng() % kUsers;  // often on another shard: its relations come from there
+    // What the page's viewer is to an entry (nothing to itself).
+    auto viewer_relation = [&](uint64_t user) {
+      return user == *q.viewer ? net::RelationCode::kNone : ModelRelation(model, *q.viewer, user);
+    };
     auto f = c.Following(q);
     REQUIRE_MESSAGE(f.ok(), f.status().ToString());
     for (const net::PageEntry& e : f->entries) {
       got_following.insert({e.user, e.ts});
-      CHECK(e.viewer_relation == (e.user == *q.viewer ? net::RelationCode::kNone
-                                                      : ModelRelation(model, *q.viewer, e.user)));
+      CHECK(e.viewer_relation == viewer_relation(e.user));
       CHECK(e.mutual == model.edges.contains({e.user, u}));
     }
     auto fa = c.Fans(q);
@@ -211,8 +214,7 @@ void CheckAgainst(net::ClusterClient& c, const Model& m, std::mt19937_64& rng) {
     REQUIRE_MESSAGE(rq.ok(), rq.status().ToString());
     for (const net::PageEntry& e : rq->entries) {
       got_requests.insert({e.user, e.ts});
-      CHECK(e.viewer_relation == (e.user == *q.viewer ? net::RelationCode::kNone
-                                                      : ModelRelation(model, *q.viewer, e.user)));
+      CHECK(e.viewer_relation == viewer_relation(e.user));
     }
     CHECK_MESSAGE(got_requests == requests, "requests to " << u);
     auto priv = c.IsPrivate(u);

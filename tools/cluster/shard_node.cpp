@@ -364,28 +364,15 @@ std::vector<uint32_t> ShardNode::TargetsOf(const net::ShardMap& m, const WalOp& 
       targets.push_back(t);
     }
   };
-  switch (op.type) {
-    case WalRecordType::kRemoveUser:
-    case WalRecordType::kSetPrivate:  // any shard's users may ask to follow the user
+  const RemoteRecipients to = RecipientsOf(op);
+  switch (to.kind) {
+    case RemoteRecipients::kEveryShard:
       all_others();
       break;
-    case WalRecordType::kBlock:  // the other user's shard, whichever of the two decided
-    case WalRecordType::kUnblock:
-    case WalRecordType::kRequest:
-    case WalRecordType::kApprove:
-    case WalRecordType::kReject:
-    case WalRecordType::kWithdraw:
-      owner_of(op.a);
-      owner_of(op.b);
-      break;
-    case WalRecordType::kPostsWanted:  // the author's shard, which answers with a back-fill
-      owner_of(op.a);
-      break;
-    case WalRecordType::kPublish:
-    case WalRecordType::kDeletePost: {
+    case RemoteRecipients::kFansOf: {
       // The shards that hold fans of the author; every shard for an author with more fans
       // than is worth listing (a celebrity: its posts go to every shard's copies).
-      const Db::FanSample fans = db_->FansUpTo(op.a, options_.broadcast_fans);
+      const Db::FanSample fans = db_->FansUpTo(to.users[0], options_.broadcast_fans);
       if (fans.fan_count > options_.broadcast_fans) {
         all_others();
         break;
@@ -393,8 +380,8 @@ std::vector<uint32_t> ShardNode::TargetsOf(const net::ShardMap& m, const WalOp& 
       for (UserId f : fans.fans) owner_of(f);
       break;
     }
-    default:  // follow, unfollow: the followee's shard; hide, unhide: the reader's
-      owner_of(op.b);
+    case RemoteRecipients::kUsers:
+      for (uint8_t i = 0; i < to.count; ++i) owner_of(to.users[i]);
       break;
   }
   return targets;
