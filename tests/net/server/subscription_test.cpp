@@ -271,6 +271,13 @@ TEST_CASE("subscribe: a subscriber resumes after the server restarts, missing no
     stop_server();
     start(5000 + round * 1000, 300);
     write_some(10000 + round * 1000);
+    // The subscriber must resume on this server before it goes away too; otherwise a slow
+    // reconnect would skip it and the test would prove one resumption instead of two.
+    const int want = static_cast<int>(round) + 2;
+    for (int i = 0; i < 2000 && subscribes < want; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    REQUIRE(subscribes >= want);
   }
   const uint64_t last = db->last_lsn();
   REQUIRE(last == 500 * 3 + 300 * 2);
