@@ -172,7 +172,9 @@ Result<uint64_t> ShardNode::InboundPending() const {
   const std::string consumer = link_->ConsumerOf(options_.shard_id);
   natsStatus s = js_GetConsumerInfo(&ci, link_->js(), options_.names.stream.c_str(),
                                     consumer.c_str(), &jo, &jerr);
-  if (s == NATS_NOT_FOUND) return uint64_t{0};  // not created yet: nothing was sent to it
+  if (!inbox_subscribed_.load()) {
+    return Status(Code::kUnavailable, "the inbox is not subscribed (starting, or retrying)");
+  }
   if (s != NATS_OK) return net::NatsError("consumer info of " + consumer, s, jerr);
   const uint64_t pending = ci->NumPending + static_cast<uint64_t>(ci->NumAckPending);
   jsConsumerInfo_Destroy(ci);
@@ -411,42 +413,80 @@ Status ShardNode::BackFill(const net::ShardMap& m, const WalRecordView& r,
   return Status::OK();
 }
 
-void ShardNode::InboxLoop() {
-  const uint32_t self = options_.shard_id;
-  const std::string subject = link_->SubjectOf(self);
-  const std::string durable = link_->ConsumerOf(self);
+Result<natsSubscription*> ShardNode::SubscribeInbox() {
+  const std::string& stream = options_.names.stream;
+  const std::string subject = link_->SubjectOf(options_.shard_id);
+  const std::string durable = link_->ConsumerOf(options_.shard_id);
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  // Acknowledged messages are a prefix of what was delivered (acknowledged in order, each
+  // only once durable here), so everything up to the ack floor is applied.
+  uint64_t ack_floor = 0;
+  jsConsumerInfo* ci = nullptr;
+  natsStatus s =
+      js_GetConsumerInfo(&ci, link_->js(), stream.c_str(), durable.c_str(), nullptr, &jerr);
+  if (s == NATS_OK) {
+    ack_floor = ci->AckFloor.Stream;
+    jsConsumerInfo_Destroy(ci);
+    s = js_DeleteConsumer(link_->js(), stream.c_str(), durable.c_str(), nullptr, &jerr);
+    if (s != NATS_OK && s != NATS_NOT_FOUND) {
+      return net::NatsError("restarting consumer " + durable, s, jerr);
+    }
+  } else if (s != NATS_NOT_FOUND) {
+    return net::NatsError("consumer info of " + durable, s, jerr);
+  }
+  jsSubOptions so;
+  jsSubOptions_Init(&so);
+  so.Stream = stream.c_str();
+  so.Config.AckPolicy = js_AckExplicit;
+  so.Config.DeliverPolicy = js_DeliverByStartSequence;
+  so.Config.OptStartSeq = ack_floor + 1;
+  so.Config.MaxAckPending = 1 << 16;
+  // A message unacknowledged this long is delivered again to this subscription: one whose
+  // acknowledgement was lost. Applied then, it is skipped by its LSN.
+  so.Config.AckWait = int64_t{5} * 1'000'000'000;
   natsSubscription* sub = nullptr;
+  jerr = static_cast<jsErrCode>(0);
+  s = js_PullSubscribe(&sub, link_->js(), subject.c_str(), durable.c_str(), nullptr, &so, &jerr);
+  if (s != NATS_OK) return net::NatsError("subscribing to " + subject, s, jerr);
+  inbox_subscribed_ = true;
+  return sub;
+}
+
+// Why the consumer restarts at its ack floor on every subscription: an inbound position
+// skips records at or below it, which is right only if each origin's records arrive in
+// order. JetStream redelivers an unacknowledged message only after its ack wait, and
+// meanwhile hands out newer ones; a message delivered to a process that then died, or left
+// unacknowledged when the WAL failed, would come back after newer records of its origin had
+// raised the position past it, and be skipped unapplied. Restarting at the ack floor makes
+// it come first. So the inbox stops pulling from a subscription whenever it leaves a message
+// unacknowledged, and subscribes anew.
+void ShardNode::InboxLoop() {
+  natsSubscription* sub = nullptr;
+  auto drop_subscription = [&] {
+    inbox_subscribed_ = false;
+    natsSubscription_Destroy(sub);
+    sub = nullptr;
+  };
   while (!stop_.load()) {
     if (sub == nullptr) {
-      jsSubOptions so;
-      jsSubOptions_Init(&so);
-      so.Stream = options_.names.stream.c_str();
-      so.Config.AckPolicy = js_AckExplicit;
-      so.Config.DeliverPolicy = js_DeliverAll;
-      so.Config.MaxAckPending = 1 << 16;
-      // Redelivered after 5 s unacknowledged: a message JetStream handed over just before it
-      // crashed waits that long after its restart (applying one takes milliseconds; one
-      // redelivered while still being applied is skipped by its LSN).
-      so.Config.AckWait = int64_t{5} * 1'000'000'000;
-      jsErrCode jerr = static_cast<jsErrCode>(0);
-      natsStatus s = js_PullSubscribe(&sub, link_->js(), subject.c_str(), durable.c_str(), nullptr,
-                                      &so, &jerr);
-      if (s != NATS_OK) {
-        sub = nullptr;
-        Log("inbox: " + net::NatsError("subscribing to " + subject, s, jerr).ToString());
+      auto subscribed = SubscribeInbox();
+      if (!subscribed.ok()) {
+        Log("inbox: " + subscribed.status().ToString());
         if (!Backoff()) break;
         continue;
       }
+      sub = *subscribed;
     }
     natsMsgList list{};
     jsErrCode jerr = static_cast<jsErrCode>(0);
     natsStatus s = natsSubscription_Fetch(&list, sub, 64, 200, &jerr);
     if (s == NATS_TIMEOUT) continue;
     if (s != NATS_OK) {
-      Log("inbox: " + net::NatsError("fetching from " + subject, s, jerr).ToString());
+      Log("inbox: " +
+          net::NatsError("fetching from " + link_->SubjectOf(options_.shard_id), s, jerr)
+              .ToString());
       natsMsgList_Destroy(&list);
-      natsSubscription_Destroy(sub);
-      sub = nullptr;
+      drop_subscription();
       if (!Backoff()) break;
       continue;
     }
@@ -501,9 +541,12 @@ void ShardNode::InboxLoop() {
           static_cast<uint64_t>(std::max<int64_t>(0, NowNs() - last_publish_ns) / 1'000'000);
     }
     natsMsgList_Destroy(&list);
-    if (wal_failed && !Backoff()) break;
+    if (wal_failed) {
+      drop_subscription();  // what was left unacknowledged comes first on the next one
+      if (!Backoff()) break;
+    }
   }
-  if (sub != nullptr) natsSubscription_Destroy(sub);
+  if (sub != nullptr) drop_subscription();
 }
 
 }  // namespace relgraph

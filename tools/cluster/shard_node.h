@@ -10,7 +10,9 @@
 // all. The inbox thread pulls the shard's own subject through a durable consumer and applies
 // each message with Db::ApplyRemote, which logs each change with its origin's LSN and skips
 // what it applied before; it acknowledges a message to JetStream only once its records are
-// fsynced. A crash anywhere thus resends or redelivers, and nothing is applied twice.
+// fsynced. A crash anywhere thus resends or redelivers, and nothing is applied twice; each
+// (re)subscription restarts the consumer at its ack floor, so that what comes again comes in
+// order, before anything newer.
 //
 // The map thread watches the shard map (a JetStream key-value entry) and swaps it in; Admit
 // answers from the newest map it has seen.
@@ -83,6 +85,9 @@ class ShardNode final : public ClusterGate {
   void MapLoop();
   void OutboxLoop();
   void InboxLoop();
+  // (Re)creates the inbound consumer to deliver, in stream order, every message after its ack
+  // floor, and pulls from it. See InboxLoop for why.
+  Result<natsSubscription*> SubscribeInbox();
   // Sleeps `retry` unless stopped; false once stopped.
   bool Backoff();
   void Log(const std::string& line) const;
@@ -102,6 +107,7 @@ class ShardNode final : public ClusterGate {
   mutable std::mutex map_mu_;
   std::shared_ptr<const net::ShardMap> map_;  // guarded by map_mu_
   std::atomic<bool> stop_{false};
+  std::atomic<bool> inbox_subscribed_{false};  // InboundPending is unknown until then
   std::thread map_thread_, outbox_thread_, inbox_thread_;
   mutable std::mutex stats_mu_;
   Stats stats_;  // guarded by stats_mu_
