@@ -286,6 +286,33 @@ class Db {
     std::vector<UserId> fans;  // all of them when fan_count <= max
   };
   FanSample FansUpTo(UserId user, size_t max) const;
+
+  // ---- bucket moves (docs/cluster.md, "Moving a bucket") ----
+  // One record of a moving user's state: a movable type (IsMovable) and its payload.
+  struct MovedState {
+    WalRecordType type;
+    std::string payload;
+  };
+  // Hands the users `moving` selects to shard `to`. Returns their state, in the order MoveIn
+  // applies it: their private marks, blocks either way, follows either way with their times,
+  // requests either way, their retained posts and mutes, and hides they made or are
+  // subject to. In the same critical section, drops here what only they needed, each drop
+  // logged as a moved record for `to`: every relation of a moving user with a user `kept`
+  // does not select (other moving users included), their mutes, and their posts unless a
+  // kept user follows them. Nothing is decided here for them after it: the caller's
+  // remote-users function must say they are remote before the next change. kUnavailable
+  // after a WAL failure.
+  Result<std::vector<MovedState>> MoveOut(uint32_t to, const std::function<bool(UserId)>& moving,
+                                          const std::function<bool(UserId)>& kept);
+  // Takes the users `moving` selects from shard `from`: applies `state` (MoveOut's) by ensure
+  // forms, each record logged as a moved record (WAL type 22). A follow, block, request or
+  // hide decided by a user of this shard that is not moving is skipped: this shard's own is
+  // newer. Then, for each user of another shard that a moving user follows and no user
+  // staying here does, the copies of its posts start over (posts_wanted, answered by a
+  // back-fill). kInvalidArgument for a record that does not decode or is not movable
+  // (nothing after it is applied); kUnavailable after a WAL failure.
+  Status MoveIn(uint32_t from, std::span<const MovedState> state,
+                const std::function<bool(UserId)>& moving);
   // Applies changes shard `origin` decided, given as its WAL records (LSNs increasing), each
   // by its ensure form through the live paths (the feed's hooks run as for a local change),
   // and logs each as one remote record (WAL type 19) with its origin and LSN. A remote
@@ -350,6 +377,14 @@ class Db {
   // Clears the copies of remote `author`'s posts and logs a posts-wanted record, which its
   // shard answers with a back-fill.
   Status WantPostsLocked(UserId author);
+  // A remote or moved follow or unfollow by its ensure form, with the feed's hooks.
+  // REQUIRES: mu_ held exclusively and feed_mu_; op.by_ensure_form().
+  Status ApplyEdgeEnsureLocked(const WalOp& op);
+  // A moved record's inner change by its ensure form (MoveIn, MoveOut's drops, a replica).
+  // REQUIRES: mu_ held exclusively and feed_mu_; op.moved.
+  Status ApplyMovedOpLocked(const WalOp& op);
+  // Applies and logs a moved record of `type` for shard `shard`.
+  Status LogMovedLocked(uint32_t shard, WalRecordType type, std::string_view payload);
   // Snapshot's two halves: the graph image as of BeginImage, then the feed's blocks: the
   // graph's access state (copied with the image), then the feed's users.
   Status WriteGraphImage(size_t users, SnapshotWriter* writer);

@@ -60,17 +60,8 @@ Status Db::ApplyRemoteOpLocked(const WalOp& op, bool decide, uint64_t* post_conf
     case WalRecordType::kUnhide:
       return feed.ApplyHide(g, op.a, op.b, op.type == WalRecordType::kHide);
     case WalRecordType::kFollow:
-    case WalRecordType::kUnfollow: {
-      const Graph::ReplayOp replay = op.graph_op();  // its ensure form: op is remote
-      return g.ApplyBatch({&replay, 1}, Graph::ReplayMode::kEnsure,
-                          [&feed, &g](const Graph::ReplayOp& o, InternalId a, InternalId b) {
-                            if (o.kind == Graph::ReplayOp::kFollow) {
-                              feed.OnFollow(g, a, b);
-                            } else {
-                              feed.OnUnfollow(g, a, b);
-                            }
-                          });
-    }
+    case WalRecordType::kUnfollow:
+      return ApplyEdgeEnsureLocked(op);
     case WalRecordType::kRemoveUser: {
       // Each edge is decided on its follower's shard. The removed user's own follows were
       // decided on its shard, which removed them; the follows *of* it held here are this
@@ -96,6 +87,20 @@ Status Db::ApplyRemoteOpLocked(const WalOp& op, bool decide, uint64_t* post_conf
       return Status(Code::kInternal, "record type " + std::to_string(static_cast<int>(op.type)) +
                                          " is not applied remotely");
   }
+}
+
+Status Db::ApplyEdgeEnsureLocked(const WalOp& op) {
+  Graph& g = *graph_;
+  Feed& feed = *feed_;
+  const Graph::ReplayOp replay = op.graph_op();  // its ensure form: op is remote or moved
+  return g.ApplyBatch({&replay, 1}, Graph::ReplayMode::kEnsure,
+                      [&feed, &g](const Graph::ReplayOp& o, InternalId a, InternalId b) {
+                        if (o.kind == Graph::ReplayOp::kFollow) {
+                          feed.OnFollow(g, a, b);
+                        } else {
+                          feed.OnUnfollow(g, a, b);
+                        }
+                      });
 }
 
 Result<Db::RemoteApplied> Db::ApplyRemote(uint32_t origin,

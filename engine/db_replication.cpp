@@ -139,12 +139,24 @@ Status Db::ApplyReplicated(std::span<const ReplicatedRecord> records, uint64_t* 
         }
         continue;
       }
+      if (op->moved) {  // a bucket move's state, applied by the primary as here
+        if (Status s = ApplyMovedOpLocked(*op); !s.ok()) {
+          failed = AtLsn(r.lsn, s);
+          break;
+        }
+        if (auto l = Log(WalRecordType::kMoved, r.payload); !l.ok()) {
+          failed = l.status();
+          break;
+        }
+        continue;
+      }
       Status s;
       switch (op->type) {
         case WalRecordType::kFollow:  // ApplyEdgeRun's
         case WalRecordType::kUnfollow:
         case WalRecordType::kRemote:  // decoded as its inner type, applied above
         case WalRecordType::kPosts:   // only inside a remote record
+        case WalRecordType::kMoved:   // decoded as its inner type, applied above
           s = Status(Code::kInternal, "an edge record outside a run");
           break;
         case WalRecordType::kRemoveUser: {

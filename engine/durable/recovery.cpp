@@ -93,12 +93,13 @@ Status ApplyAccessOp(const WalOp& op, Graph& g, const Graph::EdgeHook& on_edge) 
     case WalRecordType::kSetPrivate:
       return g.ApplySetPrivate(op.a, op.flags != 0, op.ts, on_edge);
     case WalRecordType::kRequest:
-      return op.is_remote() ? g.ApplyRemoteRequest(op.a, op.b, op.ts)
-                            : g.ApplyRequest(op.a, op.b, op.ts);
+      return op.by_ensure_form() ? g.ApplyRemoteRequest(op.a, op.b, op.ts)
+                                 : g.ApplyRequest(op.a, op.b, op.ts);
     case WalRecordType::kApprove:
-      return op.is_remote() ? g.ApplyRemoteApprove(op.a, op.b, op.ts,
-                                                   (op.flags & kApproveByRequester) != 0, on_edge)
-                            : g.ApplyApprove(op.a, op.b, op.ts, on_edge);
+      return op.by_ensure_form()
+                 ? g.ApplyRemoteApprove(op.a, op.b, op.ts, (op.flags & kApproveByRequester) != 0,
+                                        on_edge)
+                 : g.ApplyApprove(op.a, op.b, op.ts, on_edge);
     case WalRecordType::kReject:
       return g.ApplyRemoveRequest(op.a, op.b);
     case WalRecordType::kWithdraw:

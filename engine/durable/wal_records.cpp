@@ -46,6 +46,7 @@ PayloadSizes SizesOf(WalRecordType t) {
       return {24, 24};
     case WalRecordType::kRemote:
     case WalRecordType::kPosts:
+    case WalRecordType::kMoved:
       return {0, 0};  // variable: checked apart
   }
   return {0, 0};
@@ -170,6 +171,34 @@ bool IsRemoteApplicable(WalRecordType type) {
   }
 }
 
+bool IsMovable(WalRecordType type) {
+  switch (type) {
+    case WalRecordType::kFollow:
+    case WalRecordType::kUnfollow:
+    case WalRecordType::kBlock:
+    case WalRecordType::kUnblock:
+    case WalRecordType::kSetPrivate:
+    case WalRecordType::kRequest:
+    case WalRecordType::kWithdraw:
+    case WalRecordType::kMute:
+    case WalRecordType::kUnmute:
+    case WalRecordType::kHide:
+    case WalRecordType::kUnhide:
+    case WalRecordType::kPosts:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string EncodeMovedRecord(uint32_t shard, WalRecordType type, std::string_view payload) {
+  std::string out(kMovedHeaderBytes + payload.size(), '\0');
+  EncodeFixed32(out.data(), shard);
+  out[4] = static_cast<char>(type);
+  std::memcpy(out.data() + kMovedHeaderBytes, payload.data(), payload.size());
+  return out;
+}
+
 RemoteRecipients RecipientsOf(const WalOp& op) {
   switch (op.type) {
     case WalRecordType::kRemoveUser:
@@ -240,11 +269,11 @@ Result<WalOp> DecodePostsRecord(std::string_view payload) {
 Graph::ReplayOp WalOp::graph_op() const {
   switch (type) {
     case WalRecordType::kFollow:
-      return {Graph::ReplayOp::kFollow, a, b, ts, is_remote()};
+      return {Graph::ReplayOp::kFollow, a, b, ts, by_ensure_form()};
     case WalRecordType::kUnfollow:
-      return {Graph::ReplayOp::kUnfollow, a, b, 0, is_remote()};
+      return {Graph::ReplayOp::kUnfollow, a, b, 0, by_ensure_form()};
     default:
-      return {Graph::ReplayOp::kRemoveUser, a, 0, 0, is_remote()};
+      return {Graph::ReplayOp::kRemoveUser, a, 0, 0, by_ensure_form()};
   }
 }
 
@@ -288,6 +317,35 @@ Result<WalOp> DecodeWalRecord(uint8_t type, std::string_view payload) {
     if (!decoded.ok()) return decoded.status();
     decoded->origin = origin;
     decoded->origin_lsn = origin_lsn;
+    return decoded;
+  }
+  if (op.type == WalRecordType::kMoved) {
+    if (payload.size() <= kMovedHeaderBytes) {
+      return Status::Corruption("WAL moved record has " + std::to_string(payload.size()) +
+                                " payload bytes, expected more than " +
+                                std::to_string(kMovedHeaderBytes));
+    }
+    const uint32_t shard = DecodeFixed32(payload.data());
+    const uint8_t inner = static_cast<uint8_t>(payload[4]);
+    if (inner < 1 || inner > kMaxWalRecordType || !IsMovable(static_cast<WalRecordType>(inner))) {
+      return Status::Corruption("WAL moved record of inner type " + std::to_string(inner) +
+                                ", which a bucket move does not carry");
+    }
+    const std::string_view inner_payload = payload.substr(kMovedHeaderBytes);
+    Result<WalOp> decoded = Status::OK();
+    if (inner == static_cast<uint8_t>(WalRecordType::kPosts)) {
+      decoded = DecodePostsRecord(inner_payload);
+    } else if (inner_payload.size() != SizesOf(static_cast<WalRecordType>(inner)).v2) {
+      return Status::Corruption("WAL moved record's inner record of type " + std::to_string(inner) +
+                                " has " + std::to_string(inner_payload.size()) +
+                                " payload bytes, expected " +
+                                std::to_string(SizesOf(static_cast<WalRecordType>(inner)).v2));
+    } else {
+      decoded = DecodeWalRecord(inner, inner_payload);
+    }
+    if (!decoded.ok()) return decoded.status();
+    decoded->origin = shard;
+    decoded->moved = true;
     return decoded;
   }
   if (op.type == WalRecordType::kCursor) {
@@ -352,6 +410,14 @@ std::string DescribeWalRecord(uint8_t type, std::string_view payload) {
     return from + ": " +
            DescribeWalRecord(static_cast<uint8_t>(payload[12]), payload.substr(kRemoteHeaderBytes));
   }
+  if (d->moved) {
+    const std::string_view inner = payload.substr(kMovedHeaderBytes);
+    const std::string what =
+        d->type == WalRecordType::kPosts
+            ? "posts of " + std::to_string(d->a) + ", " + std::to_string(d->b) + " retained"
+            : DescribeWalRecord(static_cast<uint8_t>(payload[4]), inner);
+    return "moved (shard " + std::to_string(d->origin) + "): " + what;
+  }
   const std::string a = std::to_string(d->a), b = std::to_string(d->b);
   const std::string at = d->ts != 0 ? " at " + std::to_string(d->ts) : std::string();
   switch (d->type) {
@@ -407,6 +473,7 @@ std::string DescribeWalRecord(uint8_t type, std::string_view payload) {
       return "posts_wanted of " + a + at;
     case WalRecordType::kRemote:
     case WalRecordType::kPosts:
+    case WalRecordType::kMoved:
       break;  // decoded as its inner record above
   }
   return "unreachable";

@@ -26,6 +26,11 @@
 //  20 posts        author:u64 count:u32 (post:u64 ts_ms:i64 kind:u8){count}   (only inside a
 //                                                      remote record: the author's retained
 //                                                      posts, sent back on a first fan)
+//  22 moved        shard:u32 type:u8 payload      (a bucket move's state record: the inner record,
+//                                                      of a type IsMovable allows, brought here
+//                                                      from `shard` or dropped here for it,
+//                                                      applied by its ensure form; never an
+//                                                      event, never sent; docs/cluster.md)
 // Types 12 to 18 (blocks, private accounts, requests) came with WAL version 2's third
 // revision and have one length each; a build that does not know them stops at them.
 // Version 1 wrote the same fields without the trailing ts_ms and flags (publish unchanged);
@@ -71,8 +76,11 @@ enum class WalRecordType : uint8_t {
   // A cluster shard's first fan of a user of another shard, made by an approval: the copies of
   // its posts here start over, and its shard sends them back whole. Never an event.
   kPostsWanted = 21,
+  // A bucket move's state record (docs/cluster.md, "Moving a bucket"): never an event, never
+  // sent to another shard.
+  kMoved = 22,
 };
-inline constexpr uint8_t kMaxWalRecordType = 21;
+inline constexpr uint8_t kMaxWalRecordType = 22;
 
 // An encoded payload, held inline: logging a follow or a publish allocates nothing.
 struct WalPayload {
@@ -134,6 +142,15 @@ inline bool IsAccessRecord(WalRecordType type) {
 }
 // The record types one shard sends another (docs/cluster.md, "What crosses shards").
 bool IsRemoteApplicable(WalRecordType type);
+// The record types a moved record carries: the state a bucket move brings (follow, block,
+// request, set_private, posts, mute, hide) and what it drops (unfollow, unblock, withdraw,
+// unmute, unhide, and posts with none).
+bool IsMovable(WalRecordType type);
+// A moved record (type 22): `type`'s record with `payload`, as shard `shard` held it (on
+// the importing shard) or as this shard drops it for `shard` (on the exporting one).
+// REQUIRES: IsMovable(type); payload.size() <= MaxRemotePayload(type).
+inline constexpr size_t kMovedHeaderBytes = 4 + 1;
+std::string EncodeMovedRecord(uint32_t shard, WalRecordType type, std::string_view payload);
 
 // A decoded record: the fields its type uses (docs/wal-format.md), the rest zero.
 struct WalOp {
@@ -154,7 +171,10 @@ struct WalOp {
   // where it came from. origin_lsn is never 0 for a remote record.
   uint32_t origin = 0;
   uint64_t origin_lsn = 0;
+  bool moved = false;  // inside a moved record (type 22): origin is the other shard
   bool is_remote() const { return origin_lsn != 0; }
+  // Applied by its ensure form, whatever this shard holds: a remote or a moved record's.
+  bool by_ensure_form() const { return is_remote() || moved; }
   bool is_graph_op() const { return static_cast<uint8_t>(type) <= 3; }
   bool is_feed_op() const {  // remove_user: both
     return (static_cast<uint8_t>(type) >= 3 && static_cast<uint8_t>(type) <= 9) ||
@@ -164,7 +184,7 @@ struct WalOp {
   // follow with kFollowFirstRemoteFan (the followee's), or a posts-wanted record (a's). The
   // feed clears them, in order with the feed's records.
   bool clears_posts() const {
-    if (is_remote()) return false;
+    if (by_ensure_form()) return false;
     return type == WalRecordType::kPostsWanted ||
            (type == WalRecordType::kFollow && (flags & kFollowFirstRemoteFan) != 0);
   }
@@ -172,8 +192,8 @@ struct WalOp {
   bool is_cursor_op() const { return type == WalRecordType::kCursor; }
   bool is_epoch_op() const { return type == WalRecordType::kEpoch; }
   bool is_access_op() const { return IsAccessRecord(type); }
-  // REQUIRES: is_graph_op(). A remote op replays by its ensure form (ReplayOp::ensure): it
-  // was applied so, whatever this shard held.
+  // REQUIRES: is_graph_op(). A remote or moved op replays by its ensure form
+  // (by_ensure_form()): it was applied so, whatever this shard held.
   Graph::ReplayOp graph_op() const;
 };
 

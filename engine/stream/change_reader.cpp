@@ -49,8 +49,9 @@ Result<size_t> ChangeReader::Read(size_t max_records,
   return ReadRecords(max_records, [&](const WalRecordView& r) -> Status {
     if (r.type == static_cast<uint8_t>(WalRecordType::kCursor) ||
         r.type == static_cast<uint8_t>(WalRecordType::kEpoch) ||
-        r.type == static_cast<uint8_t>(WalRecordType::kPostsWanted)) {
-      return Status::OK();  // not a change: no event
+        r.type == static_cast<uint8_t>(WalRecordType::kPostsWanted) ||
+        r.type == static_cast<uint8_t>(WalRecordType::kMoved)) {
+      return Status::OK();  // not a change: no event (a moved record is state changing hands)
     }
     if (r.type == static_cast<uint8_t>(WalRecordType::kRemote)) {
       // Another shard's change: its event is in the deciding shard's stream, once.

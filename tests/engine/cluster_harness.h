@@ -31,13 +31,15 @@ struct ClusterHarness {
   };
 
   static uint32_t ShardOf(UserId u) { return static_cast<uint32_t>(u % kShards); }
+  // Where records are routed: ShardOf unless a test moves users (the map at routing time).
+  std::function<uint32_t(UserId)> owner = ShardOf;
 
   // The shards a record of shard `origin` goes to, by RecipientsOf as ShardNode::TargetsOf
   // sends it (a publish or delete to every other shard, as for a celebrity).
-  static std::vector<uint32_t> TargetsOf(uint32_t origin, const WalOp& op) {
+  std::vector<uint32_t> TargetsOf(uint32_t origin, const WalOp& op) const {
     std::vector<uint32_t> out;
     auto add = [&](UserId u) {
-      const uint32_t t = ShardOf(u);
+      const uint32_t t = owner(u);
       if (t != origin && std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
     };
     const RemoteRecipients to = RecipientsOf(op);
@@ -138,17 +140,23 @@ struct ClusterHarness {
   }
 
   // Until nothing is left to hand over: a change handed over may make the receiver decide
-  // changes of its own, which go back.
-  void Drain() {
+  // changes of its own, which go back. Nothing is handed to a shard in `held` (its inbox
+  // waits).
+  void Drain(const std::vector<uint32_t>& held = {}) {
+    auto is_held = [&](uint32_t t) { return std::find(held.begin(), held.end(), t) != held.end(); };
     for (;;) {
       Collect();
       bool more = false;
       for (uint32_t o = 0; o < kShards; ++o) {
-        for (uint32_t t = 0; t < kShards; ++t) more |= delivered[o][t] < queue[o][t].size();
+        for (uint32_t t = 0; t < kShards; ++t) {
+          more |= !is_held(t) && delivered[o][t] < queue[o][t].size();
+        }
       }
       if (!more) return;
       for (uint32_t o = 0; o < kShards; ++o) {
-        for (uint32_t t = 0; t < kShards; ++t) DeliverSome(o, t);
+        for (uint32_t t = 0; t < kShards; ++t) {
+          if (!is_held(t)) DeliverSome(o, t);
+        }
       }
     }
   }

@@ -111,7 +111,7 @@ TEST_CASE("wal records: any other length, and unknown types, are corruption nami
       }
     }
   }
-  for (int type : {0, 22, 63, 255}) {
+  for (int type : {0, 23, 63, 255}) {
     auto d = DecodeWalRecord(static_cast<uint8_t>(type), std::string(16, '\0'));
     CHECK(d.status().code() == Code::kCorruption);
     CHECK(d.status().message().find("unknown WAL record type") != std::string::npos);
@@ -367,6 +367,48 @@ TEST_CASE("a follow flagged as a remote user's first fan clears its posts only w
     if (len != 16)
       CHECK(DecodeWalRecord(type, std::string(len, '\x01')).status().code() == Code::kCorruption);
   }
+}
+
+TEST_CASE("moved records carry a bucket's state, applied by ensure forms, and only that") {
+  const WalPayload follow = EncodeFollowRecord(5, 9, 1234, 0);
+  const std::string moved = EncodeMovedRecord(3, WalRecordType::kFollow, follow.view());
+  auto op = DecodeWalRecord(static_cast<uint8_t>(WalRecordType::kMoved), moved);
+  REQUIRE(op.ok());
+  CHECK(op->type == WalRecordType::kFollow);
+  CHECK(op->a == 5);
+  CHECK(op->b == 9);
+  CHECK(op->ts == 1234);
+  CHECK(op->moved);
+  CHECK(op->origin == 3);
+  CHECK_FALSE(op->is_remote());  // no inbound position moves
+  CHECK(op->by_ensure_form());
+  CHECK(op->graph_op().remote);
+  CHECK_FALSE(op->clears_posts());
+  CHECK(DescribeWalRecord(22, moved) == "moved (shard 3): follow 5 -> 9 at 1234");
+
+  const std::string posts =
+      EncodePostsRecord(7, std::vector<FeedEntry>{{11, 7, 100, 1}, {12, 7, 200, 0}});
+  auto p = DecodeWalRecord(22, EncodeMovedRecord(2, WalRecordType::kPosts, posts));
+  REQUIRE(p.ok());
+  CHECK(p->type == WalRecordType::kPosts);
+  CHECK(p->PostsOf().size() == 2);
+  CHECK(p->moved);
+
+  // Every type a move carries, and no other.
+  for (uint8_t t = 1; t <= kMaxWalRecordType; ++t) {
+    const auto type = static_cast<WalRecordType>(t);
+    const bool movable =
+        t == 1 || t == 2 || (t >= 6 && t <= 9) || (t >= 12 && t <= 15) || t == 18 || t == 20;
+    CHECK_MESSAGE(IsMovable(type) == movable, "type " << int(t));
+    if (movable || t == 10 || t == 19 || t == 22) continue;
+    auto bad = DecodeWalRecord(22, EncodeMovedRecord(1, type, std::string(24, '\0')));
+    CHECK(bad.status().code() == Code::kCorruption);
+  }
+  CHECK(DecodeWalRecord(22, std::string(5, '\0')).status().code() == Code::kCorruption);
+  // An inner record of the wrong length.
+  CHECK(
+      DecodeWalRecord(22, EncodeMovedRecord(1, WalRecordType::kFollow, "short")).status().code() ==
+      Code::kCorruption);
 }
 
 }  // namespace

@@ -219,6 +219,7 @@ struct Rebuilt {
       case ChangeKind::kRemote:
       case ChangeKind::kPosts:
       case ChangeKind::kPostsWanted:
+      case ChangeKind::kMoved:
         FAIL("cursor, epoch, remote and posts-wanted records are never events");
         break;
       case ChangeKind::kBlock: {  // the flags say what went; a consumer may also just erase

@@ -1,0 +1,230 @@
+// Bucket moves between shards played by Dbs (tests/engine/cluster_harness.h): Db::MoveOut on
+// the old owner, Db::MoveIn on the new, in the order a move's phases give them
+// (docs/cluster.md, "Moving a bucket"): the new owner's inbox held, the map flipped, the old
+// owner drained, state handed over, the inbox released. Changes go on around it; after every
+// drain each shard holds exactly the part of a single Db's state that touches its users, and
+// the moved users' posts and mutes are on their new shard.
+#include <doctest.h>
+
+#include <random>
+#include <string>
+
+#include "engine/db.h"
+#include "tests/engine/cluster_harness.h"
+#include "tests/engine/graph_state_model.h"
+
+namespace relgraph {
+namespace {
+
+using testing::GraphStateModel;
+
+constexpr uint32_t kShards = 3;
+constexpr UserId kUsers = 30;
+constexpr uint32_t kBuckets = 6;  // a user's bucket: u % kBuckets
+using Cluster = testing::ClusterHarness<kShards>;
+
+struct Placement {
+  uint32_t owner[kBuckets];
+  Placement() {
+    for (uint32_t b = 0; b < kBuckets; ++b) owner[b] = b % kShards;
+  }
+  uint32_t Of(UserId u) const { return owner[u % kBuckets]; }
+};
+
+GraphStateModel Held(Db& db) {
+  return db.Read([](const Graph& g) { return GraphStateModel::Of(g); });
+}
+
+GraphStateModel Touching(const GraphStateModel& m, const Placement& p, uint32_t s) {
+  GraphStateModel out;
+  auto keep = [&](const auto& from, auto& to) {
+    for (const auto& [pair, ts] : from) {
+      if (p.Of(pair.first) == s || p.Of(pair.second) == s) to[pair] = ts;
+    }
+  };
+  keep(m.edges, out.edges);
+  keep(m.blocks, out.blocks);
+  keep(m.requests, out.requests);
+  out.private_users = m.private_users;
+  return out;
+}
+
+// One random change by `a` about `b` on `db`; its outcome as text, to compare replies.
+std::string RandomChange(Db& db, UserId a, UserId b, uint64_t pick, PostId* next_post) {
+  auto code = [](const Status& s) { return "error " + std::to_string(static_cast<int>(s.code())); };
+  if (pick < 30) {
+    auto r = db.Follow(a, b);
+    return r.ok() ? "follow " + std::to_string(r->created) : code(r.status());
+  }
+  if (pick < 42) {
+    auto r = db.Unfollow(a, b);
+    return r.ok() ? "unfollow " + std::to_string(*r) : code(r.status());
+  }
+  if (pick < 50) {
+    auto r = db.Block(a, b);
+    return r.ok() ? "block " + std::to_string(r->created) : code(r.status());
+  }
+  if (pick < 55) {
+    auto r = db.Unblock(a, b);
+    return r.ok() ? "unblock " + std::to_string(*r) : code(r.status());
+  }
+  if (pick < 60) {
+    auto r = db.SetPrivate(a, pick % 2 == 0);
+    return r.ok() ? "private" : code(r.status());
+  }
+  if (pick < 66) {
+    auto r = db.Approve(a, b);
+    return r.ok() ? "approve " + std::to_string(r->followed_at) : code(r.status());
+  }
+  if (pick < 69) {
+    auto r = db.Withdraw(a, b);
+    return r.ok() ? "withdraw " + std::to_string(*r) : code(r.status());
+  }
+  if (pick < 84) {
+    auto r = db.Publish(a, (*next_post)++, 0, 0);
+    return r.ok() ? "publish " + std::to_string(r->evicted) : code(r.status());
+  }
+  if (pick < 92) {
+    auto r = db.Mute(a, b, pick % 3 != 0);
+    return r.ok() ? "mute " + std::to_string(*r) : code(r.status());
+  }
+  auto r = db.Hide(a, b, pick % 3 != 0);
+  return r.ok() ? "hide " + std::to_string(*r) : code(r.status());
+}
+
+struct World {
+  Cluster c{31};
+  testing::TestDir one_dir;
+  std::unique_ptr<Db> one;  // the single node every reply and state is checked against
+  Placement map;
+  std::mt19937_64 rng{32};
+  PostId next_post = 1, one_next_post = 1;
+  // During a move, the old owner still decides for the moving bucket until it hands it over.
+  int exporting_bucket = -1;
+  uint32_t exporting_shard = 0;
+
+  World() {
+    auto db = Db::Open(one_dir.path(), c.options);
+    REQUIRE(db.ok());
+    one = std::move(*db);
+    c.owner = [this](UserId u) { return map.Of(u); };
+    for (uint32_t s = 0; s < kShards; ++s) RemoteUsersOf(s);
+  }
+
+  void RemoteUsersOf(uint32_t s) {
+    c.db[s]->SetRemoteUsers([this, s](UserId u) {
+      if (exporting_bucket >= 0 && u % kBuckets == static_cast<uint32_t>(exporting_bucket)) {
+        return s != exporting_shard;
+      }
+      return map.Of(u) != s;
+    });
+  }
+
+  // One change, made on its user's shard and on the single node; `skip` users make none.
+  void Change(const std::function<bool(UserId)>& skip = nullptr) {
+    c.clock.Advance(1);
+    const UserId a = 1 + rng() % kUsers;
+    UserId b = 1 + rng() % kUsers;
+    if (b == a) b = a % kUsers + 1;
+    const uint64_t pick = rng() % 100;
+    if (skip != nullptr && skip(a)) return;
+    const std::string got = RandomChange(*c.db[map.Of(a)], a, b, pick, &next_post);
+    const std::string want = RandomChange(*one, a, b, pick, &one_next_post);
+    REQUIRE_MESSAGE(got == want, a << " on " << b);
+  }
+
+  void Restart(uint32_t s, bool snapshot) {
+    c.Restart(s, snapshot);
+    RemoteUsersOf(s);
+  }
+
+  void CheckShards(const std::string& when) {
+    const GraphStateModel all = Held(*one);
+    for (uint32_t s = 0; s < kShards; ++s) {
+      REQUIRE_MESSAGE(c.db[s]->CheckInvariants().ok(), c.db[s]->CheckInvariants().ToString());
+      const GraphStateModel held = Held(*c.db[s]), want = Touching(all, map, s);
+      CHECK_MESSAGE(held.edges == want.edges, "edges of shard " << s << " " << when);
+      CHECK_MESSAGE(held.blocks == want.blocks, "blocks of shard " << s << " " << when);
+      CHECK_MESSAGE(held.requests == want.requests, "requests of shard " << s << " " << when);
+      CHECK_MESSAGE(held.private_users == want.private_users, "private of shard " << s);
+    }
+    for (UserId u = 1; u <= kUsers; ++u) {
+      Db& home = *c.db[map.Of(u)];
+      CHECK_MESSAGE(home.RetainedPosts(u) == one->RetainedPosts(u),
+                    "posts of " << u << " " << when);
+      CHECK_MESSAGE(home.Mutes(u).value() == one->Mutes(u).value(), "mutes of " << u);
+      CHECK_MESSAGE(home.Hides(u).value() == one->Hides(u).value(), "hides of " << u);
+    }
+  }
+
+  // Moves `bucket` to shard `to`, with `during` changes made while it moves (none by its
+  // users, which are refused then) and handed over in random batches.
+  void Move(uint32_t bucket, uint32_t to, int during) {
+    const uint32_t from = map.owner[bucket];
+    auto moving = [bucket](UserId u) { return u % kBuckets == bucket; };
+    // prepare: the new owner's inbox waits. flip: records are routed by the new map; the
+    // old owner decides for the bucket until it hands it over.
+    c.Drain();
+    exporting_bucket = static_cast<int>(bucket);
+    exporting_shard = from;
+    map.owner[bucket] = to;
+    // Changes go on meanwhile, by users neither moving nor on the new owner (whose replies
+    // would depend on what waits in its inbox), each handed over everywhere but there.
+    for (int i = 0; i < during; ++i) {
+      Change([&](UserId u) { return moving(u) || map.Of(u) == to; });
+      c.Drain({to});
+    }
+    // drain: the old owner applies everything routed to it.
+    c.Drain({to});
+    auto state = c.db[from]->MoveOut(to + 1, moving,
+                                     [&](UserId u) { return !moving(u) && map.Of(u) == from; });
+    REQUIRE_MESSAGE(state.ok(), state.status().ToString());
+    exporting_bucket = -1;
+    REQUIRE(c.db[to]->MoveIn(from + 1, *state, moving).ok());
+    c.Drain();  // the inbox released
+  }
+};
+
+TEST_CASE("a bucket moved between quiet shards: every shard holds what one node would") {
+  World w;
+  for (int i = 0; i < 600; ++i) {
+    w.Change();
+    w.c.Drain();
+  }
+  w.CheckShards("before the move");
+  w.Move(1, 2, 0);
+  w.CheckShards("after the move");
+  for (int i = 0; i < 300; ++i) {
+    w.Change();
+    w.c.Drain();
+  }
+  w.CheckShards("after changes on the new owner");
+  for (uint32_t s = 0; s < kShards; ++s) w.Restart(s, s == 0);
+  w.CheckShards("after restarts");
+  w.Move(1, 0, 0);  // and on to a third shard
+  w.Move(4, 0, 0);
+  w.CheckShards("after two more moves");
+}
+
+TEST_CASE("buckets moved while changes go on around them") {
+  World w;
+  for (int i = 0; i < 400; ++i) {
+    w.Change();
+    w.c.Drain();
+  }
+  for (int round = 0; round < 6; ++round) {
+    const uint32_t bucket = static_cast<uint32_t>(w.rng() % kBuckets);
+    const uint32_t to = (w.map.owner[bucket] + 1 + w.rng() % (kShards - 1)) % kShards;
+    w.Move(bucket, to, 60);
+    w.CheckShards("after move " + std::to_string(round));
+    for (int i = 0; i < 100; ++i) {
+      w.Change();
+      w.c.Drain();
+    }
+  }
+  for (uint32_t s = 0; s < kShards; ++s) w.Restart(s, s == 1);
+  w.CheckShards("after restarts");
+}
+
+}  // namespace
+}  // namespace relgraph
