@@ -388,7 +388,8 @@ TEST_CASE("moved records carry a bucket's state, applied by ensure forms, and on
 
   const std::string posts =
       EncodePostsRecord(7, std::vector<FeedEntry>{{11, 7, 100, 1}, {12, 7, 200, 0}});
-  auto p = DecodeWalRecord(22, EncodeMovedRecord(2, WalRecordType::kPosts, posts));
+  const std::string moved_posts = EncodeMovedRecord(2, WalRecordType::kPosts, posts);
+  auto p = DecodeWalRecord(22, moved_posts);  // its entries point into moved_posts
   REQUIRE(p.ok());
   CHECK(p->type == WalRecordType::kPosts);
   CHECK(p->PostsOf().size() == 2);
