@@ -10,7 +10,6 @@
 // remote one is. What the importing shard's own users decided (their follows, blocks,
 // requests, hides) is newer there than in any copy, so it is not imported.
 #include <algorithm>
-#include <unordered_set>
 
 #include "engine/db.h"
 #include "engine/durable/recovery.h"
@@ -19,8 +18,19 @@
 namespace relgraph {
 namespace {
 
-void Add(std::vector<Db::MovedState>* out, WalRecordType type, const WalPayload& p) {
-  out->push_back({type, std::string(p.view())});
+// Whether a fan of `u` satisfies `pred`, reading fans newest first until one does.
+// REQUIRES: the graph locked.
+bool AnyFan(const Graph& g, InternalId u, const std::function<bool(UserId)>& pred) {
+  if (u == kNoInternalId) return false;
+  EdgeEntry buf[256];
+  std::optional<EntryKey> after;
+  for (uint32_t n; (n = g.FansBefore(u, after, 256, buf)) > 0;) {
+    for (uint32_t k = 0; k < n; ++k) {
+      if (pred(g.ExternalOf(buf[k].peer))) return true;
+    }
+    after = g.KeyOf(buf[n - 1]);
+  }
+  return false;
 }
 
 }  // namespace
@@ -72,112 +82,80 @@ Result<std::vector<Db::MovedState>> Db::MoveOut(uint32_t to,
     for (InternalId i = 0; i < g.user_count(); ++i) {
       if (moving(g.ExternalOf(i))) users.push_back(g.ExternalOf(i));
     }
-    // In the order MoveIn applies them: a request is kept only to a private account and
-    // across no block, so marks and blocks come before edges and requests.
     const TimestampMs now = NowMs();
+    // What only the moving users needed, dropped once everything is listed (the drops change
+    // the lists read here): this shard then holds only its kept users' side of them.
+    std::vector<MovedState> drops;
+    auto add = [&](WalRecordType type, std::string_view payload) {
+      out.push_back({type, std::string(payload)});
+    };
+    auto undo = [&](WalRecordType type, UserId a, UserId b) {
+      drops.push_back({type, std::string(EncodePairRecord(a, b, now).view())});
+    };
+    // In the order MoveIn applies them: a request is kept only to a private account and
+    // across no block, so marks and blocks come before edges and requests. Private marks
+    // stay here: every shard holds every user's.
     g.ForEachPrivate([&](UserId u) {
-      if (moving(u)) Add(&out, WalRecordType::kSetPrivate, EncodeSetPrivateRecord(u, now, true));
+      if (moving(u)) add(WalRecordType::kSetPrivate, EncodeSetPrivateRecord(u, now, true).view());
     });
     g.ForEachBlock([&](UserId a, UserId b, TimestampMs ts) {
-      if (moving(a) || moving(b)) Add(&out, WalRecordType::kBlock, EncodeBlockRecord(a, b, ts, 0));
+      if (!moving(a) && !moving(b)) return;
+      add(WalRecordType::kBlock, EncodeBlockRecord(a, b, ts, 0).view());
+      if (!kept(a) && !kept(b)) undo(WalRecordType::kUnblock, a, b);
     });
+    auto follow = [&](UserId a, UserId b, TimestampMs ts) {
+      add(WalRecordType::kFollow, EncodeFollowRecord(a, b, ts, 0).view());
+      if (!kept(a) && !kept(b)) undo(WalRecordType::kUnfollow, a, b);
+    };
     for (UserId x : users) {
       const InternalId xi = g.FindUser(x);
       const FollowingList& following = g.FollowingOf(xi);
       for (uint32_t k = 0; k < following.size(); ++k) {
-        Add(&out, WalRecordType::kFollow,
-            EncodeFollowRecord(x, g.ExternalOf(following.PeerAt(k)), following.TsAt(k), 0));
+        follow(x, g.ExternalOf(following.PeerAt(k)), following.TsAt(k));
       }
       EdgeEntry buf[256];
       std::optional<EntryKey> after;
       for (uint32_t n; (n = g.FansBefore(xi, after, 256, buf)) > 0;) {
         for (uint32_t k = 0; k < n; ++k) {
           const UserId fan = g.ExternalOf(buf[k].peer);
-          if (!moving(fan)) {  // a moving fan's follow is in its following list
-            Add(&out, WalRecordType::kFollow, EncodeFollowRecord(fan, x, EntryTs(buf[k]), 0));
-          }
+          // A moving fan's follow is in its following list.
+          if (!moving(fan)) follow(fan, x, EntryTs(buf[k]));
         }
         after = g.KeyOf(buf[n - 1]);
       }
     }
     g.ForEachRequest([&](UserId target, UserId requester, TimestampMs ts) {
-      if (moving(target) || moving(requester)) {
-        Add(&out, WalRecordType::kRequest, EncodePairRecord(requester, target, ts));
-      }
+      if (!moving(target) && !moving(requester)) return;
+      add(WalRecordType::kRequest, EncodePairRecord(requester, target, ts).view());
+      if (!kept(target) && !kept(requester)) undo(WalRecordType::kWithdraw, requester, target);
     });
-    std::vector<std::pair<UserId, UserId>> hides;  // (author, from) with a moving side
+    for (UserId x : users) {
+      const std::vector<FeedEntry> posts = feed.RetainedPosts(g, x);
+      add(WalRecordType::kPosts, EncodePostsRecord(x, posts));
+      // Kept fans read the author's posts here still: its copies stay.
+      if (!posts.empty() && !AnyFan(g, g.FindUser(x), kept)) {
+        drops.push_back({WalRecordType::kPosts, EncodePostsRecord(x, {})});
+      }
+      auto mutes = feed.MutesOf(g, x);
+      if (!mutes.ok()) continue;
+      for (UserId m : *mutes) {
+        add(WalRecordType::kMute, EncodePairRecord(x, m, now).view());
+        undo(WalRecordType::kUnmute, x, m);
+      }
+    }
     for (InternalId i = 0; i < g.user_count(); ++i) {
       const UserId author = g.ExternalOf(i);
       auto from = feed.HidesOf(g, author);
       if (!from.ok()) continue;
       for (UserId f : *from) {
-        if (moving(author) || moving(f)) hides.emplace_back(author, f);
+        if (!moving(author) && !moving(f)) continue;
+        add(WalRecordType::kHide, EncodePairRecord(author, f, now).view());
+        if (!kept(author) && !kept(f)) undo(WalRecordType::kUnhide, author, f);
       }
     }
-    for (UserId x : users) {
-      out.push_back({WalRecordType::kPosts, EncodePostsRecord(x, feed.RetainedPosts(g, x))});
-      auto mutes = feed.MutesOf(g, x);
-      if (mutes.ok()) {
-        for (UserId m : *mutes) Add(&out, WalRecordType::kMute, EncodePairRecord(x, m, now));
-      }
+    for (const MovedState& d : drops) {
+      RELGRAPH_RETURN_IF_ERROR(LogMovedLocked(to, d.type, d.payload));
     }
-    for (const auto& [author, from] : hides) {
-      Add(&out, WalRecordType::kHide, EncodePairRecord(author, from, now));
-    }
-
-    // What only the moving users needed goes, in the same critical section: from here on
-    // this shard holds only its kept users' side of them.
-    auto drop = [&](WalRecordType type, std::string_view payload) -> Status {
-      return LogMovedLocked(to, type, payload);
-    };
-    Status s;
-    for (const MovedState& m : out) {
-      if (!s.ok()) break;
-      auto op = m.type == WalRecordType::kPosts
-                    ? DecodeWalRecord(static_cast<uint8_t>(WalRecordType::kMoved),
-                                      EncodeMovedRecord(to, m.type, m.payload))
-                    : DecodeWalRecord(static_cast<uint8_t>(m.type), m.payload);
-      if (!op.ok()) return op.status();
-      const UserId a = op->a, b = op->b;
-      switch (m.type) {
-        case WalRecordType::kFollow:
-          if (!kept(a) && !kept(b))
-            s = drop(WalRecordType::kUnfollow, EncodePairRecord(a, b, now).view());
-          break;
-        case WalRecordType::kBlock:
-          if (!kept(a) && !kept(b))
-            s = drop(WalRecordType::kUnblock, EncodePairRecord(a, b, now).view());
-          break;
-        case WalRecordType::kRequest:  // a = requester
-          if (!kept(a) && !kept(b))
-            s = drop(WalRecordType::kWithdraw, EncodePairRecord(a, b, now).view());
-          break;
-        case WalRecordType::kMute:
-          s = drop(WalRecordType::kUnmute, EncodePairRecord(a, b, now).view());
-          break;
-        case WalRecordType::kHide:
-          if (!kept(a) && !kept(b))
-            s = drop(WalRecordType::kUnhide, EncodePairRecord(a, b, now).view());
-          break;
-        case WalRecordType::kPosts: {
-          // Kept fans read the author's posts here still: its copies stay.
-          bool kept_fan = false;
-          const InternalId ai = g.FindUser(a);
-          EdgeEntry buf[256];
-          std::optional<EntryKey> after;
-          for (uint32_t n; !kept_fan && (n = g.FansBefore(ai, after, 256, buf)) > 0;) {
-            for (uint32_t k = 0; k < n && !kept_fan; ++k)
-              kept_fan = kept(g.ExternalOf(buf[k].peer));
-            after = g.KeyOf(buf[n - 1]);
-          }
-          if (!kept_fan && op->b > 0) s = drop(WalRecordType::kPosts, EncodePostsRecord(a, {}));
-          break;
-        }
-        default:
-          break;  // private marks stay: every shard holds every user's
-      }
-    }
-    if (!s.ok()) return s;
     lsn = wal_ ? wal_->last_lsn() : 0;
   }
   RELGRAPH_RETURN_IF_ERROR(Commit(lsn));
@@ -198,10 +176,7 @@ Status Db::MoveIn(uint32_t from, std::span<const MovedState> state,
     };
     std::vector<UserId> followees;  // of moving users, on other shards
     for (const MovedState& m : state) {
-      if (!IsMovable(m.type)) {
-        return Status::InvalidArgument("record type " + std::to_string(static_cast<int>(m.type)) +
-                                       " in a bucket's state");
-      }
+      // Decoding checks the type is movable and the payload its own.
       const std::string record = EncodeMovedRecord(from, m.type, m.payload);
       auto op = DecodeWalRecord(static_cast<uint8_t>(WalRecordType::kMoved), record);
       if (!op.ok()) return Status::InvalidArgument("a bucket's state: " + op.status().message());
@@ -228,18 +203,7 @@ Status Db::MoveIn(uint32_t from, std::span<const MovedState> state,
     std::sort(followees.begin(), followees.end());
     followees.erase(std::unique(followees.begin(), followees.end()), followees.end());
     for (UserId y : followees) {
-      const InternalId yi = g.FindUser(y);
-      bool followed_here = false;
-      EdgeEntry buf[256];
-      std::optional<EntryKey> after;
-      for (uint32_t n;
-           yi != kNoInternalId && !followed_here && (n = g.FansBefore(yi, after, 256, buf)) > 0;) {
-        for (uint32_t k = 0; k < n && !followed_here; ++k) {
-          followed_here = stays_here(g.ExternalOf(buf[k].peer));
-        }
-        after = g.KeyOf(buf[n - 1]);
-      }
-      if (!followed_here) RELGRAPH_RETURN_IF_ERROR(WantPostsLocked(y));
+      if (!AnyFan(g, g.FindUser(y), stays_here)) RELGRAPH_RETURN_IF_ERROR(WantPostsLocked(y));
     }
     lsn = wal_ ? wal_->last_lsn() : 0;
   }
