@@ -164,6 +164,9 @@ ShardNode::Stats ShardNode::stats() const {
 }
 
 Result<uint64_t> ShardNode::InboundPending() const {
+  if (!inbox_subscribed_.load()) {
+    return Status(Code::kUnavailable, "the inbox is not subscribed (starting, or retrying)");
+  }
   jsOptions jo;
   jsOptions_Init(&jo);
   jo.Wait = 500;
@@ -172,9 +175,6 @@ Result<uint64_t> ShardNode::InboundPending() const {
   const std::string consumer = link_->ConsumerOf(options_.shard_id);
   natsStatus s = js_GetConsumerInfo(&ci, link_->js(), options_.names.stream.c_str(),
                                     consumer.c_str(), &jo, &jerr);
-  if (!inbox_subscribed_.load()) {
-    return Status(Code::kUnavailable, "the inbox is not subscribed (starting, or retrying)");
-  }
   if (s != NATS_OK) return net::NatsError("consumer info of " + consumer, s, jerr);
   const uint64_t pending = ci->NumPending + static_cast<uint64_t>(ci->NumAckPending);
   jsConsumerInfo_Destroy(ci);
