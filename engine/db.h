@@ -293,18 +293,20 @@ class Db {
     WalRecordType type;
     std::string payload;
   };
-  // Hands the users `moving` selects to shard `to`. Returns their state, in the order MoveIn
-  // applies it: their private marks, blocks either way, follows either way with their times,
-  // requests either way, their retained posts and mutes, and hides they made or are
-  // subject to. In the same critical section, drops here what only they needed, each drop
-  // logged as a moved record for `to`: every relation of a moving user with a user `kept`
-  // does not select (other moving users included), their mutes, and their posts unless a
-  // kept user follows them. Nothing is decided here for them after it: the caller's
-  // remote-users function must say they are remote before the next change. kUnavailable
-  // after a WAL failure.
-  Result<std::vector<MovedState>> MoveOut(uint32_t to, const std::function<bool(UserId)>& moving,
-                                          const std::function<bool(UserId)>& kept);
-  // Takes the users `moving` selects from shard `from`: applies `state` (MoveOut's) by ensure
+  // The state of the users `moving` selects, for another shard to bring in (MoveIn), in
+  // the order MoveIn applies it: their private marks, blocks either way, follows either way
+  // with their times, requests either way, their retained posts and mutes, and hides they
+  // made or are subject to. Changes nothing.
+  Result<std::vector<MovedState>> ExportUsers(const std::function<bool(UserId)>& moving) const;
+  // Drops what no user `kept` selects needs here, each drop logged as a moved record for
+  // shard `to`: every relation (edge, block, request, hide) between two users it does not
+  // select, their mutes, and the posts of an author it does not select that no kept user
+  // follows. Returns the number of records dropped (0: nothing to drop). After a bucket
+  // move, the old owner drops so what it exported; any shard may run it at any time, as
+  // the state that touches its own users is all it holds otherwise. kUnavailable after a
+  // WAL failure.
+  Result<uint64_t> DropForeign(uint32_t to, const std::function<bool(UserId)>& kept);
+  // Takes the users `moving` selects from shard `from`: applies `state` (ExportUsers') by ensure
   // forms, each record logged as a moved record (WAL type 22). A follow, block, request or
   // hide decided by a user of this shard that is not moving is skipped: this shard's own is
   // newer. Then, for each user of another shard that a moving user follows and no user
@@ -380,7 +382,7 @@ class Db {
   // A remote or moved follow or unfollow by its ensure form, with the feed's hooks.
   // REQUIRES: mu_ held exclusively and feed_mu_; op.by_ensure_form().
   Status ApplyEdgeEnsureLocked(const WalOp& op);
-  // A moved record's inner change by its ensure form (MoveIn, MoveOut's drops, a replica).
+  // A moved record's inner change by its ensure form (MoveIn, DropForeign, a replica).
   // REQUIRES: mu_ held exclusively and feed_mu_; op.moved.
   Status ApplyMovedOpLocked(const WalOp& op);
   // Applies and logs a moved record of `type` for shard `shard`.

@@ -67,99 +67,129 @@ Status Db::LogMovedLocked(uint32_t shard, WalRecordType type, std::string_view p
   return Log(WalRecordType::kMoved, record).status();
 }
 
-Result<std::vector<Db::MovedState>> Db::MoveOut(uint32_t to,
-                                                const std::function<bool(UserId)>& moving,
-                                                const std::function<bool(UserId)>& kept) {
+Result<std::vector<Db::MovedState>> Db::ExportUsers(
+    const std::function<bool(UserId)>& moving) const {
   std::vector<MovedState> out;
-  uint64_t lsn = 0;
+  std::shared_lock lock(mu_);
+  std::lock_guard feed_lock(feed_mu_);
+  const Graph& g = *graph_;
+  const Feed& feed = *feed_;
+  std::vector<UserId> users;
+  for (InternalId i = 0; i < g.user_count(); ++i) {
+    if (moving(g.ExternalOf(i))) users.push_back(g.ExternalOf(i));
+  }
+  const TimestampMs now = NowMs();
+  auto add = [&](WalRecordType type, std::string_view payload) {
+    out.push_back({type, std::string(payload)});
+  };
+  // In the order MoveIn applies them: a request is kept only to a private account and across
+  // no block, so marks and blocks come before edges and requests.
+  g.ForEachPrivate([&](UserId u) {
+    if (moving(u)) add(WalRecordType::kSetPrivate, EncodeSetPrivateRecord(u, now, true).view());
+  });
+  g.ForEachBlock([&](UserId a, UserId b, TimestampMs ts) {
+    if (moving(a) || moving(b)) add(WalRecordType::kBlock, EncodeBlockRecord(a, b, ts, 0).view());
+  });
+  for (UserId x : users) {
+    const InternalId xi = g.FindUser(x);
+    const FollowingList& following = g.FollowingOf(xi);
+    for (uint32_t k = 0; k < following.size(); ++k) {
+      add(WalRecordType::kFollow,
+          EncodeFollowRecord(x, g.ExternalOf(following.PeerAt(k)), following.TsAt(k), 0).view());
+    }
+    EdgeEntry buf[256];
+    std::optional<EntryKey> after;
+    for (uint32_t n; (n = g.FansBefore(xi, after, 256, buf)) > 0;) {
+      for (uint32_t k = 0; k < n; ++k) {
+        const UserId fan = g.ExternalOf(buf[k].peer);
+        // A moving fan's follow is in its following list.
+        if (!moving(fan)) {
+          add(WalRecordType::kFollow, EncodeFollowRecord(fan, x, EntryTs(buf[k]), 0).view());
+        }
+      }
+      after = g.KeyOf(buf[n - 1]);
+    }
+  }
+  g.ForEachRequest([&](UserId target, UserId requester, TimestampMs ts) {
+    if (moving(target) || moving(requester)) {
+      add(WalRecordType::kRequest, EncodePairRecord(requester, target, ts).view());
+    }
+  });
+  for (UserId x : users) {
+    add(WalRecordType::kPosts, EncodePostsRecord(x, feed.RetainedPosts(g, x)));
+    auto mutes = feed.MutesOf(g, x);
+    if (!mutes.ok()) continue;
+    for (UserId m : *mutes) add(WalRecordType::kMute, EncodePairRecord(x, m, now).view());
+  }
+  for (InternalId i = 0; i < g.user_count(); ++i) {
+    const UserId author = g.ExternalOf(i);
+    auto from = feed.HidesOf(g, author);
+    if (!from.ok()) continue;
+    for (UserId f : *from) {
+      if (moving(author) || moving(f)) {
+        add(WalRecordType::kHide, EncodePairRecord(author, f, now).view());
+      }
+    }
+  }
+  return out;
+}
+
+Result<uint64_t> Db::DropForeign(uint32_t to, const std::function<bool(UserId)>& kept) {
+  uint64_t lsn = 0, dropped = 0;
   {
     std::unique_lock lock(mu_);
     std::lock_guard feed_lock(feed_mu_);
-    RELGRAPH_RETURN_IF_ERROR(WritableLocked("a bucket move refused"));
+    RELGRAPH_RETURN_IF_ERROR(WritableLocked("dropping users of other shards refused"));
     Graph& g = *graph_;
     Feed& feed = *feed_;
-    std::vector<UserId> users;
-    for (InternalId i = 0; i < g.user_count(); ++i) {
-      if (moving(g.ExternalOf(i))) users.push_back(g.ExternalOf(i));
-    }
     const TimestampMs now = NowMs();
-    // What only the moving users needed, dropped once everything is listed (the drops change
-    // the lists read here): this shard then holds only its kept users' side of them.
+    // Listed first and logged after: each drop changes the lists read here.
     std::vector<MovedState> drops;
-    auto add = [&](WalRecordType type, std::string_view payload) {
-      out.push_back({type, std::string(payload)});
-    };
     auto undo = [&](WalRecordType type, UserId a, UserId b) {
       drops.push_back({type, std::string(EncodePairRecord(a, b, now).view())});
     };
-    // In the order MoveIn applies them: a request is kept only to a private account and
-    // across no block, so marks and blocks come before edges and requests. Private marks
-    // stay here: every shard holds every user's.
-    g.ForEachPrivate([&](UserId u) {
-      if (moving(u)) add(WalRecordType::kSetPrivate, EncodeSetPrivateRecord(u, now, true).view());
-    });
-    g.ForEachBlock([&](UserId a, UserId b, TimestampMs ts) {
-      if (!moving(a) && !moving(b)) return;
-      add(WalRecordType::kBlock, EncodeBlockRecord(a, b, ts, 0).view());
+    std::vector<InternalId> foreign;
+    for (InternalId i = 0; i < g.user_count(); ++i) {
+      if (!kept(g.ExternalOf(i))) foreign.push_back(i);
+    }
+    g.ForEachBlock([&](UserId a, UserId b, TimestampMs) {
       if (!kept(a) && !kept(b)) undo(WalRecordType::kUnblock, a, b);
     });
-    auto follow = [&](UserId a, UserId b, TimestampMs ts) {
-      add(WalRecordType::kFollow, EncodeFollowRecord(a, b, ts, 0).view());
-      if (!kept(a) && !kept(b)) undo(WalRecordType::kUnfollow, a, b);
-    };
-    for (UserId x : users) {
-      const InternalId xi = g.FindUser(x);
+    for (InternalId xi : foreign) {
+      const UserId x = g.ExternalOf(xi);
+      // An edge between two foreign users is in its follower's following list.
       const FollowingList& following = g.FollowingOf(xi);
       for (uint32_t k = 0; k < following.size(); ++k) {
-        follow(x, g.ExternalOf(following.PeerAt(k)), following.TsAt(k));
-      }
-      EdgeEntry buf[256];
-      std::optional<EntryKey> after;
-      for (uint32_t n; (n = g.FansBefore(xi, after, 256, buf)) > 0;) {
-        for (uint32_t k = 0; k < n; ++k) {
-          const UserId fan = g.ExternalOf(buf[k].peer);
-          // A moving fan's follow is in its following list.
-          if (!moving(fan)) follow(fan, x, EntryTs(buf[k]));
-        }
-        after = g.KeyOf(buf[n - 1]);
+        const UserId y = g.ExternalOf(following.PeerAt(k));
+        if (!kept(y)) undo(WalRecordType::kUnfollow, x, y);
       }
     }
-    g.ForEachRequest([&](UserId target, UserId requester, TimestampMs ts) {
-      if (!moving(target) && !moving(requester)) return;
-      add(WalRecordType::kRequest, EncodePairRecord(requester, target, ts).view());
+    g.ForEachRequest([&](UserId target, UserId requester, TimestampMs) {
       if (!kept(target) && !kept(requester)) undo(WalRecordType::kWithdraw, requester, target);
     });
-    for (UserId x : users) {
-      const std::vector<FeedEntry> posts = feed.RetainedPosts(g, x);
-      add(WalRecordType::kPosts, EncodePostsRecord(x, posts));
+    for (InternalId xi : foreign) {
+      const UserId x = g.ExternalOf(xi);
       // Kept fans read the author's posts here still: its copies stay.
-      if (!posts.empty() && !AnyFan(g, g.FindUser(x), kept)) {
+      if (!feed.RetainedPosts(g, x).empty() && !AnyFan(g, xi, kept)) {
         drops.push_back({WalRecordType::kPosts, EncodePostsRecord(x, {})});
       }
-      auto mutes = feed.MutesOf(g, x);
-      if (!mutes.ok()) continue;
-      for (UserId m : *mutes) {
-        add(WalRecordType::kMute, EncodePairRecord(x, m, now).view());
-        undo(WalRecordType::kUnmute, x, m);
+      if (auto mutes = feed.MutesOf(g, x); mutes.ok()) {
+        for (UserId m : *mutes) undo(WalRecordType::kUnmute, x, m);
       }
-    }
-    for (InternalId i = 0; i < g.user_count(); ++i) {
-      const UserId author = g.ExternalOf(i);
-      auto from = feed.HidesOf(g, author);
-      if (!from.ok()) continue;
-      for (UserId f : *from) {
-        if (!moving(author) && !moving(f)) continue;
-        add(WalRecordType::kHide, EncodePairRecord(author, f, now).view());
-        if (!kept(author) && !kept(f)) undo(WalRecordType::kUnhide, author, f);
+      if (auto from = feed.HidesOf(g, x); from.ok()) {
+        for (UserId f : *from) {
+          if (!kept(f)) undo(WalRecordType::kUnhide, x, f);
+        }
       }
     }
     for (const MovedState& d : drops) {
       RELGRAPH_RETURN_IF_ERROR(LogMovedLocked(to, d.type, d.payload));
     }
+    dropped = drops.size();
     lsn = wal_ ? wal_->last_lsn() : 0;
   }
   RELGRAPH_RETURN_IF_ERROR(Commit(lsn));
-  return out;
+  return dropped;
 }
 
 Status Db::MoveIn(uint32_t from, std::span<const MovedState> state,

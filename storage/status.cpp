@@ -50,6 +50,8 @@ std::string_view CodeName(Code code) {
       return "blocked";
     case Code::kMoved:
       return "moved";
+    case Code::kMoving:
+      return "moving";
   }
   return "unknown";
 }

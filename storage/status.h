@@ -41,9 +41,10 @@ enum class Code : uint16_t {
   kReadOnly = 19,           // a replica refuses writes (the message names its primary)
   kDiverged = 20,           // a node holds records its primary never had (after a failover)
   kBlocked = 21,            // a block between the two users forbids the follow or request
-  kMoved = 22,  // a cluster shard does not own the user's bucket (the message names the owner)
+  kMoved = 22,   // a cluster shard does not own the user's bucket (the message names the owner)
+  kMoving = 23,  // a cluster shard is taking the user's bucket over: retry shortly
 };
-inline constexpr uint16_t kMaxCode = 22;
+inline constexpr uint16_t kMaxCode = 23;
 
 // Stable lower-case name of a code, e.g. "follow_limit". Never empty.
 std::string_view CodeName(Code code);

@@ -41,7 +41,32 @@ bool ValidAddress(std::string_view a) {
   return std::none_of(a.begin(), a.end(), [](char c) { return c == ' ' || c == '\n'; });
 }
 
+// "first-last" within 0..buckets-1.
+bool ParseRange(std::string_view w, uint32_t buckets, uint32_t* first, uint32_t* last) {
+  const size_t dash = w.find('-');
+  uint64_t f = 0, l = 0;
+  if (dash == std::string_view::npos || !ParseU64(w.substr(0, dash), &f) ||
+      !ParseU64(w.substr(dash + 1), &l) || f > l || l >= buckets) {
+    return false;
+  }
+  *first = static_cast<uint32_t>(f);
+  *last = static_cast<uint32_t>(l);
+  return true;
+}
+
 }  // namespace
+
+std::string_view MovePhaseName(MovePhase phase) {
+  switch (phase) {
+    case MovePhase::kPrepare:
+      return "prepare";
+    case MovePhase::kFlip:
+      return "flip";
+    case MovePhase::kCopy:
+      return "copy";
+  }
+  return "?";
+}
 
 uint32_t BucketOf(uint64_t user, uint32_t buckets) {
   unsigned char bytes[8];
@@ -97,6 +122,32 @@ Status ValidateShardMap(const ShardMap& map) {
                                      ", which is not in the map");
     }
   }
+  if (map.move) {
+    const BucketMove& mv = *map.move;
+    const std::string what = "shard map: the move of buckets " + std::to_string(mv.first) + "-" +
+                             std::to_string(mv.last);
+    if (mv.first > mv.last || mv.last >= map.buckets) {
+      return Status::InvalidArgument(what + " is outside 0-" + std::to_string(map.buckets - 1));
+    }
+    if (map.Find(mv.from) == nullptr || map.Find(mv.to) == nullptr || mv.from == mv.to) {
+      return Status::InvalidArgument(what + " is from shard " + std::to_string(mv.from) +
+                                     " to shard " + std::to_string(mv.to) +
+                                     ": two different shards of the map are needed");
+    }
+    if (mv.id == 0) return Status::InvalidArgument(what + " has id 0");
+    if (mv.phase < MovePhase::kPrepare || mv.phase > MovePhase::kCopy) {
+      return Status::InvalidArgument(what + " has no phase");
+    }
+    const uint32_t holder = mv.phase == MovePhase::kPrepare ? mv.from : mv.to;
+    for (uint32_t b = mv.first; b <= mv.last; ++b) {
+      if (map.owner[b] != holder) {
+        return Status::InvalidArgument(what + ": bucket " + std::to_string(b) +
+                                       " belongs to shard " + std::to_string(map.owner[b]) +
+                                       ", expected shard " + std::to_string(holder) + " in phase " +
+                                       std::string(MovePhaseName(mv.phase)));
+      }
+    }
+  }
   return Status::OK();
 }
 
@@ -112,6 +163,12 @@ std::string EncodeShardMap(const ShardMap& map) {
     out += "owner " + std::to_string(first) + "-" + std::to_string(last) + " " +
            std::to_string(map.owner[first]) + "\n";
     first = last + 1;
+  }
+  if (map.move) {
+    const BucketMove& mv = *map.move;
+    out += "move " + std::to_string(mv.first) + "-" + std::to_string(mv.last) + " " +
+           std::to_string(mv.from) + " " + std::to_string(mv.to) + " " +
+           std::string(MovePhaseName(mv.phase)) + " " + std::to_string(mv.id) + "\n";
   }
   return out;
 }
@@ -141,10 +198,8 @@ Result<ShardMap> ParseShardMap(std::string_view text) {
     } else if (w[0] == "shard" && w.size() == 3 && ParseU64(w[1], &n) && n <= 65535) {
       map.shards.push_back({static_cast<uint32_t>(n), std::string(w[2])});
     } else if (w[0] == "owner" && w.size() == 3 && map.buckets > 0 && ParseU64(w[2], &m)) {
-      const size_t dash = w[1].find('-');
-      uint64_t first = 0, last = 0;
-      if (dash == std::string_view::npos || !ParseU64(w[1].substr(0, dash), &first) ||
-          !ParseU64(w[1].substr(dash + 1), &last) || first > last || last >= map.buckets) {
+      uint32_t first = 0, last = 0;
+      if (!ParseRange(w[1], map.buckets, &first, &last)) {
         return Bad(line_no, "bucket range '" + std::string(w[1]) + "' outside 0-" +
                                 std::to_string(map.buckets - 1));
       }
@@ -153,8 +208,34 @@ Result<ShardMap> ParseShardMap(std::string_view text) {
         covered[b] = true;
         map.owner[b] = static_cast<uint32_t>(std::min<uint64_t>(m, UINT32_MAX));
       }
+    } else if (w[0] == "move" && w.size() == 6 && map.buckets > 0) {
+      if (map.move) return Bad(line_no, "a second move line");
+      BucketMove mv;
+      uint64_t from = 0, to = 0;
+      if (!ParseRange(w[1], map.buckets, &mv.first, &mv.last)) {
+        return Bad(line_no, "bucket range '" + std::string(w[1]) + "' outside 0-" +
+                                std::to_string(map.buckets - 1));
+      }
+      if (!ParseU64(w[2], &from) || !ParseU64(w[3], &to) || from > 65535 || to > 65535 ||
+          !ParseU64(w[5], &mv.id)) {
+        return Bad(line_no, "expected 'move FIRST-LAST FROM TO PHASE ID'");
+      }
+      mv.from = static_cast<uint32_t>(from);
+      mv.to = static_cast<uint32_t>(to);
+      if (w[4] == "prepare") {
+        mv.phase = MovePhase::kPrepare;
+      } else if (w[4] == "flip") {
+        mv.phase = MovePhase::kFlip;
+      } else if (w[4] == "copy") {
+        mv.phase = MovePhase::kCopy;
+      } else {
+        return Bad(line_no,
+                   "move phase '" + std::string(w[4]) + "', expected prepare, flip or copy");
+      }
+      map.move = mv;
     } else {
-      return Bad(line_no, "'" + std::string(line) + "' is not a buckets, shard or owner line");
+      return Bad(line_no,
+                 "'" + std::string(line) + "' is not a buckets, shard, owner or move line");
     }
   }
   if (line_no == 0) return Status::InvalidArgument("shard map: empty");

@@ -1,6 +1,6 @@
-// Bucket moves between shards played by Dbs (tests/engine/cluster_harness.h): Db::MoveOut on
-// the old owner, Db::MoveIn on the new, in the order a move's phases give them
-// (docs/cluster.md, "Moving a bucket"): the new owner's inbox held, the map flipped, the old
+// Bucket moves between shards played by Dbs (tests/engine/cluster_harness.h): Db::ExportUsers
+// and Db::DropForeign on the old owner, Db::MoveIn on the new, in the order a move's phases give
+// them (docs/cluster.md, "Moving a bucket"): the new owner's inbox held, the map flipped, the old
 // owner drained, state handed over, the inbox released. Changes go on around it; after every
 // drain each shard holds exactly the part of a single Db's state that touches its users, and
 // the moved users' posts and mutes are on their new shard.
@@ -154,6 +154,18 @@ struct World {
                     "posts of " << u << " " << when);
       CHECK_MESSAGE(home.Mutes(u).value() == one->Mutes(u).value(), "mutes of " << u);
       CHECK_MESSAGE(home.Hides(u).value() == one->Hides(u).value(), "hides of " << u);
+      // Elsewhere: the hides from that shard's users (its timelines read them), no mutes.
+      for (uint32_t s = 0; s < kShards; ++s) {
+        if (s == map.Of(u)) continue;
+        std::vector<UserId> want;
+        const std::vector<UserId> all_hides = one->Hides(u).value();
+        for (UserId f : all_hides) {
+          if (map.Of(f) == s) want.push_back(f);
+        }
+        const std::vector<UserId> held = c.db[s]->Hides(u).value();
+        CHECK_MESSAGE(held == want, "hides of " << u << " on shard " << s << " " << when);
+        CHECK_MESSAGE(c.db[s]->Mutes(u).value().empty(), "mutes of " << u << " on " << s);
+      }
     }
   }
 
@@ -174,14 +186,25 @@ struct World {
       Change([&](UserId u) { return moving(u) || map.Of(u) == to; });
       c.Drain({to});
     }
-    // drain: the old owner applies everything routed to it.
+    // drain: the old owner applies everything routed to it. copy: it stops deciding for the
+    // bucket and exports; the new owner brings the state in.
     c.Drain({to});
-    auto state = c.db[from]->MoveOut(to + 1, moving,
-                                     [&](UserId u) { return !moving(u) && map.Of(u) == from; });
-    REQUIRE_MESSAGE(state.ok(), state.status().ToString());
     exporting_bucket = -1;
+    auto state = c.db[from]->ExportUsers(moving);
+    REQUIRE_MESSAGE(state.ok(), state.status().ToString());
     REQUIRE(c.db[to]->MoveIn(from + 1, *state, moving).ok());
     c.Drain();  // the inbox released
+    // The old owner keeps its copy of the moved users' state until the move line goes, and
+    // changes go on meanwhile, the moved users' on their new shard.
+    for (int i = 0; i < during; ++i) {
+      Change();
+      c.Drain();
+    }
+    // done: the old owner drops what only the moved users needed.
+    auto dropped = c.db[from]->DropForeign(to + 1, [&](UserId u) { return map.Of(u) == from; });
+    REQUIRE_MESSAGE(dropped.ok(), dropped.status().ToString());
+    auto again = c.db[from]->DropForeign(to + 1, [&](UserId u) { return map.Of(u) == from; });
+    CHECK(again.value() == 0);
   }
 };
 

@@ -115,15 +115,15 @@ TEST_CASE("messages: a RECORDS body written in place is the codec's, and reads b
     REQUIRE(Hex(in_place) == Hex(codec));
     RecordsBody header;
     size_t seen = 0;
-    REQUIRE(ForEachWireRecord(in_place, &header,
-                              [&](uint64_t lsn, uint8_t type, std::string_view payload) {
-                                CHECK(lsn == a.first_lsn + seen);
-                                CHECK(type == a.records[seen].type);
-                                CHECK(payload == a.records[seen].payload);
-                                ++seen;
-                                return Status::OK();
-                              })
-                .ok());
+    const Status walked = ForEachWireRecord(
+        in_place, &header, [&](uint64_t lsn, uint8_t type, std::string_view payload) {
+          CHECK(lsn == a.first_lsn + seen);
+          CHECK(type == a.records[seen].type);
+          CHECK(payload == a.records[seen].payload);
+          ++seen;
+          return Status::OK();
+        });
+    REQUIRE(walked.ok());
     CHECK(seen == a.records.size());
     CHECK(header.first_lsn == a.first_lsn);
     CHECK(header.newest_lsn == a.newest_lsn);

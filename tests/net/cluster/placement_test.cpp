@@ -1,0 +1,122 @@
+// Placement (net/cluster/placement.h): the bucket hash, and the shard map's text form with
+// its rules, checked on random maps (with and without a bucket move) and on each rule broken.
+#include "net/cluster/placement.h"
+
+#include <doctest.h>
+
+#include <random>
+#include <set>
+
+namespace relgraph::net {
+namespace {
+
+ShardMap RandomMap(std::mt19937_64& rng) {
+  std::vector<ShardInfo> shards;
+  std::set<uint32_t> ids;
+  const int n = 1 + static_cast<int>(rng() % 5);
+  while (static_cast<int>(ids.size()) < n) ids.insert(1 + static_cast<uint32_t>(rng() % 65535));
+  for (uint32_t id : ids) shards.push_back({id, "10.0.0." + std::to_string(id % 250) + ":7707"});
+  ShardMap m;
+  m.buckets = 1 + static_cast<uint32_t>(rng() % 300);
+  m.shards = shards;
+  for (uint32_t b = 0; b < m.buckets; ++b) {
+    // Runs of one owner, as real maps have, and single buckets.
+    m.owner.push_back(b > 0 && rng() % 4 != 0 ? m.owner[b - 1] : shards[rng() % n].id);
+  }
+  if (n >= 2 && rng() % 2 == 0) {
+    BucketMove mv;
+    mv.first = static_cast<uint32_t>(rng() % m.buckets);
+    mv.last = mv.first + static_cast<uint32_t>(rng() % (m.buckets - mv.first));
+    mv.from = shards[rng() % n].id;
+    do {
+      mv.to = shards[rng() % n].id;
+    } while (mv.to == mv.from);
+    mv.phase = static_cast<MovePhase>(1 + rng() % 3);
+    mv.id = 1 + rng();
+    for (uint32_t b = mv.first; b <= mv.last; ++b) {
+      m.owner[b] = mv.phase == MovePhase::kPrepare ? mv.from : mv.to;
+    }
+    m.move = mv;
+  }
+  return m;
+}
+
+TEST_CASE("the bucket of a user is a fixed hash") {
+  // These values are the documented hash (docs/cluster.md): changing them moves every user.
+  CHECK(BucketOf(1, 4096) == 2350);
+  CHECK(BucketOf(2, 4096) == 579);
+  CHECK(BucketOf(1000, 4096) == 1421);
+  CHECK(BucketOf(uint64_t{1} << 40, 4096) == 3190);
+  std::vector<uint32_t> seen(16, 0);
+  for (uint64_t u = 1; u <= 16000; ++u) ++seen[BucketOf(u, 16)];
+  for (uint32_t count : seen) CHECK((count > 800 && count < 1200));  // spread evenly
+  for (uint64_t u : {1ull, 77ull, 1ull << 40, ~0ull}) CHECK(BucketOf(u, 1) == 0);
+}
+
+TEST_CASE("random maps survive their text form, moves included") {
+  std::mt19937_64 rng(7);
+  int with_move = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const ShardMap m = RandomMap(rng);
+    REQUIRE_MESSAGE(ValidateShardMap(m).ok(), ValidateShardMap(m).ToString());
+    auto parsed = ParseShardMap(EncodeShardMap(m));
+    REQUIRE_MESSAGE(parsed.ok(), parsed.status().ToString());
+    CHECK(parsed->buckets == m.buckets);
+    CHECK(parsed->shards == m.shards);
+    CHECK(parsed->owner == m.owner);
+    CHECK(parsed->move == m.move);
+    with_move += m.move.has_value();
+    for (uint64_t u = 1; u < 50; ++u) {
+      CHECK(parsed->Moving(u) == (m.move && m.move->Covers(BucketOf(u, m.buckets))));
+    }
+  }
+  CHECK(with_move > 500);
+}
+
+ShardMap TwoShards() {
+  auto m = EvenShardMap({{1, "127.0.0.1:7701"}, {2, "127.0.0.1:7702"}}, 8);
+  REQUIRE(m.ok());
+  return *m;
+}
+
+TEST_CASE("a move line that breaks a rule is refused, naming it") {
+  ShardMap m = TwoShards();  // buckets 0-3 on 1, 4-7 on 2
+  m.move = BucketMove{0, 1, 1, 2, MovePhase::kPrepare, 9};
+  CHECK(ValidateShardMap(m).ok());
+  auto refused = [&](const std::string& words) {
+    const Status s = ValidateShardMap(m);
+    CHECK_MESSAGE(s.code() == Code::kInvalidArgument, s.ToString());
+    CHECK_MESSAGE(s.message().find(words) != std::string::npos, s.message());
+  };
+  m.move->phase = MovePhase::kFlip;  // owners still the old ones
+  refused("belongs to shard 1, expected shard 2 in phase flip");
+  m.owner[0] = m.owner[1] = 2;
+  CHECK(ValidateShardMap(m).ok());
+  m.move->to = 1;
+  refused("two different shards");
+  m.move->to = 3;
+  refused("two different shards");
+  m.move->to = 2;
+  m.move->id = 0;
+  refused("id 0");
+  m.move->id = 9;
+  m.move->last = 8;
+  refused("outside 0-7");
+
+  const std::string good = EncodeShardMap(TwoShards());
+  auto parse_refused = [&](const std::string& text, const std::string& words) {
+    auto r = ParseShardMap(text);
+    REQUIRE(!r.ok());
+    CHECK_MESSAGE(r.status().message().find(words) != std::string::npos, r.status().message());
+  };
+  parse_refused(good + "move 0-1 1 2 sideways 4\n", "move phase 'sideways'");
+  parse_refused(good + "move 0-1 1 2 prepare\n", "not a buckets, shard, owner or move line");
+  parse_refused(good + "move 0-1 1 2 prepare 4\nmove 2-2 1 2 prepare 5\n", "a second move line");
+  parse_refused(good + "move 0-9 1 2 prepare 4\n", "outside 0-7");
+  parse_refused(good + "move 0-1 1 x prepare 4\n", "expected 'move FIRST-LAST FROM TO PHASE ID'");
+  parse_refused(good + "move 0-1 1 2 flip 4\n", "expected shard 2 in phase flip");
+  CHECK(ParseShardMap(good + "move 0-1 1 2 prepare 4\n").ok());
+}
+
+}  // namespace
+}  // namespace relgraph::net
