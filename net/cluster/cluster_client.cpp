@@ -13,6 +13,14 @@ Result<std::unique_ptr<ClusterClient>> ClusterClient::Connect(const ClusterClien
   return c;
 }
 
+bool ClusterClient::WaitWhileMoving(std::optional<std::chrono::steady_clock::time_point>* since) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!since->has_value()) *since = now;
+  if (now - **since >= options_.moving_wait) return false;
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return true;
+}
+
 Status ClusterClient::RefreshMap() {
   auto m = link_->ReadMap();
   if (!m.ok()) return m.status();
@@ -157,7 +165,16 @@ Status ClusterClient::Barrier(std::chrono::milliseconds timeout) {
   std::map<uint32_t, uint64_t> previous;  // last_lsn per shard at the last quiet pass
   for (;;) {
     auto infos = ShardInfos();
-    if (!infos.ok()) return infos.status();
+    if (!infos.ok()) {
+      // A shard restarting, or a connection it dropped (ShardInfos reconnects next time):
+      // wait for it like for any shard not yet quiet.
+      if (std::chrono::steady_clock::now() > deadline) {
+        return Status(Code::kTimeout, "barrier: " + infos.status().ToString());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      previous.clear();
+      continue;
+    }
     bool quiet = true;
     std::map<uint32_t, uint64_t> last;
     for (auto& [id, f] : *infos) {

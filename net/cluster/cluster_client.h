@@ -3,7 +3,8 @@
 // (net/protocol/routing.h). A page with a viewer on another shard is fetched without the
 // viewer, then completed with one RELATIONS call to the viewer's shard. A shard that answers
 // `moved` (the map changed under the client) makes the client read the map again and retry,
-// so a stale client corrects itself.
+// so a stale client corrects itself. A shard that answers `moving` (it is taking the user's
+// bucket over) is asked again shortly, for up to moving_wait.
 //
 // Barrier waits until every change made before it is applied on every shard it concerns:
 // afterwards every read equals what one node holding every change would answer.
@@ -32,6 +33,9 @@ struct ClusterClientOptions {
   ClusterNames names;
   ClientOptions client;   // token and timeouts for every shard (host and port come from the map)
   int max_redirects = 3;  // `moved` answers followed per command before giving up
+  // How long a command about a user of a bucket that is moving is retried (a shard answers
+  // `moving` while it takes the bucket over) before its `moving` error is returned.
+  std::chrono::milliseconds moving_wait{30000};
 };
 
 class ClusterClient : public TypedCalls<ClusterClient> {
@@ -69,8 +73,8 @@ class ClusterClient : public TypedCalls<ClusterClient> {
   // Waits until every change logged on any shard is applied wherever it must be: the shards'
   // INFO, polled, shows every outbox past its shard's last LSN and every inbox with nothing
   // pending, twice in a row with nothing logged between. It waits for the cluster to be
-  // quiet, so writers must pause meanwhile (tests, an operator's check); kTimeout after
-  // `timeout`.
+  // quiet, so writers must pause meanwhile (tests, an operator's check). A shard that does
+  // not answer (restarting) is waited for too; kTimeout after `timeout`.
   Status Barrier(std::chrono::milliseconds timeout = std::chrono::milliseconds(30000));
 
   // Runs fn(Client&) on the shard that owns `user`, following `moved` as Call does (a tool
@@ -94,6 +98,7 @@ class ClusterClient : public TypedCalls<ClusterClient> {
   template <typename Reply, typename Fn>
   Result<Reply> Routed(uint64_t user, Fn&& fn) {
     Status last;
+    std::optional<std::chrono::steady_clock::time_point> moving_since;
     for (int attempt = 0; attempt <= options_.max_redirects; ++attempt) {
       const uint32_t owner = map_.OwnerOf(user);
       auto client = ShardClient(owner);
@@ -105,6 +110,10 @@ class ClusterClient : public TypedCalls<ClusterClient> {
         RELGRAPH_RETURN_IF_ERROR(RefreshMap());
         continue;
       }
+      if (last.code() == Code::kMoving && WaitWhileMoving(&moving_since)) {
+        --attempt;  // not a redirect: the same shard, a little later
+        continue;
+      }
       if (!(*client)->healthy()) {  // the connection broke: once more on a new one
         clients_.erase(owner);
         if (attempt == 0) continue;
@@ -113,6 +122,9 @@ class ClusterClient : public TypedCalls<ClusterClient> {
     }
     return last;
   }
+  // After a `moving` answer: sleeps a little and says true, or false once moving_wait passed
+  // since the first one (*since).
+  bool WaitWhileMoving(std::optional<std::chrono::steady_clock::time_point>* since);
   template <typename Request>  // a PageQuery: following, fans, friends, blocks, requests
   Result<typename Request::Reply> Page(const PageQuery& query);
 

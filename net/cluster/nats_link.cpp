@@ -197,3 +197,81 @@ std::string NatsLink::ConsumerOf(uint32_t shard) const {
 }
 
 }  // namespace relgraph::net
+
+namespace relgraph::net {
+namespace {
+std::string DoneKey(uint64_t id) {
+  return "move_done_" + std::to_string(id);
+}
+}  // namespace
+
+Result<ConsumerState> NatsLink::ConsumerStateOf(uint32_t shard) {
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.Wait = 2000;
+  jsConsumerInfo* ci = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  const std::string consumer = ConsumerOf(shard);
+  natsStatus s = js_GetConsumerInfo(&ci, js_, names_.stream.c_str(), consumer.c_str(), &jo, &jerr);
+  if (s == NATS_NOT_FOUND) return Status::NotFound("no consumer " + consumer + " yet");
+  if (s != NATS_OK) return NatsError("consumer info of " + consumer, s, jerr);
+  ConsumerState state{ci->AckFloor.Stream, ci->NumPending,
+                      static_cast<uint64_t>(ci->NumAckPending)};
+  jsConsumerInfo_Destroy(ci);
+  return state;
+}
+
+Result<uint64_t> NatsLink::StreamLastSequence() {
+  jsStreamInfo* si = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_GetStreamInfo(&si, js_, names_.stream.c_str(), nullptr, &jerr);
+  if (s != NATS_OK) return NatsError("stream info of " + names_.stream, s, jerr);
+  const uint64_t last = si->State.LastSeq;
+  jsStreamInfo_Destroy(si);
+  return last;
+}
+
+Status NatsLink::EnsureMoveStream() {
+  return EnsureJetStreamStream(js_, names_.move_stream, names_.subject_prefix + ".move.*");
+}
+
+std::string NatsLink::MoveSubjectOf(uint64_t id) const {
+  return names_.subject_prefix + ".move." + std::to_string(id);
+}
+
+Status NatsLink::MarkMoveDone(uint64_t id) {
+  RELGRAPH_RETURN_IF_ERROR(BindKv(false));
+  uint64_t rev = 0;
+  natsStatus s = kvStore_PutString(&rev, kv_, DoneKey(id).c_str(), "done");
+  return s == NATS_OK ? Status::OK() : NatsError("marking move " + std::to_string(id) + " done", s);
+}
+
+Result<bool> NatsLink::MoveDone(uint64_t id) {
+  RELGRAPH_RETURN_IF_ERROR(BindKv(false));
+  kvEntry* e = nullptr;
+  natsStatus s = kvStore_Get(&e, kv_, DoneKey(id).c_str());
+  if (s == NATS_NOT_FOUND) return false;
+  if (s != NATS_OK) return NatsError("reading move " + std::to_string(id) + "'s mark", s);
+  kvEntry_Destroy(e);
+  return true;
+}
+
+Status NatsLink::ForgetMove(uint64_t id) {
+  RELGRAPH_RETURN_IF_ERROR(BindKv(false));
+  natsStatus s = kvStore_Purge(kv_, DoneKey(id).c_str(), nullptr);
+  if (s != NATS_OK && s != NATS_NOT_FOUND) {
+    return NatsError("forgetting move " + std::to_string(id) + "'s mark", s);
+  }
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  const std::string subject = MoveSubjectOf(id);
+  jo.Stream.Purge.Subject = subject.c_str();
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  s = js_PurgeStream(js_, names_.move_stream.c_str(), &jo, &jerr);
+  if (s != NATS_OK && s != NATS_NOT_FOUND) {
+    return NatsError("purging " + subject, s, jerr);
+  }
+  return Status::OK();
+}
+
+}  // namespace relgraph::net

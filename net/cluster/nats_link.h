@@ -30,8 +30,16 @@ namespace relgraph::net {
 struct ClusterNames {
   std::string kv_bucket = "relgraph_cluster";  // the key-value bucket holding the map
   std::string map_key = "shard_map";
-  std::string stream = "RELGRAPH_CLUSTER";          // carries changes between shards
-  std::string subject_prefix = "relgraph_cluster";  // shard N receives on PREFIX.shard.N
+  std::string stream = "RELGRAPH_CLUSTER";             // carries changes between shards
+  std::string subject_prefix = "relgraph_cluster";     // shard N receives on PREFIX.shard.N
+  std::string move_stream = "RELGRAPH_CLUSTER_MOVES";  // bucket moves' state, PREFIX.move.<id>
+};
+
+// A durable consumer's position, from JetStream.
+struct ConsumerState {
+  uint64_t ack_floor = 0;    // the stream sequence up to which every message is acknowledged
+  uint64_t pending = 0;      // messages not delivered yet
+  uint64_t ack_pending = 0;  // delivered, not acknowledged
 };
 
 // kUnavailable: `what` failed with the NATS status (and JetStream's error code when set),
@@ -71,6 +79,20 @@ class NatsLink {
   Status EnsureStream();
   std::string SubjectOf(uint32_t shard) const;   // PREFIX.shard.<id>
   std::string ConsumerOf(uint32_t shard) const;  // shard_<id>: its durable consumer
+  // The position of shard `shard`'s inbound consumer; kNotFound when it has none yet.
+  Result<ConsumerState> ConsumerStateOf(uint32_t shard);
+  // The sequence of the newest message in the cluster's stream (0: none).
+  Result<uint64_t> StreamLastSequence();
+
+  // Bucket moves (docs/cluster.md, "Moving buckets online"): the stream carrying their state
+  // (file storage, subjects PREFIX.move.*), created unless it exists; the subject of move
+  // `id`; the key-value mark the new owner sets once it brought the state in.
+  Status EnsureMoveStream();
+  std::string MoveSubjectOf(uint64_t id) const;  // PREFIX.move.<id>
+  Status MarkMoveDone(uint64_t id);
+  Result<bool> MoveDone(uint64_t id);
+  // Deletes move `id`'s state and its done mark (after the move line went).
+  Status ForgetMove(uint64_t id);
   const ClusterNames& names() const { return names_; }
   natsConnection* connection() { return nc_; }
   jsCtx* js() { return js_; }

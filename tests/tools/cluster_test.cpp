@@ -11,14 +11,17 @@
 // shard asked about a user it does not own answers `moved`, naming the owner.
 #include <doctest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <ranges>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "net/client/client.h"
@@ -494,6 +497,183 @@ TEST_CASE("nats-server killed under traffic and restarted: every change still ar
   cluster.nats.Restart();
   // Messages JetStream handed an inbox just before it died come again first (ack floor).
   REQUIRE(client->Barrier(std::chrono::milliseconds(60'000)).ok());
+  CheckAgainst(*client, model, rng);
+}
+
+// Moves buckets [first, last] to shard `to` with relgraph-admin, while `load` runs on this
+// thread until the move is over; returns the tool's output.
+std::string MoveUnderLoad(Cluster& cluster, uint32_t first, uint32_t last, uint32_t to,
+                          const std::function<void()>& load) {
+  std::atomic<bool> moved{false};
+  std::ostringstream out, err;
+  int code = -1;
+  std::thread mover([&] {
+    code = admin::Run({"cluster", "move-bucket", "--nats=" + cluster.nats.url(),
+                       "--buckets=" + std::to_string(first) + "-" + std::to_string(last),
+                       "--to=" + std::to_string(to), "--timeout-ms=60000"},
+                      out, err);
+    moved = true;
+  });
+  int rounds = 0;
+  while (!moved.load() || rounds < 2) {
+    load();
+    ++rounds;
+  }
+  mover.join();
+  REQUIRE_MESSAGE(code == 0, err.str());
+  MESSAGE(out.str() << rounds << " load rounds");
+  return out.str();
+}
+
+TEST_CASE("buckets moved under load lose no write; a stale client gets moved and recovers") {
+  Cluster cluster;
+  auto client = cluster.Client();
+  auto stale = cluster.Client();  // keeps the map from before the moves
+  Model model;
+  std::mt19937_64 rng(28);
+  for (int round = 0; round < 3; ++round) {
+    RandomRound(*client, model, rng, {});
+    REQUIRE(client->Barrier().ok());
+  }
+  // Shard 1 owns buckets 0-1365: a third of its users go to shard 2, while the users of
+  // every shard, the moving ones too, go on following, publishing, muting, hiding (their
+  // commands wait out the pause, answered `moving` and retried). Blocks, private switches
+  // and removals, whose effects on other shards' users lag, stay between barriers.
+  const uint32_t first = 0, last = 1023;
+  std::vector<uint64_t> moving;
+  for (uint64_t u = 1; u <= kUsers; ++u) {
+    if (net::BucketOf(u, client->map().buckets) <= last) moving.push_back(u);
+  }
+  REQUIRE(moving.size() >= 5);
+  const uint64_t version_before = stale->map().version;
+  const std::string out = MoveUnderLoad(cluster, first, last, 2, [&] {
+    RandomRound(*client, model, rng, {.ops = 40, .access_percent = 0, .removals = false});
+  });
+  CHECK(out.find("are on shard 2") != std::string::npos);
+  CHECK(out.find("paused") != std::string::npos);
+  REQUIRE(client->Barrier().ok());
+  REQUIRE(client->RefreshMap().ok());
+  for (uint64_t u : moving) CHECK(client->map().OwnerOf(u) == 2);
+  CHECK(!client->map().move.has_value());
+  // The stale client asks shard 1 first, is told `moved`, reads the map, and goes on.
+  CHECK(stale->map().version == version_before);
+  REQUIRE(stale->Counts(moving[0]).ok());
+  CHECK(stale->map().version > version_before);
+  CheckAgainst(*stale, model, rng);
+  // And back, and on to a third shard, with removals and access changes around them.
+  for (uint32_t to : {1u, 3u}) {
+    MoveUnderLoad(cluster, first, last, to, [&] {
+      RandomRound(*client, model, rng, {.ops = 40, .access_percent = 0, .removals = false});
+    });
+    RandomRound(*client, model, rng, {});
+    REQUIRE(client->Barrier().ok());
+    CheckAgainst(*client, model, rng);
+  }
+  // Who did what: 1 -> 2 -> 1 -> 3. The old owners drop what only the moved users needed
+  // once the move line is gone (the drops change nothing a read about their users sees).
+  std::map<uint32_t, std::map<std::string, uint64_t>> infos;
+  for (int i = 0; i < 1000; ++i) {
+    auto got = client->ShardInfos();
+    REQUIRE(got.ok());
+    infos = *got;
+    if (infos[1]["cluster_foreign_dropped"] > 0 && infos[2]["cluster_foreign_dropped"] > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(infos[1]["cluster_moves_exported"] == 2);
+  CHECK(infos[1]["cluster_moves_imported"] == 1);
+  CHECK(infos[2]["cluster_moves_exported"] == 1);
+  CHECK(infos[2]["cluster_moves_imported"] == 1);
+  CHECK(infos[3]["cluster_moves_imported"] == 1);
+  CHECK(infos[1]["cluster_foreign_dropped"] > 0);
+  CHECK(infos[2]["cluster_foreign_dropped"] > 0);
+  CheckAgainst(*client, model, rng);
+}
+
+// Waits until shard `id`'s INFO field `name` is `value`.
+void WaitInfo(net::ClusterClient& c, uint32_t id, const std::string& name, uint64_t value) {
+  for (int i = 0; i < 2000; ++i) {
+    auto infos = c.ShardInfos();
+    if (infos.ok() && (*infos)[id][name] == value) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  FAIL("shard " << id << " never showed " << name << " = " << value);
+}
+
+TEST_CASE("a move stopped between phases, its shards killed, is finished by running it again") {
+  Cluster cluster;
+  auto client = cluster.Client();
+  Model model;
+  std::mt19937_64 rng(29);
+  for (int round = 0; round < 2; ++round) {
+    RandomRound(*client, model, rng, {});
+    REQUIRE(client->Barrier().ok());
+  }
+  auto link = net::NatsLink::Connect(cluster.nats.url());
+  REQUIRE(link.ok());
+  // The tool's first step by hand: buckets 0-1023 of shard 1 are to go to shard 2.
+  net::ShardMap map = (*link)->ReadMap().value();
+  map.move = net::BucketMove{0, 1023, 1, 2, net::MovePhase::kPrepare, 77};
+  map.version = (*link)->ReplaceMap(map, map.version).value();
+  WaitInfo(*client, 2, "cluster_inbox_held", 1);
+  // The new owner restarts: its inbox waits from the start.
+  cluster.KillShard(2);
+  cluster.StartShard(2);
+  WaitInfo(*client, 2, "cluster_inbox_held", 1);
+  // The flip, by hand: changes about the moving users are routed to shard 2 and wait there.
+  for (uint32_t b = 0; b <= 1023; ++b) map.owner[b] = 2;
+  map.move->phase = net::MovePhase::kFlip;
+  map.version = (*link)->ReplaceMap(map, map.version).value();
+  REQUIRE(client->RefreshMap().ok());
+  uint64_t mover = 0;  // a moving user
+  for (uint64_t u = 1; u <= kUsers && mover == 0; ++u) {
+    if (net::BucketOf(u, map.buckets) <= 1023) mover = u;
+  }
+  REQUIRE(mover != 0);
+  WaitInfo(*client, 1, "cluster_map_version", map.version);
+  WaitInfo(*client, 2, "cluster_map_version", map.version);
+  net::ClientOptions o;
+  o.port = cluster.port[2];
+  auto shard2 = net::Client::Connect(o);
+  REQUIRE(shard2.ok());
+  auto refused = (*shard2)->Counts(mover);
+  CHECK(refused.status().code() == Code::kMoving);
+  CHECK(refused.status().message().find("from shard 1; retry shortly") != std::string::npos);
+  o.port = cluster.port[1];
+  auto shard1 = net::Client::Connect(o);
+  REQUIRE(shard1.ok());
+  CHECK((*shard1)->Counts(mover).status().code() == Code::kMoved);
+  // Shard 2's users are skipped (their commands would wait for the move); the others' go on,
+  // many about moving users, some routed to shard 1 before it saw the flip.
+  RandomRound(*client, model, rng, {.ops = 200, .access_percent = 0, .skip = 2, .removals = false});
+  // The old owner dies with its part undone; a command about a moving user waits meanwhile.
+  cluster.KillShard(1);
+  cluster.StartShard(1);
+  std::atomic<bool> answered{false};
+  std::thread waiting([&] {
+    auto c = cluster.Client();
+    auto r = c->Counts(mover);
+    CHECK_MESSAGE(r.ok(), r.status().ToString());
+    answered = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(!answered.load());
+  std::ostringstream out, err;
+  REQUIRE_MESSAGE(admin::Run({"cluster", "move-bucket", "--nats=" + cluster.nats.url(),
+                              "--buckets=0-1023", "--to=2"},
+                             out, err) == 0,
+                  err.str());
+  CHECK(out.str().find("resuming move 77 of buckets 0-1023 in phase flip") != std::string::npos);
+  waiting.join();
+  CHECK(answered.load());
+  std::ostringstream out2, err2;
+  CHECK(admin::Run({"cluster", "move-bucket", "--nats=" + cluster.nats.url(), "--buckets=0-1023",
+                    "--to=2"},
+                   out2, err2) == 1);
+  CHECK_MESSAGE(err2.str().find("are on shard 2 already") != std::string::npos, err2.str());
+  REQUIRE(client->Barrier().ok());
+  CheckAgainst(*client, model, rng);
+  RandomRound(*client, model, rng, {});
+  REQUIRE(client->Barrier().ok());
   CheckAgainst(*client, model, rng);
 }
 

@@ -71,6 +71,23 @@ TEST_CASE("a damaged piece is refused or fails the hash") {
     REQUIRE(!taken->ok());
     CHECK(taken->status().code() == Code::kCorruption);
   }
+  {
+    // A damaged attempt, then a good one: the damage is reported once, the good one taken.
+    std::vector<std::string> bad = EncodeMovePieces(6, state, 700);
+    bad[0][30] = static_cast<char>(bad[0][30] ^ 0x10);
+    MoveAssembler assembler;
+    for (const std::string& piece : bad) REQUIRE(assembler.Add(piece).ok());
+    for (const std::string& piece : EncodeMovePieces(7, state, 700)) {
+      REQUIRE(assembler.Add(piece).ok());
+    }
+    auto first = assembler.Take();
+    REQUIRE((first.has_value() && !first->ok()));
+    CHECK(first->status().message().find("attempt 6") != std::string::npos);
+    REQUIRE(assembler.Add(bad[0]).ok());  // redelivered: ignored
+    auto second = assembler.Take();
+    REQUIRE((second.has_value() && second->ok()));
+    CHECK(Same(second->value(), state));
+  }
   MoveAssembler assembler;
   const std::string good = EncodeMovePieces(5, state, 700)[0];
   CHECK(assembler.Add(good.substr(0, 24)).message().find("shorter than its 25-byte header") !=

@@ -46,6 +46,9 @@ but `snapshot --server`, which asks a running relgraphd.
                             create a cluster's shard map (docs/cluster.md): the shards
                             own equal ranges of the buckets (4096 by default)
   cluster show --nats=URL   print the shard map, with each shard's bucket count
+  cluster move-bucket --nats=URL --buckets=FIRST[-LAST] --to=ID [--timeout-ms=120000]
+                            move buckets of one shard to shard ID online; run it again
+                            to finish a move that was interrupted
 
 Exit status: 0 on success, 1 on failure, 2 on a usage error.
 )";

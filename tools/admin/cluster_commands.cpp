@@ -1,9 +1,11 @@
 #include "tools/admin/cluster_commands.h"
 
 #include <charconv>
+#include <cstdio>
 
 #include "net/cluster/nats_link.h"
 #include "net/cluster/placement.h"
+#include "tools/admin/bucket_move.h"
 
 namespace relgraph::admin {
 namespace {
@@ -37,6 +39,12 @@ Result<std::vector<net::ShardInfo>> ParseShards(const std::string& list) {
   return shards;
 }
 
+template <typename T>
+bool ParseNumber(const std::string& s, T* out) {
+  return !s.empty() &&
+         std::from_chars(s.data(), s.data() + s.size(), *out).ptr == s.data() + s.size();
+}
+
 void Print(const net::ShardMap& m, std::ostream& out) {
   out << "shard map version " << m.version << ", " << m.buckets << " buckets\n";
   const std::vector<uint32_t> counts = m.BucketCounts();
@@ -52,15 +60,17 @@ void Print(const net::ShardMap& m, std::ostream& out) {
 int ClusterCommand(const std::vector<std::string>& positional,
                    const std::map<std::string, std::string>& flags, std::ostream& out,
                    std::ostream& err) {
-  if (positional.size() != 1) return Usage(err, "expected init or show");
+  if (positional.size() != 1) return Usage(err, "expected init, show or move-bucket");
   const std::string& what = positional[0];
   auto flag = [&](const char* name) {
     auto it = flags.find(name);
     return it == flags.end() ? std::string() : it->second;
   };
   for (const auto& [name, value] : flags) {
-    const bool known =
-        name == "--nats" || (what == "init" && (name == "--shards" || name == "--buckets"));
+    const bool known = name == "--nats" ||
+                       (what == "init" && (name == "--shards" || name == "--buckets")) ||
+                       (what == "move-bucket" &&
+                        (name == "--buckets" || name == "--to" || name == "--timeout-ms"));
     if (!known) return Usage(err, "unknown flag " + name + " for " + what);
   }
   const std::string url = flag("--nats").empty() ? "nats://127.0.0.1:4222" : flag("--nats");
@@ -93,7 +103,36 @@ int ClusterCommand(const std::vector<std::string>& positional,
     Print(*map, out);
     return 0;
   }
-  return Usage(err, "unknown cluster command '" + what + "' (init or show)");
+  if (what == "move-bucket") {
+    BucketMoveRequest request;
+    request.nats_url = url;
+    const std::string buckets = flag("--buckets");
+    const size_t dash = buckets.find('-');
+    const std::string first = buckets.substr(0, dash);
+    const std::string last = dash == std::string::npos ? first : buckets.substr(dash + 1);
+    uint64_t timeout_ms = 120000;
+    if (!ParseNumber(first, &request.first) || !ParseNumber(last, &request.last)) {
+      return Usage(err, "move-bucket needs --buckets=FIRST[-LAST], not '" + buckets + "'");
+    }
+    if (!ParseNumber(flag("--to"), &request.to)) {
+      return Usage(err, "move-bucket needs --to=SHARD_ID, not '" + flag("--to") + "'");
+    }
+    if (!flag("--timeout-ms").empty() && !ParseNumber(flag("--timeout-ms"), &timeout_ms)) {
+      return Usage(err, "--timeout-ms takes a number, not '" + flag("--timeout-ms") + "'");
+    }
+    request.timeout = std::chrono::milliseconds(timeout_ms);
+    auto report = MoveBuckets(request, [&out](const std::string& line) { out << line << "\n"; });
+    if (!report.ok()) return Fail(err, what, report.status());
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "moved in %.0f ms: prepare %.0f ms, drain %.0f ms, copy %.0f ms; commands "
+                  "about the buckets paused %.0f ms\n",
+                  report->total_ms, report->prepare_ms, report->drain_ms, report->copy_ms,
+                  report->pause_ms);
+    out << line;
+    return 0;
+  }
+  return Usage(err, "unknown cluster command '" + what + "' (init, show or move-bucket)");
 }
 
 }  // namespace relgraph::admin

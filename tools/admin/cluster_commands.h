@@ -1,6 +1,8 @@
 // relgraph-admin cluster: the shard map of a cluster on NATS JetStream (docs/cluster.md).
 //   cluster init --nats=URL --shards=ID=HOST:PORT,... [--buckets=N]   create the map
 //   cluster show --nats=URL                                           print it
+//   cluster move-bucket --nats=URL --buckets=FIRST[-LAST] --to=ID [--timeout-ms=N]
+//                                                     move buckets online (bucket_move.h)
 // Output to `out`, errors to `err`; returns the exit code (0, 1 failure, 2 usage).
 #pragma once
 

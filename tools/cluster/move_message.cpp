@@ -57,6 +57,7 @@ Status MoveAssembler::Add(std::string_view piece) {
     return Status::InvalidArgument("a move piece numbered " + std::to_string(index) + " of " +
                                    std::to_string(pieces));
   }
+  if (std::find(damaged_.begin(), damaged_.end(), attempt) != damaged_.end()) return Status::OK();
   Attempt& a = attempts_[attempt];
   if (a.pieces == 0) {
     a.pieces = pieces;
@@ -72,10 +73,26 @@ Status MoveAssembler::Add(std::string_view piece) {
 
 std::optional<Result<std::vector<Db::MovedState>>> MoveAssembler::Take() {
   if (!complete_) return std::nullopt;
-  const Attempt& a = attempts_[*complete_];
+  auto state = Decode(*complete_);
+  if (!state.ok()) {
+    damaged_.push_back(*complete_);
+    attempts_.erase(*complete_);
+    complete_.reset();
+    for (const auto& [attempt, a] : attempts_) {
+      if (a.got.size() == a.pieces) {
+        complete_ = attempt;
+        break;
+      }
+    }
+  }
+  return state;
+}
+
+Result<std::vector<Db::MovedState>> MoveAssembler::Decode(uint64_t attempt) const {
+  const Attempt& a = attempts_.at(attempt);
   std::string all;
   for (const auto& [index, bytes] : a.got) all += bytes;
-  const std::string which = "the move state of attempt " + std::to_string(*complete_);
+  const std::string which = "the move state of attempt " + std::to_string(attempt);
   if (XXH3_64bits(all.data(), all.size()) != a.hash) {
     return Status::Corruption(which + " fails its hash");
   }

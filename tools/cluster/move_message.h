@@ -11,6 +11,7 @@
 // Thread-safety: EncodeMovePieces is pure; a MoveAssembler is used by one thread.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -37,7 +38,8 @@ class MoveAssembler {
   // with a piece that does not parse, or that disagrees with its attempt's other pieces.
   Status Add(std::string_view piece);
   // The state of the first attempt whose pieces are all in, once there is one. kCorruption
-  // when its bytes fail the hash or do not parse as entries.
+  // when its bytes fail the hash or do not parse as entries; that attempt is then dropped
+  // (its pieces are ignored from then on) and the next whole one, if any, is taken next.
   std::optional<Result<std::vector<Db::MovedState>>> Take();
 
  private:
@@ -46,8 +48,11 @@ class MoveAssembler {
     uint64_t hash = 0;
     std::map<uint32_t, std::string> got;
   };
+  Result<std::vector<Db::MovedState>> Decode(uint64_t attempt) const;
+
   std::map<uint64_t, Attempt> attempts_;
   std::optional<uint64_t> complete_;  // the first attempt found whole
+  std::vector<uint64_t> damaged_;     // attempts whose whole failed to decode
 };
 
 }  // namespace relgraph

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <random>
 #include <vector>
 
 #include "engine/durable/wal_records.h"
 #include "net/protocol/protocol.h"
 #include "tools/cluster/change_message.h"
+#include "tools/cluster/move_message.h"
 
 namespace relgraph {
 namespace {
@@ -101,9 +103,22 @@ void ShardNode::SetMap(net::ShardMap map) {
     std::lock_guard lock(map_mu_);
     if (map_ != nullptr && map_->version >= version) return;
     map_ = std::make_shared<const net::ShardMap>(std::move(map));
+    // Before anything is routed here by a map that moves buckets to this shard.
+    inbox_hold_ = MustHoldInbox(*map_);
   }
+  map_changed_.notify_all();
   std::lock_guard lock(stats_mu_);
   stats_.map_version = version;
+}
+
+bool ShardNode::DecidesFor(const net::ShardMap& m, uint64_t user) const {
+  if (m.OwnerOf(user) == options_.shard_id) return true;
+  return m.move && m.move->from == options_.shard_id && m.move->phase == net::MovePhase::kFlip &&
+         m.Moving(user);
+}
+
+bool ShardNode::MustHoldInbox(const net::ShardMap& m) const {
+  return m.move && m.move->to == options_.shard_id && imported_move_.load() != m.move->id;
 }
 
 Status ShardNode::Start() {
@@ -117,19 +132,31 @@ Status ShardNode::Start() {
     return Status::InvalidArgument("the shard map (version " + std::to_string(map->version) +
                                    ") has no shard " + std::to_string(options_.shard_id));
   }
+  if (map->move && map->move->to == options_.shard_id) {
+    // Brought in before a restart: the inbox need not wait again.
+    auto done = link_->MoveDone(map->move->id);
+    if (!done.ok()) return done.status();
+    if (*done) imported_move_ = map->move->id;
+  }
   SetMap(std::move(*map));
   RELGRAPH_RETURN_IF_ERROR(link_->EnsureStream());
-  db_->SetRemoteUsers([this](UserId u) { return this->map()->OwnerOf(u) != options_.shard_id; });
+  RELGRAPH_RETURN_IF_ERROR(link_->EnsureMoveStream());
+  db_->SetRemoteUsers([this](UserId u) { return !DecidesFor(*this->map(), u); });
   stop_ = false;
   map_thread_ = std::thread([this] { MapLoop(); });
   outbox_thread_ = std::thread([this] { OutboxLoop(); });
   inbox_thread_ = std::thread([this] { InboxLoop(); });
+  move_thread_ = std::thread([this] { MoveLoop(); });
   return Status::OK();
 }
 
 void ShardNode::Stop() {
-  stop_ = true;
-  for (std::thread* t : {&map_thread_, &outbox_thread_, &inbox_thread_}) {
+  {
+    std::lock_guard lock(map_mu_);
+    stop_ = true;
+  }
+  map_changed_.notify_all();
+  for (std::thread* t : {&map_thread_, &outbox_thread_, &inbox_thread_, &move_thread_}) {
     if (t->joinable()) t->join();
   }
   if (link_ != nullptr) db_->SetRemoteUsers(nullptr);
@@ -146,7 +173,16 @@ Status ShardNode::Admit(net::Opcode opcode, uint64_t user, uint64_t viewer) cons
     if (u == 0) continue;
     const uint32_t bucket = net::BucketOf(u, m->buckets);
     const uint32_t owner = m->owner[bucket];
-    if (owner == options_.shard_id) continue;
+    if (owner == options_.shard_id) {
+      if (m->move && m->move->Covers(bucket) && imported_move_.load() != m->move->id) {
+        return Status(Code::kMoving,
+                      "user " + std::to_string(u) + " is in bucket " + std::to_string(bucket) +
+                          ", which shard " + std::to_string(owner) + " is taking over from shard " +
+                          std::to_string(m->move->from) + "; retry shortly",
+                      m->move->from);
+      }
+      continue;
+    }
     const net::ShardInfo* info = m->Find(owner);
     return Status(Code::kMoved,
                   "user " + std::to_string(u) + " is in bucket " + std::to_string(bucket) +
@@ -167,18 +203,9 @@ Result<uint64_t> ShardNode::InboundPending() const {
   if (!inbox_subscribed_.load()) {
     return Status(Code::kUnavailable, "the inbox is not subscribed (starting, or retrying)");
   }
-  jsOptions jo;
-  jsOptions_Init(&jo);
-  jo.Wait = 500;
-  jsConsumerInfo* ci = nullptr;
-  jsErrCode jerr = static_cast<jsErrCode>(0);
-  const std::string consumer = link_->ConsumerOf(options_.shard_id);
-  natsStatus s = js_GetConsumerInfo(&ci, link_->js(), options_.names.stream.c_str(),
-                                    consumer.c_str(), &jo, &jerr);
-  if (s != NATS_OK) return net::NatsError("consumer info of " + consumer, s, jerr);
-  const uint64_t pending = ci->NumPending + static_cast<uint64_t>(ci->NumAckPending);
-  jsConsumerInfo_Destroy(ci);
-  return pending;
+  auto state = link_->ConsumerStateOf(options_.shard_id);
+  if (!state.ok()) return state.status();
+  return state->pending + state->ack_pending;
 }
 
 void ShardNode::AddInfo(std::vector<net::InfoField>* fields) const {
@@ -198,6 +225,11 @@ void ShardNode::AddInfo(std::vector<net::InfoField>* fields) const {
   // All ones: JetStream did not answer, so the pending count is unknown.
   add("cluster_inbound_pending", pending.ok() ? *pending : UINT64_MAX);
   add("cluster_inbound_delay_ms", s.inbound_delay_ms);
+  add("cluster_outbox_map_version", s.outbox_map_version);
+  add("cluster_inbox_held", inbox_held_.load() ? 1 : 0);
+  add("cluster_moves_exported", s.moves_exported);
+  add("cluster_moves_imported", s.moves_imported);
+  add("cluster_foreign_dropped", s.foreign_dropped);
 }
 
 void ShardNode::MapLoop() {
@@ -258,7 +290,12 @@ void ShardNode::OutboxLoop() {
       }
       reader = std::move(*opened);
     }
+    // Every batch before this one is in JetStream: from here on, records go by this map.
     const std::shared_ptr<const net::ShardMap> m = map();
+    {
+      std::lock_guard lock(stats_mu_);
+      stats_.outbox_map_version = m->version;
+    }
     std::map<uint32_t, Outgoing> out;
     uint64_t read_to = 0;
     auto add = [&](uint32_t target, uint64_t lsn, uint8_t type, std::string_view payload) {
@@ -468,6 +505,12 @@ void ShardNode::InboxLoop() {
     sub = nullptr;
   };
   while (!stop_.load()) {
+    if (inbox_hold_.load()) {  // a bucket move: nothing more until its state is here
+      inbox_held_ = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      continue;
+    }
+    inbox_held_ = false;
     if (sub == nullptr) {
       auto subscribed = SubscribeInbox();
       if (!subscribed.ok()) {
@@ -547,6 +590,156 @@ void ShardNode::InboxLoop() {
     }
   }
   if (sub != nullptr) drop_subscription();
+}
+
+// The move thread wakes on each new map (and every 200 ms) and does what the map's move asks
+// of this shard; a step that fails (NATS down) is tried again on the next wake.
+void ShardNode::MoveLoop() {
+  const uint32_t self = options_.shard_id;
+  uint64_t exported = 0;  // the move whose state this process published
+  // Whether users of other shards may have state here that none of ours needs: after a
+  // move away from here, and at start (a move may have ended while this shard was down).
+  bool drop = true;
+  uint32_t dropped_to = 0;  // the shard they went to, when known
+  uint64_t seen = 0;
+  while (!stop_.load()) {
+    std::shared_ptr<const net::ShardMap> m;
+    {
+      std::unique_lock lock(map_mu_);
+      map_changed_.wait_for(lock, std::chrono::milliseconds(200),
+                            [&] { return stop_.load() || map_->version != seen; });
+      if (stop_.load()) break;
+      m = map_;
+    }
+    seen = m->version;
+    Status step;
+    if (m->move && m->move->to == self && m->move->phase == net::MovePhase::kCopy &&
+        imported_move_.load() != m->move->id) {
+      step = ImportMove(m, *m->move);
+    } else if (m->move && m->move->from == self) {
+      drop = true;
+      dropped_to = m->move->to;
+      if (m->move->phase == net::MovePhase::kCopy && exported != m->move->id) {
+        auto done = link_->MoveDone(m->move->id);
+        step = !done.ok() ? done.status() : *done ? Status::OK() : ExportMove(*m, *m->move);
+        if (step.ok()) exported = m->move->id;
+      }
+    } else if (drop) {
+      // Nothing here is leaving: whatever no user of ours needs goes.
+      auto dropped = db_->DropForeign(dropped_to, [&](UserId u) { return m->OwnerOf(u) == self; });
+      step = dropped.ok() ? Status::OK() : dropped.status();
+      if (dropped.ok()) {
+        drop = false;
+        if (*dropped > 0) {
+          Log("dropped " + std::to_string(*dropped) +
+              " records of users of other shards (map version " + std::to_string(m->version) + ")");
+        }
+        std::lock_guard lock(stats_mu_);
+        stats_.foreign_dropped += *dropped;
+      }
+    }
+    if (!step.ok()) {
+      Log("bucket move: " + step.ToString() + "; again shortly");
+      seen = 0;  // try again even if the map stays
+      if (!Backoff()) break;
+    }
+  }
+}
+
+Status ShardNode::ExportMove(const net::ShardMap& m, const net::BucketMove& mv) {
+  // This shard stopped deciding for the moving users when it took this map (DecidesFor), so
+  // every decision it made for them is in what it exports now.
+  auto state = db_->ExportUsers([&m](UserId u) { return m.Moving(u); });
+  if (!state.ok()) return state.status();
+  const uint64_t attempt = std::random_device{}() * uint64_t{0x100000000} + std::random_device{}();
+  const std::vector<std::string> pieces = EncodeMovePieces(attempt, *state);
+  const std::string subject = link_->MoveSubjectOf(mv.id);
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const std::string id =
+        "move:" + std::to_string(mv.id) + ":" + std::to_string(attempt) + ":" + std::to_string(i);
+    natsMsg* msg = nullptr;
+    natsStatus s = natsMsg_Create(&msg, subject.c_str(), nullptr, pieces[i].data(),
+                                  static_cast<int>(pieces[i].size()));
+    if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Msg-Id", id.c_str());
+    jsPubAck* pa = nullptr;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = 5000;
+    if (s == NATS_OK) s = js_PublishMsg(&pa, link_->js(), msg, &po, &jerr);
+    if (pa != nullptr) jsPubAck_Destroy(pa);
+    if (msg != nullptr) natsMsg_Destroy(msg);
+    if (s != NATS_OK) {
+      return net::NatsError(
+          "publishing piece " + std::to_string(i) + " of move " + std::to_string(mv.id), s, jerr);
+    }
+  }
+  Log("move " + std::to_string(mv.id) + ": the state of buckets " + std::to_string(mv.first) + "-" +
+      std::to_string(mv.last) + " sent to shard " + std::to_string(mv.to) + " (" +
+      std::to_string(state->size()) + " records, " + std::to_string(pieces.size()) + " pieces)");
+  std::lock_guard lock(stats_mu_);
+  ++stats_.moves_exported;
+  return Status::OK();
+}
+
+Status ShardNode::ImportMove(const std::shared_ptr<const net::ShardMap>& m,
+                             const net::BucketMove& mv) {
+  const std::string subject = link_->MoveSubjectOf(mv.id);
+  jsSubOptions so;
+  jsSubOptions_Init(&so);
+  so.Stream = options_.names.move_stream.c_str();
+  so.Ordered = true;  // an ephemeral consumer from the subject's first message
+  natsSubscription* sub = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_SubscribeSync(&sub, link_->js(), subject.c_str(), nullptr, &so, &jerr);
+  if (s != NATS_OK) return net::NatsError("subscribing to " + subject, s, jerr);
+  MoveAssembler assembler;
+  Status result;  // stopped, or the map moved on: the move thread looks again
+  while (!stop_.load() && map()->version == m->version) {
+    natsMsg* msg = nullptr;
+    s = natsSubscription_NextMsg(&msg, sub, 200);
+    if (s == NATS_TIMEOUT) continue;
+    if (s != NATS_OK) {
+      result = net::NatsError("reading " + subject, s);
+      break;
+    }
+    const Status added = assembler.Add(
+        std::string_view(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg))));
+    natsMsg_Destroy(msg);
+    if (!added.ok()) {
+      Log("move " + std::to_string(mv.id) + ": piece skipped: " + added.ToString());
+      continue;
+    }
+    auto state = assembler.Take();
+    if (!state.has_value()) continue;
+    if (!state->ok()) {
+      // Only a new attempt by the old owner (after its restart) can help: say so loudly.
+      Log("move " + std::to_string(mv.id) + ": " + state->status().ToString() +
+          "; waiting for another attempt by shard " + std::to_string(mv.from));
+      continue;
+    }
+    result = db_->MoveIn(mv.from, state->value(), [&m](UserId u) { return m->Moving(u); });
+    if (!result.ok()) break;
+    // Until the mark is stored, a restart brings the same state in again: harmless, as
+    // nothing about the moving users was decided here meanwhile.
+    while (!(result = link_->MarkMoveDone(mv.id)).ok() && Backoff()) {
+      Log("move " + std::to_string(mv.id) + ": " + result.ToString() + "; again shortly");
+    }
+    if (!result.ok()) break;
+    imported_move_ = mv.id;
+    {
+      std::lock_guard lock(map_mu_);
+      inbox_hold_ = MustHoldInbox(*map_);
+    }
+    Log("move " + std::to_string(mv.id) + ": buckets " + std::to_string(mv.first) + "-" +
+        std::to_string(mv.last) + " taken over from shard " + std::to_string(mv.from) + " (" +
+        std::to_string(state->value().size()) + " records)");
+    std::lock_guard lock(stats_mu_);
+    ++stats_.moves_imported;
+    break;
+  }
+  natsSubscription_Destroy(sub);
+  return result;
 }
 
 }  // namespace relgraph

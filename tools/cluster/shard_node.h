@@ -15,13 +15,17 @@
 // order, before anything newer.
 //
 // The map thread watches the shard map (a JetStream key-value entry) and swaps it in; Admit
-// answers from the newest map it has seen.
+// answers from the newest map it has seen. The move thread plays this shard's part in a
+// bucket move the map names (docs/cluster.md, "Moving buckets online"): as the new owner it
+// holds the inbox, then brings the state in from the move's subject and marks the move done;
+// as the old owner it publishes the state there, and drops it once the move line is gone.
 //
 // Thread-safety: Admit and AddInfo may be called from any thread; Start and Stop from one.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -73,10 +77,14 @@ class ShardNode final : public ClusterGate {
     uint64_t records_sent = 0;
     uint64_t messages_applied = 0;
     uint64_t records_applied = 0;
-    uint64_t records_skipped = 0;    // redelivered, applied before
-    uint64_t messages_rejected = 0;  // undecodable or refused by ApplyRemote (terminated)
-    uint64_t post_conflicts = 0;     // remote posts skipped: another author here has the id
-    uint64_t inbound_delay_ms = 0;   // publish to apply, of the last message applied
+    uint64_t records_skipped = 0;     // redelivered, applied before
+    uint64_t messages_rejected = 0;   // undecodable or refused by ApplyRemote (terminated)
+    uint64_t post_conflicts = 0;      // remote posts skipped: another author here has the id
+    uint64_t inbound_delay_ms = 0;    // publish to apply, of the last message applied
+    uint64_t outbox_map_version = 0;  // the map the outbox routes by, from its next batch on
+    uint64_t moves_exported = 0;      // bucket moves whose state this shard published
+    uint64_t moves_imported = 0;      // bucket moves whose state this shard brought in
+    uint64_t foreign_dropped = 0;     // records dropped as no user of this shard needs them
   };
   Stats stats() const;
   std::shared_ptr<const net::ShardMap> map() const;
@@ -85,6 +93,20 @@ class ShardNode final : public ClusterGate {
   void MapLoop();
   void OutboxLoop();
   void InboxLoop();
+  void MoveLoop();
+  // Whether this shard decides for `user` under map `m`: it owns the user's bucket, or the
+  // bucket is leaving it and not handed over yet (phase flip).
+  bool DecidesFor(const net::ShardMap& m, uint64_t user) const;
+  // Whether the inbox must wait under `m`: this shard is taking buckets over and has not
+  // brought their state in.
+  bool MustHoldInbox(const net::ShardMap& m) const;
+  // The old owner's part of move `mv` (phase copy): publishes the moving users' state on the
+  // move's subject, as one attempt.
+  Status ExportMove(const net::ShardMap& m, const net::BucketMove& mv);
+  // The new owner's part (phase copy): reads the move's subject until one attempt is whole,
+  // brings it in (Db::MoveIn), marks the move done. kUnavailable when stopped, when the map
+  // moved on, or on a NATS failure (the caller tries again).
+  Status ImportMove(const std::shared_ptr<const net::ShardMap>& m, const net::BucketMove& mv);
   // (Re)creates the inbound consumer to deliver, in stream order, every message after its ack
   // floor, and pulls from it. See InboxLoop for why.
   Result<natsSubscription*> SubscribeInbox();
@@ -108,7 +130,11 @@ class ShardNode final : public ClusterGate {
   std::shared_ptr<const net::ShardMap> map_;  // guarded by map_mu_
   std::atomic<bool> stop_{false};
   std::atomic<bool> inbox_subscribed_{false};  // InboundPending is unknown until then
-  std::thread map_thread_, outbox_thread_, inbox_thread_;
+  std::atomic<bool> inbox_hold_{false};        // a move asks the inbox to wait
+  std::atomic<bool> inbox_held_{false};        // the inbox waits (nothing half-applied)
+  std::atomic<uint64_t> imported_move_{0};     // the move whose state this shard brought in
+  std::condition_variable map_changed_;        // with map_mu_: wakes the move thread
+  std::thread map_thread_, outbox_thread_, inbox_thread_, move_thread_;
   mutable std::mutex stats_mu_;
   Stats stats_;  // guarded by stats_mu_
 };
