@@ -174,7 +174,8 @@ Status ShardNode::Admit(net::Opcode opcode, uint64_t user, uint64_t viewer) cons
     const uint32_t bucket = net::BucketOf(u, m->buckets);
     const uint32_t owner = m->owner[bucket];
     if (owner == options_.shard_id) {
-      if (m->move && m->move->Covers(bucket) && imported_move_.load() != m->move->id) {
+      if (m->move && m->move->to == owner && m->move->Covers(bucket) &&
+          imported_move_.load() != m->move->id) {
         return Status(Code::kMoving,
                       "user " + std::to_string(u) + " is in bucket " + std::to_string(bucket) +
                           ", which shard " + std::to_string(owner) + " is taking over from shard " +
@@ -441,7 +442,10 @@ Status ShardNode::BackFill(const net::ShardMap& m, const WalRecordView& r,
     return Status::OK();
   }
   const UserId author = op->cleared_author();
-  if (m.OwnerOf(author) != options_.shard_id) return Status::OK();
+  // A user moving away is this shard's to answer for until its state is handed over: what
+  // asks for it was routed here by the map before the flip (ExportMove waits for it).
+  const bool leaving = m.move && m.move->from == options_.shard_id && m.Moving(author);
+  if (m.OwnerOf(author) != options_.shard_id && !leaving) return Status::OK();
   std::vector<FeedEntry> posts = db_->RetainedPosts(author);
   if (posts.size() > kMaxPostsPerRecord) {
     posts.erase(posts.begin(), posts.end() - kMaxPostsPerRecord);  // relgraphd refuses such K
@@ -647,8 +651,15 @@ void ShardNode::MoveLoop() {
 }
 
 Status ShardNode::ExportMove(const net::ShardMap& m, const net::BucketMove& mv) {
-  // This shard stopped deciding for the moving users when it took this map (DecidesFor), so
-  // every decision it made for them is in what it exports now.
+  // This shard stopped deciding for the moving users when it took this map (DecidesFor).
+  // Everything it logged before must be in JetStream before the new owner decides for them:
+  // its decisions (another shard applies them before the new owner's later ones, in stream
+  // order) and its back-fills for them (before the new owner's posts).
+  const uint64_t logged = db_->last_lsn();
+  while (stats().forwarded_lsn < logged) {
+    if (stop_.load()) return Status(Code::kUnavailable, "stopped");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   auto state = db_->ExportUsers([&m](UserId u) { return m.Moving(u); });
   if (!state.ok()) return state.status();
   const uint64_t attempt = std::random_device{}() * uint64_t{0x100000000} + std::random_device{}();
