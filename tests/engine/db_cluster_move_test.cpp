@@ -112,9 +112,12 @@ struct World {
   }
 
   void RemoteUsersOf(uint32_t s) {
+    // As ShardNode::DecidesFor: the old owner decides for a moving bucket until the copy,
+    // the new one from the flip on.
     c.db[s]->SetRemoteUsers([this, s](UserId u) {
-      if (exporting_bucket >= 0 && u % kBuckets == static_cast<uint32_t>(exporting_bucket)) {
-        return s != exporting_shard;
+      if (exporting_bucket >= 0 && u % kBuckets == static_cast<uint32_t>(exporting_bucket) &&
+          s == exporting_shard) {
+        return false;
       }
       return map.Of(u) != s;
     });
@@ -132,6 +135,36 @@ struct World {
     const std::string want = RandomChange(*one, a, b, pick, &one_next_post);
     REQUIRE_MESSAGE(got == want, a << " on " << b);
   }
+
+  // During a move, one change by a user staying on the new owner `to` about a moving user,
+  // made when the new owner's view of the pair (blocks, requests, the moving user's private
+  // mark) is one node's: its inbox is held, so a difference would change the reply. What it
+  // decides is newer than the moving user's state the old owner hands over.
+  void ChangeByNewOwner(uint32_t to, const std::function<bool(UserId)>& moving) {
+    c.clock.Advance(1);
+    std::vector<UserId> staying, movers;
+    for (UserId u = 1; u <= kUsers; ++u) {
+      if (moving(u))
+        movers.push_back(u);
+      else if (map.Of(u) == to)
+        staying.push_back(u);
+    }
+    const UserId a = staying[rng() % staying.size()], b = movers[rng() % movers.size()];
+    const uint64_t pick = rng() % 100;
+    const GraphStateModel here = Held(*c.db[to]), all = Held(*one);
+    for (const auto& pair : {std::pair{a, b}, std::pair{b, a}}) {
+      if (here.blocks.contains(pair) != all.blocks.contains(pair) ||
+          here.requests.contains(pair) != all.requests.contains(pair)) {
+        return;
+      }
+    }
+    if (here.private_users.contains(b) != all.private_users.contains(b)) return;
+    const std::string got = RandomChange(*c.db[to], a, b, pick, &next_post);
+    const std::string want = RandomChange(*one, a, b, pick, &one_next_post);
+    REQUIRE_MESSAGE(got == want, a << " on " << b << " during a move");
+    ++new_owner_changes;
+  }
+  int new_owner_changes = 0;
 
   void Restart(uint32_t s, bool snapshot) {
     c.Restart(s, snapshot);
@@ -180,10 +213,12 @@ struct World {
     exporting_bucket = static_cast<int>(bucket);
     exporting_shard = from;
     map.owner[bucket] = to;
-    // Changes go on meanwhile, by users neither moving nor on the new owner (whose replies
-    // would depend on what waits in its inbox), each handed over everywhere but there.
+    // Changes go on meanwhile, each handed over everywhere but to the new owner: by users
+    // neither moving nor on the new owner, and by the new owner's users about moving users
+    // (ChangeByNewOwner).
     for (int i = 0; i < during; ++i) {
       Change([&](UserId u) { return moving(u) || map.Of(u) == to; });
+      if (i % 2 == 0) ChangeByNewOwner(to, moving);
       c.Drain({to});
     }
     // drain: the old owner applies everything routed to it. copy: it stops deciding for the
@@ -247,6 +282,7 @@ TEST_CASE("buckets moved while changes go on around them") {
   }
   for (uint32_t s = 0; s < kShards; ++s) w.Restart(s, s == 1);
   w.CheckShards("after restarts");
+  CHECK(w.new_owner_changes > 60);
 }
 
 }  // namespace

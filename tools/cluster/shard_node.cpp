@@ -56,6 +56,11 @@ bool ClusterServes(net::Opcode op) {
   }
 }
 
+int64_t MsBetween(std::chrono::steady_clock::time_point a,
+                  std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
+}
+
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -630,13 +635,15 @@ void ShardNode::MoveLoop() {
       }
     } else if (drop) {
       // Nothing here is leaving: whatever no user of ours needs goes.
+      const auto started = std::chrono::steady_clock::now();
       auto dropped = db_->DropForeign(dropped_to, [&](UserId u) { return m->OwnerOf(u) == self; });
       step = dropped.ok() ? Status::OK() : dropped.status();
       if (dropped.ok()) {
         drop = false;
         if (*dropped > 0) {
-          Log("dropped " + std::to_string(*dropped) +
-              " records of users of other shards (map version " + std::to_string(m->version) + ")");
+          Log("dropped " + std::to_string(*dropped) + " records of users of other shards in " +
+              std::to_string(MsBetween(started, std::chrono::steady_clock::now())) +
+              " ms (map version " + std::to_string(m->version) + ")");
         }
         std::lock_guard lock(stats_mu_);
         stats_.foreign_dropped += *dropped;
@@ -660,7 +667,9 @@ Status ShardNode::ExportMove(const net::ShardMap& m, const net::BucketMove& mv) 
     if (stop_.load()) return Status(Code::kUnavailable, "stopped");
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  const auto started = std::chrono::steady_clock::now();
   auto state = db_->ExportUsers([&m](UserId u) { return m.Moving(u); });
+  const auto exported = std::chrono::steady_clock::now();
   if (!state.ok()) return state.status();
   const uint64_t attempt = std::random_device{}() * uint64_t{0x100000000} + std::random_device{}();
   const std::vector<std::string> pieces = EncodeMovePieces(attempt, *state);
@@ -687,7 +696,9 @@ Status ShardNode::ExportMove(const net::ShardMap& m, const net::BucketMove& mv) 
   }
   Log("move " + std::to_string(mv.id) + ": the state of buckets " + std::to_string(mv.first) + "-" +
       std::to_string(mv.last) + " sent to shard " + std::to_string(mv.to) + " (" +
-      std::to_string(state->size()) + " records, " + std::to_string(pieces.size()) + " pieces)");
+      std::to_string(state->size()) + " records, " + std::to_string(pieces.size()) +
+      " pieces; listed in " + std::to_string(MsBetween(started, exported)) + " ms, sent in " +
+      std::to_string(MsBetween(exported, std::chrono::steady_clock::now())) + " ms)");
   std::lock_guard lock(stats_mu_);
   ++stats_.moves_exported;
   return Status::OK();
@@ -729,7 +740,9 @@ Status ShardNode::ImportMove(const std::shared_ptr<const net::ShardMap>& m,
           "; waiting for another attempt by shard " + std::to_string(mv.from));
       continue;
     }
+    const auto started = std::chrono::steady_clock::now();
     result = db_->MoveIn(mv.from, state->value(), [&m](UserId u) { return m->Moving(u); });
+    const int64_t import_ms = MsBetween(started, std::chrono::steady_clock::now());
     if (!result.ok()) break;
     // Until the mark is stored, a restart brings the same state in again: harmless, as
     // nothing about the moving users was decided here meanwhile.
@@ -744,7 +757,8 @@ Status ShardNode::ImportMove(const std::shared_ptr<const net::ShardMap>& m,
     }
     Log("move " + std::to_string(mv.id) + ": buckets " + std::to_string(mv.first) + "-" +
         std::to_string(mv.last) + " taken over from shard " + std::to_string(mv.from) + " (" +
-        std::to_string(state->value().size()) + " records)");
+        std::to_string(state->value().size()) + " records, brought in in " +
+        std::to_string(import_ms) + " ms)");
     std::lock_guard lock(stats_mu_);
     ++stats_.moves_imported;
     break;
