@@ -59,6 +59,8 @@ if [[ -n $move ]]; then
   sleep 3
   build/relgraph-admin cluster move-bucket --nats="$url" --buckets="$move" --to=1 | tail -1
   wait "$load" || { echo "the loading run failed:"; tail -5 "$work/load.txt"; exit 1; }
+  sleep 1  # the old owners' drops
+  for i in 1 2; do grep -hE 'state of buckets|taken over|dropped' "$work/shard$i.log" | sed "s/^/  /"; done
 fi
 for i in 1 2 3; do
   echo "shard $i: $(build/relgraph-cli -p "${ports[$i]}" info | grep -E '^cluster_(messages_sent|records_sent|records_applied)' | tr '\n' ' ')"

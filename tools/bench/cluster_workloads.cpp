@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -21,7 +22,9 @@ double Seconds(SteadyClock::time_point since) {
 
 // Ids of this run: 2^42 + run * 2^30 + n.
 uint64_t RunBase() {
-  return (uint64_t{1} << 42) + ((std::random_device{}() & 0xfff) << 30);
+  // 20 random bits: two runs against one server must not share ids (a follower would
+  // pass the follow cap).
+  return (uint64_t{1} << 42) + ((uint64_t{std::random_device{}()} & 0xfffff) << 30);
 }
 
 // The first id at or after `from` that lives on shard `shard` (when want_same) or elsewhere.
@@ -72,7 +75,23 @@ Result<WorkloadResult> FollowLatency(const ClusterBenchFlags& flags, bool same) 
                         : "followee on another shard (applied there later)");
 }
 
-// Pipelined follows of fresh pairs to every shard at once; then the barrier.
+// The calling thread's routing client, connected on first use (ClusterClient is one per
+// thread).
+Result<net::ClusterClient*> Router(
+    const ClusterBenchFlags& flags, std::mutex* mu,
+    std::map<std::thread::id, std::unique_ptr<net::ClusterClient>>* routers) {
+  std::lock_guard lock(*mu);
+  auto& router = (*routers)[std::this_thread::get_id()];
+  if (router == nullptr) {
+    auto c = Connect(flags);
+    if (!c.ok()) return c.status();
+    router = std::move(*c);
+  }
+  return router.get();
+}
+
+// Pipelined follows of fresh pairs to every shard at once; then the barrier. A follow that
+// a shard refuses because its bucket moved is sent again through ClusterClient.
 Result<WorkloadResult> Follows(const ClusterBenchFlags& flags) {
   auto cluster = Connect(flags);
   if (!cluster.ok()) return cluster.status();
@@ -93,8 +112,9 @@ Result<WorkloadResult> Follows(const ClusterBenchFlags& flags) {
   }
   std::atomic<uint64_t> acked{0};
   std::vector<std::thread> threads;
-  std::mutex mu;
+  std::mutex mu, routers_mu;
   Status failure;
+  std::map<std::thread::id, std::unique_ptr<net::ClusterClient>> routers;
   const auto start = SteadyClock::now();
   for (uint32_t s = 0; s < shards; ++s) {
     threads.emplace_back([&, s] {
@@ -105,15 +125,26 @@ Result<WorkloadResult> Follows(const ClusterBenchFlags& flags) {
             flags.connections, flags.pipeline, per_shard,
             [&] { return net::Client::Connect(*options); },
             [&](net::Client& client, uint64_t begin, uint64_t end) -> Status {
-              for (uint64_t i = begin; i < end; ++i) {
-                client.Queue(net::FollowRequest{
-                    followers[s][i / 900], base + (uint64_t{1} << 29) + (uint64_t{s} << 26) + i,
-                    std::nullopt});
-              }
+              auto request = [&](uint64_t i) {
+                return net::FollowRequest{followers[s][i / 900],
+                                          base + (uint64_t{1} << 29) + (uint64_t{s} << 26) + i,
+                                          std::nullopt};
+              };
+              for (uint64_t i = begin; i < end; ++i) client.Queue(request(i));
               auto replies = client.Flush();
               if (!replies.ok()) return replies.status();
-              for (const net::RawReply& r : *replies) {
-                if (!r.status.ok()) return r.status;
+              for (size_t k = 0; k < replies->size(); ++k) {
+                const Status& refused = (*replies)[k].status;
+                if (refused.ok()) continue;
+                if (refused.code() != Code::kMoved && refused.code() != Code::kMoving) {
+                  return refused;
+                }
+                // A bucket moved under the run: this one goes through the routing client,
+                // which follows `moved` and waits out `moving`.
+                auto router = Router(flags, &routers_mu, &routers);
+                if (!router.ok()) return router.status();
+                auto again = (*router)->Call(request(begin + k));
+                if (!again.ok()) return again.status();
               }
               acked.fetch_add(end - begin);
               return Status::OK();
