@@ -104,8 +104,9 @@ class ShardNode final : public ClusterGate {
   // move's subject, as one attempt.
   Status ExportMove(const net::ShardMap& m, const net::BucketMove& mv);
   // The new owner's part (phase copy): reads the move's subject until one attempt is whole,
-  // brings it in (Db::MoveIn), marks the move done. kUnavailable when stopped, when the map
-  // moved on, or on a NATS failure (the caller tries again).
+  // brings it in (Db::MoveIn), marks the move done. OK also when stopped or when the map
+  // moved on meanwhile (the move thread looks again); a NATS or WAL failure otherwise (the
+  // move thread tries again).
   Status ImportMove(const std::shared_ptr<const net::ShardMap>& m, const net::BucketMove& mv);
   // (Re)creates the inbound consumer to deliver, in stream order, every message after its ack
   // floor, and pulls from it. See InboxLoop for why.
