@@ -303,8 +303,9 @@ class Db {
   // select, their mutes, and the posts of an author it does not select that no kept user
   // follows. Returns the number of records dropped (0: nothing to drop). After a bucket
   // move, the old owner drops so what it exported; any shard may run it at any time, as
-  // the state that touches its own users is all it holds otherwise. kUnavailable after a
-  // WAL failure.
+  // the state that touches its own users is all it holds otherwise. Lists under the shared
+  // lock and drops in batches of 1,024 records under the exclusive one: writers wait for a
+  // batch at a time. kUnavailable after a WAL failure (the batches before it stay dropped).
   Result<uint64_t> DropForeign(uint32_t to, const std::function<bool(UserId)>& kept);
   // Takes the users `moving` selects from shard `from`: applies `state` (ExportUsers') by ensure
   // forms, each record logged as a moved record (WAL type 22). A follow, block, request or

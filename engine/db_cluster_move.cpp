@@ -135,16 +135,19 @@ Result<std::vector<Db::MovedState>> Db::ExportUsers(
 }
 
 Result<uint64_t> Db::DropForeign(uint32_t to, const std::function<bool(UserId)>& kept) {
-  uint64_t lsn = 0, dropped = 0;
+  // Listed under the shared lock, dropped in batches under the exclusive one, so that the
+  // shard's writers wait for one batch at a time, not for the whole drop. Nothing comes
+  // between: no change reaches this shard about two users it does not keep (changes go to
+  // the shards of the users they touch), so what is listed stays droppable. Posts are the
+  // exception (a user kept here may follow the author meanwhile): they are checked again.
+  std::vector<MovedState> drops;
+  std::vector<UserId> authors;  // foreign authors with posts here and no kept fan, when listed
   {
-    std::unique_lock lock(mu_);
+    std::shared_lock lock(mu_);
     std::lock_guard feed_lock(feed_mu_);
-    RELGRAPH_RETURN_IF_ERROR(WritableLocked("dropping users of other shards refused"));
-    Graph& g = *graph_;
-    Feed& feed = *feed_;
+    const Graph& g = *graph_;
+    const Feed& feed = *feed_;
     const TimestampMs now = NowMs();
-    // Listed first and logged after: each drop changes the lists read here.
-    std::vector<MovedState> drops;
     auto undo = [&](WalRecordType type, UserId a, UserId b) {
       drops.push_back({type, std::string(EncodePairRecord(a, b, now).view())});
     };
@@ -169,10 +172,7 @@ Result<uint64_t> Db::DropForeign(uint32_t to, const std::function<bool(UserId)>&
     });
     for (InternalId xi : foreign) {
       const UserId x = g.ExternalOf(xi);
-      // Kept fans read the author's posts here still: its copies stay.
-      if (!feed.RetainedPosts(g, x).empty() && !AnyFan(g, xi, kept)) {
-        drops.push_back({WalRecordType::kPosts, EncodePostsRecord(x, {})});
-      }
+      if (!feed.RetainedPosts(g, x).empty() && !AnyFan(g, xi, kept)) authors.push_back(x);
       if (auto mutes = feed.MutesOf(g, x); mutes.ok()) {
         for (UserId m : *mutes) undo(WalRecordType::kUnmute, x, m);
       }
@@ -182,13 +182,35 @@ Result<uint64_t> Db::DropForeign(uint32_t to, const std::function<bool(UserId)>&
         }
       }
     }
-    for (const MovedState& d : drops) {
-      RELGRAPH_RETURN_IF_ERROR(LogMovedLocked(to, d.type, d.payload));
-    }
-    dropped = drops.size();
-    lsn = wal_ ? wal_->last_lsn() : 0;
   }
-  RELGRAPH_RETURN_IF_ERROR(Commit(lsn));
+  constexpr size_t kBatch = 1024;
+  uint64_t dropped = 0;
+  for (size_t at = 0; at < drops.size() + authors.size(); at += kBatch) {
+    uint64_t lsn = 0;
+    {
+      std::unique_lock lock(mu_);
+      std::lock_guard feed_lock(feed_mu_);
+      RELGRAPH_RETURN_IF_ERROR(WritableLocked("dropping users of other shards refused"));
+      for (size_t i = at; i < std::min(at + kBatch, drops.size() + authors.size()); ++i) {
+        if (i < drops.size()) {
+          RELGRAPH_RETURN_IF_ERROR(LogMovedLocked(to, drops[i].type, drops[i].payload));
+          ++dropped;
+          continue;
+        }
+        // Kept fans read the author's posts here: its copies stay.
+        const UserId x = authors[i - drops.size()];
+        if (feed_->RetainedPosts(*graph_, x).empty() ||
+            AnyFan(*graph_, graph_->FindUser(x), kept)) {
+          continue;
+        }
+        RELGRAPH_RETURN_IF_ERROR(
+            LogMovedLocked(to, WalRecordType::kPosts, EncodePostsRecord(x, {})));
+        ++dropped;
+      }
+      lsn = wal_ ? wal_->last_lsn() : 0;
+    }
+    RELGRAPH_RETURN_IF_ERROR(Commit(lsn));
+  }
   return dropped;
 }
 
