@@ -188,6 +188,23 @@ Status NatsLink::EnsureStream() {
   return EnsureJetStreamStream(js_, names_.stream, names_.subject_prefix + ".shard.*");
 }
 
+Status NatsLink::Publish(const std::string& subject, std::string_view data,
+                         const std::string& msg_id, const std::string& what) {
+  natsMsg* msg = nullptr;
+  natsStatus s =
+      natsMsg_Create(&msg, subject.c_str(), nullptr, data.data(), static_cast<int>(data.size()));
+  if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Msg-Id", msg_id.c_str());
+  jsPubAck* pa = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  jsPubOptions po;
+  jsPubOptions_Init(&po);
+  po.MaxWait = 5000;
+  if (s == NATS_OK) s = js_PublishMsg(&pa, js_, msg, &po, &jerr);
+  if (pa != nullptr) jsPubAck_Destroy(pa);
+  if (msg != nullptr) natsMsg_Destroy(msg);
+  return s == NATS_OK ? Status::OK() : NatsError(what, s, jerr);
+}
+
 std::string NatsLink::SubjectOf(uint32_t shard) const {
   return names_.subject_prefix + ".shard." + std::to_string(shard);
 }

@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "net/cluster/placement.h"
 #include "storage/status.h"
@@ -77,6 +78,11 @@ class NatsLink {
   // Creates the cluster's stream (file storage, subjects PREFIX.shard.*, a 2-minute duplicate
   // window) unless it exists.
   Status EnsureStream();
+  // Publishes `data` on `subject` with the message id `msg_id` (JetStream drops a repeated
+  // id within the stream's duplicate window) and waits up to 5 s for JetStream's
+  // acknowledgement. kUnavailable naming `what` when it did not come.
+  Status Publish(const std::string& subject, std::string_view data, const std::string& msg_id,
+                 const std::string& what);
   std::string SubjectOf(uint32_t shard) const;   // PREFIX.shard.<id>
   std::string ConsumerOf(uint32_t shard) const;  // shard_<id>: its durable consumer
   // The position of shard `shard`'s inbound consumer; kNotFound when it has none yet.

@@ -127,9 +127,13 @@ Result<BucketMoveReport> MoveBuckets(const BucketMoveRequest& request,
     return Status::OK();
   };
   auto info_of = [&](uint32_t shard) -> Result<std::map<std::string, uint64_t>> {
-    auto infos = cc.ShardInfos();
-    if (!infos.ok()) return infos.status();
-    return (*infos)[shard];
+    auto client = cc.ShardClient(shard);
+    if (!client.ok()) return client.status();
+    auto info = (*client)->Info();
+    if (!info.ok()) return info.status();
+    std::map<std::string, uint64_t> fields;
+    for (const net::InfoField& f : info->fields) fields[f.name] = f.value;
+    return fields;
   };
 
   Clock::time_point flipped = Clock::now();

@@ -79,11 +79,8 @@ int ClusterCommand(const std::vector<std::string>& positional,
     auto shards = ParseShards(flag("--shards"));
     if (!shards.ok()) return Usage(err, shards.status().message());
     uint32_t buckets = net::kDefaultBuckets;
-    if (!flag("--buckets").empty()) {
-      const std::string b = flag("--buckets");
-      if (std::from_chars(b.data(), b.data() + b.size(), buckets).ptr != b.data() + b.size()) {
-        return Usage(err, "--buckets takes a number, not '" + b + "'");
-      }
+    if (!flag("--buckets").empty() && !ParseNumber(flag("--buckets"), &buckets)) {
+      return Usage(err, "--buckets takes a number, not '" + flag("--buckets") + "'");
     }
     auto map = net::EvenShardMap(std::move(*shards), buckets);
     if (!map.ok()) return Usage(err, map.status().message());

@@ -354,25 +354,11 @@ void ShardNode::OutboxLoop() {
         // names the target too, or records sent to two shards would reach only one.
         const std::string id = std::to_string(self) + ">" + std::to_string(target) + ":" +
                                std::to_string(o.first) + "-" + std::to_string(o.last);
-        natsMsg* msg = nullptr;
-        natsStatus s = natsMsg_Create(&msg, subject.c_str(), nullptr, o.bytes.data(),
-                                      static_cast<int>(o.bytes.size()));
-        if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Msg-Id", id.c_str());
-        jsPubAck* pa = nullptr;
-        jsErrCode jerr = static_cast<jsErrCode>(0);
-        jsPubOptions po;
-        jsPubOptions_Init(&po);
-        po.MaxWait = 5000;
-        if (s == NATS_OK) s = js_PublishMsg(&pa, link_->js(), msg, &po, &jerr);
-        if (pa != nullptr) jsPubAck_Destroy(pa);
-        if (msg != nullptr) natsMsg_Destroy(msg);
-        if (s != NATS_OK) {
-          failure =
-              net::NatsError("publishing LSNs " + std::to_string(o.first) + ".." +
-                                 std::to_string(o.last) + " to shard " + std::to_string(target),
-                             s, jerr);
-          break;
-        }
+        failure =
+            link_->Publish(subject, o.bytes, id,
+                           "publishing LSNs " + std::to_string(o.first) + ".." +
+                               std::to_string(o.last) + " to shard " + std::to_string(target));
+        if (!failure.ok()) break;
         std::lock_guard lock(stats_mu_);
         ++stats_.messages_sent;
         stats_.records_sent += o.count;
@@ -677,22 +663,9 @@ Status ShardNode::ExportMove(const net::ShardMap& m, const net::BucketMove& mv) 
   for (size_t i = 0; i < pieces.size(); ++i) {
     const std::string id =
         "move:" + std::to_string(mv.id) + ":" + std::to_string(attempt) + ":" + std::to_string(i);
-    natsMsg* msg = nullptr;
-    natsStatus s = natsMsg_Create(&msg, subject.c_str(), nullptr, pieces[i].data(),
-                                  static_cast<int>(pieces[i].size()));
-    if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Msg-Id", id.c_str());
-    jsPubAck* pa = nullptr;
-    jsErrCode jerr = static_cast<jsErrCode>(0);
-    jsPubOptions po;
-    jsPubOptions_Init(&po);
-    po.MaxWait = 5000;
-    if (s == NATS_OK) s = js_PublishMsg(&pa, link_->js(), msg, &po, &jerr);
-    if (pa != nullptr) jsPubAck_Destroy(pa);
-    if (msg != nullptr) natsMsg_Destroy(msg);
-    if (s != NATS_OK) {
-      return net::NatsError(
-          "publishing piece " + std::to_string(i) + " of move " + std::to_string(mv.id), s, jerr);
-    }
+    RELGRAPH_RETURN_IF_ERROR(link_->Publish(
+        subject, pieces[i], id,
+        "publishing piece " + std::to_string(i) + " of move " + std::to_string(mv.id)));
   }
   Log("move " + std::to_string(mv.id) + ": the state of buckets " + std::to_string(mv.first) + "-" +
       std::to_string(mv.last) + " sent to shard " + std::to_string(mv.to) + " (" +
