@@ -8,10 +8,11 @@
 namespace relgraph {
 namespace {
 
-// Capacities in entries; about x1.25-1.5 per step. The last one bounds slab-allocated blocks.
-constexpr std::array<uint32_t, 26> kClassCapacity = {1,   2,   3,   4,   5,   6,   8,   10,  12,
-                                                     16,  20,  24,  32,  40,  48,  64,  80,  96,
-                                                     128, 160, 192, 256, 384, 512, 768, 1024};
+// Capacities in entries: every size up to 8, then four classes per doubling (steps of 1.14-1.25x,
+// so a list's slack is at most a fifth of its entries). The last one bounds slab-allocated blocks.
+constexpr std::array<uint32_t, 36> kClassCapacity = {
+    1,  2,  3,  4,  5,   6,   7,   8,   10,  12,  14,  16,  20,  24,  28,  32,  40,  48,
+    56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 640, 768, 896, 1024};
 constexpr size_t kSlabBytes = kHugePageBytes;
 constexpr uint32_t kLargestClass = kClassCapacity.back();
 
