@@ -1,23 +1,16 @@
 #include "engine/graph/id_map.h"
 
 #include <algorithm>
-#include <bit>
 
 namespace relgraph {
-namespace {
-
-constexpr size_t kInitialSlots = 16;
-
-}  // namespace
-
 IdMap::IdMap() {
-  Rehash(kInitialSlots);
+  Rehash(SlotsFor(0));
 }
 
 InternalId IdMap::Intern(UserId user) {
   const InternalId found = Find(user);
   if (found != kNoInternalId) return found;
-  if ((external_.size() + 1) * 5 > (mask_ + 1) * 4) Rehash((mask_ + 1) * 2);
+  if ((external_.size() + 1) * 5 > slot_count_ * 4) Rehash(slot_count_ + slot_count_ / 2);
   const auto id = static_cast<InternalId>(external_.size());
   external_.push_back(user);
   Place(user, id);
@@ -25,14 +18,15 @@ InternalId IdMap::Intern(UserId user) {
 }
 
 void IdMap::Place(UserId user, InternalId id) {
-  size_t i = Hash(user) & mask_;
-  while (slots_[i].key != 0) i = (i + 1) & mask_;
+  size_t i = Home(user);
+  while (slots_[i].key != 0) i = Next(i);
   slots_[i] = Slot{user, id};
 }
 
 void IdMap::ClearSlots(size_t slot_count) {
-  slots_.assign(slot_count, Slot{0, 0});
-  mask_ = slot_count - 1;
+  // assign() would keep the old capacity; a table sized exactly must not.
+  std::vector<Slot, HugePageAllocator<Slot>>(slot_count, Slot{0, 0}).swap(slots_);
+  slot_count_ = slot_count;
 }
 
 void IdMap::Rehash(size_t slot_count) {
@@ -42,8 +36,7 @@ void IdMap::Rehash(size_t slot_count) {
 }
 
 void IdMap::Reserve(size_t users) {
-  const size_t slots = GrownSlots(users, mask_ + 1);
-  if (slots != mask_ + 1) Rehash(slots);
+  if (users * 5 > slot_count_ * 4) Rehash(SlotsFor(users));
 }
 
 size_t IdMap::AppendAll(std::span<const UserId> externals) {
@@ -56,24 +49,22 @@ size_t IdMap::AppendAll(std::span<const UserId> externals) {
 
 size_t IdMap::IndexAll() {
   const size_t n = external_.size();
-  const size_t slots = GrownSlots(n, kInitialSlots);
-  ClearSlots(slots);
-  // Bucket sort by the top bits of each id's home slot, then place bucket by bucket: each
-  // bucket's probes stay within a few hundred consecutive slots.
-  const int slot_bits = std::countr_zero(slots);
-  const int bucket_bits = std::min(slot_bits, 16);
-  const int shift = slot_bits - bucket_bits;
-  std::vector<uint32_t> start((size_t{1} << bucket_bits) + 1, 0);
-  for (size_t i = 0; i < n; ++i) ++start[((Hash(external_[i]) & mask_) >> shift) + 1];
+  ClearSlots(SlotsFor(n));
+  // Bucket sort by the top bits of each id's hash (home slots grow with the hash), then place
+  // bucket by bucket: each bucket's probes stay within a few hundred consecutive slots.
+  constexpr int kBucketBits = 16;
+  auto bucket = [](UserId user) { return Hash(user) >> (64 - kBucketBits); };
+  std::vector<uint32_t> start((size_t{1} << kBucketBits) + 1, 0);
+  for (size_t i = 0; i < n; ++i) ++start[bucket(external_[i]) + 1];
   for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
   std::vector<Slot> order(n);  // (id, internal id) in bucket order
   for (size_t i = 0; i < n; ++i) {
     const UserId user = external_[i];
-    order[start[(Hash(user) & mask_) >> shift]++] = Slot{user, static_cast<InternalId>(i)};
+    order[start[bucket(user)]++] = Slot{user, static_cast<InternalId>(i)};
   }
   for (const Slot& s : order) {
-    size_t i = Hash(s.key) & mask_;
-    for (; slots_[i].key != 0; i = (i + 1) & mask_) {
+    size_t i = Home(s.key);
+    for (; slots_[i].key != 0; i = Next(i)) {
       if (slots_[i].key == s.key) return std::max<size_t>(s.id, slots_[i].id);
     }
     slots_[i] = s;

@@ -4,13 +4,17 @@
 // external one, which halves edge memory. The map is an open-addressing table (linear probing)
 // whose 12-byte slots hold the external id and its internal id together, so a lookup costs one
 // cache miss (user id 0 is invalid, so key 0 marks an empty slot). `external_` maps back,
-// indexed by internal id. Cost per user: 8 bytes in `external_` plus 12 bytes per slot at a
-// load factor between 0.4 and 0.8. Both use huge pages. Ids are never un-interned (a user
+// indexed by internal id. The table has any number of slots, not a power of two: a user's home
+// slot is its hash scaled to the table (the high half of hash * slots), so a table built for a
+// known count (Reserve, a snapshot's IndexAll) runs at a load of 0.8, and one that grows by
+// interning grows 1.5x at a time (load 0.53-0.8). Cost per user: 8 bytes in `external_` plus
+// 12 bytes per slot, 15-23 bytes. Both use huge pages. Ids are never un-interned (a user
 // whose edges are all gone keeps its internal id).
 //
 // Thread-safety: const methods may run concurrently with each other; Intern() needs exclusion.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -31,14 +35,14 @@ class IdMap {
 
   // The internal id of `user`, or kNoInternalId when it was never interned (always for 0).
   InternalId Find(UserId user) const {
-    for (size_t i = Hash(user) & mask_;; i = (i + 1) & mask_) {
+    for (size_t i = Home(user);; i = Next(i)) {
       const Slot& s = slots_[i];
       if (s.key == 0) return kNoInternalId;  // empty slot: checked first, so 0 is never found
       if (s.key == user) return s.id;
     }
   }
   // Hints the CPU to fetch the slot Find(user) starts at.
-  void Prefetch(UserId user) const { __builtin_prefetch(&slots_[Hash(user) & mask_]); }
+  void Prefetch(UserId user) const { __builtin_prefetch(&slots_[Home(user)]); }
   // The internal id of `user`, interning it if new. REQUIRES: user != 0, size() < 2^32 - 1.
   InternalId Intern(UserId user);
 
@@ -79,10 +83,17 @@ class IdMap {
 #pragma pack(pop)
   static_assert(sizeof(Slot) == 12);
 
-  // A table of at least `slots` slots, doubled until `users` fill at most 4/5 of it.
-  static size_t GrownSlots(size_t users, size_t slots) {
-    while (users * 5 > slots * 4) slots *= 2;
-    return slots;
+  // Where probing for `user` starts: its hash scaled to [0, slot_count_).
+  size_t Home(UserId user) const {
+    __extension__ using Wide = unsigned __int128;
+    return static_cast<size_t>((static_cast<Wide>(Hash(user)) * slot_count_) >> 64);
+  }
+  size_t Next(size_t i) const {
+    return i + 1 == slot_count_ ? 0 : i + 1;
+  }
+  // The slots that hold `users` at a load of at most 4/5.
+  static size_t SlotsFor(size_t users) {
+    return std::max<size_t>(16, users + users / 4 + 1);
   }
   void ClearSlots(size_t slot_count);  // an empty table of slot_count slots
   void Rehash(size_t slot_count);
@@ -90,7 +101,7 @@ class IdMap {
 
   ChunkedArray<UserId> external_;
   std::vector<Slot, HugePageAllocator<Slot>> slots_;
-  size_t mask_ = 0;
+  size_t slot_count_ = 0;
 };
 
 }  // namespace relgraph

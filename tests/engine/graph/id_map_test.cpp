@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 #include <unordered_map>
+#include <vector>
 
 #include "engine/graph/id_map.h"
 
@@ -41,6 +42,43 @@ TEST_CASE("id_map: reserve keeps lookups right and memory is accounted") {
   map.Reserve(100'000);
   CHECK(map.Find(42) == 0);
   CHECK(map.MemoryBytes() >= 100'000 * (sizeof(UserId) + 12));
+}
+
+TEST_CASE("id_map: users whose home slots are all at the table's end wrap around it") {
+  // Home slots grow with the hash, so ids whose hash starts with 0xf all start probing in the
+  // last sixteenth of the table: most must wrap to its start.
+  IdMap map;
+  std::vector<UserId> crowded;
+  std::mt19937_64 rng(5);
+  while (crowded.size() < 20'000) {
+    const UserId u = rng() | 1;
+    if (IdMap::Hash(u) >> 60 == 0xf) crowded.push_back(u);
+  }
+  for (size_t i = 0; i < crowded.size(); ++i) REQUIRE(map.Intern(crowded[i]) == i);
+  for (size_t i = 0; i < crowded.size(); ++i) REQUIRE(map.Find(crowded[i]) == i);
+  CHECK(map.Find(2) == kNoInternalId);
+  IdMap bulk;
+  REQUIRE(bulk.AppendAll(crowded) == crowded.size());
+  REQUIRE(bulk.IndexAll() == crowded.size());
+  for (size_t i = 0; i < crowded.size(); ++i) REQUIRE(bulk.Find(crowded[i]) == i);
+}
+
+TEST_CASE("id_map: a table sized for its users runs at a load of 0.8, a grown one above 0.5") {
+  constexpr size_t kUsers = 1'000'000;
+  constexpr size_t kPerUser = sizeof(UserId);  // the external array, besides the slots
+  std::vector<UserId> ids(kUsers);
+  for (size_t i = 0; i < kUsers; ++i) ids[i] = IdMap::Hash(i + 1) | 1;
+  IdMap bulk;
+  bulk.AppendAll(ids);
+  bulk.IndexAll();
+  const double bulk_slot_bytes = double(bulk.MemoryBytes()) / kUsers - kPerUser;
+  CHECK(bulk_slot_bytes >= 12 / 0.81);
+  CHECK(bulk_slot_bytes <= 12 / 0.79 + 0.5);  // + the external array's last chunk
+  IdMap grown;
+  for (UserId u : ids) grown.Intern(u);
+  const double grown_slot_bytes = double(grown.MemoryBytes()) / kUsers - kPerUser;
+  CHECK(grown_slot_bytes >= 12 / 0.81);
+  CHECK(grown_slot_bytes <= 12 / 0.53 + 0.5);
 }
 
 }  // namespace
