@@ -61,6 +61,7 @@ class Workloads {
 
  private:
   WorkloadResult Load();
+  WorkloadResult FollowSingle();
   WorkloadResult Churn();
   WorkloadResult Relation();
   WorkloadResult RelationsBatch();
