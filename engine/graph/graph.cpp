@@ -118,17 +118,41 @@ Result<FollowOutcome> Graph::FollowAt(UserId a, UserId b, TimestampMs ts) {
 
 Result<ImportStats> Graph::Import(std::span<const ImportEdge> edges) {
   ImportStats stats;
-  for (size_t i = 0; i < edges.size(); ++i) {
-    PrefetchAhead(i, edges.size(), [&](size_t j) {
-      return std::pair{edges[j].follower, edges[j].followee};
-    });
+  // Each edge's two ids are looked up once, 16 edges ahead (their slots were fetched 32
+  // ahead), and kept in a ring: the record and list prefetches 8 ahead and the follow itself
+  // use them instead of hashing and probing again. An id that was unknown then may have been
+  // interned by an edge in between, so those are looked up again when used.
+  constexpr size_t kRing = 32;  // > the lookup distance
+  InternalId ring[kRing][2];
+  const size_t n = edges.size();
+  auto resolve = [&](size_t j) {
+    ring[j % kRing][0] = ids_.Find(edges[j].follower);
+    ring[j % kRing][1] = ids_.Find(edges[j].followee);
+  };
+  for (size_t j = 0; j < 32 && j < n; ++j) {
+    ids_.Prefetch(edges[j].follower);
+    ids_.Prefetch(edges[j].followee);
+  }
+  for (size_t j = 0; j < 16 && j < n; ++j) resolve(j);
+  for (size_t j = 0; j < 16 && j < n; ++j) PrefetchRecords(ring[j % kRing]);
+  for (size_t j = 0; j < 8 && j < n; ++j) PrefetchLists(ring[j % kRing]);
+  for (size_t i = 0; i < n; ++i) {
+    if (i + 32 < n) {
+      ids_.Prefetch(edges[i + 32].follower);
+      ids_.Prefetch(edges[i + 32].followee);
+    }
+    if (i + 16 < n) {
+      resolve(i + 16);
+      PrefetchRecords(ring[(i + 16) % kRing]);
+    }
+    if (i + 8 < n) PrefetchLists(ring[(i + 8) % kRing]);
     const ImportEdge& e = edges[i];
     if (e.follower == e.followee && e.follower != 0) {
       ++stats.self_loops;
       continue;
     }
     auto r = FollowImpl(e.follower, e.followee, e.ts, /*engine_time=*/false,
-                        /*rate_limited=*/false);
+                        /*rate_limited=*/false, ring[i % kRing]);
     if (r.ok()) {
       (r->created ? stats.added : stats.duplicates)++;
     } else if (r.status().code() == Code::kFollowLimit) {
@@ -142,6 +166,19 @@ Result<ImportStats> Graph::Import(std::span<const ImportEdge> edges) {
     }
   }
   return stats;
+}
+
+void Graph::PrefetchRecords(const InternalId ids[2]) const {
+  if (ids[0] != kNoInternalId) __builtin_prefetch(&users_[ids[0]]);
+  if (ids[1] != kNoInternalId) __builtin_prefetch(&users_[ids[1]]);
+}
+
+void Graph::PrefetchLists(const InternalId ids[2]) const {
+  if (ids[0] != kNoInternalId) users_[ids[0]].following.PrefetchForInsert();
+  if (ids[1] != kNoInternalId) {
+    __builtin_prefetch(users_[ids[1]].following.peers_address());
+    users_[ids[1]].fans.PrefetchTail();
+  }
 }
 
 void Graph::PrefetchPair(UserId follower, UserId followee, int stage) const {
@@ -165,7 +202,7 @@ void Graph::PrefetchPair(UserId follower, UserId followee, int stage) const {
 }
 
 Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool engine_time,
-                                        bool rate_limited) {
+                                        bool rate_limited, const InternalId* known) {
   RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
   RELGRAPH_RETURN_IF_ERROR(CheckUserId(b, "user"));
   if (a == b)
@@ -173,8 +210,8 @@ Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool
   if (!engine_time) RELGRAPH_RETURN_IF_ERROR(CheckTimestamp(ts, "timestamp"));
 
   // Look up without interning: a refused call must not create users.
-  InternalId ai = ids_.Find(a);
-  InternalId bi = ids_.Find(b);
+  InternalId ai = known != nullptr && known[0] != kNoInternalId ? known[0] : ids_.Find(a);
+  InternalId bi = known != nullptr && known[1] != kNoInternalId ? known[1] : ids_.Find(b);
   // A follow of a private account asks instead; an import (not rate limited) loads follows
   // that exist elsewhere, so it links directly. Blocks hold for both.
   const bool request = rate_limited && bi != kNoInternalId && IsPrivateInternal(bi);

@@ -295,7 +295,7 @@ class Graph {
   // For a loop over n follows or unfollows, at the i-th: starts fetching what the ones 32, 16
   // and 8 ahead will read (their id slots, then their user records, then their list ends), so
   // the cache misses of consecutive writes overlap. pair_at(j) returns {follower, followee} of
-  // the j-th. Import, ApplyBatch and Db::WriteBatch run so.
+  // the j-th. ApplyBatch and Db::WriteBatch run so; Import keeps the ids it looks up instead.
   template <typename PairAt>
   void PrefetchAhead(size_t i, size_t n, PairAt&& pair_at) const {
     constexpr size_t kDistance[3] = {32, 16, 8};
@@ -352,8 +352,14 @@ class Graph {
   // kInvalidUserId for id 0, naming the argument's role ("user", "viewer", ...).
   static Status CheckUserId(UserId u, const char* role);
   static Status CheckPageRequest(UserId a, const PageRequest& request);  // ids and limit
+  // `known`, when set, holds a's and b's internal ids as looked up earlier (kNoInternalId:
+  // unknown then, so looked up again; ids never go away, so a known one still holds).
   Result<FollowOutcome> FollowImpl(UserId a, UserId b, TimestampMs ts, bool engine_time,
-                                   bool rate_limited);
+                                   bool rate_limited, const InternalId* known = nullptr);
+  // Import's prefetch stages for an edge whose ids are resolved: the two user records; then
+  // (once they are cached) the list ends a follow reads and writes.
+  void PrefetchRecords(const InternalId ids[2]) const;
+  void PrefetchLists(const InternalId ids[2]) const;
   // The engine clock's time, never earlier than the last one handed out.
   TimestampMs TakeEngineTime();
   // The block and request bits of relation(a, b). REQUIRES: a has kHasAccessBit.
