@@ -554,8 +554,9 @@ void Db::WriteBatch(std::span<const BatchWrite> writes, std::span<BatchWriteResu
     }
     Graph& g = *graph_;
     const TimestampMs now = NowMs();
+    Graph::WriteAhead ahead(g);
     for (size_t i = 0; i < writes.size(); ++i) {
-      g.PrefetchAhead(i, writes.size(), [&](size_t j) {
+      ahead.Advance(i, writes.size(), [&](size_t j) {
         return std::pair{writes[j].a, writes[j].b};
       });
       const BatchWrite& w = writes[i];
@@ -563,9 +564,10 @@ void Db::WriteBatch(std::span<const BatchWrite> writes, std::span<BatchWriteResu
       MaybeRecord record;
       if (w.kind == BatchWrite::Kind::kFollow) {
         bool first_remote_fan = false;
-        auto r = NotifyFollow(g, *feed_, w.a, w.b,
-                              w.ts ? g.FollowAt(w.a, w.b, *w.ts) : g.Follow(w.a, w.b), remote_user_,
-                              &first_remote_fan);
+        auto r = NotifyFollow(
+            g, *feed_, w.a, w.b,
+            w.ts ? g.FollowAt(w.a, w.b, *w.ts, ahead.Known(i)) : g.Follow(w.a, w.b, ahead.Known(i)),
+            remote_user_, &first_remote_fan);
         out.status = r.status();
         if (!r.ok()) continue;
         out.follow = *r;

@@ -108,51 +108,28 @@ InternalId Graph::Intern(UserId user) {
 
 // ---- follow -----------------------------------------------------------------------------------
 
-Result<FollowOutcome> Graph::Follow(UserId a, UserId b) {
-  return FollowImpl(a, b, 0, /*engine_time=*/true, /*rate_limited=*/true);
+Result<FollowOutcome> Graph::Follow(UserId a, UserId b, const InternalId* known) {
+  return FollowImpl(a, b, 0, /*engine_time=*/true, /*rate_limited=*/true, known);
 }
 
-Result<FollowOutcome> Graph::FollowAt(UserId a, UserId b, TimestampMs ts) {
-  return FollowImpl(a, b, ts, /*engine_time=*/false, /*rate_limited=*/true);
+Result<FollowOutcome> Graph::FollowAt(UserId a, UserId b, TimestampMs ts, const InternalId* known) {
+  return FollowImpl(a, b, ts, /*engine_time=*/false, /*rate_limited=*/true, known);
 }
 
 Result<ImportStats> Graph::Import(std::span<const ImportEdge> edges) {
   ImportStats stats;
-  // Each edge's two ids are looked up once, 16 edges ahead (their slots were fetched 32
-  // ahead), and kept in a ring: the record and list prefetches 8 ahead and the follow itself
-  // use them instead of hashing and probing again. An id that was unknown then may have been
-  // interned by an edge in between, so those are looked up again when used.
-  constexpr size_t kRing = 32;  // > the lookup distance
-  InternalId ring[kRing][2];
-  const size_t n = edges.size();
-  auto resolve = [&](size_t j) {
-    ring[j % kRing][0] = ids_.Find(edges[j].follower);
-    ring[j % kRing][1] = ids_.Find(edges[j].followee);
-  };
-  for (size_t j = 0; j < 32 && j < n; ++j) {
-    ids_.Prefetch(edges[j].follower);
-    ids_.Prefetch(edges[j].followee);
-  }
-  for (size_t j = 0; j < 16 && j < n; ++j) resolve(j);
-  for (size_t j = 0; j < 16 && j < n; ++j) PrefetchRecords(ring[j % kRing]);
-  for (size_t j = 0; j < 8 && j < n; ++j) PrefetchLists(ring[j % kRing]);
-  for (size_t i = 0; i < n; ++i) {
-    if (i + 32 < n) {
-      ids_.Prefetch(edges[i + 32].follower);
-      ids_.Prefetch(edges[i + 32].followee);
-    }
-    if (i + 16 < n) {
-      resolve(i + 16);
-      PrefetchRecords(ring[(i + 16) % kRing]);
-    }
-    if (i + 8 < n) PrefetchLists(ring[(i + 8) % kRing]);
+  WriteAhead ahead(*this);
+  for (size_t i = 0; i < edges.size(); ++i) {
+    ahead.Advance(i, edges.size(), [&](size_t j) {
+      return std::pair{edges[j].follower, edges[j].followee};
+    });
     const ImportEdge& e = edges[i];
     if (e.follower == e.followee && e.follower != 0) {
       ++stats.self_loops;
       continue;
     }
     auto r = FollowImpl(e.follower, e.followee, e.ts, /*engine_time=*/false,
-                        /*rate_limited=*/false, ring[i % kRing]);
+                        /*rate_limited=*/false, ahead.Known(i));
     if (r.ok()) {
       (r->created ? stats.added : stats.duplicates)++;
     } else if (r.status().code() == Code::kFollowLimit) {
@@ -178,26 +155,6 @@ void Graph::PrefetchLists(const InternalId ids[2]) const {
   if (ids[1] != kNoInternalId) {
     __builtin_prefetch(users_[ids[1]].following.peers_address());
     users_[ids[1]].fans.PrefetchTail();
-  }
-}
-
-void Graph::PrefetchPair(UserId follower, UserId followee, int stage) const {
-  if (stage == 0) {
-    ids_.Prefetch(follower);
-    ids_.Prefetch(followee);
-    return;
-  }
-  const InternalId a = ids_.Find(follower);
-  const InternalId b = ids_.Find(followee);
-  if (stage == 1) {
-    if (a != kNoInternalId) __builtin_prefetch(&users_[a]);
-    if (b != kNoInternalId) __builtin_prefetch(&users_[b]);
-    return;
-  }
-  if (a != kNoInternalId) users_[a].following.PrefetchForInsert();
-  if (b != kNoInternalId) {
-    __builtin_prefetch(users_[b].following.peers_address());
-    users_[b].fans.PrefetchTail();
   }
 }
 
@@ -418,8 +375,9 @@ Status Graph::ReplayUnfollow(UserId a, UserId b, ReplayMode mode, InternalId ids
 
 Status Graph::ApplyBatch(std::span<const ReplayOp> ops, ReplayMode mode,
                          const AppliedEdgeHook& on_applied) {
+  WriteAhead ahead(*this);
   for (size_t i = 0; i < ops.size(); ++i) {
-    PrefetchAhead(i, ops.size(), [&](size_t j) { return std::pair{ops[j].a, ops[j].b}; });
+    ahead.Advance(i, ops.size(), [&](size_t j) { return std::pair{ops[j].a, ops[j].b}; });
     const ReplayOp& op = ops[i];
     InternalId ids[2] = {kNoInternalId, kNoInternalId};
     const ReplayMode m = op.remote ? ReplayMode::kEnsure : mode;

@@ -81,11 +81,13 @@ class Graph {
   // kSelfFollow (a == b), kFollowLimit (a follows max_following users already), kRateLimited
   // (Status::retry_after_ms() says when to retry). Following an existing edge is not an error:
   // created == false and the original time is kept. A failed call changes nothing (it does not
-  // even create the users it names).
-  Result<FollowOutcome> Follow(UserId a, UserId b);
+  // even create the users it names). `known`: a's and b's internal ids from WriteAhead::Known,
+  // in a batch loop (nullptr: looked up here).
+  Result<FollowOutcome> Follow(UserId a, UserId b, const InternalId* known = nullptr);
   // As Follow, with the caller's time (imports, replay). Also kInvalidArgument when ts is
   // outside [0, kMaxTimestampMs]. The cap and the rate limiter still apply.
-  Result<FollowOutcome> FollowAt(UserId a, UserId b, TimestampMs ts);
+  Result<FollowOutcome> FollowAt(UserId a, UserId b, TimestampMs ts,
+                                 const InternalId* known = nullptr);
   // Bulk import (edge lists, restores): FollowAt for each edge in order, without the rate
   // limiter, software-pipelined so the cache misses of consecutive edges overlap. Self-loops,
   // duplicates and over-cap edges are counted, not errors; an id of 0 or a time out of range
@@ -292,30 +294,48 @@ class Graph {
   Status CheckRoomFor(UserId a, UserId b = 0) const;
   UserId ExternalOf(InternalId i) const { return ids_.External(i); }
   void PrefetchExternal(InternalId i) const { ids_.PrefetchExternal(i); }
-  // For a loop over n follows or unfollows, at the i-th: starts fetching what the ones 32, 16
-  // and 8 ahead will read (their id slots, then their user records, then their list ends), so
-  // the cache misses of consecutive writes overlap. pair_at(j) returns {follower, followee} of
-  // the j-th. ApplyBatch and Db::WriteBatch run so; Import keeps the ids it looks up instead.
-  template <typename PairAt>
-  void PrefetchAhead(size_t i, size_t n, PairAt&& pair_at) const {
-    constexpr size_t kDistance[3] = {32, 16, 8};
-    if (i == 0) {
-      // Nothing is on its way yet: start every stage for the first ones at once, so a short
-      // run (a pipelined batch of 64) does not take its first 32 misses one after another.
-      for (int stage = 0; stage < 3; ++stage) {
-        for (size_t j = 0; j < kDistance[stage] && j < n; ++j) {
-          const auto [a, b] = pair_at(j);
-          PrefetchPair(a, b, stage);
-        }
+  // A loop over n follows or unfollows (Import, ApplyBatch, Db::WriteBatch) calls Advance(i)
+  // at the i-th: it starts fetching what the ones 32, 16 and 8 ahead will read (their id
+  // slots; their user records, once their ids are looked up; their list ends), so the cache
+  // misses of consecutive writes overlap. Each id is looked up once, 16 ahead, and Known(i)
+  // hands the i-th's pair to Follow/FollowAt, which then skip their own lookup (kNoInternalId:
+  // unknown then, so looked up again; an earlier write may have created it). pair_at(j)
+  // returns {follower, followee} of the j-th. One object serves one loop; the graph must not
+  // lose users meanwhile (it never does).
+  class WriteAhead {
+   public:
+    explicit WriteAhead(const Graph& graph) : g_(graph) {}
+    template <typename PairAt>
+    void Advance(size_t i, size_t n, PairAt&& pair_at) {
+      if (i == 0) {
+        // Nothing is on its way yet: start every stage for the first ones at once, so a short
+        // run (a pipelined batch of 64) does not take its first 32 misses one after another.
+        for (size_t j = 0; j < kSlots && j < n; ++j) PrefetchSlots(pair_at(j));
+        for (size_t j = 0; j < kLookUp && j < n; ++j) LookUp(j, pair_at(j));
+        for (size_t j = 0; j < kLists && j < n; ++j) g_.PrefetchLists(ring_[j % kRing]);
       }
+      if (i + kSlots < n) PrefetchSlots(pair_at(i + kSlots));
+      if (i + kLookUp < n) LookUp(i + kLookUp, pair_at(i + kLookUp));
+      if (i + kLists < n) g_.PrefetchLists(ring_[(i + kLists) % kRing]);
     }
-    for (int stage = 0; stage < 3; ++stage) {
-      if (i + kDistance[stage] < n) {
-        const auto [a, b] = pair_at(i + kDistance[stage]);
-        PrefetchPair(a, b, stage);
-      }
+    const InternalId* Known(size_t i) const { return ring_[i % kRing]; }
+
+   private:
+    static constexpr size_t kSlots = 32, kLookUp = 16, kLists = 8;
+    static constexpr size_t kRing = 32;  // > kLookUp: a pair stays until its write
+    void PrefetchSlots(const std::pair<UserId, UserId>& p) const {
+      g_.ids_.Prefetch(p.first);
+      g_.ids_.Prefetch(p.second);
     }
-  }
+    void LookUp(size_t j, const std::pair<UserId, UserId>& p) {
+      InternalId* ids = ring_[j % kRing];
+      ids[0] = g_.ids_.Find(p.first);
+      ids[1] = g_.ids_.Find(p.second);
+      g_.PrefetchRecords(ids);
+    }
+    const Graph& g_;
+    InternalId ring_[kRing][2];
+  };
   const FollowingList& FollowingOf(InternalId i) const { return users_[i].following; }
   uint32_t FanCountOf(InternalId i) const { return users_[i].fans.size(); }
   bool FollowsInternal(InternalId a, InternalId b) const {
@@ -356,8 +376,8 @@ class Graph {
   // unknown then, so looked up again; ids never go away, so a known one still holds).
   Result<FollowOutcome> FollowImpl(UserId a, UserId b, TimestampMs ts, bool engine_time,
                                    bool rate_limited, const InternalId* known = nullptr);
-  // Import's prefetch stages for an edge whose ids are resolved: the two user records; then
-  // (once they are cached) the list ends a follow reads and writes.
+  // WriteAhead's stages for a pair whose ids are looked up: the two user records; then (once
+  // they are cached) the list ends a follow reads and writes.
   void PrefetchRecords(const InternalId ids[2]) const;
   void PrefetchLists(const InternalId ids[2]) const;
   // The engine clock's time, never earlier than the last one handed out.
@@ -402,8 +422,6 @@ class Graph {
   Status CheckAccessInvariants() const;
   uint64_t AccessDigest() const;
   Result<Page> PairPage(UserId a, const PageRequest& request, const PairLists& lists) const;
-  // PrefetchAhead's stage `stage` (0 id slots, 1 records, 2 list ends) for a -> b.
-  void PrefetchPair(UserId a, UserId b, int stage) const;
   // Every change to a user's lists or counter calls this first (see BeginImage).
   void BeforeChange(InternalId x) {
     if (image_ != nullptr) [[unlikely]]
