@@ -2,7 +2,9 @@
 # Checks that prefetch hints survive the compiler (engine/mem/prefetch.h):
 #   1. a loop that calls a helper marked RELGRAPH_PREFETCH_HELPER keeps the helper's prefetch;
 #   2. the fan-out's object keeps its three hints a fan (slot, header, newest entry), which
-#      are all helpers.
+#      are all helpers;
+#   3. a loop over IdMap::Prefetch keeps its hint (the id slots of Import and of every batch
+#      of writes: unmarked, it compiled to nothing).
 # It also reports whether an unmarked helper keeps its hint, which is what the macro is for.
 # usage: prefetch_check.sh SOURCE_ROOT CXX FANOUT_OBJECT
 set -euo pipefail
@@ -38,6 +40,21 @@ unmarked=$(body '_Z11SumUnmarked[^:]*' | grep -cE "$hints" || true)
 echo "prefetch hints in a loop: marked helper $marked, unmarked helper $unmarked"
 if [ "$marked" -lt 1 ]; then
   echo "FAIL: the compiler dropped a RELGRAPH_PREFETCH_HELPER's prefetch" >&2
+  exit 1
+fi
+
+cat > "$work/id_map.cpp" <<'CPP'
+#include "engine/graph/id_map.h"
+void PrefetchAll(const relgraph::IdMap& m, const relgraph::UserId* users, int n) {
+  for (int i = 0; i < n; ++i) m.Prefetch(users[i]);
+}
+CPP
+"$cxx" -std=c++20 -O2 -I"$root" -S -o "$work/id_map.s" "$work/id_map.cpp"
+id_hints=$(awk '/^_Z11PrefetchAll[^:]*:/ {p=1} p {print} p && /\.cfi_endproc/ {exit}' \
+  "$work/id_map.s" | grep -cE "$hints" || true)
+echo "prefetch hints in a loop over IdMap::Prefetch: $id_hints"
+if [ "$id_hints" -lt 1 ]; then
+  echo "FAIL: the compiler dropped IdMap::Prefetch's hint" >&2
   exit 1
 fi
 
