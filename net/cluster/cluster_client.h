@@ -4,7 +4,8 @@
 // viewer, then completed with one RELATIONS call to the viewer's shard. A shard that answers
 // `moved` (the map changed under the client) makes the client read the map again and retry,
 // so a stale client corrects itself. A shard that answers `moving` (it is taking the user's
-// bucket over) is asked again shortly, for up to moving_wait.
+// bucket over), or `moved` while the map just read gives it the user (its own map lags the
+// key's), is asked again shortly, for up to moving_wait.
 //
 // Barrier waits until every change made before it is applied on every shard it concerns:
 // afterwards every read equals what one node holding every change would answer.
@@ -34,7 +35,8 @@ struct ClusterClientOptions {
   ClientOptions client;   // token and timeouts for every shard (host and port come from the map)
   int max_redirects = 3;  // `moved` answers followed per command before giving up
   // How long a command about a user of a bucket that is moving is retried (a shard answers
-  // `moving` while it takes the bucket over) before its `moving` error is returned.
+  // `moving` while it takes the bucket over, or `moved` until it sees the map that gives it
+  // the bucket) before its error is returned.
   std::chrono::milliseconds moving_wait{30000};
 };
 
@@ -108,6 +110,9 @@ class ClusterClient : public TypedCalls<ClusterClient> {
       last = r.status();
       if (last.code() == Code::kMoved) {
         RELGRAPH_RETURN_IF_ERROR(RefreshMap());
+        // The map read just now gives the user to the shard that refused it: that shard has
+        // not seen this map yet (its watch lags the key). Asked again shortly, it will have.
+        if (map_.OwnerOf(user) == owner && WaitWhileMoving(&moving_since)) --attempt;
         continue;
       }
       if (last.code() == Code::kMoving && WaitWhileMoving(&moving_since)) {
@@ -122,8 +127,8 @@ class ClusterClient : public TypedCalls<ClusterClient> {
     }
     return last;
   }
-  // After a `moving` answer: sleeps a little and says true, or false once moving_wait passed
-  // since the first one (*since).
+  // After a `moving` answer (or a `moved` from a shard whose map lags): sleeps a little and
+  // says true, or false once moving_wait passed since the first one (*since).
   bool WaitWhileMoving(std::optional<std::chrono::steady_clock::time_point>* since);
   template <typename Request>  // a PageQuery: following, fans, friends, blocks, requests
   Result<typename Request::Reply> Page(const PageQuery& query);

@@ -1,0 +1,124 @@
+// ClusterClient's routing (net/cluster/cluster_client.h) against shards that answer `moved`
+// on cue: two in-process servers stand in for shards, each behind a gate that refuses a set
+// number of commands first, and a real nats-server holds the shard map the client reads.
+// Checked: a shard whose own map lags the key (it refuses a user the key gives it) is asked
+// again until it catches up, however many times it refuses, without counting redirects; one
+// that never catches up makes the command fail with `moved` once moving_wait has passed; a
+// client whose map is stale reads the key again and goes straight to the new owner.
+#include <doctest.h>
+
+#include <atomic>
+#include <chrono>
+
+#include "net/cluster/cluster_client.h"
+#include "tests/net/server/server_test_util.h"
+#include "tests/storage/test_dir.h"
+#include "tests/tools/nats_server_process.h"
+
+namespace relgraph::net {
+namespace {
+
+// A shard's gate that answers `moved`, naming `names_owner`, to the next `refusals` commands.
+class RefusingGate final : public ClusterGate {
+ public:
+  std::atomic<int> refusals{0};
+  std::atomic<int> asked{0};
+  uint32_t names_owner = 0;
+
+  Status Admit(Opcode, uint64_t user, uint64_t) const override {
+    ++const_cast<RefusingGate*>(this)->asked;
+    if (const_cast<RefusingGate*>(this)->refusals.fetch_sub(1) > 0) {
+      return Status(Code::kMoved,
+                    "user " + std::to_string(user) + " is served by shard " +
+                        std::to_string(names_owner) + " (as this shard's map says)",
+                    names_owner);
+    }
+    return Status::OK();
+  }
+  void AddInfo(std::vector<InfoField>*) const override {}
+  void Stop() override {}
+};
+
+struct TwoShards {
+  testing::TestDir dir;
+  testing::NatsServerProcess nats{dir.path()};
+  testing::TestServer shard[2];
+  RefusingGate gate[2];
+
+  TwoShards() {
+    std::vector<ShardInfo> infos;
+    for (uint32_t i = 0; i < 2; ++i) {
+      shard[i].service->SetClusterGate(&gate[i]);
+      infos.push_back({i + 1, "127.0.0.1:" + std::to_string(shard[i].server->port())});
+    }
+    auto map = EvenShardMap(infos);
+    REQUIRE(map.ok());
+    auto link = NatsLink::Connect(nats.url());
+    REQUIRE_MESSAGE(link.ok(), link.status().ToString());
+    REQUIRE((*link)->CreateMap(*map).ok());
+  }
+
+  std::unique_ptr<ClusterClient> Client(std::chrono::milliseconds moving_wait) {
+    ClusterClientOptions o;
+    o.nats_url = nats.url();
+    o.moving_wait = moving_wait;
+    auto c = ClusterClient::Connect(o);
+    REQUIRE_MESSAGE(c.ok(), c.status().ToString());
+    return std::move(*c);
+  }
+};
+
+// A user the map gives to shard `id`.
+uint64_t UserOf(const ClusterClient& c, uint32_t id) {
+  uint64_t u = 1;
+  while (c.map().OwnerOf(u) != id) ++u;
+  return u;
+}
+
+TEST_CASE("a shard whose map lags the key is asked again until it serves the user") {
+  TwoShards s;
+  auto client = s.Client(std::chrono::milliseconds(30000));
+  const uint64_t user = UserOf(*client, 1);
+  // Shard 1 still believes shard 2 owns the user, for more refusals than redirects allowed.
+  s.gate[0].names_owner = 2;
+  s.gate[0].refusals = 3 * ClusterClientOptions{}.max_redirects;
+  auto counts = client->Counts(user);
+  REQUIRE_MESSAGE(counts.ok(), counts.status().ToString());
+  CHECK(s.gate[0].asked == 3 * ClusterClientOptions{}.max_redirects + 1);
+  CHECK(s.gate[1].asked == 0);  // the key never gave it the user: never asked
+}
+
+TEST_CASE("a shard that never catches up fails the command with moved after moving_wait") {
+  TwoShards s;
+  auto client = s.Client(std::chrono::milliseconds(200));
+  const uint64_t user = UserOf(*client, 1);
+  s.gate[0].names_owner = 2;
+  s.gate[0].refusals = 1 << 30;
+  const auto start = std::chrono::steady_clock::now();
+  auto counts = client->Counts(user);
+  CHECK(counts.status().code() == Code::kMoved);
+  CHECK(counts.status().detail() == 2);
+  CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(200));
+  CHECK(s.gate[0].asked > ClusterClientOptions{}.max_redirects + 1);
+}
+
+TEST_CASE("a client whose map is stale follows moved to the owner the key names") {
+  TwoShards s;
+  auto client = s.Client(std::chrono::milliseconds(30000));
+  const uint64_t user = UserOf(*client, 1);
+  // The key gives the user's bucket to shard 2 after the client read it; shard 1 knows.
+  ShardMap next = client->map();
+  next.owner[BucketOf(user, next.buckets)] = 2;
+  auto link = NatsLink::Connect(s.nats.url());
+  REQUIRE(link.ok());
+  REQUIRE((*link)->ReplaceMap(next, client->map().version).ok());
+  s.gate[0].names_owner = 2;
+  s.gate[0].refusals = 1;
+  REQUIRE(client->Counts(user).ok());
+  CHECK(s.gate[0].asked == 1);  // not taken for a lagging shard: not asked again
+  CHECK(s.gate[1].asked == 1);
+  CHECK(client->map().OwnerOf(user) == 2);
+}
+
+}  // namespace
+}  // namespace relgraph::net
