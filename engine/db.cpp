@@ -453,37 +453,16 @@ namespace {
 
 using MaybeRecord = std::optional<std::pair<WalRecordType, WalPayload>>;
 
-// Tells the feed about an edge the graph just created (a request creates none). In a
-// cluster, a follow that makes a user of another shard's its first fan here clears the copies
-// of its posts held here, and says so (*first_remote_fan) for the record's flags: its shard
-// sends them back whole (docs/cluster.md, "Feeds").
-Result<FollowOutcome> NotifyFollow(Graph& g, Feed& feed, UserId a, UserId b,
-                                   Result<FollowOutcome> r,
-                                   const std::function<bool(UserId)>& remote_user,
-                                   bool* first_remote_fan) {
-  *first_remote_fan = false;
-  if (r.ok() && r->created && !Has(r->relation, Relation::kRequested)) {
-    const InternalId followee = g.FindUser(b);
-    feed.OnFollow(g, g.FindUser(a), followee);
-    if (remote_user && g.FanCountOf(followee) == 1 && remote_user(b)) {
-      *first_remote_fan = true;
-      auto cleared = feed.ReplacePosts(g, b, {}, /*live=*/true);
-      if (!cleared.ok()) return cleared.status();
-    }
-  }
-  return r;
-}
-
 // A follow is logged only when it created the edge (or the request), with the time it was
-// given, whether it made the two friends, and whether it was a remote user's first fan here.
-auto FollowRecord(UserId a, UserId b, const bool& first_remote_fan) {
-  return [a, b, &first_remote_fan](const FollowOutcome& o) -> MaybeRecord {
+// given, whether it made the two friends, and the cluster's flags (Db::NotifyFollowLocked).
+auto FollowRecord(UserId a, UserId b, const uint8_t& cluster_flags) {
+  return [a, b, &cluster_flags](const FollowOutcome& o) -> MaybeRecord {
     if (!o.created) return std::nullopt;
     if (Has(o.relation, Relation::kRequested)) {
       return {{WalRecordType::kRequest, EncodePairRecord(a, b, o.followed_at)}};
     }
-    const uint8_t flags = (Has(o.relation, Relation::kMutual) ? kFollowBecameFriends : 0) |
-                          (first_remote_fan ? kFollowFirstRemoteFan : 0);
+    const uint8_t flags =
+        (Has(o.relation, Relation::kMutual) ? kFollowBecameFriends : uint8_t{0}) | cluster_flags;
     return {{WalRecordType::kFollow, EncodeFollowRecord(a, b, o.followed_at, flags)}};
   };
 }
@@ -515,21 +494,17 @@ auto PairRecord(WalRecordType type, uint64_t a, uint64_t b, TimestampMs now) {
 }  // namespace
 
 Result<FollowOutcome> Db::Follow(UserId a, UserId b, uint64_t* commit_lsn) {
-  bool first_remote_fan = false;
+  uint8_t cluster_flags = 0;
   return Mutate<FollowOutcome>(
-      [&](Graph& g) {
-        return NotifyFollow(g, *feed_, a, b, g.Follow(a, b), remote_user_, &first_remote_fan);
-      },
-      FollowRecord(a, b, first_remote_fan), commit_lsn);
+      [&](Graph& g) { return NotifyFollowLocked(a, b, g.Follow(a, b), &cluster_flags); },
+      FollowRecord(a, b, cluster_flags), commit_lsn);
 }
 
 Result<FollowOutcome> Db::FollowAt(UserId a, UserId b, TimestampMs ts, uint64_t* commit_lsn) {
-  bool first_remote_fan = false;
+  uint8_t cluster_flags = 0;
   return Mutate<FollowOutcome>(
-      [&](Graph& g) {
-        return NotifyFollow(g, *feed_, a, b, g.FollowAt(a, b, ts), remote_user_, &first_remote_fan);
-      },
-      FollowRecord(a, b, first_remote_fan), commit_lsn);
+      [&](Graph& g) { return NotifyFollowLocked(a, b, g.FollowAt(a, b, ts), &cluster_flags); },
+      FollowRecord(a, b, cluster_flags), commit_lsn);
 }
 
 Result<bool> Db::Unfollow(UserId a, UserId b, uint64_t* commit_lsn) {
@@ -563,15 +538,15 @@ void Db::WriteBatch(std::span<const BatchWrite> writes, std::span<BatchWriteResu
       BatchWriteResult& out = results[i];
       MaybeRecord record;
       if (w.kind == BatchWrite::Kind::kFollow) {
-        bool first_remote_fan = false;
-        auto r = NotifyFollow(
-            g, *feed_, w.a, w.b,
+        uint8_t cluster_flags = 0;
+        auto r = NotifyFollowLocked(
+            w.a, w.b,
             w.ts ? g.FollowAt(w.a, w.b, *w.ts, ahead.Known(i)) : g.Follow(w.a, w.b, ahead.Known(i)),
-            remote_user_, &first_remote_fan);
+            &cluster_flags);
         out.status = r.status();
         if (!r.ok()) continue;
         out.follow = *r;
-        record = FollowRecord(w.a, w.b, first_remote_fan)(*r);
+        record = FollowRecord(w.a, w.b, cluster_flags)(*r);
       } else {
         auto r = UnfollowAndNotify(g, *feed_, w.a, w.b);
         out.status = r.status();

@@ -83,6 +83,19 @@ struct DbOptions {
   uint32_t fanout_gather_us = 1000;
 };
 
+// Where a cluster shard has a user, as its shard map says (docs/cluster.md; ShardNode::PlaceOf
+// tells the Db). It decides what the Db does about the copies of other shards' authors' posts.
+enum class UserPlace : uint8_t {
+  kHere,        // decided here and staying: its follows make the author's shard send posts here
+  kLeaving,     // its bucket is moving away (prepare, flip): still decided here
+  kHandedOver,  // moving away (copy): decided by the new owner; its own posts stay here until
+                // the old owner drops them, and may not have been exported yet
+  kElsewhere,   // another shard's
+};
+inline bool DecidedHere(UserPlace p) {
+  return p == UserPlace::kHere || p == UserPlace::kLeaving;
+}
+
 class Db {
  public:
   // Opens (creating it if needed) the data directory `dir` and recovers its state. With an
@@ -272,12 +285,16 @@ class Db {
     // EnsurePublished): post ids must be unique across a cluster.
     uint64_t post_conflicts = 0;
   };
-  // Tells the Db which users live on other shards (nullptr: none, a single node). A follow of
-  // such a user that makes it its first fan here clears the copies of its posts and is
-  // logged with kFollowFirstRemoteFan, so that the user's shard sends them back whole
-  // (docs/cluster.md, "Feeds"). `is_remote` is called under the Db's exclusive lock and
-  // must not call the Db.
-  void SetRemoteUsers(std::function<bool(UserId)> is_remote);
+  // Tells the Db where each user lives (nullptr: every user here, a single node). A follow of
+  // a user not decided here, made when no other fan here is settled (UserPlace::kHere), is
+  // logged with kFollowFirstRemoteFan, so that the user's shard sends its posts back whole:
+  // nothing sent them here while no settled user followed it (docs/cluster.md, "Feeds"). The
+  // copies held meanwhile are cleared first, unless the user is handed over: its posts here
+  // are its own, which its move may not have exported yet (kFollowOwnPostsKept). Fans that
+  // are not settled here (a moved bucket's users until DropForeign drops them, or users
+  // moving away) do not count. `place` is called under the Db's exclusive lock and must not
+  // call the Db.
+  void SetPlacement(std::function<UserPlace(UserId)> place);
   // Reads for a shard's outbox: a user's retained posts, oldest first; and up to `max` of its
   // fans (any order), with its fan count.
   std::vector<FeedEntry> RetainedPosts(UserId author) const;
@@ -380,6 +397,19 @@ class Db {
   // Clears the copies of remote `author`'s posts and logs a posts-wanted record, which its
   // shard answers with a back-fill.
   Status WantPostsLocked(UserId author);
+  // place_(u), or kHere on a single node. REQUIRES: mu_ held.
+  UserPlace PlaceOfLocked(UserId u) const { return place_ ? place_(u) : UserPlace::kHere; }
+  // Whether the author's shard sends this shard the posts of `author` (kNoInternalId: none):
+  // a fan of it other than `except` is settled here. Reads fans newest first until one is.
+  // REQUIRES: mu_ held.
+  bool CopiesKeptLocked(InternalId author, InternalId except) const;
+  // Tells the feed about an edge a live follow just created (a request creates none). A
+  // follow that leaves a user not decided here with no other settled fan here sets
+  // kFollowFirstRemoteFan in *cluster_flags (for the record), and clears the copies of its
+  // posts if it is another shard's user, or sets kFollowOwnPostsKept if it is handed over
+  // (SetPlacement). REQUIRES: mu_ held exclusively and feed_mu_.
+  Result<FollowOutcome> NotifyFollowLocked(UserId a, UserId b, Result<FollowOutcome> r,
+                                           uint8_t* cluster_flags);
   // A remote or moved follow or unfollow by its ensure form, with the feed's hooks.
   // REQUIRES: mu_ held exclusively and feed_mu_; op.by_ensure_form().
   Status ApplyEdgeEnsureLocked(const WalOp& op);
@@ -435,7 +465,7 @@ class Db {
   CursorTable cursors_;                                   // guarded by mu_
   EpochHistory epochs_;                                   // guarded by mu_
   InboundPositions inbound_;                              // guarded by mu_
-  std::function<bool(UserId)> remote_user_;               // guarded by mu_
+  std::function<UserPlace(UserId)> place_;                // guarded by mu_
   std::atomic<bool> wake_fanout_after_remote_{false};     // ApplyRemote queued fan-out
   std::atomic<uint64_t> oldest_wal_lsn_{0};               // see OldestWalLsn
   std::atomic<int64_t> last_stream_flush_ns_{0};          // VisibleLsn's flush rate limit

@@ -177,9 +177,37 @@ Result<Db::RemoteApplied> Db::ApplyRemote(uint32_t origin,
   return out;
 }
 
-void Db::SetRemoteUsers(std::function<bool(UserId)> is_remote) {
+void Db::SetPlacement(std::function<UserPlace(UserId)> place) {
   std::unique_lock lock(mu_);
-  remote_user_ = std::move(is_remote);
+  place_ = std::move(place);
+}
+
+bool Db::CopiesKeptLocked(InternalId author, InternalId except) const {
+  const Graph& g = *graph_;
+  if (author == kNoInternalId || g.FanCountOf(author) == 0) return false;
+  return g.AnyFan(author, [&](InternalId fan) {
+    return fan != except && PlaceOfLocked(g.ExternalOf(fan)) == UserPlace::kHere;
+  });
+}
+
+Result<FollowOutcome> Db::NotifyFollowLocked(UserId a, UserId b, Result<FollowOutcome> r,
+                                             uint8_t* cluster_flags) {
+  *cluster_flags = 0;
+  if (!r.ok() || !r->created || Has(r->relation, Relation::kRequested)) return r;
+  Graph& g = *graph_;
+  const InternalId follower = g.FindUser(a), followee = g.FindUser(b);
+  feed_->OnFollow(g, follower, followee);
+  if (!place_) return r;
+  const UserPlace where = place_(b);
+  if (DecidedHere(where) || CopiesKeptLocked(followee, follower)) return r;
+  *cluster_flags = kFollowFirstRemoteFan;
+  if (where == UserPlace::kHandedOver) {
+    *cluster_flags |= kFollowOwnPostsKept;
+    return r;
+  }
+  auto cleared = feed_->ReplacePosts(g, b, {}, /*live=*/true);
+  if (!cleared.ok()) return cleared.status();
+  return r;
 }
 
 std::vector<FeedEntry> Db::RetainedPosts(UserId author) const {

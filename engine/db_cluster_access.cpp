@@ -52,8 +52,7 @@ Status Db::DecideForRemoteAccessLocked(const WalOp& op) {
       // op.a went public: the requests to it held here are this shard's users'; they are
       // approved here at the switch's time, as op.a's shard approved those it held, and the
       // approvals go back (a request on its way there when it switched is approved so).
-      const InternalId target = g.FindUser(op.a);
-      const uint32_t fans_before = target == kNoInternalId ? 0 : g.FanCountOf(target);
+      const bool copies_kept = CopiesKeptLocked(g.FindUser(op.a), kNoInternalId);
       const std::vector<UserId> requesters = g.RequestersOf(op.a);
       for (UserId r : requesters) {
         RELGRAPH_RETURN_IF_ERROR(g.ApplyApprove(op.a, r, op.ts, FeedHook(g)));
@@ -62,7 +61,7 @@ Status Db::DecideForRemoteAccessLocked(const WalOp& op) {
         RELGRAPH_RETURN_IF_ERROR(
             Log(WalRecordType::kApprove, EncodeBlockRecord(op.a, r, op.ts, flags).view()).status());
       }
-      if (fans_before == 0 && !requesters.empty()) return WantPostsLocked(op.a);
+      if (!copies_kept && !requesters.empty()) return WantPostsLocked(op.a);
       return Status::OK();
     }
     case WalRecordType::kWithdraw:
@@ -80,13 +79,13 @@ Status Db::DecideForRemoteAccessLocked(const WalOp& op) {
 Status Db::ApplyRemoteAccessLocked(const WalOp& op, bool decide) {
   Graph& g = *graph_;
   if (decide) RELGRAPH_RETURN_IF_ERROR(DecideForRemoteAccessLocked(op));
-  // An approval by op.a's shard that makes op.b (a user of this shard) op.a's first fan here:
-  // the copies of op.a's posts start over and come back whole (as a first follow's do).
+  // An approval by op.a's shard that makes op.b (a user of this shard) op.a's only settled fan
+  // here: the copies of op.a's posts start over and come back whole (as a first follow's do).
   const bool approval = op.type == WalRecordType::kApprove && (op.flags & kApproveByRequester) == 0;
   const bool had_edge = approval && g.HasEdge(op.b, op.a);
   RELGRAPH_RETURN_IF_ERROR(ApplyAccessOp(op, g, FeedHook(g)));
   if (decide && approval && !had_edge && g.HasEdge(op.b, op.a) &&
-      g.FanCountOf(g.FindUser(op.a)) == 1) {
+      !CopiesKeptLocked(g.FindUser(op.a), g.FindUser(op.b))) {
     return WantPostsLocked(op.a);
   }
   return Status::OK();

@@ -18,19 +18,9 @@
 namespace relgraph {
 namespace {
 
-// Whether a fan of `u` satisfies `pred`, reading fans newest first until one does.
-// REQUIRES: the graph locked.
+// Whether a fan of `u` (kNoInternalId: none) satisfies `pred`. REQUIRES: the graph locked.
 bool AnyFan(const Graph& g, InternalId u, const std::function<bool(UserId)>& pred) {
-  if (u == kNoInternalId) return false;
-  EdgeEntry buf[256];
-  std::optional<EntryKey> after;
-  for (uint32_t n; (n = g.FansBefore(u, after, 256, buf)) > 0;) {
-    for (uint32_t k = 0; k < n; ++k) {
-      if (pred(g.ExternalOf(buf[k].peer))) return true;
-    }
-    after = g.KeyOf(buf[n - 1]);
-  }
-  return false;
+  return u != kNoInternalId && g.AnyFan(u, [&](InternalId fan) { return pred(g.ExternalOf(fan)); });
 }
 
 }  // namespace
@@ -223,9 +213,7 @@ Status Db::MoveIn(uint32_t from, std::span<const MovedState> state,
     RELGRAPH_RETURN_IF_ERROR(WritableLocked("a bucket move refused"));
     Graph& g = *graph_;
     // A user of this shard that is not moving: what it decides is newer here.
-    auto stays_here = [&](UserId u) {
-      return !moving(u) && (remote_user_ == nullptr || !remote_user_(u));
-    };
+    auto stays_here = [&](UserId u) { return !moving(u) && DecidedHere(PlaceOfLocked(u)); };
     std::vector<UserId> followees;  // of moving users, on other shards
     for (const MovedState& m : state) {
       // Decoding checks the type is movable and the payload its own.
@@ -242,8 +230,8 @@ Status Db::MoveIn(uint32_t from, std::span<const MovedState> state,
         default:
           break;
       }
-      if (op->type == WalRecordType::kFollow && moving(op->a) && remote_user_ != nullptr &&
-          remote_user_(op->b)) {
+      if (op->type == WalRecordType::kFollow && moving(op->a) &&
+          !DecidedHere(PlaceOfLocked(op->b))) {
         followees.push_back(op->b);
       }
       RELGRAPH_RETURN_IF_ERROR(ApplyMovedOpLocked(*op));

@@ -424,7 +424,8 @@ std::string DescribeWalRecord(uint8_t type, std::string_view payload) {
     case WalRecordType::kFollow:
       return "follow " + a + " -> " + b + " at " + std::to_string(d->ts) +
              ((d->flags & kFollowBecameFriends) != 0 ? " (friends)" : "") +
-             ((d->flags & kFollowFirstRemoteFan) != 0 ? " (first fan here)" : "");
+             ((d->flags & kFollowFirstRemoteFan) != 0 ? " (first fan here)" : "") +
+             ((d->flags & kFollowOwnPostsKept) != 0 ? " (its own posts kept)" : "");
     case WalRecordType::kUnfollow:
       return "unfollow " + a + " -> " + b + at;
     case WalRecordType::kRemoveUser:

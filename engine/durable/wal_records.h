@@ -94,6 +94,10 @@ inline constexpr uint8_t kFollowBecameFriends = 1;  // follow and approve flags 
 // it its first fan here. The copies of its posts held here start over (they are cleared),
 // and its shard, applying the follow, sends them back whole (docs/cluster.md, "Feeds").
 inline constexpr uint8_t kFollowFirstRemoteFan = 2;
+// follow flags bit 2, with bit 1: the followee's posts here are its own, not copies (its
+// bucket is being handed over from this shard and may not be exported yet), so nothing is
+// cleared; the back-fill replaces them all the same.
+inline constexpr uint8_t kFollowOwnPostsKept = 4;
 // approve flags bit 1: the requester's shard approved (a cluster shard applying its target's
 // switch to public); without it the target approved (docs/cluster.md, "Blocks, private
 // accounts and requests").
@@ -181,12 +185,13 @@ struct WalOp {
            type == WalRecordType::kPosts;
   }
   // A record of this shard's that restarts the copies of a remote author's posts here: a
-  // follow with kFollowFirstRemoteFan (the followee's), or a posts-wanted record (a's). The
-  // feed clears them, in order with the feed's records.
+  // follow with kFollowFirstRemoteFan and without kFollowOwnPostsKept (the followee's), or a
+  // posts-wanted record (a's). The feed clears them, in order with the feed's records.
   bool clears_posts() const {
     if (by_ensure_form()) return false;
     return type == WalRecordType::kPostsWanted ||
-           (type == WalRecordType::kFollow && (flags & kFollowFirstRemoteFan) != 0);
+           (type == WalRecordType::kFollow && (flags & kFollowFirstRemoteFan) != 0 &&
+            (flags & kFollowOwnPostsKept) == 0);
   }
   UserId cleared_author() const { return type == WalRecordType::kFollow ? b : a; }
   bool is_cursor_op() const { return type == WalRecordType::kCursor; }

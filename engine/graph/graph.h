@@ -349,6 +349,9 @@ class Graph {
   // throughout the walk exactly once.
   uint32_t FansBefore(InternalId a, const std::optional<EntryKey>& before, uint32_t limit,
                       EdgeEntry* out) const;
+  // Whether a fan of `a` satisfies `pred`, reading fans newest first and stopping at the
+  // first that does: O(fans read).
+  bool AnyFan(InternalId a, const std::function<bool(InternalId)>& pred) const;
   EntryKey KeyOf(const EdgeEntry& e) const { return order().KeyOf(e); }
 
  private:

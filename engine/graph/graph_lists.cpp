@@ -280,4 +280,17 @@ uint32_t Graph::FansBefore(InternalId a, const std::optional<EntryKey>& before, 
   return fans.CopyDescending(end, limit, out);
 }
 
+bool Graph::AnyFan(InternalId a, const std::function<bool(InternalId)>& pred) const {
+  // The answer is often among the newest few: a short first read, longer ones after.
+  EdgeEntry buf[256];
+  std::optional<EntryKey> before;
+  for (uint32_t limit = 8, n; (n = FansBefore(a, before, limit, buf)) > 0; limit = 256) {
+    for (uint32_t k = 0; k < n; ++k) {
+      if (pred(buf[k].peer)) return true;
+    }
+    before = KeyOf(buf[n - 1]);
+  }
+  return false;
+}
+
 }  // namespace relgraph

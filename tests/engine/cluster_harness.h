@@ -4,6 +4,11 @@
 // placed by id modulo the shard count), and hands them over through Db::ApplyRemote in random
 // batches, sometimes starting again before what was handed over already (as JetStream
 // redelivers what was not acknowledged). Shards restart from their WAL or a snapshot.
+//
+// Posts go to every other shard, as a celebrity's do, unless `posts_by_fans`: then the outbox
+// also plays ShardNode's feed part, sending a post to the shards of its author's fans (every
+// shard past `broadcast_fans`), and answering a first fan's follow or a posts-wanted record
+// with a back-fill of the author's retained posts.
 #pragma once
 
 #include <doctest.h>
@@ -33,6 +38,10 @@ struct ClusterHarness {
   static uint32_t ShardOf(UserId u) { return static_cast<uint32_t>(u % kShards); }
   // Where records are routed: ShardOf unless a test moves users (the map at routing time).
   std::function<uint32_t(UserId)> owner = ShardOf;
+  bool posts_by_fans = false;
+  uint32_t broadcast_fans = 3;
+  // Whether shard s answers back-fills for u, a user moving away from it (ShardNode::BackFill).
+  std::function<bool(uint32_t, UserId)> leaving = [](uint32_t, UserId) { return false; };
 
   // The shards a record of shard `origin` goes to, by RecipientsOf as ShardNode::TargetsOf
   // sends it (a publish or delete to every other shard, as for a celebrity).
@@ -45,6 +54,9 @@ struct ClusterHarness {
     const RemoteRecipients to = RecipientsOf(op);
     if (to.kind == RemoteRecipients::kUsers) {
       for (uint8_t i = 0; i < to.count; ++i) add(to.users[i]);
+    } else if (to.kind == RemoteRecipients::kFansOf && posts_by_fans &&
+               db[origin]->FansUpTo(to.users[0], broadcast_fans).fan_count <= broadcast_fans) {
+      for (UserId f : db[origin]->FansUpTo(to.users[0], broadcast_fans).fans) add(f);
     } else {
       for (uint32_t t = 0; t < kShards; ++t) {
         if (t != origin) out.push_back(t);
@@ -66,12 +78,15 @@ struct ClusterHarness {
   // Called for each record handed over for the first time, after it was applied.
   std::function<void(uint32_t origin, uint32_t target, const Record&)> on_delivered;
 
-  explicit ClusterHarness(uint64_t seed) : rng(seed) {
+  // `configure` may change the shards' options before they open.
+  explicit ClusterHarness(uint64_t seed, const std::function<void(DbOptions&)>& configure = nullptr)
+      : rng(seed) {
     options.graph.clock = &clock;
     options.graph.rate_limit.enabled = false;
     options.graph.max_following = 1000;
     options.wal_segment_bytes = 4096;
     options.background_fanout = false;
+    if (configure) configure(options);
     for (uint32_t s = 0; s < kShards; ++s) Open(s);
   }
 
@@ -103,6 +118,10 @@ struct ClusterHarness {
       while ((*reader)->next_lsn() <= db[o]->last_lsn()) {
         auto n = (*reader)->ReadRecords(100, [&](const WalRecordView& r) {
           const auto type = static_cast<WalRecordType>(r.type);
+          if (type == WalRecordType::kRemote && posts_by_fans) {
+            BackFill(o, r);
+            return Status::OK();
+          }
           if (!IsRemoteApplicable(type)) return Status::OK();  // remote, cursor, ...
           auto op = DecodeWalRecord(r.type, r.payload);
           REQUIRE(op.ok());
@@ -115,6 +134,20 @@ struct ClusterHarness {
       }
       read_lsn[o] = db[o]->last_lsn();
     }
+  }
+
+  // A remote record on shard o that is another shard's first fan of o's user (or its
+  // posts-wanted record) is answered with the user's retained posts, as they are now.
+  void BackFill(uint32_t o, const WalRecordView& r) {
+    auto op = DecodeWalRecord(r.type, r.payload);
+    REQUIRE(op.ok());
+    const bool first_follow =
+        op->type == WalRecordType::kFollow && (op->flags & kFollowFirstRemoteFan) != 0;
+    if (!(first_follow || op->type == WalRecordType::kPostsWanted) || op->origin == o + 1) return;
+    const UserId author = op->cleared_author();
+    if (owner(author) != o && !leaving(o, author)) return;
+    queue[o][op->origin - 1].push_back({r.lsn, static_cast<uint8_t>(WalRecordType::kPosts),
+                                        EncodePostsRecord(author, db[o]->RetainedPosts(author))});
   }
 
   // Hands one random batch from o to t; sometimes starts before what was handed already.

@@ -36,8 +36,8 @@ constexpr UserId kReaders = 5;
 constexpr UserId kFirstRemote = 101, kRemoteAuthors = 4;
 constexpr uint32_t kK = 5, kR = 20;
 
-bool IsRemote(UserId u) {
-  return u >= kFirstRemote;
+UserPlace PlaceOf(UserId u) {
+  return u >= kFirstRemote ? UserPlace::kElsewhere : UserPlace::kHere;
 }
 
 class Shard {
@@ -58,7 +58,7 @@ class Shard {
     auto db = Db::Open(dir_.path(), options_);
     REQUIRE_MESSAGE(db.ok(), db.status().ToString());
     db_ = std::move(*db);
-    db_->SetRemoteUsers(IsRemote);
+    db_->SetPlacement(PlaceOf);
   }
 
   // Sends one record of the authors' shard, as its LSN next_lsn_.
@@ -226,7 +226,7 @@ TEST_CASE("a remote post whose id another author holds here is skipped and count
   o.graph.rate_limit.enabled = false;
   auto db = Db::Open(dir.path(), o);
   REQUIRE(db.ok());
-  (*db)->SetRemoteUsers(IsRemote);
+  (*db)->SetPlacement(PlaceOf);
   REQUIRE((*db)->Publish(1, 77, 0, 500).ok());  // a local author holds post 77
   const WalPayload publish = EncodePublishRecord(kFirstRemote, 77, 600, 0, 0);
   const std::string posts = EncodePostsRecord(

@@ -92,34 +92,48 @@ std::string RandomChange(Db& db, UserId a, UserId b, uint64_t pick, PostId* next
   return r.ok() ? "hide " + std::to_string(*r) : code(r.status());
 }
 
+// Few posts per author and a short timeline, so posts are trimmed; authors with more than 3
+// fans on a shard are pulled there, and their posts go to every shard.
+void FeedOptions(DbOptions& o) {
+  o.feed.posts_per_author = 6;
+  o.feed.timeline_length = 20;
+  o.feed.celebrity_fans = 3;
+}
+
 struct World {
-  Cluster c{31};
+  Cluster c{31, FeedOptions};
   testing::TestDir one_dir;
   std::unique_ptr<Db> one;  // the single node every reply and state is checked against
   Placement map;
   std::mt19937_64 rng{32};
   PostId next_post = 1, one_next_post = 1;
-  // During a move, the old owner still decides for the moving bucket until it hands it over.
-  int exporting_bucket = -1;
-  uint32_t exporting_shard = 0;
+  // The move in progress, as the map's move line says (kNone: none).
+  enum class Phase { kNone, kFlip, kCopy } phase = Phase::kNone;
+  uint32_t moving_bucket = 0, moving_from = 0;
 
   World() {
     auto db = Db::Open(one_dir.path(), c.options);
     REQUIRE(db.ok());
     one = std::move(*db);
     c.owner = [this](UserId u) { return map.Of(u); };
-    for (uint32_t s = 0; s < kShards; ++s) RemoteUsersOf(s);
+    c.posts_by_fans = true;
+    c.broadcast_fans = c.options.feed.celebrity_fans;
+    c.leaving = [this](uint32_t s, UserId u) { return LeavingFrom(s, u); };
+    for (uint32_t s = 0; s < kShards; ++s) SetPlacementOf(s);
   }
 
-  void RemoteUsersOf(uint32_t s) {
-    // As ShardNode::DecidesFor: the old owner decides for a moving bucket until the copy,
-    // the new one from the flip on.
-    c.db[s]->SetRemoteUsers([this, s](UserId u) {
-      if (exporting_bucket >= 0 && u % kBuckets == static_cast<uint32_t>(exporting_bucket) &&
-          s == exporting_shard) {
-        return false;
+  bool LeavingFrom(uint32_t s, UserId u) const {
+    return phase != Phase::kNone && s == moving_from && u % kBuckets == moving_bucket;
+  }
+
+  void SetPlacementOf(uint32_t s) {
+    // As ShardNode::PlaceOf: the old owner decides for a moving bucket until the copy, the
+    // new one from the flip on (map.owner changes at the flip).
+    c.db[s]->SetPlacement([this, s](UserId u) {
+      if (LeavingFrom(s, u)) {
+        return phase == Phase::kFlip ? UserPlace::kLeaving : UserPlace::kHandedOver;
       }
-      return map.Of(u) != s;
+      return map.Of(u) == s ? UserPlace::kHere : UserPlace::kElsewhere;
     });
   }
 
@@ -149,6 +163,7 @@ struct World {
       else if (map.Of(u) == to)
         staying.push_back(u);
     }
+    if (staying.empty()) return;  // the new owner had no bucket before this one
     const UserId a = staying[rng() % staying.size()], b = movers[rng() % movers.size()];
     const uint64_t pick = rng() % 100;
     const GraphStateModel here = Held(*c.db[to]), all = Held(*one);
@@ -166,12 +181,58 @@ struct World {
   }
   int new_owner_changes = 0;
 
+  // During a move's copy phase, before the export: a user staying on the old owner `from`
+  // follows a moving user with posts. The old owner no longer decides for the moving user,
+  // but still holds its state, as one node does (nothing about the pair can change
+  // elsewhere meanwhile): the follow is decided there, and the posts it holds are the
+  // user's own, which the export is about to list.
+  void FollowByOldOwner(uint32_t from, const std::function<bool(UserId)>& moving) {
+    c.clock.Advance(1);
+    std::vector<UserId> staying, movers;
+    for (UserId u = 1; u <= kUsers; ++u) {
+      if (moving(u) && !c.db[from]->RetainedPosts(u).empty())
+        movers.push_back(u);
+      else if (!moving(u) && map.Of(u) == from)
+        staying.push_back(u);
+    }
+    if (staying.empty() || movers.empty()) return;
+    const UserId a = staying[rng() % staying.size()], b = movers[rng() % movers.size()];
+    const std::string got = RandomChange(*c.db[from], a, b, 0, &next_post);
+    const std::string want = RandomChange(*one, a, b, 0, &one_next_post);
+    REQUIRE_MESSAGE(got == want, a << " on " << b << " before the export");
+    ++old_owner_follows;
+  }
+  int old_owner_follows = 0;
+
   void Restart(uint32_t s, bool snapshot) {
     c.Restart(s, snapshot);
-    RemoteUsersOf(s);
+    SetPlacementOf(s);
+  }
+
+  // u's timeline on its shard, page by page, against the single node's: the copies of other
+  // shards' authors' posts there are whole, with back-fills wherever they were wanted.
+  void CheckTimeline(UserId u, const std::string& when) {
+    FeedPageRequest req;
+    req.limit = 7;
+    for (int page = 0; page < 10; ++page) {
+      auto got = c.db[map.Of(u)]->Timeline(u, req);
+      auto want = one->Timeline(u, req);
+      REQUIRE(got.ok());
+      REQUIRE(want.ok());
+      std::string diff;
+      for (const FeedEntry& e : got->entries) diff += " " + std::to_string(e.post);
+      diff += "; want";
+      for (const FeedEntry& e : want->entries) diff += " " + std::to_string(e.post);
+      CHECK_MESSAGE(got->entries == want->entries,
+                    "timeline of " << u << " page " << page << " " << when << ":" << diff);
+      if (!want->next || got->entries != want->entries) break;
+      req.after = want->next;
+    }
   }
 
   void CheckShards(const std::string& when) {
+    one->DrainFanout();
+    for (uint32_t s = 0; s < kShards; ++s) c.db[s]->DrainFanout();
     const GraphStateModel all = Held(*one);
     for (uint32_t s = 0; s < kShards; ++s) {
       REQUIRE_MESSAGE(c.db[s]->CheckInvariants().ok(), c.db[s]->CheckInvariants().ToString());
@@ -186,6 +247,7 @@ struct World {
       CHECK_MESSAGE(home.RetainedPosts(u) == one->RetainedPosts(u),
                     "posts of " << u << " " << when);
       CHECK_MESSAGE(home.Mutes(u).value() == one->Mutes(u).value(), "mutes of " << u);
+      CheckTimeline(u, when);
       CHECK_MESSAGE(home.Hides(u).value() == one->Hides(u).value(), "hides of " << u);
       // Elsewhere: the hides from that shard's users (its timelines read them), no mutes.
       for (uint32_t s = 0; s < kShards; ++s) {
@@ -202,7 +264,7 @@ struct World {
     }
   }
 
-  // Moves `bucket` to shard `to`, with `during` changes made while it moves (none by its
+  // Moves `bucket` to shard `to`, with `during` changes made in each phase (none by its
   // users, which are refused then) and handed over in random batches.
   void Move(uint32_t bucket, uint32_t to, int during) {
     const uint32_t from = map.owner[bucket];
@@ -210,8 +272,9 @@ struct World {
     // prepare: the new owner's inbox waits. flip: records are routed by the new map; the
     // old owner decides for the bucket until it hands it over.
     c.Drain();
-    exporting_bucket = static_cast<int>(bucket);
-    exporting_shard = from;
+    phase = Phase::kFlip;
+    moving_bucket = bucket;
+    moving_from = from;
     map.owner[bucket] = to;
     // Changes go on meanwhile, each handed over everywhere but to the new owner: by users
     // neither moving nor on the new owner, and by the new owner's users about moving users
@@ -222,19 +285,29 @@ struct World {
       c.Drain({to});
     }
     // drain: the old owner applies everything routed to it. copy: it stops deciding for the
-    // bucket and exports; the new owner brings the state in.
+    // bucket (its users' follows of the moving users are decided on, about users handed
+    // over), sends all it logged, and exports; the new owner brings the state in.
     c.Drain({to});
-    exporting_bucket = -1;
+    phase = Phase::kCopy;
+    for (int i = 0; i < during / 2; ++i) {
+      Change([&](UserId u) { return moving(u) || map.Of(u) == to; });
+      if (i % 3 == 0) FollowByOldOwner(from, moving);
+      c.Drain({to});
+    }
+    c.Drain({to});
     auto state = c.db[from]->ExportUsers(moving);
     REQUIRE_MESSAGE(state.ok(), state.status().ToString());
     REQUIRE(c.db[to]->MoveIn(from + 1, *state, moving).ok());
     c.Drain();  // the inbox released
-    // The old owner keeps its copy of the moved users' state until the move line goes, and
-    // changes go on meanwhile, the moved users' on their new shard.
+    // The old owner keeps its copy of the moved users' state until it drops it, and changes
+    // go on meanwhile, the moved users' on their new shard: first while the move line stays,
+    // then after it is gone.
     for (int i = 0; i < during; ++i) {
+      if (i == during / 2) phase = Phase::kNone;
       Change();
       c.Drain();
     }
+    phase = Phase::kNone;
     // done: the old owner drops what only the moved users needed.
     auto dropped = c.db[from]->DropForeign(to + 1, [&](UserId u) { return map.Of(u) == from; });
     REQUIRE_MESSAGE(dropped.ok(), dropped.status().ToString());
@@ -283,6 +356,7 @@ TEST_CASE("buckets moved while changes go on around them") {
   for (uint32_t s = 0; s < kShards; ++s) w.Restart(s, s == 1);
   w.CheckShards("after restarts");
   CHECK(w.new_owner_changes > 60);
+  CHECK(w.old_owner_follows > 20);
 }
 
 }  // namespace

@@ -139,11 +139,20 @@ Result<BucketMoveReport> MoveBuckets(const BucketMoveRequest& request,
   Clock::time_point flipped = Clock::now();
   if (mv.phase == net::MovePhase::kPrepare) {
     const auto t = Clock::now();
-    RELGRAPH_RETURN_IF_ERROR(
-        WaitFor(request.timeout, new_owner + " holding its inbox", [&]() -> Result<bool> {
+    RELGRAPH_RETURN_IF_ERROR(WaitFor(
+        request.timeout, new_owner + " holding its inbox and " + old_owner + " seeing the move",
+        [&]() -> Result<bool> {
           auto f = info_of(mv.to);
           if (!f.ok()) return f.status();
-          return (*f)["cluster_map_version"] >= map->version && (*f)["cluster_inbox_held"] == 1;
+          if ((*f)["cluster_map_version"] < map->version || (*f)["cluster_inbox_held"] != 1) {
+            return false;
+          }
+          // The old owner must count the moving users' follows as leaving before any outbox
+          // routes by the flip (ShardNode::PlaceOf): from then on their followees' posts no
+          // longer come to it for them.
+          auto old = info_of(mv.from);
+          if (!old.ok()) return old.status();
+          return (*old)["cluster_map_version"] >= map->version;
         }));
     report.prepare_ms = MsSince(t);
     RELGRAPH_RETURN_IF_ERROR(advance(net::MovePhase::kFlip));

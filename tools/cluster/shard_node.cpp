@@ -116,10 +116,11 @@ void ShardNode::SetMap(net::ShardMap map) {
   stats_.map_version = version;
 }
 
-bool ShardNode::DecidesFor(const net::ShardMap& m, uint64_t user) const {
-  if (m.OwnerOf(user) == options_.shard_id) return true;
-  return m.move && m.move->from == options_.shard_id && m.move->phase == net::MovePhase::kFlip &&
-         m.Moving(user);
+UserPlace ShardNode::PlaceOf(const net::ShardMap& m, uint64_t user) const {
+  if (m.move && m.move->from == options_.shard_id && m.Moving(user)) {
+    return m.move->phase == net::MovePhase::kCopy ? UserPlace::kHandedOver : UserPlace::kLeaving;
+  }
+  return m.OwnerOf(user) == options_.shard_id ? UserPlace::kHere : UserPlace::kElsewhere;
 }
 
 bool ShardNode::MustHoldInbox(const net::ShardMap& m) const {
@@ -146,7 +147,7 @@ Status ShardNode::Start() {
   SetMap(std::move(*map));
   RELGRAPH_RETURN_IF_ERROR(link_->EnsureStream());
   RELGRAPH_RETURN_IF_ERROR(link_->EnsureMoveStream());
-  db_->SetRemoteUsers([this](UserId u) { return !DecidesFor(*this->map(), u); });
+  db_->SetPlacement([this](UserId u) { return PlaceOf(*this->map(), u); });
   stop_ = false;
   map_thread_ = std::thread([this] { MapLoop(); });
   outbox_thread_ = std::thread([this] { OutboxLoop(); });
@@ -164,7 +165,7 @@ void ShardNode::Stop() {
   for (std::thread* t : {&map_thread_, &outbox_thread_, &inbox_thread_, &move_thread_}) {
     if (t->joinable()) t->join();
   }
-  if (link_ != nullptr) db_->SetRemoteUsers(nullptr);
+  if (link_ != nullptr) db_->SetPlacement(nullptr);
 }
 
 Status ShardNode::Admit(net::Opcode opcode, uint64_t user, uint64_t viewer) const {
@@ -644,7 +645,7 @@ void ShardNode::MoveLoop() {
 }
 
 Status ShardNode::ExportMove(const net::ShardMap& m, const net::BucketMove& mv) {
-  // This shard stopped deciding for the moving users when it took this map (DecidesFor).
+  // This shard stopped deciding for the moving users when it took this map (PlaceOf).
   // Everything it logged before must be in JetStream before the new owner decides for them:
   // its decisions (another shard applies them before the new owner's later ones, in stream
   // order) and its back-fills for them (before the new owner's posts).

@@ -94,9 +94,10 @@ class ShardNode final : public ClusterGate {
   void OutboxLoop();
   void InboxLoop();
   void MoveLoop();
-  // Whether this shard decides for `user` under map `m`: it owns the user's bucket, or the
-  // bucket is leaving it and not handed over yet (phase flip).
-  bool DecidesFor(const net::ShardMap& m, uint64_t user) const;
+  // Where `user` is for this shard under map `m` (the Db's SetPlacement): here when it owns
+  // the user's bucket and no move takes it away; leaving while a move away is in prepare or
+  // flip (still decided here); handed over in its copy phase; elsewhere otherwise.
+  UserPlace PlaceOf(const net::ShardMap& m, uint64_t user) const;
   // Whether the inbox must wait under `m`: this shard is taking buckets over and has not
   // brought their state in.
   bool MustHoldInbox(const net::ShardMap& m) const;

@@ -338,7 +338,9 @@ TEST_CASE("posts records round-trip inside remote records and refuse damage") {
   }
 }
 
-TEST_CASE("a follow flagged as a remote user's first fan clears its posts only where decided") {
+TEST_CASE(
+    "a follow flagged as a remote user's first fan clears its posts only where decided, and only "
+    "copies") {
   const WalPayload follow = EncodeFollowRecord(7, 9, 5, kFollowFirstRemoteFan);
   auto local = DecodeWalRecord(static_cast<uint8_t>(WalRecordType::kFollow), follow.view());
   REQUIRE(local.ok());
@@ -350,6 +352,13 @@ TEST_CASE("a follow flagged as a remote user's first fan clears its posts only w
   CHECK(!remote->clears_posts());  // the followee's own shard keeps its posts
   const WalPayload plain = EncodeFollowRecord(7, 9, 5, kFollowBecameFriends);
   CHECK(!DecodeWalRecord(1, plain.view())->clears_posts());
+  // The followee's own posts (its bucket handed over, maybe not exported yet) stay.
+  const WalPayload kept = EncodeFollowRecord(7, 9, 5, kFollowFirstRemoteFan | kFollowOwnPostsKept);
+  auto own = DecodeWalRecord(static_cast<uint8_t>(WalRecordType::kFollow), kept.view());
+  REQUIRE(own.ok());
+  CHECK(!own->clears_posts());
+  CHECK((own->flags & kFollowFirstRemoteFan) != 0);  // still asks for a back-fill
+  CHECK(DescribeWalRecord(1, kept.view()).find("its own posts kept") != std::string::npos);
   CHECK(local->cleared_author() == 9);
   // A posts-wanted record (a first fan made by an approval) clears its author's copies.
   const WalPayload wanted = EncodePostsWantedRecord(7, 5);
