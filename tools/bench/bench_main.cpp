@@ -43,7 +43,9 @@ Loads a follow graph into relgraph and measures workloads, one row each.
   --max-following=N      the follow cap (default 1000)
   --workloads=a,b,...    subset to run (default: all), from
                          graph:      load relation relations_batch following_page fans_page_deep
-                                     friends_page counts known_followers churn
+                                     friends_page counts known_followers churn layout_bound
+                                     (layout_bound: the fewest bytes per edge any encoding
+                                     of the loaded graph can take, beside what it takes)
                          durability: wal_off wal_none wal_everysec wal_always wal_always_concurrent
                                      snapshot recovery_wal stream_read import
                          feed:       publish fanout timeline_first_page timeline_deep_page

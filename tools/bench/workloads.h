@@ -63,6 +63,7 @@ class Workloads {
   WorkloadResult Load();
   WorkloadResult FollowSingle();
   WorkloadResult Churn();
+  WorkloadResult Bound();
   WorkloadResult Relation();
   WorkloadResult RelationsBatch();
   WorkloadResult FollowingPage();

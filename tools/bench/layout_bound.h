@@ -1,0 +1,50 @@
+// LayoutBound: how few bytes per edge any encoding of a graph can take, counted from the graph
+// itself, so that the memory and snapshot targets can be read against what the data allows.
+//
+// Why this design: the size of a follow graph is bounded below by its information, and the
+// follow times carry most of it (millisecond times spread over years). The count is the
+// standard one for sets: a list of k entries whose times lie in a span of S milliseconds holds
+// one multiset of k times, log2 C(S + k - 1, k) bits; its peers, in that order, are an
+// arrangement of k of the other U - 1 users, log2((U-1)! / (U-1-k)!) bits; and the external
+// ids are a set of U 64-bit numbers, log2 C(2^64, U) bits. No encoding can do better on
+// average, whatever its access speed; a random-access layout sits above it (fixed-width fields,
+// list headers, per-user records, hash slots, allocator slack).
+//
+// Two figures: the edges once (each follower's list with its times: what a snapshot must
+// hold, the fan lists being derivable), and both directions each with its own times (what a
+// layout that reads following and fan pages without a join must hold), plus one bit per entry
+// of each side for the kMutual mark such a layout keeps.
+//
+// Thread-safety: reads the graph; the caller keeps it from changing meanwhile.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/graph/graph.h"
+
+namespace relgraph::bench {
+
+struct LayoutBound {
+  uint64_t users = 0;  // the graph's users (the peer alphabet and the id set)
+  uint64_t edges = 0;
+  TimestampMs first_ts = 0, last_ts = 0;  // the span every list's times are counted in
+  double id_bits = 0;         // the external ids, as a set
+  double following_bits = 0;  // every following list: its times and its peers
+  double fan_bits = 0;        // every fan list: the same, from the followee's side
+  double mutual_bits = 0;     // one bit per entry of each side
+
+  double OnceBytesPerEdge() const { return PerEdge(id_bits + following_bits); }
+  double BothBytesPerEdge() const { return PerEdge(id_bits + following_bits + fan_bits + mutual_bits); }
+
+ private:
+  double PerEdge(double bits) const { return edges == 0 ? 0 : bits / 8 / static_cast<double>(edges); }
+};
+
+// O(edges) time, O(users) memory.
+LayoutBound ComputeLayoutBound(const Graph& graph);
+
+// The bits of one list of k entries, times in a span of `span` milliseconds, peers among
+// `others` users: log2 C(span + k - 1, k) + log2(others! / (others - k)!). REQUIRES: k <= others.
+double ListBits(uint64_t k, uint64_t span, uint64_t others);
+
+}  // namespace relgraph::bench
