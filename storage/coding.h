@@ -1,4 +1,5 @@
-// Little-endian fixed-width encoding for the on-disk formats (WAL, snapshots).
+// Little-endian fixed-width encoding for the on-disk formats (WAL, snapshots), and LEB128
+// varints (7 bits a byte, low groups first, the high bit set on every byte but the last).
 // Thread-safety: pure functions.
 #pragma once
 
@@ -36,6 +37,14 @@ inline uint64_t DecodeFixed64(const char* p) {
   return v;
 }
 
+inline void PutVarint64(std::string* dst, uint64_t v) {
+  while (v >= 0x80) {
+    dst->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  dst->push_back(static_cast<char>(v));
+}
+
 // Reads fixed-width fields from a byte range; every getter fails (returns false) past the end.
 class Decoder {
  public:
@@ -62,6 +71,29 @@ class Decoder {
     uint64_t u;
     if (!U64(&u)) return false;
     *v = static_cast<int64_t>(u);
+    return true;
+  }
+  // A varint of at most 10 bytes whose value fits 64 bits; false when cut short or longer.
+  bool Varint64(uint64_t* v) {
+    uint64_t out = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (in_.empty()) return false;
+      const auto byte = static_cast<uint8_t>(in_[0]);
+      in_.remove_prefix(1);
+      if (shift == 63 && byte > 1) return false;  // the 10th byte holds bit 63 alone
+      out |= uint64_t{byte & 0x7fu} << shift;
+      if ((byte & 0x80) == 0) {
+        *v = out;
+        return true;
+      }
+    }
+    return false;
+  }
+  // A varint whose value fits 32 bits.
+  bool Varint32(uint32_t* v) {
+    uint64_t wide;
+    if (!Varint64(&wide) || wide > UINT32_MAX) return false;
+    *v = static_cast<uint32_t>(wide);
     return true;
   }
   size_t remaining() const { return in_.size(); }

@@ -3,16 +3,26 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/graph/packed_list.h"
 #include "storage/coding.h"
 
 namespace relgraph {
 
 Status AddImageRecords(std::string_view records, SnapshotWriter* writer) {
+  std::string packed;
   while (!records.empty()) {
     const size_t n = ImageRecordBytes(records);
     if (n == 0) return Status(Code::kInternal, "malformed image record from the graph");
-    RELGRAPH_RETURN_IF_ERROR(writer->AddImageRecord(records.substr(0, n)));
+    const std::string_view record = records.substr(0, n);
     records.remove_prefix(n);
+    const auto tag = static_cast<ImageTag>(static_cast<uint8_t>(record[0]));
+    if (tag != ImageTag::kFollowing && tag != ImageTag::kFans) {
+      RELGRAPH_RETURN_IF_ERROR(writer->AddImageRecord(record));
+      continue;
+    }
+    packed.clear();
+    PackListRecord(record, &packed);
+    RELGRAPH_RETURN_IF_ERROR(writer->AddImageRecord(packed));
   }
   return Status::OK();
 }
@@ -57,20 +67,37 @@ Status GraphImageLoader::AddBlock(std::string_view raw) {
     }
     const std::string_view record = raw.substr(0, n);
     raw.remove_prefix(n);
-    const auto tag = static_cast<ImageTag>(DecodeFixed32(record.data()));
+    const auto tag = static_cast<ImageTag>(static_cast<uint8_t>(record[0]));
     if (tag == ImageTag::kIds) {
       RELGRAPH_RETURN_IF_ERROR(AddIds(record));
-      continue;
+    } else if (tag == ImageTag::kPackedFollowing || tag == ImageTag::kPackedFans) {
+      RELGRAPH_RETURN_IF_ERROR(AddPacked(record));
+    } else {
+      const InternalId user = DecodeFixed32(record.data() + 4);
+      const uint32_t total = DecodeFixed32(record.data() + 8);
+      const uint32_t count = DecodeFixed32(record.data() + 12);
+      RELGRAPH_RETURN_IF_ERROR(EnterList(user, tag, total, count));
+      const char* data = record.data() + kImageListHeaderBytes;
+      RELGRAPH_RETURN_IF_ERROR(tag == ImageTag::kFollowing ? AddFollowing(user, total, count, data)
+                                                           : AddRawFans(user, total, count, data));
     }
-    const InternalId user = DecodeFixed32(record.data() + 4);
-    const uint32_t total = DecodeFixed32(record.data() + 8);
-    const uint32_t count = DecodeFixed32(record.data() + 12);
-    RELGRAPH_RETURN_IF_ERROR(EnterList(user, tag, total, count));
-    const char* data = record.data() + kImageListHeaderBytes;
-    RELGRAPH_RETURN_IF_ERROR(tag == ImageTag::kFollowing ? AddFollowing(user, total, count, data)
-                                                         : AddFans(user, total, count, data));
   }
   return Status::OK();
+}
+
+Status GraphImageLoader::AddPacked(std::string_view record) {
+  PackedListHeader h;
+  ParsePackedListHeader(record, &h);  // ImageRecordBytes has parsed it already
+  const ImageTag kind =
+      h.tag == static_cast<uint8_t>(ImageTag::kPackedFollowing) ? ImageTag::kFollowing : ImageTag::kFans;
+  RELGRAPH_RETURN_IF_ERROR(EnterList(h.user, kind, h.total, h.count));
+  if (unpacked_.size() < h.count) unpacked_.resize(h.count);
+  if (const char* wrong = DecodePackedList(h, record.data() + h.header_bytes, unpacked_.data())) {
+    return Corrupt(std::string(kind == ImageTag::kFollowing ? "following" : "fans") +
+                   " record of internal id " + std::to_string(h.user) + ": " + wrong);
+  }
+  return kind == ImageTag::kFollowing ? AddFollowingEntries(h.user, h.total, h.count, unpacked_.data())
+                                      : AddFans(h.user, h.total, h.count, unpacked_.data());
 }
 
 Status GraphImageLoader::AddIds(std::string_view record) {
@@ -188,33 +215,49 @@ Status GraphImageLoader::NameBadEntry(InternalId user, const char* what, uint32_
 Status GraphImageLoader::AddFollowing(InternalId user, uint32_t total, uint32_t count,
                                       const char* data) {
   Graph& g = *graph_;
-  const char* ts_lo = data + 4 * size_t{count};
-  const char* ts_hi = data + 8 * size_t{count};
-  auto get = [&](uint32_t i) {
-    EdgeEntry e;
-    std::memcpy(&e.peer, data + 4 * size_t{i}, 4);
-    std::memcpy(&e.ts_lo, ts_lo + 4 * size_t{i}, 4);
-    std::memcpy(&e.ts_hi_flags, ts_hi + 2 * size_t{i}, 2);
-    return e;
-  };
+  auto get = [&](uint32_t i) { return RawListEntry(ImageTag::kFollowing, data, count, i); };
   if (!RunIsValid(user, count, get, &prev_, &mutual_))
     return NameBadEntry(user, "following", count, get, prev_);
   g.users_[user].following.AppendArrays(data, data + 4 * size_t{count}, data + 8 * size_t{count},
                                         count, g.slab_);
-  filled_ += count;
-  following_edges_ += count;
-  if (filled_ == total) {
-    g.users_[user].friends = mutual_;
-    following_mutual_ += mutual_;
-  }
+  FollowingPartAdded(user, total, count);
   return Status::OK();
 }
 
-Status GraphImageLoader::AddFans(InternalId user, uint32_t total, uint32_t count,
-                                 const char* data) {
+Status GraphImageLoader::AddFollowingEntries(InternalId user, uint32_t total, uint32_t count,
+                                             const EdgeEntry* entries) {
   Graph& g = *graph_;
-  // Records are 4-byte aligned in a block, so the packed entries are properly aligned.
-  const auto* entries = reinterpret_cast<const EdgeEntry*>(data);
+  auto get = [entries](uint32_t i) { return entries[i]; };
+  if (!RunIsValid(user, count, get, &prev_, &mutual_))
+    return NameBadEntry(user, "following", count, get, prev_);
+  g.users_[user].following.AppendRun(entries, count, g.slab_);
+  FollowingPartAdded(user, total, count);
+  return Status::OK();
+}
+
+void GraphImageLoader::FollowingPartAdded(InternalId user, uint32_t total, uint32_t count) {
+  filled_ += count;
+  following_edges_ += count;
+  if (filled_ == total) {
+    graph_->users_[user].friends = mutual_;
+    following_mutual_ += mutual_;
+  }
+}
+
+Status GraphImageLoader::AddRawFans(InternalId user, uint32_t total, uint32_t count,
+                                    const char* data) {
+  // Version 3 and 4 records are 4-byte aligned in their block, so their packed entries are
+  // properly aligned; a block that breaks that is read through a copy.
+  if (reinterpret_cast<uintptr_t>(data) % alignof(EdgeEntry) == 0)
+    return AddFans(user, total, count, reinterpret_cast<const EdgeEntry*>(data));
+  if (unpacked_.size() < count) unpacked_.resize(count);
+  std::memcpy(static_cast<void*>(unpacked_.data()), data, sizeof(EdgeEntry) * size_t{count});
+  return AddFans(user, total, count, unpacked_.data());
+}
+
+Status GraphImageLoader::AddFans(InternalId user, uint32_t total, uint32_t count,
+                                 const EdgeEntry* entries) {
+  Graph& g = *graph_;
   auto get = [entries](uint32_t i) { return entries[i]; };
   if (!RunIsValid(user, count, get, &prev_, &mutual_))
     return NameBadEntry(user, "fans", count, get, prev_);

@@ -3,7 +3,7 @@
 // no self-edges, strict key order within every list, records in order, each list complete, and
 // every count (per user, friends; in total, users and edges against the footer). What it does
 // not check is that each edge's two copies agree; `relgraph-admin verify` does (O(edges log)).
-// AddImageRecords hands the records a Graph appends to a snapshot writer.
+// AddImageRecords hands the records a Graph appends to a snapshot writer, packing their lists.
 //
 // Thread-safety: a loader is used by one thread.
 #pragma once
@@ -22,7 +22,8 @@
 
 namespace relgraph {
 
-// Adds each record of `records` (a concatenation, as AppendImage* produce) to `writer`.
+// Adds each record of `records` (a concatenation, as AppendImage* produce) to `writer`, each
+// list record packed (version 5). Call it outside the engine's lock: packing is the costly part.
 Status AddImageRecords(std::string_view records, SnapshotWriter* writer);
 
 class GraphImageLoader {
@@ -41,8 +42,17 @@ class GraphImageLoader {
   Status AddIds(std::string_view record);
   // Builds the id map from every id received, once, before the first list (or at Finish).
   Status IndexIds();
+  // A version-5 packed list part (engine/graph/packed_list.h), decoded into unpacked_.
+  Status AddPacked(std::string_view record);
+  // A part of a following list: a version-3/4 record's three arrays at `data`, or decoded
+  // entries; then the counts both keep.
   Status AddFollowing(InternalId user, uint32_t total, uint32_t count, const char* data);
-  Status AddFans(InternalId user, uint32_t total, uint32_t count, const char* data);
+  Status AddFollowingEntries(InternalId user, uint32_t total, uint32_t count,
+                             const EdgeEntry* entries);
+  void FollowingPartAdded(InternalId user, uint32_t total, uint32_t count);
+  // A part of a fan list: a version-3/4 record's entries at `data`, or entries.
+  Status AddRawFans(InternalId user, uint32_t total, uint32_t count, const char* data);
+  Status AddFans(InternalId user, uint32_t total, uint32_t count, const EdgeEntry* entries);
   // Checks `n` entries (get(i) returns entry i) after `*prev`: ids in range, no self-edge, no
   // unused bits, keys strictly increasing. True when every one is valid, and then *prev and
   // *mutual (the kMutual count) move on.
@@ -71,6 +81,7 @@ class GraphImageLoader {
   EntryKey prev_{-1, 0};
   uint32_t mutual_ = 0;
   std::vector<EdgeEntry> fan_parts_;  // a fan list that arrives in several parts
+  std::vector<EdgeEntry> unpacked_;   // the entries of the record at hand, when not in place
   uint64_t following_edges_ = 0, fan_edges_ = 0;
   uint64_t following_mutual_ = 0, fans_mutual_ = 0;
 };

@@ -260,7 +260,7 @@ class Graph {
   void PrefaultEdges(uint64_t edges);
   void EndPrefaultEdges();
 
-  // ---- point-in-time images (version-3 snapshots; engine/graph/graph_image.h)
+  // ---- point-in-time images (snapshots of version 3 and up; engine/graph/graph_image.h)
   // ---------------------- BeginImage fixes an image of the graph as it is now: users [0,
   // image_users()) and their lists, image_edges() edges. Until EndImage, a mutation first saves the
   // lists of each user it is about to change, unless AppendImageLists has handed them out already:
@@ -272,7 +272,7 @@ class Graph {
   size_t image_users() const;    // users_count() when no image is in progress
   uint64_t image_edges() const;  // edge_count() when no image is in progress
   // Append the image records of users from `begin` to *out: their external ids, or their lists
-  // as of BeginImage. With no image in progress, the graph as it is, which must not change
+  // as of BeginImage, in the version-4 form (copies of the arrays; AddImageRecords packs them). With no image in progress, the graph as it is, which must not change
   // meanwhile. AppendImageIds covers [begin, end) clamped to the image. AppendImageLists stops
   // before `end`, the image's end, or the first user that would take the entries appended past
   // `max_entries` (it always takes one user), and returns where it stopped; it hands out each

@@ -1,16 +1,13 @@
 #include "engine/graph/graph_image.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 
+#include "engine/graph/packed_list.h"
 #include "storage/coding.h"
 
 namespace relgraph {
 namespace {
-
-static_assert(std::endian::native == std::endian::little,
-              "images copy the in-memory arrays as the file's little-endian bytes");
 
 size_t Pad4(size_t n) {
   return (n + 3) & ~size_t{3};
@@ -40,19 +37,38 @@ void PadTo4(std::string* out) {
 }  // namespace
 
 size_t ImageRecordBytes(std::string_view records) {
-  if (records.size() < kImageIdsHeaderBytes) return 0;
-  const uint32_t tag = DecodeFixed32(records.data());
-  size_t bytes = 0;
-  if (tag == static_cast<uint32_t>(ImageTag::kIds)) {
-    bytes = kImageIdsHeaderBytes + 8 * size_t{DecodeFixed32(records.data() + 8)};
-  } else if (tag == static_cast<uint32_t>(ImageTag::kFollowing) ||
-             tag == static_cast<uint32_t>(ImageTag::kFans)) {
-    if (records.size() < kImageListHeaderBytes) return 0;
-    bytes = kImageListHeaderBytes + Pad4(10 * size_t{DecodeFixed32(records.data() + 12)});
+  if (records.empty()) return 0;
+  const auto tag = static_cast<ImageTag>(static_cast<uint8_t>(records[0]));
+  uint64_t bytes = 0;
+  if (tag == ImageTag::kPackedFollowing || tag == ImageTag::kPackedFans) {
+    PackedListHeader h;
+    if (!ParsePackedListHeader(records, &h)) return 0;
+    bytes = h.record_bytes();
   } else {
-    return 0;
+    // The u32 tags of versions 3 and 4.
+    if (records.size() < kImageIdsHeaderBytes) return 0;
+    if (DecodeFixed32(records.data()) != static_cast<uint32_t>(tag)) return 0;
+    if (tag == ImageTag::kIds) {
+      bytes = kImageIdsHeaderBytes + 8 * uint64_t{DecodeFixed32(records.data() + 8)};
+    } else if (tag == ImageTag::kFollowing || tag == ImageTag::kFans) {
+      if (records.size() < kImageListHeaderBytes) return 0;
+      bytes = kImageListHeaderBytes + Pad4(10 * size_t{DecodeFixed32(records.data() + 12)});
+    } else {
+      return 0;
+    }
   }
-  return bytes <= records.size() ? bytes : 0;
+  return bytes <= records.size() ? static_cast<size_t>(bytes) : 0;
+}
+
+void PackListRecord(std::string_view raw, std::string* out) {
+  const auto tag = static_cast<ImageTag>(DecodeFixed32(raw.data()));
+  const InternalId user = DecodeFixed32(raw.data() + 4);
+  const uint32_t total = DecodeFixed32(raw.data() + 8);
+  const uint32_t count = DecodeFixed32(raw.data() + 12);
+  const char* data = raw.data() + kImageListHeaderBytes;
+  const auto packed = tag == ImageTag::kFollowing ? ImageTag::kPackedFollowing : ImageTag::kPackedFans;
+  AppendPackedList(out, static_cast<uint8_t>(packed), user, total, count,
+                   [&](uint32_t i) { return RawListEntry(tag, data, count, i); });
 }
 
 // ---- Graph: producing images --------------------------------------------------------------------

@@ -18,8 +18,9 @@ constexpr char kHeaderMagic[8] = {'R', 'G', 'S', 'N', 'A', 'P', '\0', '\1'};
 // The footer's magic is "RGSNEND" followed by the version's number as one byte.
 constexpr char kFooterMagicStem[7] = {'R', 'G', 'S', 'N', 'E', 'N', 'D'};
 // Version 4 is version 3 whose feed blocks may hold the graph's blocks, requests and private
-// marks (records opaque here): a build that reads only 1 to 3 refuses it by its version.
-constexpr uint32_t kEdgeListVersion = 2, kFirstImageVersion = 3, kImageVersion = 4;
+// marks; version 5 is version 4 with its image's lists bit-packed (records opaque here either
+// way): a build that reads only up to the one before refuses each by its version.
+constexpr uint32_t kEdgeListVersion = 2, kFirstImageVersion = 3, kImageVersion = 5;
 constexpr size_t kHeaderBytes = 36, kBlockHeaderBytes = 16;
 constexpr size_t kFooterBytesV1 = 40, kFooterBytes = 48;
 constexpr size_t kEntryHeaderBytes = 12, kEdgeBytes = 16;
@@ -214,7 +215,7 @@ Result<SnapshotInfo> ReadSnapshot(Env* env, const std::string& path,
   info.version = DecodeFixed32(header + 8);
   if (info.version < 1 || info.version > kImageVersion) {
     return bad(
-        8, "unsupported version " + std::to_string(info.version) + " (this build reads 1 to 4)");
+        8, "unsupported version " + std::to_string(info.version) + " (this build reads 1 to 5)");
   }
   const bool image = info.version >= kFirstImageVersion;
   const size_t footer_bytes = info.version == 1 ? kFooterBytesV1 : kFooterBytes;

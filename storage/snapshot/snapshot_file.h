@@ -6,13 +6,13 @@
 //             sum = XXH3_64bits(raw_len .. data), raw_len <= 4 MiB
 //   version 2 graph blocks are edge lists, parsed here:
 //     raw := (follower:u64 count:u32 (followee:u64 ts_ms:i64){count})*
-//   version 3 and 4 graph blocks are the engine's image records, opaque here (4 differs only in
-//   the feed records it may hold)
+//   version 3 to 5 graph blocks are the engine's image records, opaque here (4 differs from 3
+//   only in the feed records it may hold, 5 from 4 in how the image packs its lists)
 //   feed raw := feed records, opaque here (the engine's, docs/snapshot-format.md)
 //   footer := magic:u8[8]="RGSNEND" version:u8 blocks:u64 entries:u64 edges:u64 feed_blocks:u64
 //             footer_sum:u64                                                              (48 B)
 // Version 1 files (no feed blocks, footer "RGSNEND\1" without feed_blocks, 40 B) still load.
-// For versions 3 and 4, `entries` counts users and `edges` edges, as the engine reported them; only
+// For versions 3 to 5, `entries` counts users and `edges` edges, as the engine reported them; only
 // the engine's loader can check them.
 //
 // SnapshotWriter writes `snapshot-<lsn>.rgs.tmp`, and Finish() fsyncs, renames it to
@@ -61,7 +61,7 @@ inline constexpr size_t kSnapshotMaxRecord = 1u << 20;  // image and feed record
 // What a snapshot's graph blocks hold.
 enum class SnapshotLayout : uint8_t {
   kEdgeList,    // version 2: each follower's list by external ids (imports write these)
-  kGraphImage,  // version 4 (3 before blocks and requests): the engine's own layout, opaque to
+  kGraphImage,  // version 5 (4 before packed lists, 3 before blocks and requests): the engine's own layout, opaque to
                 // storage (fast to load)
 };
 

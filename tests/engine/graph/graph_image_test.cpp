@@ -1,11 +1,14 @@
 #include <doctest.h>
 
+#include <algorithm>
+#include <optional>
 #include <random>
 #include <set>
 #include <tuple>
 
 #include "engine/durable/graph_image_loader.h"
 #include "engine/graph/clock.h"
+#include "engine/graph/packed_list.h"
 #include "storage/coding.h"
 
 namespace relgraph {
@@ -63,7 +66,9 @@ Result<std::unique_ptr<Graph>> Load(const GraphOptions& o, std::string_view reco
   return loader.Finish();
 }
 
-std::string WholeImage(const Graph& g) {
+// The image as versions 3 and 4 wrote it, and as the graph hands it out: u32 tags, the
+// following list's three arrays and the fans' 10-byte entries as they sit in memory.
+std::string RawImage(const Graph& g) {
   std::string records;
   g.AppendImageIds(0, g.image_users(), &records);
   for (size_t next = 0; next < g.image_users();)
@@ -71,7 +76,48 @@ std::string WholeImage(const Graph& g) {
   return records;
 }
 
+// Version-4 records with every list packed, as AddImageRecords hands them to a snapshot.
+std::string Packed(std::string_view records) {
+  std::string out;
+  while (!records.empty()) {
+    const size_t n = ImageRecordBytes(records);
+    REQUIRE(n > 0);
+    const auto tag = static_cast<ImageTag>(static_cast<uint8_t>(records[0]));
+    if (tag == ImageTag::kFollowing || tag == ImageTag::kFans) {
+      PackListRecord(records.substr(0, n), &out);
+    } else {
+      out.append(records.substr(0, n));
+    }
+    records.remove_prefix(n);
+  }
+  return out;
+}
+
+// The image of version 5.
+std::string WholeImage(const Graph& g) {
+  return Packed(RawImage(g));
+}
+
+// The version-4 image with every other list packed: one block may hold both kinds, and the
+// raw records after a packed one are left unaligned.
+std::string MixedImage(const Graph& g) {
+  const std::string raw = RawImage(g);
+  std::string mixed;
+  int k = 0;
+  for (std::string_view rest = raw; !rest.empty();) {
+    const size_t n = ImageRecordBytes(rest);
+    REQUIRE(n > 0);
+    if (static_cast<ImageTag>(static_cast<uint8_t>(rest[0])) != ImageTag::kIds && k++ % 2 == 0)
+      PackListRecord(rest.substr(0, n), &mixed);
+    else
+      mixed.append(rest.substr(0, n));
+    rest.remove_prefix(n);
+  }
+  return mixed;
+}
+
 TEST_CASE("graph_image: a loaded image answers every query as the graph it came from") {
+  // Version 5 (packed); versions 3 and 4 (raw), which must still load; and both mixed.
   for (uint64_t seed = 1; seed <= 6; ++seed) {
     CAPTURE(seed);
     std::mt19937_64 rng(seed);
@@ -86,7 +132,15 @@ TEST_CASE("graph_image: a loaded image answers every query as the graph it came 
         REQUIRE(original.Follow(b, 8).ok());
       }
     }
-    auto loaded = Load(o, WholeImage(original), original.user_count(), original.edge_count(), rng);
+    const std::string packed = WholeImage(original), raw = RawImage(original);
+    CHECK(packed.size() < raw.size() * 3 / 4);
+    for (const std::string& other : {raw, MixedImage(original)}) {
+      auto also = Load(o, other, original.user_count(), original.edge_count(), rng);
+      REQUIRE_MESSAGE(also.ok(), also.status().ToString());
+      REQUIRE((*also)->CheckInvariants().ok());
+      CHECK((*also)->Digest() == original.Digest());
+    }
+    auto loaded = Load(o, packed, original.user_count(), original.edge_count(), rng);
     REQUIRE_MESSAGE(loaded.ok(), loaded.status().ToString());
     const Graph& g = **loaded;
     REQUIRE(g.CheckInvariants().ok());
@@ -129,7 +183,7 @@ TEST_CASE(
     g.EndImage();
     Mutate(g, clock, rng, 500, 160);  // after EndImage: no effect on the image
     REQUIRE(g.CheckInvariants().ok());
-    auto loaded = Load(o, records, users, edges, rng);
+    auto loaded = Load(o, Packed(records), users, edges, rng);
     REQUIRE_MESSAGE(loaded.ok(), loaded.status().ToString());
     REQUIRE((*loaded)->CheckInvariants().ok());
     CHECK(EdgesOf(**loaded) == at_begin);
@@ -154,21 +208,34 @@ std::string EditFirst(std::string records, ImageTag tag, const std::function<voi
   return records;
 }
 
-TEST_CASE("graph_image: damaged images are refused with what is wrong, never loaded") {
-  ManualClock clock;
-  const GraphOptions o = Options(&clock, 4);
-  Graph g(o);
-  std::mt19937_64 rng(5);
-  Mutate(g, clock, rng, 3'000, 60);
-  const std::string good = WholeImage(g);
-  const uint64_t users = g.user_count(), edges = g.edge_count();
-  REQUIRE(Load(o, good, users, edges, rng).ok());
-
-  auto refused = [&](const std::string& records, const std::string& what, uint64_t u, uint64_t e) {
+// A small graph of random changes, and the check that a damaged image of it is refused.
+struct DamageCase {
+  explicit DamageCase(uint64_t seed) : o(Options(&clock, 4)), g(o), rng(seed) {
+    Mutate(g, clock, rng, 3'000, 60);
+    users = g.user_count();
+    edges = g.edge_count();
+  }
+  // Loading `records` against the footer's counts u and e fails with kCorruption naming `what`.
+  void Refused(const std::string& records, const std::string& what, uint64_t u, uint64_t e) {
     CAPTURE(what);
     auto r = Load(o, records, u, e, rng);
     REQUIRE(r.status().code() == Code::kCorruption);
     CHECK_MESSAGE(r.status().message().find(what) != std::string::npos, r.status().message());
+  }
+  ManualClock clock;
+  const GraphOptions o;
+  Graph g;
+  std::mt19937_64 rng;
+  uint64_t users = 0, edges = 0;
+};
+
+TEST_CASE("graph_image: damaged version-4 images are refused with what is wrong, never loaded") {
+  DamageCase c(5);
+  const std::string good = RawImage(c.g);
+  const uint64_t users = c.users, edges = c.edges;
+  REQUIRE(Load(c.o, good, users, edges, c.rng).ok());
+  auto refused = [&](const std::string& records, const std::string& what, uint64_t u, uint64_t e) {
+    c.Refused(records, what, u, e);
   };
   refused(good, "user ids, the footer says", users + 1, edges);
   refused(good, "the footer says", users, edges + 1);
@@ -232,6 +299,112 @@ TEST_CASE("graph_image: damaged images are refused with what is wrong, never loa
   refused(good.substr(ids_bytes) + good.substr(0, ids_bytes), "user ids", users, edges);
 }
 
+// Rewrites the first packed record of `kind` through `edit`, which gets its header and decoded
+// entries and may change both; the record is encoded again in their place.
+std::string EditFirstPacked(
+    const std::string& records, ImageTag kind,
+    const std::function<void(PackedListHeader&, std::vector<EdgeEntry>&)>& edit) {
+  for (size_t at = 0; at < records.size();) {
+    const std::string_view rest = std::string_view(records).substr(at);
+    const size_t n = ImageRecordBytes(rest);
+    REQUIRE(n > 0);
+    if (static_cast<uint8_t>(records[at]) == static_cast<uint8_t>(kind)) {
+      PackedListHeader h;
+      REQUIRE(ParsePackedListHeader(rest, &h));
+      std::vector<EdgeEntry> entries(h.count);
+      REQUIRE(DecodePackedList(h, rest.data() + h.header_bytes, entries.data()) == nullptr);
+      edit(h, entries);
+      std::string record;
+      AppendPackedList(&record, h.tag, h.user, h.total, static_cast<uint32_t>(entries.size()),
+                       [&](uint32_t i) { return entries[i]; });
+      return records.substr(0, at) + record + records.substr(at + n);
+    }
+    at += n;
+  }
+  FAIL("no record of that kind");
+  return records;
+}
+
+TEST_CASE("graph_image: a user with a million fans and one at the follow cap round-trip") {
+  ManualClock clock;
+  GraphOptions o = Options(&clock, 256);
+  Graph g(o);
+  std::vector<ImportEdge> edges;
+  for (UserId fan = 10; fan < 10 + 1'000'000; ++fan)
+    edges.push_back({fan, 1, 1'600'000'000'000 + static_cast<TimestampMs>(fan % 7'777) * 997});
+  for (UserId b = 2; b < 2 + 1'000; ++b) edges.push_back({3, b, static_cast<TimestampMs>(b) << 30});
+  edges.push_back({1, 10, kMaxTimestampMs});  // friends with its first fan, at the last ms
+  REQUIRE(g.Import(edges).ok());
+  REQUIRE(g.GetCounts(1)->fans == 1'000'000);
+  const std::string packed = WholeImage(g);
+  std::mt19937_64 rng(11);
+  auto loaded = Load(o, packed, g.user_count(), g.edge_count(), rng);
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().ToString());
+  CHECK((*loaded)->Digest() == g.Digest());
+  CHECK(*(*loaded)->GetCounts(1) == *g.GetCounts(1));
+  PageRequest deep;
+  deep.limit = 50;
+  deep.offset = 654'321;
+  CHECK((*loaded)->Fans(1, deep)->entries == g.Fans(1, deep)->entries);
+  // A million one-entry following lists are mostly headers; the fans, a few bits each.
+  CHECK(packed.size() < RawImage(g).size() * 2 / 3);
+}
+
+TEST_CASE("graph_image: damaged version-5 images are refused with what is wrong, never loaded") {
+  DamageCase c(6);
+  const std::string good = WholeImage(c.g);
+  const uint64_t users = c.users;
+  REQUIRE(Load(c.o, good, c.users, c.edges, c.rng).ok());
+  auto refused = [&](const std::string& records, const std::string& what) {
+    c.Refused(records, what, c.users, c.edges);
+  };
+  using Entries = std::vector<EdgeEntry>;
+  refused(EditFirstPacked(good, ImageTag::kPackedFollowing,
+                          [&](PackedListHeader&, Entries& e) {
+                            e[0].peer = static_cast<InternalId>(users);
+                          }),
+          "names internal id");
+  refused(EditFirstPacked(good, ImageTag::kPackedFans,
+                          [](PackedListHeader& h, Entries& e) { e.back().peer = h.user; }),
+          "names internal id");
+  refused(EditFirstPacked(good, ImageTag::kPackedFans,
+                          [](PackedListHeader& h, Entries&) { h.user = 0xfffffff0; }),
+          "list of internal id");
+  refused(EditFirstPacked(good, ImageTag::kPackedFollowing,
+                          [](PackedListHeader& h, Entries&) { ++h.total; }),
+          "entries");
+  refused(EditFirstPacked(good, ImageTag::kPackedFollowing,
+                          [](PackedListHeader& h, Entries&) { h.tag = 9; }),
+          "unknown kind");
+  refused(EditFirstPacked(good, ImageTag::kPackedFollowing,
+                          [](PackedListHeader& h, Entries& e) {
+                            // Times cannot go back in a packed list (deltas are unsigned),
+                            // but keys can: the same entry twice is not strictly increasing.
+                            e.insert(e.begin() + 1, e[0]);
+                            ++h.total;
+                          }),
+          "out of order");
+  bool cleared = false;
+  refused(EditFirstPacked(good, ImageTag::kPackedFans,
+                          [&](PackedListHeader&, Entries& e) {
+                            for (EdgeEntry& x : e) {
+                              if (!cleared && EntryMutual(x)) {
+                                SetEntryMutual(x, false);
+                                cleared = true;
+                              }
+                            }
+                            if (!cleared) {  // no mutual fan in the first record: add one
+                              SetEntryMutual(e[0], true);
+                              cleared = true;
+                            }
+                          }),
+          "mutual");
+  // Cut a record short inside its payload.
+  const size_t ids = ImageRecordBytes(good);
+  const size_t first = ImageRecordBytes(std::string_view(good).substr(ids));
+  refused(good.substr(0, ids + first - 1), "cut short");
+}
+
 TEST_CASE("graph_image: random damage to the records never crashes the loader") {
   // Checksums keep disk damage out; this is for a writer bug. The loader must refuse or load,
   // never read or write out of bounds (run under the sanitizers).
@@ -240,10 +413,10 @@ TEST_CASE("graph_image: random damage to the records never crashes the loader") 
   Graph g(o);
   std::mt19937_64 rng(9);
   Mutate(g, clock, rng, 2'000, 40);
-  const std::string good = WholeImage(g);
+  const std::string images[2] = {WholeImage(g), RawImage(g)};
   int refused = 0;
   for (int trial = 0; trial < 2'000; ++trial) {
-    std::string bad = good;
+    std::string bad = images[trial % 2];
     for (int k = 0; k < 1 + static_cast<int>(rng() % 3); ++k)
       bad[rng() % bad.size()] ^= static_cast<char>(1 << (rng() % 8));
     GraphImageLoader loader(o);

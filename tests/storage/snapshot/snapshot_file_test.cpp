@@ -234,7 +234,7 @@ TEST_CASE("snapshot_file: image records round-trip in order, and the footer keep
   const auto records = RandomRecords(1, 3'000);
   auto info = WriteImage(Env::Posix(), dir.path(), 8, records);
   REQUIRE_MESSAGE(info.ok(), info.status().ToString());
-  CHECK(info->version == 4);
+  CHECK(info->version == 5);
   const std::string path = JoinPath(dir.path(), SnapshotName(8));
   std::string images, feed;
   SnapshotInfo counts;
@@ -260,7 +260,7 @@ TEST_CASE("snapshot_file: image records round-trip in order, and the footer keep
   for (const std::string& r : records) want += r;
   CHECK(images == want);  // blocks end on record boundaries: concatenated, nothing lost
   CHECK(feed == "feed");
-  CHECK(counts.version == 4);
+  CHECK(counts.version == 5);
   CHECK(counts.entries == 11);
   CHECK(counts.edges == 22);
   CHECK(read->blocks > 2);
@@ -315,7 +315,7 @@ void SetVersion(const std::string& path, uint32_t version) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-TEST_CASE("snapshot_file: version 3 images still read; a version past 4 is refused by name") {
+TEST_CASE("snapshot_file: version 3 and 4 images still read; a version past 5 is refused by name") {
   TestDir dir;
   auto info = WriteImage(Env::Posix(), dir.path(), 8, RandomRecords(2, 50));
   REQUIRE(info.ok());
@@ -325,10 +325,14 @@ TEST_CASE("snapshot_file: version 3 images still read; a version past 4 is refus
   REQUIRE_MESSAGE(read.ok(), read.status().ToString());
   CHECK(read->version == 3);
   CHECK(read->feed_blocks == 1);
-  SetVersion(path, 5);
+  SetVersion(path, 4);
+  read = ReadSnapshot(Env::Posix(), path);
+  REQUIRE_MESSAGE(read.ok(), read.status().ToString());
+  CHECK(read->version == 4);
+  SetVersion(path, 6);
   read = ReadSnapshot(Env::Posix(), path);
   REQUIRE_FALSE(read.ok());
-  CHECK(read.status().message().find("unsupported version 5") != std::string::npos);
+  CHECK(read.status().message().find("unsupported version 6") != std::string::npos);
 }
 
 }  // namespace
