@@ -60,18 +60,26 @@ Status GraphImageLoader::AddBlock(std::string_view raw) {
   if (!begun_) return Status(Code::kInternal, "GraphImageLoader::Begin was not called");
   const size_t block_bytes = raw.size();
   while (!raw.empty()) {
-    const size_t n = ImageRecordBytes(raw);
+    const auto tag = static_cast<ImageTag>(static_cast<uint8_t>(raw[0]));
+    // A packed record's header is parsed once, here; the others are sized by their kind.
+    PackedListHeader packed;
+    const bool is_packed = tag == ImageTag::kPackedFollowing || tag == ImageTag::kPackedFans;
+    size_t n = 0;
+    if (!is_packed) {
+      n = ImageRecordBytes(raw);
+    } else if (ParsePackedListHeader(raw, &packed) && packed.record_bytes() <= raw.size()) {
+      n = static_cast<size_t>(packed.record_bytes());
+    }
     if (n == 0) {
       return Corrupt("record cut short or of an unknown kind at byte " +
                      std::to_string(block_bytes - raw.size()) + " of a block");
     }
     const std::string_view record = raw.substr(0, n);
     raw.remove_prefix(n);
-    const auto tag = static_cast<ImageTag>(static_cast<uint8_t>(record[0]));
-    if (tag == ImageTag::kIds) {
+    if (is_packed) {
+      RELGRAPH_RETURN_IF_ERROR(AddPacked(packed, record.data() + packed.header_bytes));
+    } else if (tag == ImageTag::kIds) {
       RELGRAPH_RETURN_IF_ERROR(AddIds(record));
-    } else if (tag == ImageTag::kPackedFollowing || tag == ImageTag::kPackedFans) {
-      RELGRAPH_RETURN_IF_ERROR(AddPacked(record));
     } else {
       const InternalId user = DecodeFixed32(record.data() + 4);
       const uint32_t total = DecodeFixed32(record.data() + 8);
@@ -85,14 +93,12 @@ Status GraphImageLoader::AddBlock(std::string_view raw) {
   return Status::OK();
 }
 
-Status GraphImageLoader::AddPacked(std::string_view record) {
-  PackedListHeader h;
-  ParsePackedListHeader(record, &h);  // ImageRecordBytes has parsed it already
+Status GraphImageLoader::AddPacked(const PackedListHeader& h, const char* payload) {
   const ImageTag kind =
       h.tag == static_cast<uint8_t>(ImageTag::kPackedFollowing) ? ImageTag::kFollowing : ImageTag::kFans;
   RELGRAPH_RETURN_IF_ERROR(EnterList(h.user, kind, h.total, h.count));
   if (unpacked_.size() < h.count) unpacked_.resize(h.count);
-  if (const char* wrong = DecodePackedList(h, record.data() + h.header_bytes, unpacked_.data())) {
+  if (const char* wrong = DecodePackedList(h, payload, unpacked_.data())) {
     return Corrupt(std::string(kind == ImageTag::kFollowing ? "following" : "fans") +
                    " record of internal id " + std::to_string(h.user) + ": " + wrong);
   }

@@ -17,6 +17,7 @@
 
 #include "engine/graph/graph.h"
 #include "engine/graph/graph_image.h"
+#include "engine/graph/packed_list.h"
 #include "storage/snapshot/snapshot_file.h"
 #include "storage/status.h"
 
@@ -42,8 +43,9 @@ class GraphImageLoader {
   Status AddIds(std::string_view record);
   // Builds the id map from every id received, once, before the first list (or at Finish).
   Status IndexIds();
-  // A version-5 packed list part (engine/graph/packed_list.h), decoded into unpacked_.
-  Status AddPacked(std::string_view record);
+  // A version-5 packed list part (engine/graph/packed_list.h) whose header is `h` and whose
+  // payload (h.payload_bytes()) starts at `payload`, decoded into unpacked_.
+  Status AddPacked(const PackedListHeader& h, const char* payload);
   // A part of a following list: a version-3/4 record's three arrays at `data`, or decoded
   // entries; then the counts both keep.
   Status AddFollowing(InternalId user, uint32_t total, uint32_t count, const char* data);

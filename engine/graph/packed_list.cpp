@@ -13,7 +13,11 @@ class BitReader {
   uint64_t Get(unsigned bits) {
     const uint64_t byte = pos_ >> 3;
     uint64_t word = 0;
-    std::memcpy(&word, data_ + byte, bytes_ - byte >= 8 ? 8 : static_cast<size_t>(bytes_ - byte));
+    if (bytes_ - byte >= 8) [[likely]] {
+      std::memcpy(&word, data_ + byte, 8);  // one load
+    } else {
+      std::memcpy(&word, data_ + byte, static_cast<size_t>(bytes_ - byte));
+    }
     const uint64_t v = (word >> (pos_ & 7)) & ((uint64_t{1} << bits) - 1);
     pos_ += bits;
     return v;
