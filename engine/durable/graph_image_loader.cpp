@@ -97,6 +97,11 @@ Status GraphImageLoader::AddPacked(const PackedListHeader& h, const char* payloa
   const ImageTag kind =
       h.tag == static_cast<uint8_t>(ImageTag::kPackedFollowing) ? ImageTag::kFollowing : ImageTag::kFans;
   RELGRAPH_RETURN_IF_ERROR(EnterList(h.user, kind, h.total, h.count));
+  if (h.count > kImageEntriesPerRecord) {  // the writer's bound; it also bounds unpacked_
+    return Corrupt("list part of " + std::to_string(h.count) + " entries for internal id " +
+                   std::to_string(h.user) + ", more than " +
+                   std::to_string(kImageEntriesPerRecord));
+  }
   if (unpacked_.size() < h.count) unpacked_.resize(h.count);
   if (const char* wrong = DecodePackedList(h, payload, unpacked_.data())) {
     return Corrupt(std::string(kind == ImageTag::kFollowing ? "following" : "fans") +

@@ -399,6 +399,13 @@ TEST_CASE("graph_image: damaged version-5 images are refused with what is wrong,
                             }
                           }),
           "mutual");
+  // A part longer than a writer makes (65,536 entries), its list as long.
+  refused(EditFirstPacked(good, ImageTag::kPackedFans,
+                          [](PackedListHeader& h, Entries& e) {
+                            e.resize(kImageEntriesPerRecord + 1, e.back());
+                            h.total = kImageEntriesPerRecord + 1;
+                          }),
+          "more than 65536");
   // Cut a record short inside its payload.
   const size_t ids = ImageRecordBytes(good);
   const size_t first = ImageRecordBytes(std::string_view(good).substr(ids));
