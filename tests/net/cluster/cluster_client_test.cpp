@@ -42,8 +42,8 @@ class RefusingGate final : public ClusterGate {
 struct TwoShards {
   testing::TestDir dir;
   testing::NatsServerProcess nats{dir.path()};
+  RefusingGate gate[2];  // before the servers: a stopping server calls its gate's Stop
   testing::TestServer shard[2];
-  RefusingGate gate[2];
 
   TwoShards() {
     std::vector<ShardInfo> infos;
