@@ -109,10 +109,15 @@ void FollowingList::Insert(const EdgeEntry& e, const EntryOrder& order, SlabAllo
 void FollowingList::AppendRun(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab) {
   const uint32_t old_size = size_;
   Resize(size_ + n, slab);
+  // The arrays' starts, once: stores through them may alias size_, so the compiler would
+  // otherwise work the capacity out again for every entry.
+  uint32_t* const peer = peers() + old_size;
+  uint32_t* const lo = ts_lo() + old_size;
+  uint16_t* const hi = ts_hi() + old_size;
   for (uint32_t i = 0; i < n; ++i) {
-    peers()[old_size + i] = entries[i].peer;
-    ts_lo()[old_size + i] = entries[i].ts_lo;
-    ts_hi()[old_size + i] = entries[i].ts_hi_flags;
+    peer[i] = entries[i].peer;
+    lo[i] = entries[i].ts_lo;
+    hi[i] = entries[i].ts_hi_flags;
   }
 }
 
