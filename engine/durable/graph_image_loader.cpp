@@ -94,8 +94,9 @@ Status GraphImageLoader::AddBlock(std::string_view raw) {
 }
 
 Status GraphImageLoader::AddPacked(const PackedListHeader& h, const char* payload) {
-  const ImageTag kind =
-      h.tag == static_cast<uint8_t>(ImageTag::kPackedFollowing) ? ImageTag::kFollowing : ImageTag::kFans;
+  const ImageTag kind = h.tag == static_cast<uint8_t>(ImageTag::kPackedFollowing)
+                            ? ImageTag::kFollowing
+                            : ImageTag::kFans;
   RELGRAPH_RETURN_IF_ERROR(EnterList(h.user, kind, h.total, h.count));
   if (h.count > kImageEntriesPerRecord) {  // the writer's bound; it also bounds unpacked_
     return Corrupt("list part of " + std::to_string(h.count) + " entries for internal id " +
@@ -107,8 +108,9 @@ Status GraphImageLoader::AddPacked(const PackedListHeader& h, const char* payloa
     return Corrupt(std::string(kind == ImageTag::kFollowing ? "following" : "fans") +
                    " record of internal id " + std::to_string(h.user) + ": " + wrong);
   }
-  return kind == ImageTag::kFollowing ? AddFollowingEntries(h.user, h.total, h.count, unpacked_.data())
-                                      : AddFans(h.user, h.total, h.count, unpacked_.data());
+  return kind == ImageTag::kFollowing
+             ? AddFollowingEntries(h.user, h.total, h.count, unpacked_.data())
+             : AddFans(h.user, h.total, h.count, unpacked_.data());
 }
 
 Status GraphImageLoader::AddIds(std::string_view record) {

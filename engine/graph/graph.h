@@ -272,13 +272,13 @@ class Graph {
   size_t image_users() const;    // users_count() when no image is in progress
   uint64_t image_edges() const;  // edge_count() when no image is in progress
   // Append the image records of users from `begin` to *out: their external ids, or their lists
-  // as of BeginImage, in the version-4 form (copies of the arrays; AddImageRecords packs them). With no image in progress, the graph as it is, which must not change
-  // meanwhile. AppendImageIds covers [begin, end) clamped to the image. AppendImageLists stops
-  // before `end`, the image's end, or the first user that would take the entries appended past
-  // `max_entries` (it always takes one user), and returns where it stopped; it hands out each
-  // user's lists once. Thread-safety: may run under shared access, from one thread at a time:
-  // they change only the capture's bookkeeping, which mutations touch only under exclusive
-  // access.
+  // as of BeginImage, in the version-4 form (copies of the arrays; AddImageRecords packs them).
+  // With no image in progress, the graph as it is, which must not change meanwhile. AppendImageIds
+  // covers [begin, end) clamped to the image. AppendImageLists stops before `end`, the image's end,
+  // or the first user that would take the entries appended past `max_entries` (it always takes one
+  // user), and returns where it stopped; it hands out each user's lists once. Thread-safety: may
+  // run under shared access, from one thread at a time: they change only the capture's bookkeeping,
+  // which mutations touch only under exclusive access.
   void AppendImageIds(size_t begin, size_t end, std::string* out) const;
   size_t AppendImageLists(size_t begin, size_t end, uint64_t max_entries, std::string* out) const;
   const GraphOptions& options() const { return options_; }

@@ -1,6 +1,7 @@
 #include "engine/graph/graph_image.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "engine/graph/packed_list.h"
@@ -8,6 +9,9 @@
 
 namespace relgraph {
 namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "version-4 records copy the in-memory arrays as the file's little-endian bytes");
 
 size_t Pad4(size_t n) {
   return (n + 3) & ~size_t{3};
@@ -66,7 +70,8 @@ void PackListRecord(std::string_view raw, std::string* out) {
   const uint32_t total = DecodeFixed32(raw.data() + 8);
   const uint32_t count = DecodeFixed32(raw.data() + 12);
   const char* data = raw.data() + kImageListHeaderBytes;
-  const auto packed = tag == ImageTag::kFollowing ? ImageTag::kPackedFollowing : ImageTag::kPackedFans;
+  const auto packed =
+      tag == ImageTag::kFollowing ? ImageTag::kPackedFollowing : ImageTag::kPackedFans;
   AppendPackedList(out, static_cast<uint8_t>(packed), user, total, count,
                    [&](uint32_t i) { return RawListEntry(tag, data, count, i); });
 }

@@ -46,8 +46,7 @@ struct PackedListHeader {
   size_t header_bytes = 0;
 
   uint64_t payload_bits() const {
-    return count == 0 ? 0
-                      : uint64_t{count} * (peer_bits + 1u) + uint64_t{count - 1} * delta_bits;
+    return count == 0 ? 0 : uint64_t{count} * (peer_bits + 1u) + uint64_t{count - 1} * delta_bits;
   }
   uint64_t payload_bytes() const { return (payload_bits() + 7) / 8; }
   uint64_t record_bytes() const { return header_bytes + payload_bytes(); }

@@ -61,8 +61,8 @@ inline constexpr size_t kSnapshotMaxRecord = 1u << 20;  // image and feed record
 // What a snapshot's graph blocks hold.
 enum class SnapshotLayout : uint8_t {
   kEdgeList,    // version 2: each follower's list by external ids (imports write these)
-  kGraphImage,  // version 5 (4 before packed lists, 3 before blocks and requests): the engine's own layout, opaque to
-                // storage (fast to load)
+  kGraphImage,  // version 5 (4 before packed lists, 3 before blocks and requests): the engine's own
+                // layout, opaque to storage (fast to load)
 };
 
 // Where a writer compresses and appends its blocks.

@@ -28,16 +28,20 @@ struct LayoutBound {
   uint64_t users = 0;  // the graph's users (the peer alphabet and the id set)
   uint64_t edges = 0;
   TimestampMs first_ts = 0, last_ts = 0;  // the span every list's times are counted in
-  double id_bits = 0;         // the external ids, as a set
-  double following_bits = 0;  // every following list: its times and its peers
-  double fan_bits = 0;        // every fan list: the same, from the followee's side
-  double mutual_bits = 0;     // one bit per entry of each side
+  double id_bits = 0;                     // the external ids, as a set
+  double following_bits = 0;              // every following list: its times and its peers
+  double fan_bits = 0;                    // every fan list: the same, from the followee's side
+  double mutual_bits = 0;                 // one bit per entry of each side
 
   double OnceBytesPerEdge() const { return PerEdge(id_bits + following_bits); }
-  double BothBytesPerEdge() const { return PerEdge(id_bits + following_bits + fan_bits + mutual_bits); }
+  double BothBytesPerEdge() const {
+    return PerEdge(id_bits + following_bits + fan_bits + mutual_bits);
+  }
 
  private:
-  double PerEdge(double bits) const { return edges == 0 ? 0 : bits / 8 / static_cast<double>(edges); }
+  double PerEdge(double bits) const {
+    return edges == 0 ? 0 : bits / 8 / static_cast<double>(edges);
+  }
 };
 
 // O(edges) time, O(users) memory.

@@ -359,10 +359,9 @@ TEST_CASE("graph_image: damaged version-5 images are refused with what is wrong,
     c.Refused(records, what, c.users, c.edges);
   };
   using Entries = std::vector<EdgeEntry>;
-  refused(EditFirstPacked(good, ImageTag::kPackedFollowing,
-                          [&](PackedListHeader&, Entries& e) {
-                            e[0].peer = static_cast<InternalId>(users);
-                          }),
+  refused(EditFirstPacked(
+              good, ImageTag::kPackedFollowing,
+              [&](PackedListHeader&, Entries& e) { e[0].peer = static_cast<InternalId>(users); }),
           "names internal id");
   refused(EditFirstPacked(good, ImageTag::kPackedFans,
                           [](PackedListHeader& h, Entries& e) { e.back().peer = h.user; }),

@@ -11,12 +11,10 @@
 namespace relgraph {
 namespace {
 
-std::string Encode(const std::vector<EdgeEntry>& entries, InternalId user = 7,
-                   uint32_t total = 0) {
+std::string Encode(const std::vector<EdgeEntry>& entries, InternalId user = 7, uint32_t total = 0) {
   std::string out;
   AppendPackedList(&out, 4, user, total == 0 ? static_cast<uint32_t>(entries.size()) : total,
-                   static_cast<uint32_t>(entries.size()),
-                   [&](uint32_t i) { return entries[i]; });
+                   static_cast<uint32_t>(entries.size()), [&](uint32_t i) { return entries[i]; });
   return out;
 }
 
@@ -101,7 +99,8 @@ TEST_CASE("packed_list: a long part round-trips, and dense times take few bits a
   for (size_t i = 0; i < in.size(); ++i) REQUIRE(Same(in[i], out[i]));
 }
 
-TEST_CASE("packed_list: headers cut short are not parsed; bad widths, times and padding are named") {
+TEST_CASE(
+    "packed_list: headers cut short are not parsed; bad widths, times and padding are named") {
   std::mt19937_64 rng(3);
   const std::string record = Encode(Run(rng, 9, 17, 30, 1'000));
   PackedListHeader h;
@@ -142,9 +141,9 @@ TEST_CASE("packed_list: random records and random damage never read out of bound
   // Run under the sanitizers: whatever a header says, decoding stays within payload_bytes().
   std::mt19937_64 rng(4);
   for (int trial = 0; trial < 2'000; ++trial) {
-    std::string record = Encode(Run(rng, 1 + static_cast<uint32_t>(rng() % 30),
-                                    static_cast<unsigned>(rng() % 33),
-                                    static_cast<unsigned>(rng() % 43), 0));
+    std::string record =
+        Encode(Run(rng, 1 + static_cast<uint32_t>(rng() % 30), static_cast<unsigned>(rng() % 33),
+                   static_cast<unsigned>(rng() % 43), 0));
     record[rng() % record.size()] ^= static_cast<char>(1 << (rng() % 8));
     PackedListHeader h;
     if (!ParsePackedListHeader(record, &h) || h.record_bytes() > record.size()) continue;
