@@ -81,16 +81,24 @@ Status GraphImageLoader::AddBlock(std::string_view raw) {
     } else if (tag == ImageTag::kIds) {
       RELGRAPH_RETURN_IF_ERROR(AddIds(record));
     } else {
-      const InternalId user = DecodeFixed32(record.data() + 4);
-      const uint32_t total = DecodeFixed32(record.data() + 8);
-      const uint32_t count = DecodeFixed32(record.data() + 12);
-      RELGRAPH_RETURN_IF_ERROR(EnterList(user, tag, total, count));
-      const char* data = record.data() + kImageListHeaderBytes;
-      RELGRAPH_RETURN_IF_ERROR(tag == ImageTag::kFollowing ? AddFollowing(user, total, count, data)
-                                                           : AddRawFans(user, total, count, data));
+      RELGRAPH_RETURN_IF_ERROR(AddRaw(tag, record));
     }
   }
   return Status::OK();
+}
+
+Status GraphImageLoader::AddRaw(ImageTag kind, std::string_view record) {
+  const InternalId user = DecodeFixed32(record.data() + 4);
+  const uint32_t total = DecodeFixed32(record.data() + 8);
+  const uint32_t count = DecodeFixed32(record.data() + 12);
+  RELGRAPH_RETURN_IF_ERROR(EnterList(user, kind, total, count));
+  // Version 3 and 4 files are read once, on the upgrade's first start: through a copy, so
+  // that both kinds of record take one path.
+  const char* data = record.data() + kImageListHeaderBytes;
+  if (unpacked_.size() < count) unpacked_.resize(count);
+  for (uint32_t i = 0; i < count; ++i) unpacked_[i] = RawListEntry(kind, data, count, i);
+  return kind == ImageTag::kFollowing ? AddFollowing(user, total, count, unpacked_.data())
+                                      : AddFans(user, total, count, unpacked_.data());
 }
 
 Status GraphImageLoader::AddPacked(const PackedListHeader& h, const char* payload) {
@@ -108,9 +116,8 @@ Status GraphImageLoader::AddPacked(const PackedListHeader& h, const char* payloa
     return Corrupt(std::string(kind == ImageTag::kFollowing ? "following" : "fans") +
                    " record of internal id " + std::to_string(h.user) + ": " + wrong);
   }
-  return kind == ImageTag::kFollowing
-             ? AddFollowingEntries(h.user, h.total, h.count, unpacked_.data())
-             : AddFans(h.user, h.total, h.count, unpacked_.data());
+  return kind == ImageTag::kFollowing ? AddFollowing(h.user, h.total, h.count, unpacked_.data())
+                                      : AddFans(h.user, h.total, h.count, unpacked_.data());
 }
 
 Status GraphImageLoader::AddIds(std::string_view record) {
@@ -226,46 +233,19 @@ Status GraphImageLoader::NameBadEntry(InternalId user, const char* what, uint32_
 }
 
 Status GraphImageLoader::AddFollowing(InternalId user, uint32_t total, uint32_t count,
-                                      const char* data) {
-  Graph& g = *graph_;
-  auto get = [&](uint32_t i) { return RawListEntry(ImageTag::kFollowing, data, count, i); };
-  if (!RunIsValid(user, count, get, &prev_, &mutual_))
-    return NameBadEntry(user, "following", count, get, prev_);
-  g.users_[user].following.AppendArrays(data, data + 4 * size_t{count}, data + 8 * size_t{count},
-                                        count, g.slab_);
-  FollowingPartAdded(user, total, count);
-  return Status::OK();
-}
-
-Status GraphImageLoader::AddFollowingEntries(InternalId user, uint32_t total, uint32_t count,
-                                             const EdgeEntry* entries) {
+                                      const EdgeEntry* entries) {
   Graph& g = *graph_;
   auto get = [entries](uint32_t i) { return entries[i]; };
   if (!RunIsValid(user, count, get, &prev_, &mutual_))
     return NameBadEntry(user, "following", count, get, prev_);
   g.users_[user].following.AppendRun(entries, count, g.slab_);
-  FollowingPartAdded(user, total, count);
-  return Status::OK();
-}
-
-void GraphImageLoader::FollowingPartAdded(InternalId user, uint32_t total, uint32_t count) {
   filled_ += count;
   following_edges_ += count;
   if (filled_ == total) {
-    graph_->users_[user].friends = mutual_;
+    g.users_[user].friends = mutual_;
     following_mutual_ += mutual_;
   }
-}
-
-Status GraphImageLoader::AddRawFans(InternalId user, uint32_t total, uint32_t count,
-                                    const char* data) {
-  // Version 3 and 4 records are 4-byte aligned in their block, so their packed entries are
-  // properly aligned; a block that breaks that is read through a copy.
-  if (reinterpret_cast<uintptr_t>(data) % alignof(EdgeEntry) == 0)
-    return AddFans(user, total, count, reinterpret_cast<const EdgeEntry*>(data));
-  if (unpacked_.size() < count) unpacked_.resize(count);
-  std::memcpy(static_cast<void*>(unpacked_.data()), data, sizeof(EdgeEntry) * size_t{count});
-  return AddFans(user, total, count, unpacked_.data());
+  return Status::OK();
 }
 
 Status GraphImageLoader::AddFans(InternalId user, uint32_t total, uint32_t count,

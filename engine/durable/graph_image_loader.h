@@ -43,17 +43,13 @@ class GraphImageLoader {
   Status AddIds(std::string_view record);
   // Builds the id map from every id received, once, before the first list (or at Finish).
   Status IndexIds();
+  // A version-3/4 list record (`kind` kFollowing or kFans), copied into unpacked_.
+  Status AddRaw(ImageTag kind, std::string_view record);
   // A version-5 packed list part (engine/graph/packed_list.h) whose header is `h` and whose
   // payload (h.payload_bytes()) starts at `payload`, decoded into unpacked_.
   Status AddPacked(const PackedListHeader& h, const char* payload);
-  // A part of a following list: a version-3/4 record's three arrays at `data`, or decoded
-  // entries; then the counts both keep.
-  Status AddFollowing(InternalId user, uint32_t total, uint32_t count, const char* data);
-  Status AddFollowingEntries(InternalId user, uint32_t total, uint32_t count,
-                             const EdgeEntry* entries);
-  void FollowingPartAdded(InternalId user, uint32_t total, uint32_t count);
-  // A part of a fan list: a version-3/4 record's entries at `data`, or entries.
-  Status AddRawFans(InternalId user, uint32_t total, uint32_t count, const char* data);
+  // A part of a following or fan list, `count` entries in list order.
+  Status AddFollowing(InternalId user, uint32_t total, uint32_t count, const EdgeEntry* entries);
   Status AddFans(InternalId user, uint32_t total, uint32_t count, const EdgeEntry* entries);
   // Checks `n` entries (get(i) returns entry i) after `*prev`: ids in range, no self-edge, no
   // unused bits, keys strictly increasing. True when every one is valid, and then *prev and
@@ -83,7 +79,7 @@ class GraphImageLoader {
   EntryKey prev_{-1, 0};
   uint32_t mutual_ = 0;
   std::vector<EdgeEntry> fan_parts_;  // a fan list that arrives in several parts
-  std::vector<EdgeEntry> unpacked_;   // the entries of the record at hand, when not in place
+  std::vector<EdgeEntry> unpacked_;   // the entries of the list record at hand
   uint64_t following_edges_ = 0, fan_edges_ = 0;
   uint64_t following_mutual_ = 0, fans_mutual_ = 0;
 };

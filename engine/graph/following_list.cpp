@@ -121,15 +121,6 @@ void FollowingList::AppendRun(const EdgeEntry* entries, uint32_t n, SlabAllocato
   }
 }
 
-void FollowingList::AppendArrays(const char* peer_bytes, const char* ts_lo_bytes,
-                                 const char* ts_hi_bytes, uint32_t n, SlabAllocator& slab) {
-  const uint32_t old_size = size_;
-  Resize(size_ + n, slab);
-  std::memcpy(peers() + old_size, peer_bytes, 4 * size_t{n});
-  std::memcpy(ts_lo() + old_size, ts_lo_bytes, 4 * size_t{n});
-  std::memcpy(ts_hi() + old_size, ts_hi_bytes, 2 * size_t{n});
-}
-
 void FollowingList::EraseAt(size_t pos, SlabAllocator& slab) {
   const size_t tail = size_ - pos - 1;
   std::memmove(peers() + pos, peers() + pos + 1, 4 * tail);

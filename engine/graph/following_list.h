@@ -58,10 +58,6 @@ class FollowingList {
     const uint16_t* ts_hi_flags;
   };
   Arrays arrays() const { return {peers(), ts_lo(), ts_hi()}; }
-  // Appends `n` entries given as the three arrays' bytes (little-endian, possibly unaligned),
-  // which must sort after every present entry (bulk loads).
-  void AppendArrays(const char* peers, const char* ts_lo, const char* ts_hi_flags, uint32_t n,
-                    SlabAllocator& slab);
 
   // For prefetching: the start of the peer array.
   const void* peers_address() const { return block_; }

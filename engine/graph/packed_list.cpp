@@ -34,12 +34,10 @@ class BitReader {
 
 bool ParsePackedListHeader(std::string_view record, PackedListHeader* h) {
   Decoder d(record);
-  uint64_t first_ts = 0;
   if (!d.U8(&h->tag) || !d.Varint32(&h->user) || !d.Varint32(&h->total) || !d.Varint32(&h->count) ||
-      !d.Varint64(&first_ts) || !d.U8(&h->peer_bits) || !d.U8(&h->delta_bits)) {
+      !d.Varint64(&h->first_ts) || !d.U8(&h->peer_bits) || !d.U8(&h->delta_bits)) {
     return false;
   }
-  h->first_ts = first_ts;
   h->header_bytes = record.size() - d.remaining();
   return true;
 }
