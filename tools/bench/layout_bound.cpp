@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
 
 namespace relgraph::bench {
 namespace {
@@ -28,21 +27,21 @@ LayoutBound ComputeLayoutBound(const Graph& graph) {
   b.users = graph.user_count();
   b.edges = graph.edge_count();
   if (b.edges == 0) return b;
-  // One pass for the lists' sizes and the span of the times.
-  std::unordered_map<UserId, uint32_t> following, fans;
-  following.reserve(b.users);
-  fans.reserve(b.users);
+  // Every edge is in one following list, each list in time order: their ends give the span.
   b.first_ts = INT64_MAX;
   b.last_ts = INT64_MIN;
-  graph.ForEachEdge([&](UserId follower, UserId followee, TimestampMs ts) {
-    ++following[follower];
-    ++fans[followee];
-    b.first_ts = std::min(b.first_ts, ts);
-    b.last_ts = std::max(b.last_ts, ts);
-  });
+  for (size_t i = 0; i < b.users; ++i) {
+    const FollowingList& following = graph.FollowingOf(static_cast<InternalId>(i));
+    if (following.empty()) continue;
+    b.first_ts = std::min(b.first_ts, following.TsAt(0));
+    b.last_ts = std::max(b.last_ts, following.TsAt(following.size() - 1));
+  }
   const auto span = static_cast<uint64_t>(b.last_ts - b.first_ts) + 1;
-  for (const auto& [user, k] : following) b.following_bits += ListBits(k, span, b.users - 1);
-  for (const auto& [user, k] : fans) b.fan_bits += ListBits(k, span, b.users - 1);
+  for (size_t i = 0; i < b.users; ++i) {
+    const auto id = static_cast<InternalId>(i);
+    b.following_bits += ListBits(graph.FollowingOf(id).size(), span, b.users - 1);
+    b.fan_bits += ListBits(graph.FanCountOf(id), span, b.users - 1);
+  }
   b.mutual_bits = 2 * static_cast<double>(b.edges);
   // log2 C(2^64, U) = log2(2^64! / (2^64 - U)!) - log2 U!, and for U far below 2^64 the first
   // term is U * 64 to well within a bit per user.

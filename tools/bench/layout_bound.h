@@ -44,7 +44,7 @@ struct LayoutBound {
   }
 };
 
-// O(edges) time, O(users) memory.
+// O(users) time, O(1) memory.
 LayoutBound ComputeLayoutBound(const Graph& graph);
 
 // The bits of one list of k entries, times in a span of `span` milliseconds, peers among
