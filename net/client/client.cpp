@@ -221,8 +221,8 @@ Result<ReplicateReply> Client::StartReplication(const ReplicateRequest& request)
   return StartPushed(request, Opcode::kRecords);
 }
 
-Result<PromoteReply> Client::Promote() {
-  return Call(PromoteRequest{});
+Result<PromoteReply> Client::Promote(bool force) {
+  return Call(PromoteRequest{force});
 }
 
 Result<ReplicationReply> Client::Replication() {

@@ -114,7 +114,8 @@ class Client : public TypedCalls<Client> {
   // The next frame of this connection's subscription or replication, raw (its status is the
   // server's error when the stream ended). kTimeout when none came within `timeout`.
   Result<RawReply> NextPush(std::chrono::milliseconds timeout);
-  Result<PromoteReply> Promote();
+  // force: promote even when another replica is further ahead (docs/replication.md).
+  Result<PromoteReply> Promote(bool force = false);
   Result<ReplicationReply> Replication();
 
   // FETCH_SNAPSHOT: writes the server's newest snapshot to `path` (through path + ".tmp",

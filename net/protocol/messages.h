@@ -583,9 +583,13 @@ struct PromoteReply {
   uint64_t first_lsn = 0;  // its epoch record's LSN
   RELGRAPH_WIRE_FIELDS(epoch, epoch_id, first_lsn)
 };
-struct PromoteRequest : Empty {
+struct PromoteRequest {
   static constexpr Opcode kOpcode = Opcode::kPromote;
   using Reply = PromoteReply;
+  // false: refused while another replica this node knows of is further ahead (or a primary of
+  // a newer epoch); true: promote anyway.
+  bool force = false;
+  RELGRAPH_WIRE_FIELDS(force)
 };
 
 enum class ReplicationRole : uint8_t { kPrimary = 0, kReplica = 1 };

@@ -542,9 +542,11 @@ const std::map<std::string, Command>& Commands() {
                                                  });
         }}},
       {"promote",
-       {"promote", 1,
-        [](net::Client& c, const auto&, bool json) {
-          return Render<net::PromoteReply>(c.Promote(), json, [](Rendered& o, const auto& r) {
+       {"promote [--force]", 1,
+        [](net::Client& c, const auto& w, bool json) -> Result<std::string> {
+          const bool force = w.size() == 2 && w[1] == "--force";
+          if (w.size() > 2 || (w.size() == 2 && !force)) return Usage("promote [--force]");
+          return Render<net::PromoteReply>(c.Promote(force), json, [](Rendered& o, const auto& r) {
             o.Add("epoch", r.epoch);
             o.Add("epoch_id", r.epoch_id);
             o.Add("first_lsn", r.first_lsn);

@@ -115,7 +115,12 @@ Status Apply(const std::string& key, const std::string& value, DaemonConfig* c) 
     return Status::OK();
   }
   if (key == "shard-id") return ParseNumber<uint32_t>(key, value, 1, 65535, &c->shard_id);
-  if (key == "sync-replicas") return ParseNumber<uint32_t>(key, value, 0, 16, &c->sync_replicas);
+  if (key == "sync-replicas") {
+    uint32_t n = 0;
+    RELGRAPH_RETURN_IF_ERROR(ParseNumber<uint32_t>(key, value, 0, 16, &n));
+    c->sync_replicas = n;
+    return Status::OK();
+  }
   if (key == "wal-segment-bytes") {
     return ParseNumber<uint64_t>(key, value, 4096, uint64_t{1} << 40, &c->db.wal_segment_bytes);
   }
@@ -280,7 +285,11 @@ usage: relgraphd [--key=value ...]      every key may also be set in a --config 
   --resync[=true|false]       a replica that diverged (after a failover) drops its
                               data and copies the primary again      [false]
   --sync-replicas=N           a write is acknowledged only once N replicas hold it
-                              durably (use --fsync=always on them) [0]
+                              durably (use --fsync=always on them); the group's
+                              setting, kept in the data directory and copied by
+                              replicas, so it survives promotion and restarts;
+                              on a replica, a floor for when it is promoted
+                              [the group's, else 0]
   --cluster=nats://HOST:PORT  run as a shard of the cluster whose shard map and
                               stream are on that NATS JetStream (docs/cluster.md) [none]
   --shard-id=N                this shard's id in the map (with --cluster) [none]

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,10 @@ struct DaemonConfig {
   bool resync = false;        // a replica: copy the primary's snapshot first, discarding local data
   std::string cluster;        // "nats://host:port": run as a shard of the cluster there
   uint32_t shard_id = 0;      // this shard's id in the cluster's map (with --cluster)
-  uint32_t sync_replicas = 0;  // a primary: replies wait until this many replicas hold the write
+  // Replies wait until this many replicas hold the write. A setting of the replication group:
+  // absent, a node keeps the group's (saved in its data directory, learned from its primary);
+  // given, a primary sets the group's, a replica sets its own floor for when it is promoted.
+  std::optional<uint32_t> sync_replicas;
   bool help = false;
 };
 

@@ -16,6 +16,7 @@
 #include "tools/cluster/shard_node.h"
 #include "tools/relgraphd/daemon_config.h"
 #include "tools/relgraphd/systemd_notify.h"
+#include "tools/replica/group_settings.h"
 #include "tools/replica/replica_follower.h"
 #include "tools/service/command_service.h"
 
@@ -104,10 +105,6 @@ int Main(int argc, char** argv) {
   g_level = config->log_level;
   RaiseOpenFileLimit(config->server.max_connections);
 
-  if (!config->replica_of.empty() && config->sync_replicas > 0) {
-    std::fprintf(stderr, "relgraphd: --sync-replicas is for a primary, not a --replica-of\n");
-    return 2;
-  }
   if (!config->cluster.empty() && config->shard_id == 0) {
     std::fprintf(stderr, "relgraphd: --cluster needs --shard-id (this shard's id in the map)\n");
     return 2;
@@ -129,8 +126,21 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "relgraphd: --resync needs --replica-of\n");
     return 2;
   }
-  // Synchronous replicas wait per write, so every write needs its LSN as a ticket.
-  config->db.report_commit_lsn = config->sync_replicas > 0;
+  // The replication group's sync_replicas outlives the process (docs/replication.md).
+  auto group = LoadGroupSettings(Env::Posix(), config->data_dir);
+  if (!group.ok()) {
+    Log(LogLevel::kError, "%s", group.status().ToString().c_str());
+    return 1;
+  }
+  const bool replica = !config->replica_of.empty();
+  // A primary's flag sets the group's value; a replica's is its floor once promoted.
+  const uint32_t floor = replica ? config->sync_replicas.value_or(0) : 0;
+  uint32_t sync_replicas = !replica && config->sync_replicas
+                               ? *config->sync_replicas
+                               : std::max(floor, group->value_or(GroupSettings{}).sync_replicas);
+  // Synchronous replicas wait per write, so every write needs its LSN as a ticket; a replica
+  // may be promoted, and may learn a nonzero setting from its primary at any time.
+  config->db.report_commit_lsn = sync_replicas > 0 || replica;
   Log(LogLevel::kInfo, "opening %s (fsync %s)", config->data_dir.c_str(),
       DurabilityModeName(config->db.durability));
   auto db = Db::Open(config->data_dir, config->db);
@@ -146,7 +156,19 @@ int Main(int argc, char** argv) {
       static_cast<unsigned long long>(r.snapshot_edges),
       static_cast<unsigned long long>(r.replayed_records), r.seconds);
 
-  Replication replication(config->sync_replicas);
+  Replication replication(sync_replicas);
+  replication.SetSyncReplicasFloor(floor);
+  const auto save_group = [dir = config->data_dir](uint32_t n) {
+    if (Status s = SaveGroupSettings(Env::Posix(), dir, GroupSettings{n}); !s.ok()) {
+      Log(LogLevel::kError, "cannot save the group's sync_replicas: %s", s.ToString().c_str());
+      return;
+    }
+    Log(LogLevel::kInfo, "replication group: sync_replicas %u", n);
+  };
+  if (group->value_or(GroupSettings{.sync_replicas = UINT32_MAX}).sync_replicas != sync_replicas) {
+    save_group(sync_replicas);
+  }
+  replication.SetOnGroupChange(save_group);
   if (!config->replica_of.empty()) replication.SetReplicaOf(config->replica_of);
   CommandService service(db->get(), &replication);
   std::unique_ptr<ShardNode> shard;

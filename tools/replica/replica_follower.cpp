@@ -9,6 +9,10 @@ namespace relgraph {
 namespace {
 
 constexpr auto kPoll = std::chrono::milliseconds(100);  // how soon Stop is noticed
+// How often a streaming replica reads its primary's REPLICATION again (the group's
+// sync_replicas and the other replicas' addresses), and how long it gives each such call.
+constexpr auto kGroupPoll = std::chrono::milliseconds(2000);
+constexpr auto kPeerTimeout = std::chrono::milliseconds(1000);
 
 }  // namespace
 
@@ -20,7 +24,57 @@ ReplicaFollower::~ReplicaFollower() {
 }
 
 void ReplicaFollower::Start() {
+  replication_->SetPromotionCheck([this] { return CheckNoPeerAhead(); });
   thread_ = std::thread([this] { Loop(); });
+}
+
+Status ReplicaFollower::LearnGroup(net::Client& primary) {
+  auto r = primary.Replication();
+  if (!r.ok()) return r.status();
+  replication_->LearnGroupSyncReplicas(r->sync_replicas);
+  std::vector<std::string> peers;
+  for (const net::ReplicaEntry& e : r->replicas) {
+    if (e.name != options_.name) peers.push_back(e.name);
+  }
+  std::sort(peers.begin(), peers.end());
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+  replication_->SetPeers(std::move(peers));
+  return Status::OK();
+}
+
+void ReplicaFollower::PollGroup() {
+  net::ClientOptions o = options_.primary;
+  o.connect_timeout = kPeerTimeout;
+  o.io_timeout = kPeerTimeout;
+  auto c = net::Client::Connect(o);
+  if (c.ok()) LearnGroup(**c).IgnoreError();  // the next poll tries again
+}
+
+Status ReplicaFollower::CheckNoPeerAhead() const {
+  const uint64_t own = db_->last_lsn();
+  for (const std::string& peer : replication_->peers()) {
+    net::ClientOptions o = options_.primary;  // same token: one group, one secret
+    if (!net::ParseHostPort(peer, &o.host, &o.port).ok()) continue;
+    o.connect_timeout = kPeerTimeout;
+    o.io_timeout = kPeerTimeout;
+    auto c = net::Client::Connect(o);
+    if (!c.ok()) continue;  // unreachable: it cannot take writes from clients either
+    auto r = (*c)->Replication();
+    if (!r.ok()) continue;
+    if (r->role == net::ReplicationRole::kPrimary && r->epoch > db_->epoch().number) {
+      return Status::InvalidArgument("replica " + peer + " is already a primary (epoch " +
+                                     std::to_string(r->epoch) +
+                                     "): point this node at it instead, or promote --force");
+    }
+    if (r->applied_lsn > own) {
+      return Status::InvalidArgument(
+          "replica " + peer + " holds LSN " + std::to_string(r->applied_lsn) +
+          ", newer than this node's " + std::to_string(own) +
+          ": promote it instead (it may hold acknowledged writes this node lacks), or promote "
+          "--force");
+    }
+  }
+  return Status::OK();
 }
 
 void ReplicaFollower::Stop() {
@@ -85,6 +139,7 @@ Status ReplicaFollower::FollowOnce() {
     RELGRAPH_RETURN_IF_ERROR(Resync(**client));
     resync_ = false;
   }
+  RELGRAPH_RETURN_IF_ERROR(LearnGroup(**client));
   const Epoch epoch = db_->epoch();
   net::ReplicateRequest request{db_->last_lsn() + 1, epoch.number, epoch.id, options_.name};
   auto started = (*client)->StartReplication(request);
@@ -102,7 +157,12 @@ Status ReplicaFollower::FollowOnce() {
   Report("streaming", "");
   std::vector<Db::ReplicatedRecord> batch;
   auto last_frame = std::chrono::steady_clock::now();
+  auto last_poll = last_frame;
   while (Sleep(std::chrono::milliseconds(0))) {
+    if (std::chrono::steady_clock::now() - last_poll >= kGroupPoll) {
+      PollGroup();
+      last_poll = std::chrono::steady_clock::now();
+    }
     auto frame = (*client)->NextPush(kPoll);
     if (!frame.ok() && frame.status().code() == Code::kTimeout) {
       if (std::chrono::steady_clock::now() - last_frame < options_.silence_timeout) continue;

@@ -9,7 +9,9 @@
 // LSN (lsn_expired) makes the follower start over from its snapshot; a primary that never had
 // this node's newest records (diverged, after a failover) stops it, saying so, until it is
 // told to resynchronize (relgraphd --resync), which discards them. A record the replica cannot
-// apply (its state differs from the primary's) stops it as well ("failed").
+// apply (its state differs from the primary's) stops it as well ("failed"). At each connect
+// and every 2 s it also reads the primary's REPLICATION, to copy the group's sync_replicas and
+// to know the other replicas, whom PROMOTE asks whether one of them is further ahead.
 //
 // Thread-safety: Start and Stop from one thread; the follower reports through Replication.
 #pragma once
@@ -58,6 +60,12 @@ class ReplicaFollower {
   // ends. Returns why it ended.
   Status FollowOnce();
   Status Resync(net::Client& client);
+  // Reads the primary's REPLICATION: the group's sync_replicas and the other replicas.
+  Status LearnGroup(net::Client& primary);
+  void PollGroup();  // LearnGroup on a short-lived connection of its own
+  // PROMOTE's check (any thread): an error when another member this node knows of is a newer
+  // primary or holds a newer LSN than this node.
+  Status CheckNoPeerAhead() const;
   void Report(const std::string& state, const std::string& message);
   bool Sleep(std::chrono::milliseconds d);  // false when stopping
 

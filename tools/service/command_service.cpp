@@ -517,11 +517,12 @@ Result<net::Empty> CommandService::ReplicaAck(const net::ReplicaAckRequest& q, C
   return net::Empty{};
 }
 
-Result<net::PromoteReply> CommandService::Promote(const net::PromoteRequest&, Context&) {
+Result<net::PromoteReply> CommandService::Promote(const net::PromoteRequest& q, Context&) {
   if (!replication_->is_replica()) {
     return Status::InvalidArgument("this node is already a primary (epoch " +
                                    std::to_string(db_->epoch().number) + ")");
   }
+  if (!q.force) RELGRAPH_RETURN_IF_ERROR(replication_->CheckPromotion());
   replication_->StopFollowingAndBecomePrimary();
   auto epoch = db_->StartEpoch();
   if (!epoch.ok()) return epoch.status();

@@ -1,6 +1,43 @@
 #include "tools/service/replication.h"
 
+#include <algorithm>
+
 namespace relgraph {
+
+void Replication::SetSyncReplicasFloor(uint32_t floor) {
+  std::lock_guard lock(mu_);
+  floor_ = floor;
+  if (sync_replicas_.load() < floor) sync_replicas_.store(floor, std::memory_order_release);
+}
+
+void Replication::SetOnGroupChange(std::function<void(uint32_t)> persist) {
+  std::lock_guard lock(mu_);
+  on_group_change_ = std::move(persist);
+}
+
+void Replication::LearnGroupSyncReplicas(uint32_t value) {
+  std::function<void(uint32_t)> persist;
+  uint32_t now = 0;
+  {
+    std::lock_guard lock(mu_);
+    now = std::max(floor_, value);
+    if (now == sync_replicas_.load()) return;
+    sync_replicas_.store(now, std::memory_order_release);
+    persist = on_group_change_;
+  }
+  acked_.notify_all();  // a lower requirement may release waiting writes
+  if (persist) persist(now);
+}
+
+void Replication::SetPeers(std::vector<std::string> peers) {
+  std::lock_guard lock(mu_);
+  peers_ = std::move(peers);
+}
+
+std::vector<std::string> Replication::peers() const {
+  std::lock_guard lock(mu_);
+  return peers_;
+}
 
 void Replication::SetReplicaOf(std::string primary) {
   std::lock_guard lock(mu_);
@@ -16,6 +53,20 @@ std::string Replication::primary() const {
 void Replication::SetFollowerStopper(std::function<void()> stop) {
   std::lock_guard lock(mu_);
   stop_follower_ = std::move(stop);
+}
+
+void Replication::SetPromotionCheck(std::function<Status()> check) {
+  std::lock_guard lock(mu_);
+  promotion_check_ = std::move(check);
+}
+
+Status Replication::CheckPromotion() const {
+  std::function<Status()> check;
+  {
+    std::lock_guard lock(mu_);
+    check = promotion_check_;
+  }
+  return check ? check() : Status::OK();  // outside the lock: it asks other nodes
 }
 
 void Replication::StopFollowingAndBecomePrimary() {
@@ -89,11 +140,11 @@ uint64_t Replication::ReplicatedLocked(uint64_t lsn) const {
 }
 
 Status Replication::WaitReplicated(uint64_t lsn) {
-  if (sync_replicas_ == 0 || lsn == 0) return Status::OK();
+  if (sync_replicas() == 0 || lsn == 0) return Status::OK();
   std::unique_lock lock(mu_);
-  acked_.wait(lock, [&] { return stopped_ || ReplicatedLocked(lsn) >= sync_replicas_; });
-  if (ReplicatedLocked(lsn) >= sync_replicas_) return Status::OK();
-  return Status(Code::kUnavailable, "stopped before " + std::to_string(sync_replicas_) +
+  acked_.wait(lock, [&] { return stopped_ || ReplicatedLocked(lsn) >= sync_replicas(); });
+  if (ReplicatedLocked(lsn) >= sync_replicas()) return Status::OK();
+  return Status(Code::kUnavailable, "stopped before " + std::to_string(sync_replicas()) +
                                         " replica(s) confirmed LSN " + std::to_string(lsn));
 }
 

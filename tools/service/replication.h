@@ -10,7 +10,15 @@
 // wait with an error (shutdown: those replies are never sent).
 //
 // On a replica it holds the primary's address (named by read_only errors), the follower's
-// link state for REPLICATION and INFO, and the hook PROMOTE uses to stop the follower.
+// link state for REPLICATION and INFO, the hook PROMOTE uses to stop the follower, and what
+// the follower learned of its group: the primary's sync_replicas and the other replicas'
+// addresses (PROMOTE asks them whether one of them is further ahead).
+//
+// sync_replicas belongs to the replication group, not to one process: a primary's setting is
+// copied by its replicas (the follower reads it from the primary's REPLICATION) and kept in
+// each node's data directory (tools/service/group_settings.h), so a promoted replica and a
+// restarted node keep the group's durability promise. A node's own --sync-replicas is a floor
+// (SetSyncReplicasFloor): the node never acknowledges with fewer.
 //
 // Thread-safety: thread-safe.
 #pragma once
@@ -34,6 +42,18 @@ class Replication {
  public:
   explicit Replication(uint32_t sync_replicas = 0) : sync_replicas_(sync_replicas) {}
 
+  // ---- the group's settings ----
+  // The node's own minimum (its --sync-replicas); sync_replicas() is never below it.
+  void SetSyncReplicasFloor(uint32_t floor);
+  // Called with the new value each time the group's sync_replicas changes (relgraphd saves it
+  // in the data directory). Set before serving.
+  void SetOnGroupChange(std::function<void(uint32_t)> persist);
+  // A replica heard its primary's setting: sync_replicas() becomes max(floor, value).
+  void LearnGroupSyncReplicas(uint32_t value);
+  // The other members a replica heard of from its primary ("host:port" each), for PROMOTE.
+  void SetPeers(std::vector<std::string> peers);
+  std::vector<std::string> peers() const;
+
   // ---- role ----
   // Makes this node a replica of `primary` ("host:port"); before serving.
   void SetReplicaOf(std::string primary);
@@ -43,6 +63,10 @@ class Replication {
   // applies nothing more), then the node is a primary.
   void SetFollowerStopper(std::function<void()> stop);
   void StopFollowingAndBecomePrimary();
+  // The follower installs how to tell whether another member is further ahead than this node;
+  // PROMOTE (without force) calls CheckPromotion first, and refuses on its error.
+  void SetPromotionCheck(std::function<Status()> check);
+  Status CheckPromotion() const;
 
   // ---- a replica's link (the follower reports; REPLICATION and INFO read) ----
   struct Link {
@@ -60,7 +84,7 @@ class Replication {
   void Detach(uint64_t handle);
   void Ack(const std::string& name, uint64_t applied_lsn, uint64_t durable_lsn);
   std::vector<net::ReplicaEntry> Replicas() const;
-  uint32_t sync_replicas() const { return sync_replicas_; }
+  uint32_t sync_replicas() const { return sync_replicas_.load(std::memory_order_acquire); }
   // Blocks until sync_replicas replicas acked `lsn` durably (at once when sync_replicas is 0);
   // kUnavailable after Stop().
   Status WaitReplicated(uint64_t lsn);
@@ -74,16 +98,20 @@ class Replication {
   };
   uint64_t ReplicatedLocked(uint64_t lsn) const;  // how many attached hold lsn durably
 
-  const uint32_t sync_replicas_;
+  std::atomic<uint32_t> sync_replicas_;
+  uint32_t floor_ = 0;                             // guarded by mu_
+  std::function<void(uint32_t)> on_group_change_;  // guarded by mu_
+  std::vector<std::string> peers_;                 // guarded by mu_
   std::atomic<bool> replica_{false};
   mutable std::mutex mu_;
   std::condition_variable acked_;
-  std::string primary_;                    // guarded by mu_
-  std::function<void()> stop_follower_;    // guarded by mu_
-  Link link_;                              // guarded by mu_
-  std::map<uint64_t, Attached> attached_;  // guarded by mu_
-  uint64_t next_handle_ = 1;               // guarded by mu_
-  bool stopped_ = false;                   // guarded by mu_
+  std::string primary_;                      // guarded by mu_
+  std::function<void()> stop_follower_;      // guarded by mu_
+  std::function<Status()> promotion_check_;  // guarded by mu_
+  Link link_;                                // guarded by mu_
+  std::map<uint64_t, Attached> attached_;    // guarded by mu_
+  uint64_t next_handle_ = 1;                 // guarded by mu_
+  bool stopped_ = false;                     // guarded by mu_
 };
 
 }  // namespace relgraph
