@@ -145,7 +145,6 @@ TEST_CASE("relgraphd: SIGTERM during a write load loses no acknowledged write (f
   CHECK(missing == 0);
 }
 
-
 // Runs relgraphd on a small tmpfs of its own: the script mounts one on the data directory in
 // a private mount namespace (unshare -rm), so nothing outlives the process, runs relgraphd
 // (passing SIGTERM on), then copies the data out for the test to open, and exits with
@@ -189,11 +188,11 @@ TEST_CASE("relgraphd: a full disk refuses writes, resumes once space is freed, S
   std::filesystem::create_directories(data);
   std::filesystem::create_directories(copy);
   std::ofstream(script) << kSmallDiskScript;
-  const pid_t pid = testing::SpawnProgram(
-      {"/usr/bin/unshare", "-rm", "/bin/sh", script, data, copy, RELGRAPHD_PATH,
-       "--listen=127.0.0.1:0", "--data-dir=" + data, "--fsync=always", "--rate-limit=off",
-       "--snapshot-interval-s=0"},
-      {.stderr_path = log});
+  const pid_t pid =
+      testing::SpawnProgram({"/usr/bin/unshare", "-rm", "/bin/sh", script, data, copy,
+                             RELGRAPHD_PATH, "--listen=127.0.0.1:0", "--data-dir=" + data,
+                             "--fsync=always", "--rate-limit=off", "--snapshot-interval-s=0"},
+                            {.stderr_path = log});
   net::ClientOptions options;
   options.port = WaitForPort(log);
   // The server's view of its data directory, from outside its mount namespace.

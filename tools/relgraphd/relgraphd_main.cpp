@@ -218,7 +218,7 @@ int Main(int argc, char** argv) {
     return 1;
   }
   Log(LogLevel::kInfo, "stopped cleanly at lsn %llu",
-      static_cast<unsigned long long>((*db)->last_lsn()));
+      static_cast<unsigned long long>((*db)->durable_lsn()));  // what a restart recovers
   return 0;
 }
 

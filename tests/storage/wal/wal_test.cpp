@@ -448,7 +448,7 @@ TEST_CASE("wal: Close while the disk stays full keeps every acknowledged record 
 TEST_CASE(
     "wal: random faults and repairs against a model: acknowledged records survive, in order") {
   std::mt19937_64 rng(43);
-  for (int round = 0; round < 60; ++round) {
+  for (int round = 0; round < 30; ++round) {
     const DurabilityMode mode = round % 3 == 0   ? DurabilityMode::kAlways
                                 : round % 3 == 1 ? DurabilityMode::kEverySec
                                                  : DurabilityMode::kNone;
