@@ -148,6 +148,9 @@ Status Db::OpenWal(uint64_t segment_no, uint64_t next_lsn) {
   WalWriterOptions wo;
   wo.mode = options_.durability;
   wo.segment_bytes = options_.wal_segment_bytes;
+  wo.retry_min = options_.wal_retry_min;
+  wo.retry_max = options_.wal_retry_max;
+  wo.on_event = options_.on_wal_event;
   auto wal = WalWriter::Open(env_, dir_, wo, segment_no, next_lsn);
   if (!wal.ok()) return wal.status();
   wal_ = std::move(*wal);
@@ -159,7 +162,7 @@ Status Db::WritableLocked(std::string_view refused) const {
   if (!wal_) return Status::OK();  // in memory
   if (Status h = wal_->health(); !h.ok()) {
     return Status(Code::kUnavailable,
-                  std::string(refused) + " after a WAL failure: " + h.message());
+                  std::string(refused) + ": the WAL cannot be written (retrying): " + h.message());
   }
   return Status::OK();
 }
@@ -400,6 +403,10 @@ uint64_t Db::last_lsn() const {
 
 uint64_t Db::durable_lsn() const {
   return wal_ ? wal_->durable_lsn() : 0;
+}
+
+Status Db::WalHealth() const {
+  return wal_ ? wal_->health() : Status::OK();
 }
 
 TimestampMs Db::NowMs() const {

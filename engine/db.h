@@ -5,8 +5,12 @@
 // one exclusive lock, so WAL order is apply order; it then waits for durability (Commit)
 // outside the lock, so concurrent writers in `always` mode share one fsync (group commit).
 // Reads take the lock shared. Only calls that changed the graph are logged, with their decided
-// outcome (time included), so replay decides nothing again. Once the WAL fails, every
-// mutation is refused with kUnavailable; reads go on.
+// outcome (time included), so replay decides nothing again. While the WAL cannot be written
+// (a full disk, an I/O error: WalWriter stalls and retries), every new mutation is refused
+// with kUnavailable before it changes anything, and reads go on; a mutation already applied
+// and appended when the failure hit keeps its place: under `always` it waits until a retry
+// has made its record durable (or Close refuses it, and its record is cut off the WAL), so
+// the memory, the WAL and the replies agree. Writes resume by themselves once a retry works.
 //
 // Open locks DATADIR/LOCK: a second Db (or process) on the same directory gets kUnavailable.
 // Recovery on Open: remove unfinished snapshot temp files; load the newest snapshot that passes
@@ -27,6 +31,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -75,6 +80,13 @@ struct DbOptions {
   // true: mutations given a commit_lsn set it in every durability mode, not only `always`, so
   // the caller can wait for something else per LSN (synchronous replicas).
   bool report_commit_lsn = false;
+  // Told when the WAL stalls (writes refused), resumes, or is closed stalled
+  // (WalWriterOptions::on_event): the server logs it. Called with the WAL's mutex held; must
+  // not call the Db.
+  std::function<void(const WalEvent&)> on_wal_event;
+  // The WAL's retry backoff after a failed write or fsync (WalWriterOptions).
+  std::chrono::milliseconds wal_retry_min{10};
+  std::chrono::milliseconds wal_retry_max{1000};
   // false: fan-out runs only in DrainFanout() (deterministic tests).
   bool background_fanout = true;
   // Once woken by a publish, the fan-out thread waits this long before running, so a burst of
@@ -102,7 +114,9 @@ class Db {
   // empty `dir` the Db is purely in memory (no WAL). REQUIRES: ValidateGraphOptions(options.graph).
   static Result<std::unique_ptr<Db>> Open(const std::string& dir, const DbOptions& options);
   ~Db();  // Close(), ignoring its status
-  // Flushes and fsyncs the WAL and closes it. Later mutations fail. Idempotent.
+  // Flushes and fsyncs the WAL and closes it. Later mutations fail. Idempotent (a second
+  // call returns the first one's status). While the WAL cannot be written, see
+  // WalWriter::Close: under `always` it is OK when every acknowledged write is durable.
   Status Close();
 
   // Graph's mutations, logged and made durable as the durability mode promises before they
@@ -356,6 +370,9 @@ class Db {
 
   uint64_t last_lsn() const;     // the newest LSN logged (0 in memory)
   uint64_t durable_lsn() const;  // the newest LSN fsynced (0 in memory)
+  // OK, or why writes are refused now: the WAL cannot be written (WalWriter::health(), which
+  // IsNoSpace classifies). OK in memory.
+  Status WalHealth() const;
   // The snapshot this process wrote last, if any.
   std::optional<SnapshotInfo> last_snapshot() const;
   DurabilityMode durability() const { return options_.durability; }

@@ -65,7 +65,8 @@ class [[nodiscard]] Status {
   Code code() const { return code_; }
   const std::string& message() const { return message_; }
   // Code-specific number: for kRateLimited, milliseconds until a token is available; for a
-  // failed batch (Graph::Import), the index of the item that failed.
+  // failed batch (Graph::Import), the index of the item that failed; for kIOError from an Env,
+  // errno (0 when there is none).
   int64_t detail() const { return detail_; }
   int64_t retry_after_ms() const { return code_ == Code::kRateLimited ? detail_ : 0; }
 

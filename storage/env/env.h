@@ -72,4 +72,8 @@ class Env {
 
 std::string JoinPath(const std::string& dir, const std::string& name);
 
+// Whether an Env error says the filesystem is full: kIOError with detail() ENOSPC or EDQUOT
+// (Env errors carry errno in detail(), 0 when there is none).
+bool IsNoSpace(const Status& s);
+
 }  // namespace relgraph

@@ -1,6 +1,7 @@
 #include "storage/env/fault_injection_env.h"
 
 #include <algorithm>
+#include <cerrno>
 
 namespace relgraph {
 
@@ -61,7 +62,14 @@ Status FaultInjectionEnv::Write(WritableFile* file, const std::string& path,
     return Status::IOError("injected write failure");
   }
   if (space_left_ != 0) {
-    if (data.size() >= space_left_) return Status::IOError("injected: No space left on device");
+    if (data.size() >= space_left_) {
+      // Write the part that fits, as write(2) does before ENOSPC, and keep the disk full (1).
+      const size_t fits = static_cast<size_t>(space_left_ - 1);
+      space_left_ = 1;
+      if (fits > 0) file->Append(data.substr(0, fits)).IgnoreError();  // the error is ENOSPC
+      return Status(Code::kIOError, "injected: write " + path + ": No space left on device",
+                    ENOSPC);
+    }
     space_left_ -= data.size();
   }
   if (corrupt_countdown_ > 0 && !data.empty() && path.find(corrupt_part_) != std::string::npos &&

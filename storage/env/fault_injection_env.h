@@ -2,8 +2,9 @@
 //
 //   * FailNthWrite(n) / FailNthSync(n): the n-th Append / Sync from now (1 = the next) fails
 //     with an I/O error, once.
-//   * SetDiskSpace(bytes): Appends fail with "no space left" once that many more bytes would
-//     have been written (0 = unlimited).
+//   * SetDiskSpace(bytes): the disk holds fewer than `bytes` more bytes (0 = unlimited): an
+//     Append that does not fit writes what does, as a real filesystem does, and fails with
+//     "No space left on device" (IsNoSpace). SetDiskSpace(0) frees the space again.
 //   * CorruptNthWriteTo(part, n): the n-th Append from now to a file whose path contains
 //     `part` is written with one bit flipped in its middle byte and reports success: silent
 //     corruption, as a bad disk or a stray write would leave.

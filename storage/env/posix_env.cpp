@@ -16,7 +16,7 @@ namespace relgraph {
 namespace {
 
 Status PosixError(const std::string& what, const std::string& path, int err) {
-  return Status::IOError(what + " " + path + ": " + std::strerror(err));
+  return Status(Code::kIOError, what + " " + path + ": " + std::strerror(err), err);
 }
 
 // The size of the open file `fd`; on failure the descriptor is closed.
@@ -244,6 +244,10 @@ Env* Env::Posix() {
 std::string JoinPath(const std::string& dir, const std::string& name) {
   if (dir.empty() || dir.back() == '/') return dir + name;
   return dir + "/" + name;
+}
+
+bool IsNoSpace(const Status& s) {
+  return s.code() == Code::kIOError && (s.detail() == ENOSPC || s.detail() == EDQUOT);
 }
 
 }  // namespace relgraph

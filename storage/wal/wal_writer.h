@@ -9,8 +9,19 @@
 // queue up behind it and are covered by the next leader's single fsync (group commit). In
 // `none` and `everysec` a background thread writes the buffer when it fills (Append only wakes
 // it; it writes inline only when the buffer reaches 64x its size, as backpressure), and in
-// `everysec` also fsyncs once a second. The first failed write or fsync is sticky: every later
-// Append and Commit fails with kUnavailable naming the original error.
+// `everysec` also fsyncs once a second.
+//
+// A failed write or fsync (a full disk, an I/O error) stalls the writer instead of ending it:
+// health() reports the failure, and a background thread retries with backoff (10 ms doubling
+// to 1 s). A retry first repairs the segment's tail: it cuts the file back to the last byte
+// fsynced, so no torn or unfsynced record remains, writes again what had been written since
+// (kept in memory, except in `none`, which trusts what the OS took), fsyncs, and then writes
+// and fsyncs every record still buffered, the failed batch first, with their LSNs. Nothing is
+// dropped: Append goes on buffering while stalled (the engine refuses new writes before
+// applying them, by health(), so only writes already under way arrive), `always` committers
+// wait until a retry covers their record, and the other modes acknowledge at Append as they
+// always do. Close while stalled tries once more; if that fails it cuts the tail back and
+// refuses the records still waiting (see Close).
 //
 // Thread-safety: all methods are thread-safe.
 #pragma once
@@ -19,6 +30,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -34,11 +46,26 @@ enum class DurabilityMode { kAlways, kEverySec, kNone };
 const char* DurabilityModeName(DurabilityMode mode);  // "always", "everysec", "none"
 Result<DurabilityMode> ParseDurabilityMode(std::string_view name);
 
+// What WalWriterOptions::on_event is told: the WAL became unwritable, writable again, or was
+// closed while unwritable. `message` is one line for an operator's log.
+struct WalEvent {
+  enum class Kind { kStalled, kResumed, kClosedStalled };
+  Kind kind = Kind::kStalled;
+  std::string message;
+};
+
 struct WalWriterOptions {
   DurabilityMode mode = DurabilityMode::kEverySec;
   uint64_t segment_bytes = uint64_t{64} << 20;  // start a new segment past this size
   size_t buffer_bytes = size_t{1} << 20;  // none/everysec: written in the background past this
   std::chrono::milliseconds sync_interval{1000};  // everysec
+  // After a failed write or fsync, the first retry waits retry_min; each failed one doubles
+  // the wait, up to retry_max.
+  std::chrono::milliseconds retry_min{10};
+  std::chrono::milliseconds retry_max{1000};
+  // Called when the WAL stalls, resumes, or is closed stalled; with the writer's mutex held,
+  // so it must not call the writer. May be empty.
+  std::function<void(const WalEvent&)> on_event;
 };
 
 class WalWriter {
@@ -50,7 +77,8 @@ class WalWriter {
   ~WalWriter();  // Close(), ignoring its status (call Close() to see it)
 
   // Buffers a record and returns its LSN. Does not wait for I/O except in none/everysec when
-  // the buffer is full. kUnavailable after a failure; kInvalidArgument for a payload > 1 MiB.
+  // the buffer is full. Buffers while stalled too (the record is written by the retry that
+  // repairs the WAL). kUnavailable once closed; kInvalidArgument for a payload > 1 MiB.
   Result<uint64_t> Append(uint8_t type, std::string_view payload);
   // One record of AppendBatch.
   struct Record {
@@ -61,32 +89,69 @@ class WalWriter {
   // of writes) and returns the last one's LSN (last_lsn() when `records` is empty). All or
   // none: a payload over 1 MiB refuses the whole batch before anything is buffered.
   Result<uint64_t> AppendBatch(std::span<const Record> records);
-  // Returns once `lsn` is as durable as the mode promises: in `always`, written and fsynced;
-  // otherwise at once (unless the WAL has failed).
+  // Returns once `lsn` is as durable as the mode promises: in `always`, written and fsynced
+  // (while stalled, that is when a retry has repaired the WAL, however long it takes);
+  // otherwise at once. kUnavailable when the WAL was closed before `lsn` was durable.
   Status Commit(uint64_t lsn);
-  // Writes everything appended so far, and fsyncs it with sync = true.
+  // Writes everything appended so far, and fsyncs it with sync = true. kUnavailable while
+  // stalled (nothing is tried: the retries own the file) or closed.
   Status Flush(bool sync);
-  // Flushes with fsync, stops the background thread, closes the file. Idempotent.
+  // Tries the repair now, in the calling thread (the background thread tries it with backoff
+  // anyway): OK when the WAL is writable again, or was not stalled.
+  Status TryRepair();
+  // Flushes with fsync, stops the background thread, closes the file. While stalled it tries
+  // one repair; if that fails, it cuts the segment back so that no record past the last
+  // acknowledged one stays in the file, refuses every Commit still waiting (kUnavailable), and
+  // returns OK in `always` (every record it dropped was unacknowledged, since a record is
+  // acknowledged there only once fsynced) or kUnavailable naming the LSNs that may be lost in
+  // the other modes (which acknowledge at Append). Idempotent: a second call returns the
+  // first one's status.
   Status Close();
 
   uint64_t last_lsn() const;     // the newest LSN handed out
   uint64_t durable_lsn() const;  // the newest LSN written and fsynced
   uint64_t written_lsn() const;  // the newest LSN written to the file (in the OS, maybe not synced)
-  Status health() const;         // OK, or the sticky failure
+  // OK, or why the WAL cannot be written now (kIOError naming the segment and the failing
+  // call; detail() = errno when known, see IsNoSpace): writes should be refused until OK.
+  Status health() const;
 
  private:
   WalWriter(Env* env, std::string dir, const WalWriterOptions& options, uint64_t next_lsn);
-  Status OpenSegment(uint64_t segment_no, uint64_t first_lsn);  // only the flush leader
+  // Only the flush leader. `replace_empty`: a file of that number holding no record (left by
+  // a rollover that failed) is started over; otherwise an existing file is an error.
+  Status OpenSegment(uint64_t segment_no, uint64_t first_lsn, bool replace_empty);
   // REQUIRES: lock held. Becomes the flush leader (waiting for a running one), writes the
-  // buffer, optionally fsyncs. Returns with the lock held.
-  Status FlushLocked(std::unique_lock<std::mutex>& lock, bool sync);
-  void SyncLoop();
+  // buffer, optionally fsyncs. Returns with the lock held. Refused while stalled unless
+  // `repairing` (the retry's own flush, after RepairTail). A failure stalls the writer and puts
+  // the batch back in front of the buffer.
+  Status FlushLocked(std::unique_lock<std::mutex>& lock, bool sync, bool repairing = false);
+  // REQUIRES: lock held. One retry: RepairTail, then flush and fsync the buffer. Schedules the
+  // next retry when it fails. Returns with the lock held.
+  Status RepairLocked(std::unique_lock<std::mutex>& lock);
+  // Only the flush leader: cuts the segment back to what is trusted (fsynced; in `none`,
+  // written), writes unsynced_ again and fsyncs.
+  Status RepairTail();
+  // REQUIRES: lock held, stalled, no flush running, the background thread stopped. Close's
+  // end when the last repair failed: cuts the tail back and says what was not made durable.
+  Status GiveUpLocked();
+  // REQUIRES: lock held. Records a failed write or fsync: stalls (telling on_event the first
+  // time) or, while stalled, keeps the newest reason.
+  void StallLocked(const Status& s);
+  Status RefusedLocked() const;  // kUnavailable naming the stall. REQUIRES: lock held
+  std::string SegmentPath() const;
+  void BackgroundLoop();
 
   Env* const env_;
   const std::string dir_;
   const WalWriterOptions options_;
-  std::unique_ptr<WritableFile> file_;  // touched only by the flush leader
-  uint64_t segment_no_ = 0;             // likewise
+  // Touched only by the flush leader (flushing_ set), or by Close once no flush can start.
+  std::unique_ptr<WritableFile> file_;
+  uint64_t segment_no_ = 0;
+  uint64_t synced_bytes_ = 0;   // of file_, fsynced
+  uint64_t written_bytes_ = 0;  // of file_, written whole (the rest is a torn write, if any)
+  // The bytes between synced_bytes_ and written_bytes_, kept (except in `none`) so a repair
+  // can write them again: after a failed fsync the OS may have dropped them.
+  std::string unsynced_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -99,13 +164,19 @@ class WalWriter {
   bool flushing_ = false;      // a leader is writing
   bool closed_ = false;
   bool stop_ = false;
-  Status failed_;
-  std::thread syncer_;
+  Status close_status_;  // Close's result, returned again by later calls
+  // Why the WAL cannot be written (OK: it can), and the retry schedule while it cannot.
+  Status stall_;
+  std::chrono::steady_clock::time_point stalled_since_;
+  std::chrono::steady_clock::time_point retry_at_;
+  std::chrono::milliseconds retry_delay_{0};
+  uint64_t repair_attempts_ = 0;
+  std::thread background_;
   // Mirrors of synced_lsn_ and "a flush finished" that committers read without the mutex:
   // a committer whose record a flush covered wakes once and returns, instead of queueing on mu_.
   std::atomic<uint64_t> synced_atomic_{0};
   std::atomic<uint64_t> flush_generation_{0};
-  std::atomic<bool> failed_flag_{false};  // set once with failed_; read without the mutex
+  std::atomic<bool> stalled_flag_{false};  // set with stall_; read without the mutex
 };
 
 }  // namespace relgraph

@@ -1,5 +1,5 @@
 // The relgraphd binary as an operator runs it: flags, then SIGTERM in the middle of a write
-// load under fsync=always, which must lose no acknowledged write.
+// load under fsync=always, which must lose no acknowledged write, and a full disk.
 #include <doctest.h>
 #include <poll.h>
 #include <signal.h>
@@ -10,6 +10,9 @@
 
 #include <cstdlib>
 #include <cstring>
+
+#include <atomic>
+#include <filesystem>
 
 #include <fstream>
 #include <mutex>
@@ -140,6 +143,170 @@ TEST_CASE("relgraphd: SIGTERM during a write load loses no acknowledged write (f
   MESSAGE(acked.size() << " writes acknowledged before the shutdown");
   CHECK(acked.size() >= 3000);
   CHECK(missing == 0);
+}
+
+// Runs relgraphd on a small tmpfs of its own: the script mounts one on the data directory in
+// a private mount namespace (unshare -rm), so nothing outlives the process, runs relgraphd
+// (passing SIGTERM on), then copies the data out for the test to open, and exits with
+// relgraphd's status.
+constexpr const char* kSmallDiskScript = R"(#!/bin/sh
+data=$1; out=$2; shift 2
+mount -t tmpfs -o size=4m tmpfs "$data" || exit 99
+"$@" &
+child=$!
+trap 'kill -TERM $child' TERM
+wait $child; rc=$?
+while kill -0 $child 2>/dev/null; do wait $child; rc=$?; done
+cp -a "$data"/. "$out"/
+exit $rc
+)";
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Fills the filesystem holding `path` (a file it creates) until a write fails.
+void FillDisk(const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  const std::string chunk(64 << 10, 'f');
+  for (int i = 0; i < 4096 && out.write(chunk.data(), chunk.size()).flush(); ++i) {
+  }
+}
+
+TEST_CASE("relgraphd: a full disk refuses writes, resumes once space is freed, SIGTERM exits 0") {
+  if (std::system("unshare -rm sh -c 'mount -t tmpfs -o size=64k tmpfs /tmp' >/dev/null 2>&1") !=
+      0) {
+    MESSAGE("skipped: cannot mount a tmpfs in a private mount namespace here");
+    return;
+  }
+  testing::TestDir dir;
+  const std::string data = dir.path() + "/data", copy = dir.path() + "/copy";
+  const std::string log = dir.path() + "/log", script = dir.path() + "/run.sh";
+  std::filesystem::create_directories(data);
+  std::filesystem::create_directories(copy);
+  std::ofstream(script) << kSmallDiskScript;
+  const pid_t pid =
+      testing::SpawnProgram({"/usr/bin/unshare", "-rm", "/bin/sh", script, data, copy,
+                             RELGRAPHD_PATH, "--listen=127.0.0.1:0", "--data-dir=" + data,
+                             "--fsync=always", "--rate-limit=off", "--snapshot-interval-s=0"},
+                            {.stderr_path = log});
+  net::ClientOptions options;
+  options.port = WaitForPort(log);
+  // The server's view of its data directory, from outside its mount namespace.
+  const std::string inside = "/proc/" + std::to_string(pid) + "/root" + data;
+
+  // Writers, a new edge per write: what was acknowledged, what was refused. Several, since a
+  // write applied when the disk filled holds its writer until the WAL is repaired.
+  std::mutex mu;
+  std::vector<uint64_t> acked, refused;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> writers;
+  for (uint64_t t = 0; t < 4; ++t) {
+    writers.emplace_back([&, t] {
+      auto client = net::Client::Connect(options);
+      if (!client.ok()) return;  // the checks below fail
+      for (uint64_t a = (t + 1) * 10'000'000; !stop; ++a) {
+        auto r = (*client)->Call(net::FollowRequest{a, 1'000'000, std::nullopt});
+        std::lock_guard lock(mu);
+        if (r.ok()) {
+          acked.push_back(a);
+        } else if (r.status().code() == Code::kUnavailable) {
+          refused.push_back(a);
+        } else {
+          return;  // the server is going away
+        }
+      }
+    });
+  }
+  auto wait_for = [&](auto done) {
+    for (int i = 0; i < 3000 && !done(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return done();
+  };
+  auto counts = [&] {
+    std::lock_guard lock(mu);
+    return std::pair{acked.size(), refused.size()};
+  };
+  auto info = [&](const char* field) {
+    auto client = net::Client::Connect(options);
+    REQUIRE(client.ok());
+    auto reply = (*client)->Info();
+    REQUIRE(reply.ok());
+    return reply->Get(field).value_or(99);
+  };
+
+  // On a failed REQUIRE: stop the server (the script passes SIGTERM on) and the writers.
+  struct Cleanup {
+    pid_t pid;
+    std::atomic<bool>& stop;
+    std::vector<std::thread>& writers;
+    bool done = false;
+    ~Cleanup() {
+      if (done) return;
+      stop = true;
+      ::kill(pid, SIGTERM);
+      for (auto& w : writers) w.join();
+      WaitExit(pid);
+    }
+  } cleanup{pid, stop, writers};
+  // A write of the test's own once the server says writes are refused (the writers' writes
+  // in flight when the disk filled are held, not refused: they were applied already).
+  uint64_t next_probe = 900'000'000;
+  auto refused_now = [&] {
+    auto client = net::Client::Connect(options);
+    REQUIRE(client.ok());
+    const uint64_t a = next_probe++;
+    auto r = (*client)->Call(net::FollowRequest{a, 1'000'000, std::nullopt});
+    std::lock_guard lock(mu);
+    if (r.ok()) acked.push_back(a);
+    if (r.ok() || r.status().code() != Code::kUnavailable) return std::string();
+    refused.push_back(a);
+    return r.status().message();
+  };
+
+  REQUIRE(wait_for([&] { return counts().first >= 200; }));
+  CHECK(info("writes_refused") == 0);
+  FillDisk(inside + "/filler");
+  REQUIRE(wait_for([&] { return info("writes_refused") == 1; }));
+  CHECK(info("writes_refused_reason") == 1);
+  const std::string refusal = refused_now();
+  CHECK(refusal.find("No space left on device") != std::string::npos);
+  CHECK(refusal.find(data + "/wal-") != std::string::npos);
+  CHECK(ReadAll(log).find("No space left on device; new writes refused") != std::string::npos);
+
+  std::filesystem::remove(inside + "/filler");
+  const size_t before = counts().first;
+  REQUIRE(wait_for([&] { return counts().first > before + 100; }));  // resumed, no restart
+  CHECK(info("writes_refused") == 0);
+  CHECK(ReadAll(log).find("WAL writable again") != std::string::npos);
+
+  // Full again, then a clean stop: nothing acknowledged is lost, so it exits 0.
+  FillDisk(inside + "/filler");
+  REQUIRE(wait_for([&] { return info("writes_refused") == 1; }));
+  CHECK_FALSE(refused_now().empty());
+  ::kill(pid, SIGTERM);
+  stop = true;
+  for (auto& w : writers) w.join();
+  cleanup.done = true;
+  CHECK(WaitExit(pid) == 0);
+  std::filesystem::remove(copy + "/filler");
+
+  DbOptions o;
+  o.graph.rate_limit.enabled = false;
+  auto db = Db::Open(copy, o);
+  REQUIRE_MESSAGE(db.ok(), db.status().ToString());
+  size_t missing = 0, present = 0;
+  (*db)->Read([&](const Graph& g) {
+    for (uint64_t a : acked) missing += g.GetRelation(a, 1'000'000).value() == Relation::kNone;
+    for (uint64_t a : refused) present += g.GetRelation(a, 1'000'000).value() != Relation::kNone;
+    return 0;
+  });
+  MESSAGE(acked.size() << " writes acknowledged, " << refused.size() << " refused");
+  CHECK(missing == 0);
+  CHECK(present == 0);
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 // SIGTERM, then finishes in-flight requests, flushes the WAL and exits 0.
 //
 // Exit codes: 0 clean shutdown; 1 a runtime failure (recovery, listen, WAL close); 2 bad usage.
+// A stop while the WAL cannot be written (a full disk) is clean when nothing acknowledged is
+// lost: under `always`, writes still waiting for their fsync were never acknowledged and are
+// dropped (Db::Close); under `everysec` and `none` acknowledged writes are lost: exit 1.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -141,6 +144,11 @@ int Main(int argc, char** argv) {
   // Synchronous replicas wait per write, so every write needs its LSN as a ticket; a replica
   // may be promoted, and may learn a nonzero setting from its primary at any time.
   config->db.report_commit_lsn = sync_replicas > 0 || replica;
+  // A WAL that cannot be written (a full disk) is logged when it happens and when it is over.
+  config->db.on_wal_event = [](const WalEvent& e) {
+    Log(e.kind == WalEvent::Kind::kResumed ? LogLevel::kInfo : LogLevel::kError, "%s",
+        e.message.c_str());
+  };
   Log(LogLevel::kInfo, "opening %s (fsync %s)", config->data_dir.c_str(),
       DurabilityModeName(config->db.durability));
   auto db = Db::Open(config->data_dir, config->db);
@@ -232,7 +240,7 @@ int Main(int argc, char** argv) {
     return 1;
   }
   Log(LogLevel::kInfo, "stopped cleanly at lsn %llu",
-      static_cast<unsigned long long>((*db)->last_lsn()));
+      static_cast<unsigned long long>((*db)->durable_lsn()));  // what a restart recovers
   return 0;
 }
 

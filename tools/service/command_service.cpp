@@ -297,6 +297,10 @@ Result<net::InfoReply> CommandService::Info(const net::InfoRequest&, Context& c)
   add("replica_lag_records",
       replication_->is_replica() && link.primary_lsn > last ? link.primary_lsn - last : 0);
   add("replica_lag_ms", replication_->is_replica() ? link.lag_ms : 0);
+  // While the WAL cannot be written: 1 a full disk, 2 another I/O error.
+  const Status wal = db_->WalHealth();
+  add("writes_refused", wal.ok() ? 0 : 1);
+  add("writes_refused_reason", wal.ok() ? 0 : IsNoSpace(wal) ? 1 : 2);
   if (gate_ != nullptr) gate_->AddInfo(&r.fields);
   return r;
 }

@@ -35,9 +35,12 @@ class CommandService final : public net::Service {
   uint64_t ExecuteBatch(std::span<net::BatchItem> items, std::string* replies) override;
   // Durable in the local WAL, then (with --sync-replicas) on enough replicas.
   Status WaitDurable(uint64_t ticket) override;
+  // Closes the Db too (OnShutdown returns that status): a durability wait held by a WAL that
+  // cannot be written returns only once the Db is closed (Db::Close, WalWriter::Close).
   void OnStopping() override {
     replication_->Stop();
     if (gate_ != nullptr) gate_->Stop();
+    db_->Close().IgnoreError();  // OnShutdown's Close returns the same status
   }
   // Makes this node a cluster shard: every command about a user passes `gate` first. Set
   // before serving; not owned, must outlive the service.

@@ -1,6 +1,7 @@
 // WAL writer and reader: round trips, damage detection, fault injection, crash simulation.
 #include <doctest.h>
 
+#include <atomic>
 #include <random>
 #include <string>
 #include <thread>
@@ -293,27 +294,228 @@ TEST_CASE("wal: a torn record in an older segment and a missing segment are corr
   CHECK(r.status().message().find("missing") != std::string::npos);
 }
 
-TEST_CASE("wal: a failed write or fsync is reported and every later write is refused") {
-  for (int which = 0; which < 3; ++which) {
+// Options for the stall tests: no background retry (each test calls TryRepair), so every
+// step is deterministic.
+WalWriterOptions StallOpts(DurabilityMode mode, std::vector<WalEvent>* events = nullptr,
+                           uint64_t segment_bytes = 4096) {
+  WalWriterOptions o = Opts(mode, segment_bytes);
+  o.retry_min = o.retry_max = std::chrono::hours(1);
+  if (events != nullptr) o.on_event = [events](const WalEvent& e) { events->push_back(e); };
+  return o;
+}
+
+// The three ways a write can fail: a full disk (what fits is written, a torn record), a
+// failed write, a failed fsync (the record is whole in the file, but not durable).
+void InjectFault(FaultInjectionEnv& env, int which) {
+  if (which == 0) env.SetDiskSpace(30);
+  if (which == 1) env.FailNthWrite(1);
+  if (which == 2) env.FailNthSync(1);
+}
+
+TEST_CASE("wal: a failed write or fsync stalls the writer; a retry repairs the tail and resumes") {
+  for (DurabilityMode mode :
+       {DurabilityMode::kAlways, DurabilityMode::kEverySec, DurabilityMode::kNone}) {
+    for (int which = 0; which < 3; ++which) {
+      CAPTURE(DurabilityModeName(mode));
+      CAPTURE(which);
+      TestDir dir;
+      FaultInjectionEnv env(Env::Posix());
+      std::vector<WalEvent> events;
+      auto w = WalWriter::Open(&env, dir.path(), StallOpts(mode, &events), 1, 1);
+      REQUIRE(w.ok());
+      std::vector<Rec> want;
+      auto add = [&](std::string payload) {
+        auto lsn = (*w)->Append(1, payload);
+        REQUIRE(lsn.ok());
+        want.push_back({*lsn, 1, std::move(payload)});
+        return *lsn;
+      };
+      REQUIRE((*w)->Commit(add("ok")).ok());
+      REQUIRE((*w)->Flush(true).ok());
+      InjectFault(env, which);
+      add(std::string(100, 'x'));
+      const Status f = (*w)->Flush(true);
+      CHECK(f.code() == Code::kUnavailable);
+      CHECK(f.message().find("injected") != std::string::npos);
+      const Status h = (*w)->health();
+      CHECK(h.code() == Code::kIOError);
+      CHECK(h.message().find("WAL segment 1") != std::string::npos);
+      CHECK(IsNoSpace(h) == (which == 0));
+      if (which == 0) CHECK(h.message().find("No space left on device") != std::string::npos);
+      REQUIRE(events.size() == 1);
+      CHECK(events[0].kind == WalEvent::Kind::kStalled);
+      CHECK(events[0].message.find("injected") != std::string::npos);
+      // Records appended while stalled are buffered, not refused: the engine applied their
+      // change before the failure could be seen.
+      add("while stalled");
+      CHECK((*w)->Flush(true).code() == Code::kUnavailable);  // the retries own the file
+      CHECK((*w)->durable_lsn() == 1);
+      if (which == 0) {
+        // Still full: the retry fails and changes nothing that counts.
+        CHECK_FALSE((*w)->TryRepair().ok());
+        CHECK_FALSE((*w)->health().ok());
+        CHECK(events.size() == 1);  // one outage, one message
+        env.SetDiskSpace(0);
+      }
+      REQUIRE_MESSAGE((*w)->TryRepair().ok(), (*w)->health().ToString());
+      CHECK((*w)->health().ok());
+      CHECK((*w)->durable_lsn() == 3);
+      REQUIRE(events.size() == 2);
+      CHECK(events[1].kind == WalEvent::Kind::kResumed);
+      CHECK(events[1].message.find("records 2..3") != std::string::npos);
+      REQUIRE((*w)->Commit(add("after")).ok());
+      REQUIRE((*w)->Close().ok());
+      std::vector<Rec> read;
+      auto r = Scan(&env, dir.path(), &read);
+      REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+      CHECK(r->torn_bytes == 0);  // the repair cut the torn record off
+      CHECK(Same(read, want));
+    }
+  }
+}
+
+TEST_CASE("wal: an `always` committer waits through a stall and returns once a retry covers it") {
+  TestDir dir;
+  FaultInjectionEnv env(Env::Posix());
+  auto w = WalWriter::Open(&env, dir.path(), StallOpts(DurabilityMode::kAlways), 1, 1);
+  REQUIRE(w.ok());
+  env.SetDiskSpace(30);
+  auto lsn = (*w)->Append(1, std::string(100, 'x'));
+  REQUIRE(lsn.ok());
+  std::atomic<bool> returned{false};
+  Status committed;
+  std::thread committer([&] {
+    committed = (*w)->Commit(*lsn);
+    returned = true;
+  });
+  while ((*w)->health().ok()) std::this_thread::yield();  // the committer's flush failed
+  CHECK_FALSE((*w)->TryRepair().ok());
+  CHECK_FALSE(returned.load());  // neither acknowledged nor refused while stalled
+  env.SetDiskSpace(0);
+  REQUIRE((*w)->TryRepair().ok());
+  committer.join();
+  CHECK(committed.ok());
+  CHECK((*w)->durable_lsn() == *lsn);
+}
+
+TEST_CASE("wal: Close while the disk stays full keeps every acknowledged record and no other") {
+  for (DurabilityMode mode :
+       {DurabilityMode::kAlways, DurabilityMode::kEverySec, DurabilityMode::kNone}) {
+    for (int which = 0; which < 3; ++which) {
+      CAPTURE(DurabilityModeName(mode));
+      CAPTURE(which);
+      TestDir dir;
+      FaultInjectionEnv env(Env::Posix());
+      std::vector<WalEvent> events;
+      auto w = WalWriter::Open(&env, dir.path(), StallOpts(mode, &events), 1, 1);
+      REQUIRE(w.ok());
+      auto first = (*w)->Append(1, "acknowledged");
+      REQUIRE((*w)->Commit(*first).ok());
+      REQUIRE((*w)->Flush(true).ok());
+      InjectFault(env, which);
+      auto second = (*w)->Append(1, std::string(100, 'x'));
+      REQUIRE(second.ok());
+      CHECK_FALSE((*w)->Flush(true).ok());
+      // Close's own retry must fail too: the disk is full from here on. (After a failed
+      // fsync, the record is whole in the file: it must not stay there.)
+      env.SetDiskSpace(1);
+      const Status closed = (*w)->Close();
+      REQUIRE_FALSE(events.empty());
+      CHECK(events.back().kind == WalEvent::Kind::kClosedStalled);
+      if (mode == DurabilityMode::kAlways) {
+        // Record 2 was never acknowledged (its Commit had not returned): dropped, and its
+        // committer is refused.
+        CHECK_MESSAGE(closed.ok(), closed.ToString());
+        CHECK(events.back().message.find("nothing acknowledged is lost") != std::string::npos);
+        CHECK((*w)->Commit(*second).code() == Code::kUnavailable);
+      } else {
+        // The other modes acknowledged it at Append: losing it is a failure to report.
+        CHECK(closed.code() == Code::kUnavailable);
+        CHECK(closed.message().find("may be lost") != std::string::npos);
+      }
+      CHECK((*w)->Close().code() == closed.code());  // idempotent
+      env.SetDiskSpace(0);
+      std::vector<Rec> read;
+      auto r = Scan(&env, dir.path(), &read);
+      REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+      CHECK(r->torn_bytes == 0);
+      REQUIRE(read.size() == 1);  // the unacknowledged record is not replayed
+      CHECK(read[0].payload == "acknowledged");
+    }
+  }
+}
+
+TEST_CASE(
+    "wal: random faults and repairs against a model: acknowledged records survive, in order") {
+  std::mt19937_64 rng(43);
+  for (int round = 0; round < 30; ++round) {
+    const DurabilityMode mode = round % 3 == 0   ? DurabilityMode::kAlways
+                                : round % 3 == 1 ? DurabilityMode::kEverySec
+                                                 : DurabilityMode::kNone;
+    CAPTURE(round);
     TestDir dir;
     FaultInjectionEnv env(Env::Posix());
-    auto w = WalWriter::Open(&env, dir.path(), Opts(DurabilityMode::kAlways), 1, 1);
+    auto w = WalWriter::Open(&env, dir.path(), StallOpts(mode, nullptr, 1024), 1, 1);
     REQUIRE(w.ok());
-    auto lsn = (*w)->Append(1, "ok");
-    REQUIRE((*w)->Commit(*lsn).ok());
-    if (which == 0) env.FailNthWrite(1);
-    if (which == 1) env.FailNthSync(1);
-    if (which == 2) env.SetDiskSpace(10);
-    lsn = (*w)->Append(1, std::string(100, 'x'));
-    REQUIRE(lsn.ok());  // buffered
-    const Status c = (*w)->Commit(*lsn);
-    CAPTURE(which);
-    CHECK(c.code() == Code::kUnavailable);
-    CHECK(c.message().find("injected") != std::string::npos);
-    auto again = (*w)->Append(1, "more");
-    CHECK(again.status().code() == Code::kUnavailable);
-    CHECK_FALSE((*w)->health().ok());
-    CHECK((*w)->durable_lsn() == 1);
+    std::vector<Rec> appended;
+    uint64_t acked = 0;  // every record through this LSN was acknowledged
+    for (int step = 0; step < 200; ++step) {
+      const int dice = static_cast<int>(rng() % 100);
+      if (dice < 55) {
+        std::string payload(rng() % 120, '\0');
+        for (char& c : payload) c = static_cast<char>(rng());
+        auto lsn = (*w)->Append(2, payload);
+        REQUIRE(lsn.ok());
+        appended.push_back({*lsn, 2, payload});
+        if (mode != DurabilityMode::kAlways) acked = *lsn;  // acknowledged at Append
+      } else if (dice < 75) {
+        // `always` acknowledges what a Commit covered, that is what is fsynced (below); its
+        // Commit would wait through a stall, so the test syncs with Flush.
+        if (mode == DurabilityMode::kAlways) {
+          (*w)->Flush(true).IgnoreError();
+        } else {
+          CHECK((*w)->Commit((*w)->last_lsn()).ok());
+        }
+      } else if (dice < 82) {
+        (*w)->Flush(rng() % 2 == 0).IgnoreError();
+      } else if (dice < 88) {
+        InjectFault(env, static_cast<int>(rng() % 3));
+        if (rng() % 2 == 0) env.SetDiskSpace(1 + rng() % 400);
+      } else if (dice < 94) {
+        if (rng() % 3 != 0) env.SetDiskSpace(0);
+        const bool stalled = !(*w)->health().ok();
+        const Status r = (*w)->TryRepair();
+        if (r.ok() && stalled) CHECK((*w)->durable_lsn() == (*w)->last_lsn());
+      } else {
+        env.SetDiskSpace(0);  // space again, without a repair yet
+      }
+      CHECK((*w)->durable_lsn() <= (*w)->last_lsn());
+      if (mode == DurabilityMode::kAlways) {
+        CHECK((*w)->durable_lsn() >= acked);  // never goes back
+        acked = (*w)->durable_lsn();
+      }
+    }
+    const bool space = rng() % 2 == 0;
+    if (space) env.SetDiskSpace(0);
+    env.FailNthWrite(0);
+    env.FailNthSync(0);
+    const Status closed = (*w)->Close();
+    env.SetDiskSpace(0);
+    std::vector<Rec> read;
+    auto r = Scan(&env, dir.path(), &read);
+    REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+    CHECK(r->torn_bytes == 0);
+    // What the WAL holds is a prefix of what was appended, byte for byte, in LSN order...
+    REQUIRE(read.size() <= appended.size());
+    CHECK(Same(read, std::vector<Rec>(appended.begin(), appended.begin() + read.size())));
+    // ...that holds every acknowledged record, unless Close said it could not.
+    if (closed.ok()) {
+      CHECK(read.size() >= acked);
+      if (space) CHECK(read.size() == appended.size());
+    } else {
+      CHECK(mode != DurabilityMode::kAlways);
+    }
+    if (mode == DurabilityMode::kAlways) CHECK(closed.ok());
   }
 }
 
