@@ -182,13 +182,14 @@ TEST_CASE("bridge: --until-lsn=N publishes nothing past N and leaves its cursor 
   auto events = ts.db->OpenChanges(1);
   REQUIRE(events.ok());
   while ((*events)->next_lsn() <= ts.db->last_lsn()) {
-    REQUIRE((*events)->Read(4096, [&](const ChangeEvent& e) { history.push_back(ToWire(e)); }).ok());
+    REQUIRE(
+        (*events)->Read(4096, [&](const ChangeEvent& e) { history.push_back(ToWire(e)); }).ok());
   }
   REQUIRE(history.size() == ts.db->last_lsn());
 
   std::mt19937_64 rng(43);
-  std::vector<std::pair<uint64_t, std::string>> runs = {{3, ""}, {history.size(), ""},
-                                                        {3, "publish"}};
+  std::vector<std::pair<uint64_t, std::string>> runs = {
+      {3, ""}, {history.size(), ""}, {3, "publish"}};
   for (int i = 0; i < 4; ++i) {
     runs.push_back({1 + rng() % history.size(), i % 2 == 0 ? "" : "publish,unfollow"});
   }
