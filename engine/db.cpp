@@ -312,8 +312,7 @@ Status Db::ApplyRetention() {
     const TimestampMs since =
         NowMs() - static_cast<TimestampMs>(options_.stream_retention_age_s) * 1000;
     std::shared_lock lock(mu_);
-    const uint64_t acked = cursors_.OldestAckedSince(since);
-    if (acked != 0) cursor_floor = acked + 1;
+    cursor_floor = cursors_.OldestResumeLsnSince(since);
   }
   size_t cut = covered.size();  // segments [0, cut) are deleted
   uint64_t held = 0;
@@ -758,7 +757,6 @@ uint64_t Db::OldestWalLsn() const {
 Status Db::AckCursor(std::string_view name, uint64_t lsn, uint64_t* commit_lsn) {
   if (!wal_) return Status::InvalidArgument("an in-memory Db has no change stream");
   RELGRAPH_RETURN_IF_ERROR(CursorTable::ValidateName(name));
-  if (lsn == 0) return Status::InvalidArgument("ACK of LSN 0: LSNs start at 1");
   if (const uint64_t oldest = OldestWalLsn(); lsn + 1 < oldest) return LsnExpired(lsn + 1, oldest);
   const TimestampMs now = NowMs();
   auto r = Mutate<bool>(
@@ -772,10 +770,12 @@ Status Db::AckCursor(std::string_view name, uint64_t lsn, uint64_t* commit_lsn) 
           return Status(Code::kLimitExceeded, "there are already " + std::to_string(kMaxCursors) +
                                                   " cursors; delete one first");
         }
-        cursors_.Apply(name, lsn, now);
+        cursors_.Set(name, lsn, now);
         return true;
       },
       [&](bool) -> MaybeRecord {
+        // Type 10's LSN 0 means a removal: an ACK of 0 has a type of its own.
+        if (lsn == 0) return {{WalRecordType::kCursorStart, EncodeCursorStartRecord(name, now)}};
         return {{WalRecordType::kCursor, EncodeCursorRecord(name, lsn, now)}};
       },
       commit_lsn);
@@ -791,7 +791,7 @@ Status Db::RemoveCursor(std::string_view name, uint64_t* commit_lsn) {
         if (cursors_.Find(name) == nullptr) {
           return Status::NotFound("no cursor named '" + std::string(name) + "'");
         }
-        cursors_.Apply(name, 0, now);
+        cursors_.Remove(name);
         return true;
       },
       [&](bool) -> MaybeRecord {

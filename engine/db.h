@@ -223,8 +223,9 @@ class Db {
   // ---- named cursors (docs/change-stream.md, "Named cursors") ----
   // Records that consumer `name` has handled every change up to `lsn` (its next read starts at
   // lsn + 1), durably under the durability mode like any write (commit_lsn as for mutations).
-  // A new name creates the cursor (at most kMaxCursors: kLimitExceeded). Errors:
-  // kInvalidArgument (in memory; a bad name; lsn 0 or past the newest LSN logged), kLsnExpired when
+  // A new name creates the cursor (at most kMaxCursors: kLimitExceeded); lsn 0 creates or
+  // holds it before LSN 1, so a consumer pins the WAL before its first event. Errors:
+  // kInvalidArgument (in memory; a bad name; lsn past the newest LSN logged), kLsnExpired when
   // lsn + 1 is no longer in the WAL (detail: the oldest LSN kept), kUnavailable after a WAL
   // failure.
   Status AckCursor(std::string_view name, uint64_t lsn, uint64_t* commit_lsn = nullptr);

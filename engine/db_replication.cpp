@@ -198,7 +198,8 @@ Status Db::ApplyReplicated(std::span<const ReplicatedRecord> records, uint64_t* 
           s = feed_->ApplyHide(g, op->a, op->b, op->type == WalRecordType::kHide);
           break;
         case WalRecordType::kCursor:
-          cursors_.Apply(op->name, op->a, op->ts);
+        case WalRecordType::kCursorStart:
+          cursors_.Apply(*op);
           break;
         case WalRecordType::kEpoch:
           s = epochs_.Apply(op->a, op->b, r.lsn, op->ts);

@@ -18,14 +18,22 @@ Status CursorTable::ValidateName(std::string_view name) {
   return Status::OK();
 }
 
-void CursorTable::Apply(std::string_view name, uint64_t lsn, TimestampMs ts) {
-  if (lsn == 0) {
-    if (auto it = cursors_.find(name); it != cursors_.end()) cursors_.erase(it);
-    return;
-  }
+void CursorTable::Set(std::string_view name, uint64_t lsn, TimestampMs ts) {
   auto it = cursors_.find(name);
   if (it == cursors_.end()) it = cursors_.emplace(std::string(name), CursorState{}).first;
   it->second = CursorState{lsn, ts};
+}
+
+void CursorTable::Remove(std::string_view name) {
+  if (auto it = cursors_.find(name); it != cursors_.end()) cursors_.erase(it);
+}
+
+void CursorTable::Apply(const WalOp& op) {
+  if (op.removes_cursor()) {
+    Remove(op.name);
+  } else {
+    Set(op.name, op.a, op.ts);
+  }
 }
 
 const CursorState* CursorTable::Find(std::string_view name) const {
@@ -38,11 +46,11 @@ void CursorTable::ForEach(
   for (const auto& [name, state] : cursors_) fn(name, state);
 }
 
-uint64_t CursorTable::OldestAckedSince(TimestampMs since_ms) const {
+uint64_t CursorTable::OldestResumeLsnSince(TimestampMs since_ms) const {
   uint64_t oldest = 0;
   for (const auto& [name, state] : cursors_) {
     if (state.acked_ms < since_ms) continue;
-    if (oldest == 0 || state.acked_lsn < oldest) oldest = state.acked_lsn;
+    if (oldest == 0 || state.acked_lsn + 1 < oldest) oldest = state.acked_lsn + 1;
   }
   return oldest;
 }

@@ -1,6 +1,7 @@
 // CursorTable: named consumers' acknowledged positions in the change stream (ACK name lsn),
-// kept durable like the rest of the state: each ACK is a WAL record (type 10, cursor), and
-// snapshots hold the table (feed-block tag 4). docs/change-stream.md, "Named cursors".
+// kept durable like the rest of the state: each ACK is a WAL record (type 10, cursor; type 23,
+// cursor_start, for an ACK of LSN 0), and snapshots hold the table (feed-block tag 4).
+// docs/change-stream.md, "Named cursors".
 //
 // Why here: the table is replayed by recovery and written by snapshots beside the feed, so it
 // lives with them in engine/durable; the stream reads positions through Db.
@@ -14,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/durable/wal_records.h"
 #include "engine/types.h"
 #include "storage/status.h"
 
@@ -32,14 +34,19 @@ class CursorTable {
   // OK for 1..64 bytes of [A-Za-z0-9._-]; else kInvalidArgument naming the rule.
   static Status ValidateName(std::string_view name);
 
-  // Sets the cursor to `lsn` (an ACK), or removes it when lsn is 0.
-  void Apply(std::string_view name, uint64_t lsn, TimestampMs ts);
+  // Sets the cursor to `lsn` (an ACK), creating it when new. lsn 0 is a position too: the
+  // cursor resumes at LSN 1.
+  void Set(std::string_view name, uint64_t lsn, TimestampMs ts);
+  void Remove(std::string_view name);
+  // A cursor WAL record (type 10 or 23, docs/wal-format.md) applied by recovery or
+  // a replica. REQUIRES: op.is_cursor_op().
+  void Apply(const WalOp& op);
   const CursorState* Find(std::string_view name) const;
   size_t size() const { return cursors_.size(); }
   // Name order.
   void ForEach(const std::function<void(const std::string&, const CursorState&)>& fn) const;
-  // The smallest acked LSN among cursors acked at or after `since_ms` (0: none).
-  uint64_t OldestAckedSince(TimestampMs since_ms) const;
+  // The smallest resume LSN (acked + 1) among cursors acked at or after `since_ms` (0: none).
+  uint64_t OldestResumeLsnSince(TimestampMs since_ms) const;
 
  private:
   std::map<std::string, CursorState, std::less<>> cursors_;

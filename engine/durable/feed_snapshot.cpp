@@ -160,10 +160,10 @@ Status ApplyCursorsRecord(Decoder& in, uint32_t count, CursorTable& cursors) {
       return Status::Corruption("feed block: cursor record longer than its block");
     }
     const std::string_view name = in.Take(len);
-    if (Status s = CursorTable::ValidateName(name); !s.ok() || lsn == 0) {
+    if (Status s = CursorTable::ValidateName(name); !s.ok()) {
       return Status::Corruption("feed block: bad cursor " + std::string(name));
     }
-    cursors.Apply(name, lsn, ts);
+    cursors.Set(name, lsn, ts);  // lsn 0: acked before LSN 1
   }
   return Status::OK();
 }

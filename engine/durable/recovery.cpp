@@ -259,7 +259,7 @@ Result<RecoveredState> RecoverState(Env* env, const std::string& dir, const Grap
       if (!s.ok())
         return Status(s.code(), "replaying LSN " + std::to_string(r.lsn) + ": " + s.message());
     }
-    if (op->is_cursor_op()) state.cursors.Apply(op->name, op->a, op->ts);  // independent state
+    if (op->is_cursor_op()) state.cursors.Apply(*op);  // independent state
     if (op->is_epoch_op()) {
       Status s = state.epochs.Apply(op->a, op->b, r.lsn, op->ts);
       if (!s.ok())

@@ -31,6 +31,7 @@ PayloadSizes SizesOf(WalRecordType t) {
     case WalRecordType::kUnhide:
       return {16, 24};
     case WalRecordType::kCursor:
+    case WalRecordType::kCursorStart:
       return {0, 0};  // variable: checked apart
     case WalRecordType::kEpoch:
       return {24, 24};  // new in version 2
@@ -101,6 +102,14 @@ WalPayload EncodePairRecord(uint64_t a, uint64_t b, TimestampMs ts) {
 WalPayload EncodeCursorRecord(std::string_view name, uint64_t lsn, TimestampMs ts) {
   WalPayload p;
   Put64(&p, lsn);
+  Put64(&p, static_cast<uint64_t>(ts));
+  std::memcpy(p.bytes + p.size, name.data(), name.size());
+  p.size += static_cast<uint8_t>(name.size());
+  return p;
+}
+
+WalPayload EncodeCursorStartRecord(std::string_view name, TimestampMs ts) {
+  WalPayload p;
   Put64(&p, static_cast<uint64_t>(ts));
   std::memcpy(p.bytes + p.size, name.data(), name.size());
   p.size += static_cast<uint8_t>(name.size());
@@ -358,6 +367,15 @@ Result<WalOp> DecodeWalRecord(uint8_t type, std::string_view payload) {
     op.name = payload.substr(16);
     return op;
   }
+  if (op.type == WalRecordType::kCursorStart) {
+    if (payload.size() < 9 || payload.size() > 8 + kMaxCursorName) {
+      return Status::Corruption("WAL cursor_start record has " + std::to_string(payload.size()) +
+                                " payload bytes, expected 9 to 72");
+    }
+    op.ts = static_cast<TimestampMs>(DecodeFixed64(payload.data()));
+    op.name = payload.substr(8);
+    return op;
+  }
   const PayloadSizes sizes = SizesOf(op.type);
   if (payload.size() != sizes.v1 && payload.size() != sizes.v2) {
     return Status::Corruption("WAL record of type " + std::to_string(type) + " has " +
@@ -449,6 +467,8 @@ std::string DescribeWalRecord(uint8_t type, std::string_view payload) {
     case WalRecordType::kCursor:
       return d->a == 0 ? "cursor " + std::string(d->name) + " removed" + at
                        : "cursor " + std::string(d->name) + " acked " + a + at;
+    case WalRecordType::kCursorStart:
+      return "cursor " + std::string(d->name) + " acked 0 (resumes at LSN 1)" + at;
     case WalRecordType::kBlock: {
       std::string removed;
       if ((d->flags & kBlockUnfollowed) != 0) removed += ", removed " + a + " -> " + b;

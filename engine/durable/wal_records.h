@@ -31,6 +31,8 @@
 //                                                      from `shard` or dropped here for it,
 //                                                      applied by its ensure form; never an
 //                                                      event, never sent; docs/cluster.md)
+//  23 cursor_start ts_ms:i64 name:u8[1..64]            (an ACK of LSN 0: the cursor stands
+//                                                      before LSN 1, where it resumes)
 // Types 12 to 18 (blocks, private accounts, requests) came with WAL version 2's third
 // revision and have one length each; a build that does not know them stops at them.
 // Version 1 wrote the same fields without the trailing ts_ms and flags (publish unchanged);
@@ -79,8 +81,11 @@ enum class WalRecordType : uint8_t {
   // A bucket move's state record (docs/cluster.md, "Moving a bucket"): never an event, never
   // sent to another shard.
   kMoved = 22,
+  // An ACK of LSN 0 (a cursor held from LSN 1), which type 10 cannot say: its LSN 0 removes.
+  // Never an event.
+  kCursorStart = 23,
 };
-inline constexpr uint8_t kMaxWalRecordType = 22;
+inline constexpr uint8_t kMaxWalRecordType = 23;
 
 // An encoded payload, held inline: logging a follow or a publish allocates nothing.
 struct WalPayload {
@@ -120,8 +125,11 @@ WalPayload EncodePublishRecord(UserId author, PostId post, TimestampMs ts, uint8
                                PostId evicted);
 // unfollow, delete_post, mute, unmute, hide, unhide: two ids and the time of the change.
 WalPayload EncodePairRecord(uint64_t a, uint64_t b, TimestampMs ts);
-// REQUIRES: CursorTable::ValidateName(name) is OK.
+// REQUIRES: CursorTable::ValidateName(name) is OK. An ACK of lsn >= 1, or the removal of the
+// cursor (lsn 0), as a type 10 record.
 WalPayload EncodeCursorRecord(std::string_view name, uint64_t lsn, TimestampMs ts);
+// REQUIRES: CursorTable::ValidateName(name) is OK. An ACK of LSN 0, as a type 23 record.
+WalPayload EncodeCursorStartRecord(std::string_view name, TimestampMs ts);
 WalPayload EncodeEpochRecord(uint64_t epoch, uint64_t id, TimestampMs ts);
 // block and approve: two ids, the time, flags (the follow record's layout).
 WalPayload EncodeBlockRecord(UserId blocker, UserId blocked, TimestampMs ts, uint8_t flags);
@@ -165,7 +173,8 @@ struct WalOp {
                           // when the account became private
   uint8_t kind = 0;
   PostId evicted = 0;
-  std::string_view name;  // cursor: the name (a = its LSN); points into the decoded payload
+  std::string_view name;  // cursor, cursor_start: the name (a = its LSN, 0 for cursor_start);
+                          // points into the decoded payload
   // posts (type 20): a = the author, b = the count; the entries, as encoded, point into the
   // decoded payload (PostsOf decodes them).
   std::string_view posts;
@@ -194,7 +203,11 @@ struct WalOp {
             (flags & kFollowOwnPostsKept) == 0);
   }
   UserId cleared_author() const { return type == WalRecordType::kFollow ? b : a; }
-  bool is_cursor_op() const { return type == WalRecordType::kCursor; }
+  bool is_cursor_op() const {
+    return type == WalRecordType::kCursor || type == WalRecordType::kCursorStart;
+  }
+  // A type 10 record of LSN 0 removes its cursor; every other cursor op sets it to a.
+  bool removes_cursor() const { return type == WalRecordType::kCursor && a == 0; }
   bool is_epoch_op() const { return type == WalRecordType::kEpoch; }
   bool is_access_op() const { return IsAccessRecord(type); }
   // REQUIRES: is_graph_op(). A remote or moved op replays by its ensure form

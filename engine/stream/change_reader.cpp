@@ -48,6 +48,7 @@ Result<size_t> ChangeReader::Read(size_t max_records,
                                   const std::function<void(const ChangeEvent&)>& fn) {
   return ReadRecords(max_records, [&](const WalRecordView& r) -> Status {
     if (r.type == static_cast<uint8_t>(WalRecordType::kCursor) ||
+        r.type == static_cast<uint8_t>(WalRecordType::kCursorStart) ||
         r.type == static_cast<uint8_t>(WalRecordType::kEpoch) ||
         r.type == static_cast<uint8_t>(WalRecordType::kPostsWanted) ||
         r.type == static_cast<uint8_t>(WalRecordType::kMoved)) {

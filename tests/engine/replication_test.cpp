@@ -115,9 +115,11 @@ struct Workload {
       case 15:
         (void)db.Hide(a, b, rng() % 3 != 0);
         break;
-      case 16:
-        if (db.last_lsn() > 0) (void)db.AckCursor("c" + std::to_string(rng() % 3), db.last_lsn());
+      case 16: {  // LSN 0 too: a cursor held before LSN 1
+        const std::string name = "c" + std::to_string(rng() % 3);
+        (void)db.AckCursor(name, rng() % 4 == 0 ? 0 : db.last_lsn());
         break;
+      }
       case 20:  // blocks (edges and timelines change on the replica through its hooks)
         (void)(rng() % 3 != 0 ? db.Block(a, b).status() : db.Unblock(a, b).status());
         break;
@@ -243,6 +245,44 @@ TEST_CASE("replication: a replica starts from a copy of the primary's snapshot")
   CHECK((*replica)->last_lsn() == snap->lsn);
   REQUIRE(CatchUp(**primary, **replica).ok());
   CheckSame(**primary, **replica);
+}
+
+TEST_CASE("replication: an ACK of LSN 0 reaches a replica, its restarts and its snapshots") {
+  TestDir pdir, rdir, sdir;
+  ManualClock clock;
+  auto primary = Db::Open(pdir.path(), Options(&clock));
+  auto replica = Db::Open(rdir.path(), Options(&clock));
+  REQUIRE(primary.ok());
+  REQUIRE(replica.ok());
+  REQUIRE((*primary)->AckCursor("fresh", 0).ok());  // LSN 1, before any change
+  for (UserId u = 2; u < 30; ++u) REQUIRE((*primary)->Follow(1, u).ok());
+  REQUIRE((*primary)->AckCursor("later", 0).ok());
+  REQUIRE(CatchUp(**primary, **replica).ok());
+  using Positions = std::vector<std::pair<std::string, uint64_t>>;
+  auto positions = [](Db& db) {
+    Positions out;
+    for (const auto& c : db.Cursors()) out.push_back({c.name, c.acked_lsn});
+    return out;
+  };
+  const Positions want = {{"fresh", 0}, {"later", 0}};
+  CHECK(positions(**replica) == want);
+  // From its WAL, then from its snapshot.
+  for (int restart = 0; restart < 2; ++restart) {
+    if (restart == 1) REQUIRE((*replica)->Snapshot().ok());
+    replica->reset();
+    replica = Db::Open(rdir.path(), Options(&clock));
+    REQUIRE(replica.ok());
+    CHECK(positions(**replica) == want);
+    CHECK(*(*replica)->CursorResumeLsn("fresh") == 1);
+  }
+  // A replica started from a copy of the primary's snapshot.
+  auto snap = (*primary)->Snapshot();
+  REQUIRE(snap.ok());
+  std::filesystem::copy_file(JoinPath(pdir.path(), SnapshotName(snap->lsn)),
+                             JoinPath(sdir.path(), SnapshotName(snap->lsn)));
+  auto copy = Db::Open(sdir.path(), Options(&clock));
+  REQUIRE(copy.ok());
+  CHECK(positions(**copy) == want);
 }
 
 TEST_CASE("replication: under `always`, applied records are fsynced, or handed back to wait for") {

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -163,6 +164,75 @@ TEST_CASE("bridge: every event reaches JetStream once, across a SIGKILL and a re
   for (const net::WireEvent& e : want) publishes += e.kind == net::EventKind::kPublish;
   REQUIRE(copied.LastSeq() == publishes);
   CHECK(copied.Get(1).subject == "copy.publish");
+}
+
+TEST_CASE("bridge: --until-lsn=N publishes nothing past N and leaves its cursor at N") {
+  // The whole history is written before the bridge starts, so its first EVENTS frames reach
+  // far past N: the stop must fall inside a frame, not at a frame's end.
+  testing::TestDir dir, nats_dir;
+  testing::TestServer ts({}, dir.path());
+  testing::NatsServerProcess nats(nats_dir.path());
+  auto c = ts.Connect();
+  for (uint64_t i = 1; i <= 2000; ++i) {
+    c->Queue(net::FollowRequest{i, i + 1, std::nullopt});
+    if (i % 7 == 0) c->Queue(net::PublishRequest{i, i, 1, std::nullopt});
+  }
+  REQUIRE(c->Flush().ok());
+  std::vector<net::WireEvent> history;  // the reference: every event, in LSN order
+  auto events = ts.db->OpenChanges(1);
+  REQUIRE(events.ok());
+  while ((*events)->next_lsn() <= ts.db->last_lsn()) {
+    REQUIRE(
+        (*events)->Read(4096, [&](const ChangeEvent& e) { history.push_back(ToWire(e)); }).ok());
+  }
+  REQUIRE(history.size() == ts.db->last_lsn());
+
+  std::mt19937_64 rng(43);
+  std::vector<std::pair<uint64_t, std::string>> runs = {
+      {3, ""}, {history.size(), ""}, {3, "publish"}};
+  for (int i = 0; i < 4; ++i) {
+    runs.push_back({1 + rng() % history.size(), i % 2 == 0 ? "" : "publish,unfollow"});
+  }
+  for (size_t run = 0; run < runs.size(); ++run) {
+    const auto& [until, kinds] = runs[run];
+    CAPTURE(until);
+    CAPTURE(kinds);
+    const std::string name = "UNTIL" + std::to_string(run);
+    std::vector<std::string> args = {"--relgraph=127.0.0.1:" + std::to_string(ts.server->port()),
+                                     "--nats=" + nats.url(),
+                                     "--stream=" + name,
+                                     "--subject-prefix=" + name,
+                                     "--cursor=" + name,
+                                     "--from=1",
+                                     "--until-lsn=" + std::to_string(until)};
+    if (!kinds.empty()) args.push_back("--kinds=" + kinds);
+    const pid_t bridge = StartBridge(args, dir.path() + "/" + name + ".log");
+    int status = 0;
+    ::waitpid(bridge, &status, 0);
+    REQUIRE(WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) == 0);
+
+    std::vector<uint64_t> want;
+    for (const net::WireEvent& e : history) {
+      const std::string kind(net::EventKindName(e.kind));
+      const bool wanted = kinds.empty() || kind == "publish" ||
+                          (kind == "unfollow" && kinds.find("unfollow") != std::string::npos);
+      if (e.lsn <= until && wanted) want.push_back(e.lsn);
+    }
+    Reader reader(nats.url(), name);
+    std::vector<uint64_t> got;
+    for (uint64_t seq = 1; seq <= reader.LastSeq(); ++seq) got.push_back(reader.Get(seq).lsn);
+    CHECK(got == want);
+    auto cursors = c->Cursors();
+    REQUIRE(cursors.ok());
+    bool found = false;
+    for (const net::CursorEntry& k : *cursors) {
+      if (k.name != name) continue;
+      found = true;
+      CHECK(k.acked_lsn == until);
+    }
+    CHECK(found);
+  }
 }
 
 }  // namespace

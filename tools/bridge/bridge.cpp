@@ -2,6 +2,8 @@
 
 #include <nats/nats.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -138,10 +140,17 @@ Status Bridge::Run(const std::atomic<bool>& stop) {
     uint64_t acked = 0;
     auto last_ack = std::chrono::steady_clock::now();
     auto ack = [&](bool force) {
-      if (stats_.last_lsn == 0 || stats_.last_lsn == acked) return;
+      // The last message JetStream acknowledged; once --until-lsn is reached, N itself (every
+      // event up to it is carried, skipped kinds included). Never the frame's next LSN while
+      // running: the ACK is a record of its own, so that would move the cursor forever.
+      uint64_t to = stats_.last_lsn;
+      if (options_.until_lsn > 0 && stats_.carried_lsn >= options_.until_lsn) {
+        to = options_.until_lsn;
+      }
+      if (to == 0 || to == acked) return;
       const auto now = std::chrono::steady_clock::now();
       if (!force && now - last_ack < std::chrono::milliseconds(100)) return;
-      if ((*client)->Ack(options_.cursor, stats_.last_lsn).ok()) acked = stats_.last_lsn;
+      if ((*client)->Ack(options_.cursor, to).ok()) acked = to;
       last_ack = now;
     };
     Status failure;
@@ -156,7 +165,13 @@ Status Bridge::Run(const std::atomic<bool>& stop) {
         failure = events.status();
         break;
       }
-      for (const net::WireEvent& e : events->events) {
+      // With --until-lsn, the frame's events past it are dropped unpublished: a frame holds
+      // whatever the server had, often far past the last LSN wanted.
+      const uint64_t until = options_.until_lsn > 0 ? options_.until_lsn : UINT64_MAX;
+      size_t carry = 0;  // events[0, carry) are published
+      while (carry < events->events.size() && events->events[carry].lsn <= until) ++carry;
+      for (size_t i = 0; i < carry; ++i) {
+        const net::WireEvent& e = events->events[i];
         const std::string subject =
             options_.subject_prefix + "." + std::string(net::EventKindName(e.kind));
         const std::string data = net::EventJson(e, /*newline=*/false);
@@ -184,11 +199,11 @@ Status Bridge::Run(const std::atomic<bool>& stop) {
       } else if (j.async_errors.load() > 0) {
         failure = Status(Code::kUnavailable, "JetStream refused a message");
       } else {
-        if (!events->events.empty()) {
-          stats_.published += events->events.size();
-          stats_.last_lsn = events->events.back().lsn;
+        if (carry > 0) {
+          stats_.published += carry;
+          stats_.last_lsn = events->events[carry - 1].lsn;
         }
-        stats_.carried_lsn = events->next_lsn - 1;
+        stats_.carried_lsn = std::min(events->next_lsn - 1, until);
         ack(false);
       }
     }

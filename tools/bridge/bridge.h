@@ -32,8 +32,9 @@ struct BridgeOptions {
   // Where a bridge with no cursor and an empty stream starts: an LSN, or 0 for "now".
   uint64_t from_lsn = 0;
   std::chrono::milliseconds retry{500};  // wait before reconnecting after a failure
-  // Stop (OK) once every event up to this LSN is published; 0: run until stopped. For a
-  // one-off copy of the history (and the benchmark).
+  // Stop (OK) once every event up to this LSN is published, publishing none after it and
+  // leaving the cursor at it; 0: run until stopped. For a one-off copy of the history (and
+  // the benchmark).
   uint64_t until_lsn = 0;
 };
 

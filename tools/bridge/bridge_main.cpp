@@ -31,7 +31,8 @@ LSN as the message id; resumes where it stopped after any crash.
   --cursor=NAME          the bridge's named cursor in relgraph  [relgraph-bridge]
   --kinds=K,K,...        event kinds carried                    [all]
   --from=LSN|now         where a new bridge starts              [now]
-  --until-lsn=N          exit 0 once every event up to LSN N is carried (a one-off copy)
+  --until-lsn=N          carry the events up to LSN N, none after it, leave the cursor
+                         at N and exit 0 (a one-off copy)
   --help                 this text
 )";
 

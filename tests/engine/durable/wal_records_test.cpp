@@ -111,7 +111,7 @@ TEST_CASE("wal records: any other length, and unknown types, are corruption nami
       }
     }
   }
-  for (int type : {0, 23, 63, 255}) {
+  for (int type : {0, 24, 63, 255}) {
     auto d = DecodeWalRecord(static_cast<uint8_t>(type), std::string(16, '\0'));
     CHECK(d.status().code() == Code::kCorruption);
     CHECK(d.status().message().find("unknown WAL record type") != std::string::npos);
@@ -136,6 +136,36 @@ TEST_CASE("wal records: a cursor record carries its name, LSN and time; others a
   }
   CHECK(DescribeWalRecord(10, EncodeCursorRecord("indexer", 42, 7).view()) ==
         "cursor indexer acked 42 at 7");
+  // Type 10's LSN 0 removes the cursor.
+  auto removal = DecodeWalRecord(10, EncodeCursorRecord("indexer", 0, 7).view());
+  REQUIRE(removal.ok());
+  CHECK(removal->removes_cursor());
+  CHECK(DescribeWalRecord(10, EncodeCursorRecord("indexer", 0, 7).view()) ==
+        "cursor indexer removed at 7");
+}
+
+TEST_CASE("wal records: a cursor_start record is an ACK of LSN 0, never a removal") {
+  for (size_t len = 1; len <= kMaxCursorName; ++len) {
+    const std::string name(len, 's');
+    const WalPayload p = EncodeCursorStartRecord(name, 1700);
+    CHECK(p.size == 8 + len);
+    auto d = DecodeWalRecord(23, p.view());
+    REQUIRE(d.ok());
+    CHECK(d->type == WalRecordType::kCursorStart);
+    CHECK(d->is_cursor_op());
+    CHECK(!d->removes_cursor());
+    CHECK(!d->is_feed_op());
+    CHECK(!d->is_graph_op());
+    CHECK(d->a == 0);
+    CHECK(d->ts == 1700);
+    CHECK(d->name == name);
+  }
+  for (size_t len : {0, 8, 73, 100}) {
+    CHECK(DecodeWalRecord(23, std::string(len, 'x')).status().code() == Code::kCorruption);
+  }
+  CHECK(!IsRemoteApplicable(WalRecordType::kCursorStart));
+  CHECK(DescribeWalRecord(23, EncodeCursorStartRecord("new", 7).view()) ==
+        "cursor new acked 0 (resumes at LSN 1) at 7");
 }
 
 TEST_CASE("wal records: an epoch record carries number, id and time, in 24 bytes exactly") {

@@ -2,6 +2,7 @@
 // events, expire once the WAL no longer holds their next LSN, and refuse bad arguments.
 #include <doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -47,8 +48,9 @@ TEST_CASE("cursors: acks and removals survive restarts from the WAL and from sna
       const std::string& name = names[rng() % names.size()];
       const int dice = rng() % 10;
       if (dice < 5) {
-        const uint64_t lsn = (*db)->last_lsn() - rng() % 3;
-        if (lsn == 0) continue;
+        // LSN 0 too (a cursor held before LSN 1), until the WAL no longer holds LSN 1.
+        const uint64_t back = rng() % 3;
+        const uint64_t lsn = dice == 0 ? 0 : (*db)->last_lsn() - std::min(back, (*db)->last_lsn());
         const Status s = (*db)->AckCursor(name, lsn);
         if (s.code() == Code::kLsnExpired) continue;  // behind what the WAL still keeps
         REQUIRE_MESSAGE(s.ok(), s.ToString());
@@ -86,7 +88,7 @@ TEST_CASE("cursors: acks are not events, and a cursor resumes after its acked LS
   CHECK((*db)->CursorResumeLsn("nobody").status().code() == Code::kNotFound);
 }
 
-TEST_CASE("cursors: bad names, LSN 0, LSNs in the future and in-memory Dbs are refused") {
+TEST_CASE("cursors: bad names, LSNs in the future and in-memory Dbs are refused") {
   ManualClock clock;
   auto mem = Db::Open("", Options(&clock));
   REQUIRE(mem.ok());
@@ -101,7 +103,6 @@ TEST_CASE("cursors: bad names, LSN 0, LSNs in the future and in-memory Dbs are r
     CHECK((*db)->AckCursor(bad, 1).code() == Code::kInvalidArgument);
   }
   CHECK((*db)->AckCursor(std::string(64, 'x'), 1).ok());
-  CHECK((*db)->AckCursor("a", 0).code() == Code::kInvalidArgument);
   const Status future = (*db)->AckCursor("a", 5);
   CHECK(future.code() == Code::kInvalidArgument);
   CHECK(future.message().find("past the newest") != std::string::npos);
@@ -173,6 +174,54 @@ TEST_CASE("cursors: a cursor holds the WAL it needs, within the retention bytes 
   clock.Advance(3601 * 1000);
   write_and_snapshot(300);
   CHECK((*db)->CursorResumeLsn("aging").status().code() == Code::kLsnExpired);
+}
+
+TEST_CASE("cursors: an ACK of LSN 0 holds the WAL from LSN 1 for a consumer with no event yet") {
+  TestDir dir;
+  ManualClock clock;
+  DbOptions o = Options(&clock);
+  o.keep_snapshots = 1;
+  o.stream_retention_bytes = 1 << 20;
+  o.stream_retention_age_s = 3600;
+  auto db = Db::Open(dir.path(), o);
+  REQUIRE(db.ok());
+  REQUIRE((*db)->last_lsn() == 0);  // nothing logged: no LSN >= 1 to ACK yet
+  REQUIRE((*db)->AckCursor("new", 0).ok());
+  CHECK(Positions(**db) == std::map<std::string, uint64_t>{{"new", 0}});
+  CHECK(*(*db)->CursorResumeLsn("new") == 1);
+  uint64_t user = 100;
+  for (int round = 0; round < 3; ++round) {  // each snapshot would drop the WAL it covers
+    for (int i = 0; i < 300; ++i) REQUIRE((*db)->Follow(user++, 3).ok());
+    REQUIRE((*db)->Snapshot().ok());
+  }
+  CHECK((*db)->OldestWalLsn() == 1);
+  CHECK(!(*db)->Cursors()[0].expired);
+  auto read_all = [&](Db& d) {
+    auto reader = d.OpenChanges(*d.CursorResumeLsn("new"));
+    REQUIRE(reader.ok());
+    uint64_t events = 0;
+    while ((*reader)->next_lsn() <= d.last_lsn()) {
+      REQUIRE((*reader)->Read(100, [&](const ChangeEvent&) { ++events; }).ok());
+    }
+    return events;
+  };
+  CHECK(read_all(**db) == 900);
+  // Recovery brings it back at 0 (from the snapshot, and from the WAL after a removal and a
+  // new ACK of 0), still holding the WAL.
+  REQUIRE((*db)->RemoveCursor("new").ok());
+  REQUIRE((*db)->AckCursor("new", 0).ok());
+  db->reset();
+  db = Db::Open(dir.path(), o);
+  REQUIRE(db.ok());
+  CHECK(Positions(**db) == std::map<std::string, uint64_t>{{"new", 0}});
+  CHECK(read_all(**db) == 900);
+  // Once it moves on, the WAL before it goes at the next snapshot.
+  REQUIRE((*db)->AckCursor("new", 600).ok());
+  REQUIRE((*db)->Snapshot().ok());
+  CHECK((*db)->OldestWalLsn() > 1);
+  CHECK((*db)->OldestWalLsn() <= 601);
+  // And without a cursor holding it, LSN 0 is behind what the WAL keeps.
+  CHECK((*db)->AckCursor("other", 0).code() == Code::kLsnExpired);
 }
 
 }  // namespace

@@ -174,10 +174,12 @@ std::vector<Example> Session() {
   add("UNBLOCK 3, 1", UnblockRequest{{3, 1}});
   add("REJECT: 3 refuses 4, who withdrew already", RejectRequest{{3, 4}});
   add("SET_PRIVATE 3 off: nothing pending, nothing approved", SetPrivateRequest{3, false});
+  add("SET_PRIVATE 3 off again: no change, so changed false and ts 0", SetPrivateRequest{3, false});
   return s;
 }
 
-// The rows of the table under "## Examples": {request hex, reply hex, reply marked as varying}.
+// The rows of the first table under "## Examples", which ends at its first line that is not a
+// row: {request hex, reply hex, reply marked as varying}.
 struct DocRow {
   std::string request, reply;
   bool varies = false;
@@ -186,10 +188,15 @@ std::vector<DocRow> DocExamples() {
   std::ifstream in(std::string(RELGRAPH_DOCS_DIR) + "/protocol.md");
   REQUIRE_MESSAGE(in.good(), "cannot read docs/protocol.md");
   std::vector<DocRow> rows;
-  bool in_section = false;
+  bool in_section = false, in_table = false;
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("## ", 0) == 0) in_section = line == "## Examples";
-    if (!in_section || line.rfind("| ", 0) != 0) continue;
+    if (!in_section) continue;
+    if (line.rfind("|", 0) != 0) {
+      if (in_table) break;  // the first table ends at its first line that is not a row
+      continue;
+    }
+    in_table = true;
     std::vector<std::string> ticks;  // the backticked parts, in order
     for (size_t at = line.find('`'); at != std::string::npos; at = line.find('`', at + 1)) {
       const size_t end = line.find('`', at + 1);
@@ -244,11 +251,17 @@ std::vector<std::pair<std::string, std::string>> StreamExampleRows() {
   std::ifstream in(std::string(RELGRAPH_DOCS_DIR) + "/protocol.md");
   REQUIRE_MESSAGE(in.good(), "cannot read docs/protocol.md");
   std::vector<std::pair<std::string, std::string>> rows;
-  bool in_section = false;
+  bool in_section = false, in_table = false;
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("## ", 0) == 0) in_section = line == "## Stream example";
+    if (!in_section) continue;
+    if (line.rfind("|", 0) != 0) {
+      if (in_table) break;  // a blank line ends a markdown table: rows after it are not in it
+      continue;
+    }
+    in_table = true;
     const size_t tick = line.find('`');
-    if (!in_section || line.rfind("| ", 0) != 0 || tick == std::string::npos) continue;
+    if (tick == std::string::npos) continue;  // the header and its rule
     const size_t end = line.find('`', tick + 1);
     rows.push_back({line.substr(2, line.find(" |") - 2), line.substr(tick + 1, end - tick - 1)});
   }
