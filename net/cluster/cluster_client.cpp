@@ -39,7 +39,12 @@ Status ClusterClient::RefreshMap() {
 }
 
 Result<Client*> ClusterClient::ShardClient(uint32_t id) {
-  if (auto it = clients_.find(id); it != clients_.end()) return it->second.get();
+  if (auto it = clients_.find(id); it != clients_.end()) {
+    if (it->second->healthy()) return it->second.get();
+    // Broken (the shard restarted, or the network failed): every call on it would fail at
+    // once, so dial again.
+    clients_.erase(it);
+  }
   const ShardInfo* info = map_.Find(id);
   if (info == nullptr) {
     return Status::NotFound("shard " + std::to_string(id) + " is not in the shard map (version " +

@@ -709,6 +709,42 @@ TEST_CASE("a move stopped between phases, its shards killed, is finished by runn
   CheckAgainst(*client, model, rng);
 }
 
+TEST_CASE("move-bucket reconnects to a new owner restarted during the prepare") {
+  Cluster cluster;
+  auto client = cluster.Client();
+  Model model;
+  std::mt19937_64 rng(31);
+  RandomRound(*client, model, rng, {});
+  REQUIRE(client->Barrier().ok());
+  // With the old owner down the tool stays in the prepare, polling the new owner's INFO over
+  // the connection it opened to it.
+  cluster.KillShard(1);
+  std::ostringstream out, err;
+  int code = -1;
+  std::thread mover([&] {
+    code = admin::Run({"cluster", "move-bucket", "--nats=" + cluster.nats.url(),
+                       "--buckets=0-1023", "--to=2", "--timeout-ms=60000"},
+                      out, err);
+  });
+  WaitInfo(cluster, 2, "cluster_inbox_held", 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the tool has asked it
+  // The new owner restarts: the tool's connection to it is broken.
+  cluster.KillShard(2);
+  cluster.StartShard(2);
+  WaitInfo(cluster, 2, "cluster_inbox_held", 1);
+  cluster.StartShard(1);
+  mover.join();
+  // Without dialing the new owner again, the tool waits out its timeout on the dead
+  // connection and fails, and the new owner's inbox stays held.
+  REQUIRE_MESSAGE(code == 0, err.str());
+  CHECK(out.str().find("buckets 0-1023 are on shard 2") != std::string::npos);
+  WaitInfo(cluster, 2, "cluster_inbox_held", 0);
+  REQUIRE(client->Barrier().ok());  // it also drops the client's connections to the restarted
+  RandomRound(*client, model, rng, {});
+  REQUIRE(client->Barrier().ok());
+  CheckAgainst(*client, model, rng);
+}
+
 TEST_CASE("a shard refuses users of other buckets with moved") {
   Cluster cluster;
   auto client = cluster.Client();
