@@ -649,6 +649,14 @@ TEST_CASE("a move stopped between phases, its shards killed, is finished by runn
   // The flip, by hand: changes about the moving users now go to shard 2, and wait there.
   for (uint32_t b = 0; b <= 1023; ++b) map.owner[b] = 2;
   map.move->phase = net::MovePhase::kFlip;
+  // As a tool that flipped an hour ago and was killed would have left it: the pause the
+  // resumed run prints counts from here.
+  const uint64_t hour_ms = 3'600'000;
+  map.move->flipped_ms =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count()) -
+      hour_ms;
   map.version = (*link)->ReplaceMap(map, map.version).value();
   REQUIRE(client->RefreshMap().ok());
   uint64_t mover_user = 0;  // a moving user
@@ -692,6 +700,13 @@ TEST_CASE("a move stopped between phases, its shards killed, is finished by runn
   waiting.join();
   REQUIRE_MESSAGE(code == 0, err.str());
   CHECK(out.str().find("resuming move 77 of buckets 0-1023 in phase flip") != std::string::npos);
+  {
+    const size_t at = out.str().find("commands about the buckets paused ");
+    REQUIRE_MESSAGE(at != std::string::npos, out.str());
+    const double paused = std::stod(out.str().substr(at + 34));
+    CHECK_MESSAGE(paused >= hour_ms, out.str());
+    CHECK(out.str().find("at least") == std::string::npos);
+  }
   CHECK(answered.load());
   o.port = cluster.port[1];
   auto shard1 = net::Client::Connect(o);

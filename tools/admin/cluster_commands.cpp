@@ -166,9 +166,12 @@ int ClusterCommand(const std::vector<std::string>& positional,
     char line[256];
     std::snprintf(line, sizeof line,
                   "moved in %.0f ms: prepare %.0f ms, drain %.0f ms, copy %.0f ms; commands "
-                  "about the buckets paused %.0f ms\n",
+                  "about the buckets paused %.0f ms%s\n",
                   report->total_ms, report->prepare_ms, report->drain_ms, report->copy_ms,
-                  report->pause_ms);
+                  report->pause_ms,
+                  report->pause_from_flip ? ""
+                                          : " (at least: the map has no flip time, so counted "
+                                            "from this run's start)");
     out << line;
     return 0;
   }
