@@ -74,6 +74,11 @@ struct Cluster {
         log);
     REQUIRE(WaitForPort(log) == port[id]);
   }
+  void StopShard(uint32_t id) {  // SIGTERM: a clean stop
+    ::kill(pid[id], SIGTERM);
+    WaitExit(pid[id]);
+    pid[id] = 0;
+  }
   void KillShard(uint32_t id) {
     ::kill(pid[id], SIGKILL);
     WaitExit(pid[id]);
@@ -758,6 +763,75 @@ TEST_CASE("move-bucket reconnects to a new owner restarted during the prepare") 
   RandomRound(*client, model, rng, {});
   REQUIRE(client->Barrier().ok());
   CheckAgainst(*client, model, rng);
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST_CASE("a shard started while nats-server is down serves its users, then joins") {
+  Cluster cluster;
+  auto client = cluster.Client();
+  Model model;
+  std::mt19937_64 rng(37);
+  RandomRound(*client, model, rng, {});
+  REQUIRE(client->Barrier().ok());
+  for (uint32_t id = 1; id <= kShards; ++id) cluster.StopShard(id);
+  cluster.nats.Kill();
+
+  // A shard that never saw a map (a new data directory) starts, but refuses every command,
+  // saying why, and keeps trying to join.
+  const std::string fresh_log = cluster.dir.path() + "/fresh.log";
+  const pid_t fresh = Spawn({"--data-dir=" + cluster.dir.path() + "/fresh", "--listen=127.0.0.1:0",
+                             "--cluster=" + cluster.nats.url(), "--shard-id=3"},
+                            fresh_log);
+  {
+    net::ClientOptions o;
+    o.port = WaitForPort(fresh_log);
+    auto c = net::Client::Connect(o);
+    REQUIRE_MESSAGE(c.ok(), c.status().ToString());
+    const auto refused = (*c)->Counts(1);
+    CHECK(refused.status().code() == Code::kUnavailable);
+    CHECK_MESSAGE(refused.status().message().find("never seen its shard map") != std::string::npos,
+                  refused.status().message());
+    CHECK(ReadAll(fresh_log).find("this shard has never seen the shard map") != std::string::npos);
+  }
+  ::kill(fresh, SIGTERM);
+  WaitExit(fresh);
+
+  // Shard 1 starts with nats-server down: it serves its users by the map it saved, and
+  // decides their changes, also those about other shards' users (they wait in its WAL).
+  cluster.StartShard(1);
+  WaitInfo(cluster, 1, "cluster_joined", 0);
+  RandomRound(*client, model, rng,
+              {.ops = 300, .access_percent = 0, .skip = {2, 3}, .removals = false});
+  for (uint64_t u = 1; u <= kUsers; ++u) {
+    if (client->map().OwnerOf(u) != 1) continue;
+    net::PageQuery q;
+    q.user = u;
+    q.limit = 1000;
+    auto page = client->Following(q);
+    REQUIRE_MESSAGE(page.ok(), page.status().ToString());
+    std::set<uint64_t> got, want;
+    for (const net::PageEntry& e : page->entries) got.insert(e.user);
+    for (const auto& [edge, ts] : model.graph.edges) {
+      if (edge.first == u) want.insert(edge.second);
+    }
+    CHECK(got == want);
+  }
+  // nats-server comes back, and the others start: shard 1 joins, and what it decided
+  // meanwhile reaches them.
+  cluster.nats.Restart();
+  cluster.StartShard(2);
+  cluster.StartShard(3);
+  WaitInfo(cluster, 1, "cluster_joined", 1);
+  REQUIRE(client->Barrier().ok());
+  CheckAgainst(*client, model, rng);
+  CHECK(ReadAll(cluster.dir.path() + "/shard1.2.log").find("joined the cluster") !=
+        std::string::npos);
 }
 
 TEST_CASE("a shard refuses users of other buckets with moved") {
