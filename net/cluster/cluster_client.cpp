@@ -39,7 +39,12 @@ Status ClusterClient::RefreshMap() {
 }
 
 Result<Client*> ClusterClient::ShardClient(uint32_t id) {
-  if (auto it = clients_.find(id); it != clients_.end()) return it->second.get();
+  if (auto it = clients_.find(id); it != clients_.end()) {
+    if (it->second->healthy()) return it->second.get();
+    // Broken (the shard restarted, or the network failed): every call on it would fail at
+    // once, so dial again.
+    clients_.erase(it);
+  }
   const ShardInfo* info = map_.Find(id);
   if (info == nullptr) {
     return Status::NotFound("shard " + std::to_string(id) + " is not in the shard map (version " +
@@ -95,17 +100,14 @@ Result<CountedPageReply> ClusterClient::Requests(const PageQuery& query) {
   return Page<RequestsRequest>(query);
 }
 
-// The largest page and known_followers limit (docs/protocol.md, "Limits").
-constexpr uint16_t kPageLimit = 1000;
-
 Result<KnownFollowersReply> ClusterClient::KnownFollowers(uint64_t viewer, uint64_t target,
                                                           uint16_t limit) {
   if (viewer == 0 || target == 0) {
     return Status(Code::kInvalidUserId, "known_followers: user id 0 (viewer or target)");
   }
-  if (limit > kPageLimit) {
+  if (limit > kMaxPageLimit) {
     return Status::InvalidArgument("known_followers: limit " + std::to_string(limit) + " is over " +
-                                   std::to_string(kPageLimit));
+                                   std::to_string(kMaxPageLimit));
   }
   if (map_.OwnerOf(viewer) == map_.OwnerOf(target)) {
     return Call(KnownFollowersRequest{viewer, target, limit});
@@ -114,7 +116,7 @@ Result<KnownFollowersReply> ClusterClient::KnownFollowers(uint64_t viewer, uint6
   std::vector<uint64_t> followees;
   PageQuery q;
   q.user = viewer;
-  q.limit = kPageLimit;
+  q.limit = kMaxPageLimit;
   for (;;) {
     auto page = Following(q);
     if (!page.ok()) return page.status();
@@ -123,9 +125,10 @@ Result<KnownFollowersReply> ClusterClient::KnownFollowers(uint64_t viewer, uint6
     q.after = page->next;
   }
   KnownFollowersReply out;
-  for (size_t at = 0; at < followees.size(); at += kMaxWireList) {
-    const std::span<const uint64_t> part(followees.data() + at,
-                                         std::min<size_t>(kMaxWireList, followees.size() - at));
+  // In RELATIONS batches of the server's size.
+  for (size_t at = 0; at < followees.size(); at += kMaxRelationsIds) {
+    const std::span<const uint64_t> part(
+        followees.data() + at, std::min<size_t>(kMaxRelationsIds, followees.size() - at));
     auto relations = Relations(target, part);  // bit "followed by": the followee follows target
     if (!relations.ok()) return relations.status();
     for (size_t i = 0; i < part.size(); ++i) {

@@ -88,7 +88,8 @@ class ClusterClient : public TypedCalls<ClusterClient> {
   // Reads the map from NATS again (after `moved`, or to see a bucket move).
   Status RefreshMap();
   const ShardMap& map() const { return map_; }
-  // The connection to shard `id`, opened on first use.
+  // The connection to shard `id`, opened on first use, and opened again when the one held
+  // broke (a caller polling a shard that restarts reaches the new process).
   Result<Client*> ShardClient(uint32_t id);
   // Each shard's INFO fields by name.
   Result<std::map<uint32_t, std::map<std::string, uint64_t>>> ShardInfos();

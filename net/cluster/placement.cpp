@@ -138,6 +138,9 @@ Status ValidateShardMap(const ShardMap& map) {
     if (mv.phase < MovePhase::kPrepare || mv.phase > MovePhase::kCopy) {
       return Status::InvalidArgument(what + " has no phase");
     }
+    if (mv.phase == MovePhase::kPrepare && mv.flipped_ms != 0) {
+      return Status::InvalidArgument(what + " has a flip time in phase prepare");
+    }
     const uint32_t holder = mv.phase == MovePhase::kPrepare ? mv.from : mv.to;
     for (uint32_t b = mv.first; b <= mv.last; ++b) {
       if (map.owner[b] != holder) {
@@ -168,7 +171,9 @@ std::string EncodeShardMap(const ShardMap& map) {
     const BucketMove& mv = *map.move;
     out += "move " + std::to_string(mv.first) + "-" + std::to_string(mv.last) + " " +
            std::to_string(mv.from) + " " + std::to_string(mv.to) + " " +
-           std::string(MovePhaseName(mv.phase)) + " " + std::to_string(mv.id) + "\n";
+           std::string(MovePhaseName(mv.phase)) + " " + std::to_string(mv.id);
+    if (mv.flipped_ms != 0) out += " " + std::to_string(mv.flipped_ms);
+    out += "\n";
   }
   return out;
 }
@@ -208,7 +213,7 @@ Result<ShardMap> ParseShardMap(std::string_view text) {
         covered[b] = true;
         map.owner[b] = static_cast<uint32_t>(std::min<uint64_t>(m, UINT32_MAX));
       }
-    } else if (w[0] == "move" && w.size() == 6 && map.buckets > 0) {
+    } else if (w[0] == "move" && (w.size() == 6 || w.size() == 7) && map.buckets > 0) {
       if (map.move) return Bad(line_no, "a second move line");
       BucketMove mv;
       uint64_t from = 0, to = 0;
@@ -217,8 +222,8 @@ Result<ShardMap> ParseShardMap(std::string_view text) {
                                 std::to_string(map.buckets - 1));
       }
       if (!ParseU64(w[2], &from) || !ParseU64(w[3], &to) || from > 65535 || to > 65535 ||
-          !ParseU64(w[5], &mv.id)) {
-        return Bad(line_no, "expected 'move FIRST-LAST FROM TO PHASE ID'");
+          !ParseU64(w[5], &mv.id) || (w.size() == 7 && !ParseU64(w[6], &mv.flipped_ms))) {
+        return Bad(line_no, "expected 'move FIRST-LAST FROM TO PHASE ID [FLIPPED_MS]'");
       }
       mv.from = static_cast<uint32_t>(from);
       mv.to = static_cast<uint32_t>(to);

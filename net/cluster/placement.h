@@ -9,10 +9,13 @@
 //   buckets 4096                    the bucket count, 1..65536
 //   shard <id> <host:port>          one line per shard: id 1..65535, its relgraphd address
 //   owner <first>-<last> <id>       buckets first..last (inclusive) belong to shard id
-//   move <first>-<last> <from> <to> <phase> <id>
+//   move <first>-<last> <from> <to> <phase> <id> [<flipped_ms>]
 //                                   at most one: buckets first..last are moving from shard
 //                                   `from` to shard `to`; phase prepare, flip or copy; id a
-//                                   number naming this move (its subject and done key)
+//                                   number naming this move (its subject and done key);
+//                                   flipped_ms, in phases flip and copy, the wall-clock time
+//                                   of the flip (ms since the Unix epoch), absent in maps
+//                                   written before it was recorded
 // Every bucket has exactly one owner line covering it; owners are known shards. The moving
 // buckets are owned by `from` in phase prepare and by `to` after it. Lines are separated by
 // '\n'; no other lines are allowed.
@@ -59,6 +62,9 @@ struct BucketMove {
   uint32_t from = 0, to = 0;     // shard ids
   MovePhase phase = MovePhase::kPrepare;
   uint64_t id = 0;  // >= 1, unique per move
+  // When the flip was written (ms since the Unix epoch, the writer's clock); 0 in phase
+  // prepare, and in a map written without it.
+  uint64_t flipped_ms = 0;
   bool Covers(uint32_t bucket) const { return bucket >= first && bucket <= last; }
   friend bool operator==(const BucketMove&, const BucketMove&) = default;
 };

@@ -20,6 +20,12 @@ inline constexpr uint32_t kMinFrameLength = 6;          // the `length` field of
 inline constexpr uint32_t kDefaultMaxFrame = 1u << 20;  // whole frame, header included
 inline constexpr uint32_t kMinMaxFrame = 4096;
 inline constexpr uint16_t kDefaultPort = 7707;
+// The server's batch limits (docs/protocol.md, "Limits"): the most entries a page or a
+// KNOWN_FOLLOWERS reply asks for, and the most ids one RELATIONS request holds. More is
+// `invalid_argument`. The engine enforces them; tools/service checks at compile time that its
+// limits are these, so a client that splits by them (net/cluster) and the server agree.
+inline constexpr uint32_t kMaxPageLimit = 1000;
+inline constexpr uint32_t kMaxRelationsIds = 1000;
 
 // Every opcode, written once: its enumerator, its value and its name (the name OpcodeName,
 // the command table and error messages use). Adding a command starts with one line here (see

@@ -69,6 +69,30 @@ TEST_CASE("admin: usage, help and unknown commands exit with the documented code
   CHECK(Admin({"import", "x", "y", "--bogus"}).code == 2);
 }
 
+TEST_CASE("admin: --help and -h at every level print usage on stdout and exit 0") {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--help"}, "usage: relgraph-admin COMMAND"},
+      {{"-h"}, "usage: relgraph-admin COMMAND"},
+      {{"cluster", "--help"}, "usage: relgraph-admin cluster COMMAND"},
+      {{"cluster", "-h"}, "usage: relgraph-admin cluster COMMAND"},
+      {{"cluster", "init", "--help"}, "usage: relgraph-admin cluster init"},
+      {{"cluster", "show", "-h"}, "usage: relgraph-admin cluster show"},
+      {{"cluster", "move-bucket", "--help"}, "usage: relgraph-admin cluster move-bucket"},
+      // --help wins over missing or bad flags: nothing runs, nothing connects to NATS.
+      {{"cluster", "move-bucket", "--buckets=x", "--help"}, "--timeout-ms"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const Ran r = Admin(args);
+    CAPTURE(args.size());
+    CHECK_MESSAGE(r.code == 0, r.err);
+    CHECK(r.err.empty());
+    CHECK_MESSAGE(r.out.find(expected) != std::string::npos, r.out);
+  }
+  CHECK(Admin({"cluster", "move-bucket", "--help"}).out.find("cluster init") == std::string::npos);
+  CHECK(Admin({"cluster", "frobnicate", "--help"}).code == 2);
+  CHECK(Admin({"cluster"}).code == 2);
+}
+
 TEST_CASE("admin: import, verify, export round-trip the edge list; import refuses existing data") {
   TestDir dir;
   const std::string edges = WriteEdgeList(dir.path());

@@ -74,6 +74,11 @@ struct Cluster {
         log);
     REQUIRE(WaitForPort(log) == port[id]);
   }
+  void StopShard(uint32_t id) {  // SIGTERM: a clean stop
+    ::kill(pid[id], SIGTERM);
+    WaitExit(pid[id]);
+    pid[id] = 0;
+  }
   void KillShard(uint32_t id) {
     ::kill(pid[id], SIGKILL);
     WaitExit(pid[id]);
@@ -649,6 +654,14 @@ TEST_CASE("a move stopped between phases, its shards killed, is finished by runn
   // The flip, by hand: changes about the moving users now go to shard 2, and wait there.
   for (uint32_t b = 0; b <= 1023; ++b) map.owner[b] = 2;
   map.move->phase = net::MovePhase::kFlip;
+  // As a tool that flipped an hour ago and was killed would have left it: the pause the
+  // resumed run prints counts from here.
+  const uint64_t hour_ms = 3'600'000;
+  map.move->flipped_ms =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count()) -
+      hour_ms;
   map.version = (*link)->ReplaceMap(map, map.version).value();
   REQUIRE(client->RefreshMap().ok());
   uint64_t mover_user = 0;  // a moving user
@@ -692,6 +705,13 @@ TEST_CASE("a move stopped between phases, its shards killed, is finished by runn
   waiting.join();
   REQUIRE_MESSAGE(code == 0, err.str());
   CHECK(out.str().find("resuming move 77 of buckets 0-1023 in phase flip") != std::string::npos);
+  {
+    const size_t at = out.str().find("commands about the buckets paused ");
+    REQUIRE_MESSAGE(at != std::string::npos, out.str());
+    const double paused = std::stod(out.str().substr(at + 34));
+    CHECK_MESSAGE(paused >= hour_ms, out.str());
+    CHECK(out.str().find("at least") == std::string::npos);
+  }
   CHECK(answered.load());
   o.port = cluster.port[1];
   auto shard1 = net::Client::Connect(o);
@@ -707,6 +727,111 @@ TEST_CASE("a move stopped between phases, its shards killed, is finished by runn
   RandomRound(*client, model, rng, {});
   REQUIRE(client->Barrier().ok());
   CheckAgainst(*client, model, rng);
+}
+
+TEST_CASE("move-bucket reconnects to a new owner restarted during the prepare") {
+  Cluster cluster;
+  auto client = cluster.Client();
+  Model model;
+  std::mt19937_64 rng(31);
+  RandomRound(*client, model, rng, {});
+  REQUIRE(client->Barrier().ok());
+  // With the old owner down the tool stays in the prepare, polling the new owner's INFO over
+  // the connection it opened to it.
+  cluster.KillShard(1);
+  std::ostringstream out, err;
+  int code = -1;
+  std::thread mover([&] {
+    code = admin::Run({"cluster", "move-bucket", "--nats=" + cluster.nats.url(),
+                       "--buckets=0-1023", "--to=2", "--timeout-ms=60000"},
+                      out, err);
+  });
+  WaitInfo(cluster, 2, "cluster_inbox_held", 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the tool has asked it
+  // The new owner restarts: the tool's connection to it is broken.
+  cluster.KillShard(2);
+  cluster.StartShard(2);
+  WaitInfo(cluster, 2, "cluster_inbox_held", 1);
+  cluster.StartShard(1);
+  mover.join();
+  // Without dialing the new owner again, the tool waits out its timeout on the dead
+  // connection and fails, and the new owner's inbox stays held.
+  REQUIRE_MESSAGE(code == 0, err.str());
+  CHECK(out.str().find("buckets 0-1023 are on shard 2") != std::string::npos);
+  WaitInfo(cluster, 2, "cluster_inbox_held", 0);
+  REQUIRE(client->Barrier().ok());  // it also drops the client's connections to the restarted
+  RandomRound(*client, model, rng, {});
+  REQUIRE(client->Barrier().ok());
+  CheckAgainst(*client, model, rng);
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST_CASE("a shard started while nats-server is down serves its users, then joins") {
+  Cluster cluster;
+  auto client = cluster.Client();
+  Model model;
+  std::mt19937_64 rng(37);
+  RandomRound(*client, model, rng, {});
+  REQUIRE(client->Barrier().ok());
+  for (uint32_t id = 1; id <= kShards; ++id) cluster.StopShard(id);
+  cluster.nats.Kill();
+
+  // A shard that never saw a map (a new data directory) starts, but refuses every command,
+  // saying why, and keeps trying to join.
+  const std::string fresh_log = cluster.dir.path() + "/fresh.log";
+  const pid_t fresh = Spawn({"--data-dir=" + cluster.dir.path() + "/fresh", "--listen=127.0.0.1:0",
+                             "--cluster=" + cluster.nats.url(), "--shard-id=3"},
+                            fresh_log);
+  {
+    net::ClientOptions o;
+    o.port = WaitForPort(fresh_log);
+    auto c = net::Client::Connect(o);
+    REQUIRE_MESSAGE(c.ok(), c.status().ToString());
+    const auto refused = (*c)->Counts(1);
+    CHECK(refused.status().code() == Code::kUnavailable);
+    CHECK_MESSAGE(refused.status().message().find("never seen its shard map") != std::string::npos,
+                  refused.status().message());
+    CHECK(ReadAll(fresh_log).find("this shard has never seen the shard map") != std::string::npos);
+  }
+  ::kill(fresh, SIGTERM);
+  WaitExit(fresh);
+
+  // Shard 1 starts with nats-server down: it serves its users by the map it saved, and
+  // decides their changes, also those about other shards' users (they wait in its WAL).
+  cluster.StartShard(1);
+  WaitInfo(cluster, 1, "cluster_joined", 0);
+  RandomRound(*client, model, rng,
+              {.ops = 300, .access_percent = 0, .skip = {2, 3}, .removals = false});
+  for (uint64_t u = 1; u <= kUsers; ++u) {
+    if (client->map().OwnerOf(u) != 1) continue;
+    net::PageQuery q;
+    q.user = u;
+    q.limit = 1000;
+    auto page = client->Following(q);
+    REQUIRE_MESSAGE(page.ok(), page.status().ToString());
+    std::set<uint64_t> got, want;
+    for (const net::PageEntry& e : page->entries) got.insert(e.user);
+    for (const auto& [edge, ts] : model.graph.edges) {
+      if (edge.first == u) want.insert(edge.second);
+    }
+    CHECK(got == want);
+  }
+  // nats-server comes back, and the others start: shard 1 joins, and what it decided
+  // meanwhile reaches them.
+  cluster.nats.Restart();
+  cluster.StartShard(2);
+  cluster.StartShard(3);
+  WaitInfo(cluster, 1, "cluster_joined", 1);
+  REQUIRE(client->Barrier().ok());
+  CheckAgainst(*client, model, rng);
+  CHECK(ReadAll(cluster.dir.path() + "/shard1.2.log").find("joined the cluster") !=
+        std::string::npos);
 }
 
 TEST_CASE("a shard refuses users of other buckets with moved") {

@@ -24,7 +24,7 @@
 namespace relgraph::admin {
 namespace {
 
-constexpr const char* kUsage = R"(usage: relgraph-admin COMMAND [ARGS] [--help]
+constexpr const char* kUsage = R"(usage: relgraph-admin COMMAND [ARGS] [--help]  (-h is --help)
 
 Operations on a relgraph data directory (DATADIR) or snapshot file (SNAPSHOT); all offline
 but `snapshot --server`, which asks a running relgraphd.
@@ -449,8 +449,8 @@ int Run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   static const std::map<std::string, std::function<int(Context&)>> commands = {
       {"import", Import},     {"verify", Verify},   {"inspect", Inspect},  {"export", Export},
       {"snapshot", Snapshot}, {"restore", Restore}, {"wal-dump", WalDump}, {"repair", Repair}};
-  if (args.command == "cluster" && !args.help) {
-    return ClusterCommand(args.positional, args.flags, out, err);
+  if (args.command == "cluster") {
+    return ClusterCommand(args.positional, args.flags, args.help, out, err);
   }
   auto it = commands.find(args.command);
   if (it == commands.end()) {

@@ -13,6 +13,14 @@ double MsSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
+// Wall-clock milliseconds since the Unix epoch: the flip's time in the map is read again by
+// a later run, perhaps on another machine, so a steady clock will not do.
+uint64_t WallMs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
 // Polls `ready` every 5 ms until it says true (OK), fails with anything but kUnavailable
 // (a shard or NATS briefly away is waited out), or `timeout` passes (kTimeout: "... within").
 Status WaitFor(std::chrono::milliseconds timeout, const std::string& what,
@@ -91,10 +99,7 @@ Result<BucketMoveReport> MoveBuckets(const BucketMoveRequest& request,
                                      " already");
     }
     net::ShardMap next = *map;
-    const uint64_t id =
-        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  std::chrono::system_clock::now().time_since_epoch())
-                                  .count());
+    const uint64_t id = WallMs();
     next.move = net::BucketMove{
         request.first, request.last, from, request.to, net::MovePhase::kPrepare, id};
     auto v = link.ReplaceMap(next, map->version);
@@ -115,6 +120,8 @@ Result<BucketMoveReport> MoveBuckets(const BucketMoveRequest& request,
     net::ShardMap next = *map;
     if (phase == net::MovePhase::kFlip) {
       for (uint32_t b = mv.first; b <= mv.last; ++b) next.owner[b] = mv.to;
+      // The pause starts here; a run that resumes the move reads when from the map.
+      next.move->flipped_ms = WallMs();
     }
     next.move->phase = phase;
     auto v = link.ReplaceMap(next, map->version);
@@ -188,7 +195,13 @@ Result<BucketMoveReport> MoveBuckets(const BucketMoveRequest& request,
   RELGRAPH_RETURN_IF_ERROR(WaitFor(request.timeout, new_owner + " bringing the state in",
                                    [&]() { return link.MoveDone(mv.id); }));
   report.copy_ms = MsSince(copy_start);
-  report.pause_ms = std::chrono::duration<double, std::milli>(Clock::now() - flipped).count();
+  if (mv.flipped_ms != 0) {
+    const uint64_t now = WallMs();
+    report.pause_ms = now > mv.flipped_ms ? static_cast<double>(now - mv.flipped_ms) : 0;
+  } else {  // a map flipped by a tool that did not record when: from this run's start
+    report.pause_ms = MsSince(flipped);
+    report.pause_from_flip = false;
+  }
   net::ShardMap done = *map;
   done.move.reset();
   auto v = link.ReplaceMap(done, map->version);

@@ -37,9 +37,13 @@ struct BucketMoveReport {
   uint64_t map_version = 0;  // of the map without the move line
   // Milliseconds: waiting for the new owner's inbox to hold; from the flip until the old
   // owner applied everything routed to it before; from then until the state was in; the
-  // whole move. `pause` is from the flip until the new owner took the buckets' commands
-  // (they are answered `moving` meanwhile; ClusterClient retries).
+  // whole move, in this run. `pause` is from the flip until the new owner took the buckets'
+  // commands (they are answered `moving` meanwhile; ClusterClient retries), across runs: from
+  // the flip's time in the map's move line (wall clock), whichever run wrote it.
   double prepare_ms = 0, drain_ms = 0, copy_ms = 0, total_ms = 0, pause_ms = 0;
+  // False when the map's move line has no flip time (written by an older tool): `pause` is
+  // then from this run's start only.
+  bool pause_from_flip = true;
 };
 
 // kInvalidArgument for buckets out of range, an unknown shard, buckets of several owners or

@@ -10,13 +10,55 @@
 namespace relgraph::admin {
 namespace {
 
+constexpr const char* kInitUsage =
+    R"(  cluster init --nats=URL --shards=ID=HOST:PORT,... [--buckets=N]
+                            create a cluster's shard map (docs/cluster.md): the shards
+                            own equal ranges of the buckets (4096 by default)
+)";
+constexpr const char* kShowUsage =
+    R"(  cluster show --nats=URL   print the shard map, with each shard's bucket count
+)";
+constexpr const char* kMoveUsage =
+    R"(  cluster move-bucket --nats=URL --buckets=FIRST[-LAST] --to=ID [--timeout-ms=120000]
+                            move buckets of one shard to shard ID online; run it again
+                            to finish a move that was interrupted
+)";
+constexpr const char* kTail = R"(
+--nats defaults to nats://127.0.0.1:4222.
+Exit status: 0 on success, 1 on failure, 2 on a usage error.
+)";
+
+// `relgraph-admin cluster [SUBCOMMAND] --help`: the usage of one subcommand, or of all.
+int Help(const std::vector<std::string>& positional, std::ostream& out, std::ostream& err) {
+  const std::string what = positional.empty() ? "" : positional[0];
+  const char* one = what == "init"          ? kInitUsage
+                    : what == "show"        ? kShowUsage
+                    : what == "move-bucket" ? kMoveUsage
+                                            : nullptr;
+  if (!what.empty() && one == nullptr) {
+    err << "relgraph-admin cluster: unknown cluster command '" << what
+        << "' (init, show or move-bucket)\n";
+    return 2;
+  }
+  out << "usage: relgraph-admin cluster " << (what.empty() ? "COMMAND" : what)
+      << " [FLAGS] [--help]\n\n";
+  if (one != nullptr) {
+    out << one;
+  } else {
+    out << "The shard map of a relgraph cluster on NATS JetStream (docs/cluster.md).\n\n"
+        << kInitUsage << kShowUsage << kMoveUsage;
+  }
+  out << kTail;
+  return 0;
+}
+
 int Fail(std::ostream& err, const std::string& what, const Status& s) {
   err << "relgraph-admin cluster " << what << ": " << s.message() << "\n";
   return 1;
 }
 
 int Usage(std::ostream& err, const std::string& what) {
-  err << "relgraph-admin cluster: " << what << " (see relgraph-admin --help)\n";
+  err << "relgraph-admin cluster: " << what << " (see relgraph-admin cluster --help)\n";
   return 2;
 }
 
@@ -58,8 +100,9 @@ void Print(const net::ShardMap& m, std::ostream& out) {
 }  // namespace
 
 int ClusterCommand(const std::vector<std::string>& positional,
-                   const std::map<std::string, std::string>& flags, std::ostream& out,
+                   const std::map<std::string, std::string>& flags, bool help, std::ostream& out,
                    std::ostream& err) {
+  if (help) return Help(positional, out, err);
   if (positional.size() != 1) return Usage(err, "expected init, show or move-bucket");
   const std::string& what = positional[0];
   auto flag = [&](const char* name) {
@@ -123,9 +166,12 @@ int ClusterCommand(const std::vector<std::string>& positional,
     char line[256];
     std::snprintf(line, sizeof line,
                   "moved in %.0f ms: prepare %.0f ms, drain %.0f ms, copy %.0f ms; commands "
-                  "about the buckets paused %.0f ms\n",
+                  "about the buckets paused %.0f ms%s\n",
                   report->total_ms, report->prepare_ms, report->drain_ms, report->copy_ms,
-                  report->pause_ms);
+                  report->pause_ms,
+                  report->pause_from_flip ? ""
+                                          : " (at least: the map has no flip time, so counted "
+                                            "from this run's start)");
     out << line;
     return 0;
   }

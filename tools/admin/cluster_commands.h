@@ -3,6 +3,8 @@
 //   cluster show --nats=URL                                           print it
 //   cluster move-bucket --nats=URL --buckets=FIRST[-LAST] --to=ID [--timeout-ms=N]
 //                                                     move buckets online (bucket_move.h)
+// With `help` (--help or -h anywhere), prints the usage of `cluster` or of the subcommand
+// named to `out` and returns 0, doing nothing else.
 // Output to `out`, errors to `err`; returns the exit code (0, 1 failure, 2 usage).
 #pragma once
 
@@ -14,7 +16,7 @@
 namespace relgraph::admin {
 
 int ClusterCommand(const std::vector<std::string>& positional,
-                   const std::map<std::string, std::string>& flags, std::ostream& out,
+                   const std::map<std::string, std::string>& flags, bool help, std::ostream& out,
                    std::ostream& err);
 
 }  // namespace relgraph::admin

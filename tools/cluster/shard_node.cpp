@@ -9,6 +9,7 @@
 #include "engine/durable/wal_records.h"
 #include "net/protocol/protocol.h"
 #include "tools/cluster/change_message.h"
+#include "tools/cluster/map_file.h"
 #include "tools/cluster/move_message.h"
 
 namespace relgraph {
@@ -96,24 +97,36 @@ std::shared_ptr<const net::ShardMap> ShardNode::map() const {
   return map_;
 }
 
-void ShardNode::SetMap(net::ShardMap map) {
+void ShardNode::SetMap(net::ShardMap map, bool from_nats, bool force) {
   if (map.Find(options_.shard_id) == nullptr) {
+    const auto held = this->map();
     Log("shard map version " + std::to_string(map.version) + " has no shard " +
         std::to_string(options_.shard_id) + ": kept version " +
-        std::to_string(this->map()->version));
+        (held != nullptr ? std::to_string(held->version) : std::string("none")));
     return;
   }
   const uint64_t version = map.version;
   {
     std::lock_guard lock(map_mu_);
-    if (map_ != nullptr && map_->version >= version) return;
+    if (map_ != nullptr && map_->version >= version && !force) return;
     map_ = std::make_shared<const net::ShardMap>(std::move(map));
     // Before anything is routed here by a map that moves buckets to this shard.
     inbox_hold_ = MustHoldInbox(*map_);
   }
   map_changed_.notify_all();
-  std::lock_guard lock(stats_mu_);
-  stats_.map_version = version;
+  {
+    std::lock_guard lock(stats_mu_);
+    stats_.map_version = version;
+  }
+  if (from_nats && !options_.data_dir.empty()) {
+    // The newest map held, whichever thread took it: a later start without NATS serves by it.
+    std::lock_guard lock(save_mu_);
+    const auto held = this->map();
+    Env* env = options_.env != nullptr ? options_.env : Env::Posix();
+    if (Status s = SaveShardMapFile(env, options_.data_dir, *held); !s.ok()) {
+      Log("saving shard map version " + std::to_string(held->version) + ": " + s.ToString());
+    }
+  }
 }
 
 UserPlace ShardNode::PlaceOf(const net::ShardMap& m, uint64_t user) const {
@@ -129,10 +142,52 @@ bool ShardNode::MustHoldInbox(const net::ShardMap& m) const {
 
 Status ShardNode::Start() {
   if (options_.shard_id == 0) return Status::InvalidArgument("a shard needs a shard id (1..65535)");
+  stop_ = false;
+  // Until a map names this shard's buckets, the Db asks about none (Admit refuses them all).
+  db_->SetPlacement([this](UserId u) {
+    const auto m = this->map();
+    return m != nullptr ? PlaceOf(*m, u) : UserPlace::kHere;
+  });
+  const Status joined = Join();
+  if (joined.ok() || joined.code() != Code::kUnavailable) {
+    if (!joined.ok()) db_->SetPlacement(nullptr);
+    return joined;
+  }
+  // NATS does not answer: serve by the map last seen, and join when NATS is back.
+  const std::string saved_in =
+      options_.data_dir.empty() ? std::string("no data directory")
+                                : JoinPath(options_.data_dir, kShardMapFileName);
+  Result<net::ShardMap> saved = Status::NotFound(saved_in);
+  if (!options_.data_dir.empty()) {
+    saved = LoadShardMapFile(options_.env != nullptr ? options_.env : Env::Posix(),
+                             options_.data_dir);
+  }
+  if (saved.ok() && saved->Find(options_.shard_id) != nullptr) {
+    const uint64_t version = saved->version;
+    SetMap(std::move(*saved), /*from_nats=*/false);
+    Log("cannot join the cluster yet (" + joined.ToString() +
+        "): serving this shard's users by shard map version " + std::to_string(version) +
+        " saved in " + saved_in +
+        "; changes for other shards wait in the WAL; trying to join again with backoff");
+  } else {
+    const std::string why =
+        saved.ok() ? "the map saved in " + saved_in + " has no shard " +
+                         std::to_string(options_.shard_id)
+        : saved.status().code() == Code::kNotFound
+            ? "this shard has never seen the shard map (no " + saved_in + ")"
+            : "the saved shard map does not read (" + saved.status().ToString() + ")";
+    Log("cannot join the cluster yet (" + joined.ToString() + ") and " + why +
+        ": refusing every command until it joins, as it cannot tell which users are its own; "
+        "trying to join again with backoff");
+  }
+  join_thread_ = std::thread([this] { JoinLoop(); });
+  return Status::OK();
+}
+
+Status ShardNode::Join() {
   auto link = net::NatsLink::Connect(options_.nats_url, options_.names);
   if (!link.ok()) return link.status();
-  link_ = std::move(*link);
-  auto map = link_->ReadMap();
+  auto map = (*link)->ReadMap();
   if (!map.ok()) return map.status();
   if (map->Find(options_.shard_id) == nullptr) {
     return Status::InvalidArgument("the shard map (version " + std::to_string(map->version) +
@@ -140,20 +195,46 @@ Status ShardNode::Start() {
   }
   if (map->move && map->move->to == options_.shard_id) {
     // Brought in before a restart: the inbox need not wait again.
-    auto done = link_->MoveDone(map->move->id);
+    auto done = (*link)->MoveDone(map->move->id);
     if (!done.ok()) return done.status();
     if (*done) imported_move_ = map->move->id;
   }
-  SetMap(std::move(*map));
-  RELGRAPH_RETURN_IF_ERROR(link_->EnsureStream());
-  RELGRAPH_RETURN_IF_ERROR(link_->EnsureMoveStream());
-  db_->SetPlacement([this](UserId u) { return PlaceOf(*this->map(), u); });
-  stop_ = false;
+  RELGRAPH_RETURN_IF_ERROR((*link)->EnsureStream());
+  RELGRAPH_RETURN_IF_ERROR((*link)->EnsureMoveStream());
+  link_ = std::move(*link);
+  // NATS holds the truth, even when its revisions restarted below the map saved here.
+  SetMap(std::move(*map), /*from_nats=*/true, /*force=*/true);
   map_thread_ = std::thread([this] { MapLoop(); });
   outbox_thread_ = std::thread([this] { OutboxLoop(); });
   inbox_thread_ = std::thread([this] { InboxLoop(); });
   move_thread_ = std::thread([this] { MoveLoop(); });
+  joined_ = true;
   return Status::OK();
+}
+
+void ShardNode::JoinLoop() {
+  std::chrono::milliseconds wait = options_.retry;
+  std::string last;
+  while (!stop_.load()) {
+    for (auto until = std::chrono::steady_clock::now() + wait;
+         !stop_.load() && std::chrono::steady_clock::now() < until;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (stop_.load()) return;
+    const Status s = Join();
+    if (s.ok()) {
+      const auto m = map();
+      Log("joined the cluster at " + options_.nats_url + " (shard map version " +
+          std::to_string(m->version) + ")");
+      return;
+    }
+    if (s.ToString() != last) {  // once per new reason, not once per try
+      Log("joining the cluster at " + options_.nats_url + ": " + s.ToString() +
+          "; trying again with backoff");
+      last = s.ToString();
+    }
+    wait = std::min(wait * 2, options_.join_retry_max);
+  }
 }
 
 void ShardNode::Stop() {
@@ -162,10 +243,12 @@ void ShardNode::Stop() {
     stop_ = true;
   }
   map_changed_.notify_all();
+  // The join thread first: once it is done, no other thread starts.
+  if (join_thread_.joinable()) join_thread_.join();
   for (std::thread* t : {&map_thread_, &outbox_thread_, &inbox_thread_, &move_thread_}) {
     if (t->joinable()) t->join();
   }
-  if (link_ != nullptr) db_->SetPlacement(nullptr);
+  db_->SetPlacement(nullptr);
 }
 
 Status ShardNode::Admit(net::Opcode opcode, uint64_t user, uint64_t viewer) const {
@@ -175,6 +258,12 @@ Status ShardNode::Admit(net::Opcode opcode, uint64_t user, uint64_t viewer) cons
                                           "the commands it runs)");
   }
   const std::shared_ptr<const net::ShardMap> m = map();
+  if (m == nullptr) {
+    return Status(Code::kUnavailable,
+                  "shard " + std::to_string(options_.shard_id) +
+                      " has not joined the cluster and has never seen its shard map, so it "
+                      "cannot tell which users are its own; retry once NATS answers");
+  }
   for (uint64_t u : {user, viewer}) {
     if (u == 0) continue;
     const uint32_t bucket = net::BucketOf(u, m->buckets);
@@ -219,6 +308,7 @@ void ShardNode::AddInfo(std::vector<net::InfoField>* fields) const {
   const Stats s = stats();
   auto add = [fields](const char* name, uint64_t value) { fields->push_back({name, value}); };
   add("cluster_shard_id", options_.shard_id);
+  add("cluster_joined", joined_.load() ? 1 : 0);
   add("cluster_map_version", s.map_version);
   add("cluster_forwarded_lsn", s.forwarded_lsn);
   add("cluster_messages_sent", s.messages_sent);

@@ -14,6 +14,12 @@
 // (re)subscription restarts the consumer at its ack floor, so that what comes again comes in
 // order, before anything newer.
 //
+// A shard that cannot reach NATS at start still starts: it serves its users by the last map
+// it saw (saved in its data directory, tools/cluster/map_file.h) and keeps trying to join,
+// with backoff; until then its outbox and inbox do not run (the outbox's cursor holds the
+// WAL, as when NATS drops). A shard that never saw a map refuses every command until it
+// joins: it cannot tell which users are its own.
+//
 // The map thread watches the shard map (a JetStream key-value entry) and swaps it in; Admit
 // answers from the newest map it has seen. The move thread plays this shard's part in a
 // bucket move the map names (docs/cluster.md, "Moving buckets online"): as the new owner it
@@ -36,6 +42,7 @@
 #include "engine/db.h"
 #include "net/cluster/nats_link.h"
 #include "net/cluster/placement.h"
+#include "storage/env/env.h"
 #include "tools/service/cluster_gate.h"
 
 namespace relgraph {
@@ -47,6 +54,11 @@ struct ShardNodeOptions {
   std::string outbox_cursor = "cluster-outbox";  // the named cursor of the outbox
   uint32_t batch_records = 4096;                 // WAL records read per outbox batch
   std::chrono::milliseconds retry{500};          // after a NATS failure
+  // Joining the cluster while NATS is down is tried again after `retry`, doubling up to this.
+  std::chrono::milliseconds join_retry_max{5000};
+  // The data directory the last map seen is saved in (map_file.h); empty: none is saved.
+  std::string data_dir;
+  Env* env = nullptr;  // nullptr: the POSIX filesystem
   // A post of an author with more fans than this goes to every shard, without listing the
   // fans' shards (relgraphd passes the feed's celebrity_fans).
   uint32_t broadcast_fans = 10'000;
@@ -60,9 +72,12 @@ class ShardNode final : public ClusterGate {
   ShardNode(Db* db, ShardNodeOptions options);
   ~ShardNode() override;  // Stop()
 
-  // Connects to NATS, reads the shard map (kNotFound when there is none, kInvalidArgument
-  // when it has no shard of this id), creates the cluster's stream when absent, and starts
-  // the map, outbox and inbox threads. The threads retry NATS failures by themselves.
+  // Joins the cluster: connects to NATS, reads the shard map (kNotFound when there is none,
+  // kInvalidArgument when it has no shard of this id), creates the cluster's streams when
+  // absent, and starts the map, outbox, inbox and move threads, which retry NATS failures by
+  // themselves. When NATS does not answer (kUnavailable), it still returns OK: the shard
+  // serves by the map saved in the data directory (or, with none, refuses every command,
+  // kUnavailable) and a join thread tries again with backoff until it joins (joined()).
   Status Start();
   // Stops the threads (the outbox moves its cursor first). Idempotent.
   void Stop() override;
@@ -87,9 +102,17 @@ class ShardNode final : public ClusterGate {
     uint64_t foreign_dropped = 0;     // records dropped as no user of this shard needs them
   };
   Stats stats() const;
+  // The newest map seen; nullptr before any (never joined, none saved).
   std::shared_ptr<const net::ShardMap> map() const;
+  // Whether the shard has joined the cluster (its threads run); INFO cluster_joined.
+  bool joined() const { return joined_.load(); }
 
  private:
+  // One attempt to join: NATS, the map, the streams; then the threads start. kUnavailable
+  // while NATS does not answer; kNotFound, kInvalidArgument as Start.
+  Status Join();
+  // Joins, trying again with backoff, until joined or stopped.
+  void JoinLoop();
   void MapLoop();
   void OutboxLoop();
   void InboxLoop();
@@ -115,7 +138,10 @@ class ShardNode final : public ClusterGate {
   // Sleeps `retry` unless stopped; false once stopped.
   bool Backoff();
   void Log(const std::string& line) const;
-  void SetMap(net::ShardMap map);
+  // Takes `map` if newer than the one held (`from_nats`: a map read at joining replaces the
+  // saved one whatever its version: NATS holds the truth). Maps from NATS are saved to the
+  // data directory.
+  void SetMap(net::ShardMap map, bool from_nats = true, bool force = false);
   // The shards other than this one that must apply `op`, which this shard decided.
   std::vector<uint32_t> TargetsOf(const net::ShardMap& m, const WalOp& op) const;
   // For a remote record that is another shard's first fan of a user of ours, sends that
@@ -131,6 +157,9 @@ class ShardNode final : public ClusterGate {
   mutable std::mutex map_mu_;
   std::shared_ptr<const net::ShardMap> map_;  // guarded by map_mu_
   std::atomic<bool> stop_{false};
+  std::atomic<bool> joined_{false};
+  std::thread join_thread_;
+  std::mutex save_mu_;  // serializes saving the map to the data directory
   std::atomic<bool> inbox_subscribed_{false};  // InboundPending is unknown until then
   std::atomic<bool> inbox_hold_{false};        // a move asks the inbox to wait
   std::atomic<bool> inbox_held_{false};        // the inbox waits (nothing half-applied)

@@ -185,6 +185,7 @@ int Main(int argc, char** argv) {
     so.nats_url = config->cluster;
     so.shard_id = config->shard_id;
     so.broadcast_fans = config->db.feed.celebrity_fans;
+    so.data_dir = config->data_dir;  // the last shard map seen is kept there
     so.log = [](const std::string& line) { Log(LogLevel::kError, "cluster %s", line.c_str()); };
     shard = std::make_unique<ShardNode>(db->get(), so);
     if (Status s = shard->Start(); !s.ok()) {
@@ -193,8 +194,10 @@ int Main(int argc, char** argv) {
       return 1;
     }
     service.SetClusterGate(shard.get());
-    Log(LogLevel::kInfo, "shard %u of the cluster at %s (shard map version %llu)", config->shard_id,
-        config->cluster.c_str(), static_cast<unsigned long long>(shard->stats().map_version));
+    Log(LogLevel::kInfo, "shard %u of the cluster at %s (shard map version %llu)%s",
+        config->shard_id, config->cluster.c_str(),
+        static_cast<unsigned long long>(shard->stats().map_version),
+        shard->joined() ? "" : ", not joined yet: NATS does not answer (INFO cluster_joined)");
   }
   net::Server server(config->server, &service);
   if (Status s = server.Start(); !s.ok()) {

@@ -31,6 +31,10 @@ net::DurabilityCode ToWire(DurabilityMode mode) {
   return net::DurabilityCode::kEverySec;
 }
 
+// The wire's batch limits are the engine's: clients split by the protocol's constants.
+static_assert(net::kMaxPageLimit == kMaxPageLimit && net::kMaxRelationsIds == kMaxBatchSize,
+              "docs/protocol.md, Limits: the engine's page and batch limits are the protocol's");
+
 // CPU time this process has used, user and system, in milliseconds.
 uint64_t ProcessCpuMs() {
   rusage u{};

@@ -7,8 +7,11 @@
 // client whose map is stale reads the key again and goes straight to the new owner.
 #include <doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <random>
+#include <set>
 
 #include "net/cluster/cluster_client.h"
 #include "tests/net/server/server_test_util.h"
@@ -45,7 +48,8 @@ struct TwoShards {
   RefusingGate gate[2];  // before the servers: a stopping server calls its gate's Stop
   testing::TestServer shard[2];
 
-  TwoShards() {
+  explicit TwoShards(DbOptions db_options = testing::TestServer::NoRateLimit())
+      : shard{testing::TestServer({}, "", db_options), testing::TestServer({}, "", db_options)} {
     std::vector<ShardInfo> infos;
     for (uint32_t i = 0; i < 2; ++i) {
       shard[i].service->SetClusterGate(&gate[i]);
@@ -118,6 +122,38 @@ TEST_CASE("a client whose map is stale follows moved to the owner the key names"
   CHECK(s.gate[0].asked == 1);  // not taken for a lagging shard: not asked again
   CHECK(s.gate[1].asked == 1);
   CHECK(client->map().OwnerOf(user) == 2);
+}
+
+TEST_CASE("known_followers across shards with a viewer following more than one RELATIONS batch") {
+  DbOptions o = testing::TestServer::NoRateLimit();
+  o.graph.max_following = 5000;  // relgraphd --max-following
+  TwoShards s(o);
+  auto client = s.Client(std::chrono::milliseconds(30000));
+  const uint64_t viewer = UserOf(*client, 1);
+  uint64_t target = viewer + 1;
+  while (client->map().OwnerOf(target) != 2) ++target;
+  // The viewer follows 2,500 users (on its shard, with distinct times); a random third of
+  // them follow the target (on the target's shard). The gates admit everything: each shard
+  // gets what the cluster would have sent it.
+  std::mt19937_64 rng(43);
+  auto viewer_shard = s.shard[0].Connect();
+  auto target_shard = s.shard[1].Connect();
+  const int64_t t0 = 1'700'000'000'000;
+  std::vector<uint64_t> expected;  // newest first by the viewer's follow
+  for (int i = 0; i < 2500; ++i) {
+    const uint64_t followee = 1'000'000 + static_cast<uint64_t>(i);
+    REQUIRE(viewer_shard->Call(FollowRequest{viewer, followee, t0 + i}).ok());
+    if (rng() % 3 == 0) {
+      REQUIRE(target_shard->Call(FollowRequest{followee, target, t0 + i}).ok());
+      expected.insert(expected.begin(), followee);
+    }
+  }
+  REQUIRE(expected.size() > 2 * kMaxRelationsIds / 3);
+  auto known = client->KnownFollowers(viewer, target, kMaxPageLimit);
+  REQUIRE_MESSAGE(known.ok(), known.status().ToString());
+  CHECK(known->total == expected.size());
+  expected.resize(std::min<size_t>(expected.size(), kMaxPageLimit));
+  CHECK(known->users == expected);
 }
 
 }  // namespace

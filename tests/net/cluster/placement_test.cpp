@@ -33,6 +33,8 @@ ShardMap RandomMap(std::mt19937_64& rng) {
     } while (mv.to == mv.from);
     mv.phase = static_cast<MovePhase>(1 + rng() % 3);
     mv.id = 1 + rng();
+    // A flip time after the prepare, or none (a map written before it was recorded).
+    if (mv.phase != MovePhase::kPrepare && rng() % 3 != 0) mv.flipped_ms = 1 + rng() % (1ull << 50);
     for (uint32_t b = mv.first; b <= mv.last; ++b) {
       m.owner[b] = mv.phase == MovePhase::kPrepare ? mv.from : mv.to;
     }
@@ -113,9 +115,29 @@ TEST_CASE("a move line that breaks a rule is refused, naming it") {
   parse_refused(good + "move 0-1 1 2 prepare\n", "not a buckets, shard, owner or move line");
   parse_refused(good + "move 0-1 1 2 prepare 4\nmove 2-2 1 2 prepare 5\n", "a second move line");
   parse_refused(good + "move 0-9 1 2 prepare 4\n", "outside 0-7");
-  parse_refused(good + "move 0-1 1 x prepare 4\n", "expected 'move FIRST-LAST FROM TO PHASE ID'");
+  parse_refused(good + "move 0-1 1 x prepare 4\n", "expected 'move FIRST-LAST FROM TO PHASE ID [FLIPPED_MS]'");
   parse_refused(good + "move 0-1 1 2 flip 4\n", "expected shard 2 in phase flip");
   CHECK(ParseShardMap(good + "move 0-1 1 2 prepare 4\n").ok());
+  parse_refused(good + "move 0-1 1 2 prepare 4 1700000000000\n", "flip time in phase prepare");
+  parse_refused(good + "move 0-1 1 2 prepare 4 5 6\n", "not a buckets, shard, owner or move line");
+}
+
+TEST_CASE("a move line keeps its flip time; one written without it still reads") {
+  ShardMap m = TwoShards();
+  m.owner[0] = m.owner[1] = 2;
+  // As maps were written before the flip's time was recorded: six words.
+  const std::string old_map = EncodeShardMap(m) + "move 0-1 1 2 copy 4\n";
+  auto parsed = ParseShardMap(old_map);
+  REQUIRE_MESSAGE(parsed.ok(), parsed.status().ToString());
+  CHECK(parsed->move->flipped_ms == 0);
+  CHECK(parsed->move->phase == MovePhase::kCopy);
+  CHECK(EncodeShardMap(*parsed) == old_map);
+  parsed->move->flipped_ms = 1700000000123;
+  const std::string text = EncodeShardMap(*parsed);
+  CHECK(text.find("move 0-1 1 2 copy 4 1700000000123\n") != std::string::npos);
+  auto again = ParseShardMap(text);
+  REQUIRE(again.ok());
+  CHECK(again->move->flipped_ms == 1700000000123);
 }
 
 }  // namespace
