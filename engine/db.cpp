@@ -227,6 +227,8 @@ Result<SnapshotInfo> Db::Snapshot() {
     if (closed_) return Status(Code::kUnavailable, "the database is closed");
     // Appends happen under the exclusive lock after their change is applied, so while we hold
     // it every record up to last_lsn() is in memory: the image is the state at exactly lsn.
+    // No operation in steps is half done then (its record would be replayed before the image).
+    std::lock_guard no_steps(steps_mu_);
     std::unique_lock lock(mu_);
     lsn = wal_->last_lsn();
     graph_->BeginImage();
@@ -578,18 +580,44 @@ void Db::WriteBatch(std::span<const BatchWrite> writes, std::span<BatchWriteResu
   }
 }
 
+// The record is logged with the first step; recovery and replicas replay it whole
+// (Graph::RemoveUser), before the writes logged after it, which the steps' settling rules make
+// meet the finished state (engine/graph/graph_steps.cpp).
 Result<uint64_t> Db::RemoveUser(UserId a, uint64_t* commit_lsn) {
-  return Mutate<uint64_t>(
-      [&](Graph& g) {
+  std::lock_guard one_in_steps(steps_mu_);
+  auto r = Mutate<uint64_t>(
+      [&](Graph& g) -> Result<uint64_t> {
+        if (a == 0) return g.BeginRemoveUser(a);  // its error, before the feed hears of it
         const std::vector<InternalId> followees = feed_->BeforeRemoveUser(g, a);
-        auto r = g.RemoveUser(a);
+        auto begun = g.BeginRemoveUser(a);
         feed_->AfterRemoveUser(g, followees);
-        return r;
+        return begun;
       },
       [&](uint64_t) -> MaybeRecord {
         return {{WalRecordType::kRemoveUser, EncodeRemoveUserRecord(a, NowMs())}};
       },
       commit_lsn);
+  if (!r.ok()) return r;
+  return *r + RunStepsToEnd().edges_removed;
+}
+
+Graph::StepsDone Db::RunStepsToEnd() {
+  Graph::StepsDone total;
+  bool more;
+  {
+    std::shared_lock lock(mu_);
+    more = graph_->unfinished();
+  }
+  while (more) {
+    if (options_.between_steps) options_.between_steps();
+    std::unique_lock lock(mu_);
+    std::lock_guard feed_lock(feed_mu_);
+    const Graph::StepsDone d = graph_->RunSteps(options_.step_units);
+    total.edges_removed += d.edges_removed;
+    total.approved += d.approved;
+    more = d.more;
+  }
+  return total;
 }
 
 Graph::EdgeHook Db::FeedHook(Graph& g) {
@@ -614,13 +642,16 @@ Result<bool> Db::Unblock(UserId a, UserId b, uint64_t* commit_lsn) {
 }
 
 Result<SetPrivateOutcome> Db::SetPrivate(UserId a, bool on, uint64_t* commit_lsn) {
-  return Mutate<SetPrivateOutcome>(
-      [&](Graph& g) { return g.SetPrivate(a, on, FeedHook(g)); },
+  std::lock_guard one_in_steps(steps_mu_);
+  auto r = Mutate<SetPrivateOutcome>(
+      [&](Graph& g) { return g.SetPrivateInSteps(a, on, FeedHook(g)); },
       [&](const SetPrivateOutcome& o) -> MaybeRecord {
         if (!o.changed) return std::nullopt;
         return {{WalRecordType::kSetPrivate, EncodeSetPrivateRecord(a, o.ts, on)}};
       },
       commit_lsn);
+  if (r.ok() && r->changed && !on) r->approved = RunStepsToEnd().approved;
+  return r;
 }
 
 Result<FollowOutcome> Db::Approve(UserId target, UserId requester, uint64_t* commit_lsn) {
@@ -653,7 +684,12 @@ Status Db::WaitDurable(uint64_t lsn) {
 Result<PublishOutcome> Db::Publish(UserId author, PostId post, uint32_t kind,
                                    std::optional<TimestampMs> ts, uint64_t* commit_lsn) {
   auto r = Mutate<PublishOutcome>(
-      [&](Graph& g) { return feed_->Publish(g, author, post, kind, ts); },
+      [&](Graph& g) -> Result<PublishOutcome> {
+        if (g.IsBeingRemoved(author)) {
+          return Status(Code::kUnavailable, "user " + std::to_string(author) + " is being removed");
+        }
+        return feed_->Publish(g, author, post, kind, ts);
+      },
       [&](const PublishOutcome& o) -> MaybeRecord {
         if (!o.retained) return std::nullopt;
         return {{WalRecordType::kPublish,
