@@ -84,7 +84,8 @@ struct DbOptions {
   // RemoveUser and going public run in steps (docs/design.md, "Operations in steps"): fans
   // removed or requests approved per hold of the exclusive lock.
   uint32_t step_units = 2048;
-  // Tests: called between two steps of RemoveUser or SetPrivate, with no lock held.
+  // Tests: called between two steps of RemoveUser or SetPrivate, and between two slices of
+  // ExportUsers, with no lock held (but an operation in steps: it must not start one).
   std::function<void()> between_steps;
 };
 

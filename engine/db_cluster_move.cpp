@@ -78,8 +78,10 @@ Result<std::vector<Db::MovedState>> Db::ExportUsers(
     out.push_back({type, std::string(payload)});
   };
   // Calls slice(graph, feed, budget) under the locks until it returns true (done).
+  bool first = true;
   auto in_slices = [&](auto&& slice) {
-    for (bool done = false; !done;) {
+    for (bool done = false; !done; first = false) {
+      if (!first && options_.between_steps) options_.between_steps();
       std::shared_lock lock(mu_);
       std::lock_guard feed_lock(feed_mu_);
       done = slice(*graph_, *feed_, kSliceEntries);
