@@ -81,10 +81,12 @@ struct DbOptions {
   // publishes costs one wake-up (a syscall and two context switches) instead of one each. It
   // adds at most this much to the fan-out delay. 0: run at once.
   uint32_t fanout_gather_us = 1000;
-  // RemoveUser and going public run in steps (docs/design.md, "Operations in steps"): fans
-  // removed or requests approved per hold of the exclusive lock.
+  // RemoveUser and going public run in steps (docs/design.md, "Operations in steps"): at most
+  // step_units fans removed or requests approved per hold of the exclusive lock, and no more
+  // once a hold has lasted step_hold_us (checked every 128 units).
   uint32_t step_units = 2048;
-  // Tests: called between two steps of RemoveUser or SetPrivate, and between two slices of
+  uint32_t step_hold_us = 2000;
+  // Tests and benchmarks: called between two steps of RemoveUser or SetPrivate, and between two slices of
   // ExportUsers, with no lock held (but an operation in steps: it must not start one).
   std::function<void()> between_steps;
 };
@@ -328,7 +330,7 @@ class Db {
   // The state of the users `moving` selects, for another shard to bring in (MoveIn), in
   // the order MoveIn applies it: their private marks, blocks either way, follows either way
   // with their times, requests either way, their retained posts and mutes, and hides they
-  // made or are subject to. Changes nothing. Lists in slices of 16k entries under the shared
+  // made or are subject to. Changes nothing. Lists in slices of 4,096 entries under the shared
   // lock (a long fan or request list across several), so writers wait for one slice at a
   // time; the moving users must be handed over (UserPlace::kHandedOver), so that only this
   // shard's other users' relations to them change meanwhile (docs/cluster.md). Waits for an

@@ -10,6 +10,7 @@
 // remote one is. What the importing shard's own users decided (their follows, blocks,
 // requests, hides) is newer there than in any copy, so it is not imported.
 #include <algorithm>
+#include <iterator>
 
 #include "engine/db.h"
 #include "engine/durable/recovery.h"
@@ -70,21 +71,26 @@ Status Db::LogMovedLocked(uint32_t shard, WalRecordType type, std::string_view p
 // the new owner ends with the newest. The phases stay in MoveIn's order.
 Result<std::vector<Db::MovedState>> Db::ExportUsers(
     const std::function<bool(UserId)>& moving) const {
-  constexpr uint32_t kSliceEntries = 1 << 14;  // list entries read per hold
+  constexpr uint32_t kSliceEntries = 4096;  // list entries read per hold
   std::lock_guard no_steps(steps_mu_);         // no removal or switch half done
   std::vector<MovedState> out;
+  std::vector<MovedState> listed;  // a slice's, moved to `out` outside the lock (out grows)
   const TimestampMs now = NowMs();
   auto add = [&](WalRecordType type, std::string_view payload) {
-    out.push_back({type, std::string(payload)});
+    listed.push_back({type, std::string(payload)});
   };
   // Calls slice(graph, feed, budget) under the locks until it returns true (done).
   bool first = true;
   auto in_slices = [&](auto&& slice) {
     for (bool done = false; !done; first = false) {
       if (!first && options_.between_steps) options_.between_steps();
-      std::shared_lock lock(mu_);
-      std::lock_guard feed_lock(feed_mu_);
-      done = slice(*graph_, *feed_, kSliceEntries);
+      {
+        std::shared_lock lock(mu_);
+        std::lock_guard feed_lock(feed_mu_);
+        done = slice(*graph_, *feed_, kSliceEntries);
+      }
+      std::move(listed.begin(), listed.end(), std::back_inserter(out));
+      listed.clear();
     }
   };
   // Runs per_user(graph, feed, user, budget) over `users` in slices; per_user returns the
@@ -119,12 +125,12 @@ Result<std::vector<Db::MovedState>> Db::ExportUsers(
     }
     return 1;
   });
-  {
-    std::shared_lock lock(mu_);  // O(blocks in the graph): they are few
-    graph_->ForEachBlock([&](UserId a, UserId b, TimestampMs ts) {
+  in_slices([&](const Graph& g, const Feed&, uint32_t) {  // O(blocks): they are few
+    g.ForEachBlock([&](UserId a, UserId b, TimestampMs ts) {
       if (moving(a) || moving(b)) add(WalRecordType::kBlock, EncodeBlockRecord(a, b, ts, 0).view());
     });
-  }
+    return true;
+  });
   // Follows either way: the following list (bounded by the follow cap), then the fans, by a
   // cursor that a slice leaves where its budget ended.
   bool in_fans = false;

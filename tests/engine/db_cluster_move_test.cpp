@@ -320,7 +320,7 @@ struct World {
 
 TEST_CASE("an export lists in slices, writes go on between them, and it lists each item once") {
   // A moving user with 40k fans and a moving private account with 20k requests: their
-  // lists span several slices of 16k entries, resumed by their cursors.
+  // lists span several slices of 4,096 entries, resumed by their cursors.
   constexpr UserId kStar = 8, kPrivate = 16, kFans = 40'000, kAskers = 20'000;
   int slices = 0;
   Db* live = nullptr;

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <thread>
 
+#include <time.h>
+
 #include "engine/db.h"
 
 namespace relgraph::bench {
@@ -24,12 +26,41 @@ double SecondsSince(SteadyClock::time_point start) {
   return std::chrono::duration<double>(SteadyClock::now() - start).count();
 }
 
-std::unique_ptr<Db> OpenDb(uint32_t step_units) {
+// The longest time between two steps of an operation in steps (DbOptions::between_steps, called
+// on the thread that runs them): a step's hold of the writers' lock plus its wait for the lock,
+// in wall time and in that thread's CPU time (what the step itself costs, whatever else the
+// machine runs).
+struct StepClock {
+  int64_t last_ns = 0, last_cpu_ns = 0;
+  int64_t longest_ns = 0, longest_cpu_ns = 0;
+  static int64_t CpuNs() {
+    timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
+  }
+  void Tick() {
+    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            SteadyClock::now().time_since_epoch())
+                            .count();
+    const int64_t cpu = CpuNs();
+    if (last_ns != 0) {
+      longest_ns = std::max(longest_ns, now - last_ns);
+      longest_cpu_ns = std::max(longest_cpu_ns, cpu - last_cpu_ns);
+    }
+    last_ns = now;
+    last_cpu_ns = cpu;
+  }
+  std::string Text(const char* what) const;
+};
+
+std::unique_ptr<Db> OpenDb(uint32_t step_units, StepClock* steps = nullptr) {
   DbOptions o;
+  if (steps != nullptr) o.between_steps = [steps] { steps->Tick(); };
   o.graph.rate_limit.enabled = false;
   o.graph.max_following = 5000;
   o.background_fanout = false;
   o.step_units = step_units;
+  if (step_units > DbOptions{}.step_units) o.step_hold_us = UINT32_MAX;  // one step, as before
   auto db = Db::Open("", o);
   return db.ok() ? std::move(*db) : nullptr;
 }
@@ -49,6 +80,7 @@ void FollowAll(Db& db, const std::vector<std::pair<UserId, UserId>>& pairs) {
 }
 
 struct Paused {
+  int64_t idle_longest_us = 0;  // the writer's longest call over 2 s before the command
   double seconds = 0;       // the command's
   int64_t longest_us = 0;   // the writer's longest single call meanwhile
   uint64_t writes = 0;      // the writer's calls meanwhile
@@ -72,6 +104,7 @@ Paused WhileWriting(Db& db, uint64_t seed, const std::function<void()>& command)
         }
         const int64_t us =
             std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t0).count();
+        // A call that ends after the command does counts too: measuring ends after the join.
         if (measuring.load(std::memory_order_relaxed)) {
           int64_t prev = longest.load();
           while (us > prev && !longest.compare_exchange_weak(prev, us)) {
@@ -81,25 +114,37 @@ Paused WhileWriting(Db& db, uint64_t seed, const std::function<void()>& command)
       }
     }
   });
+  // The noise floor: the writer's longest call with nothing else running here (on a shared
+  // machine, the time slices of other processes).
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the writer is running
   measuring = true;
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const int64_t idle = longest.exchange(0);
+  writes = 0;
   const auto start = SteadyClock::now();
   command();
   Paused p;
   p.seconds = SecondsSince(start);
-  measuring = false;
   stop = true;
   writer.join();
+  measuring = false;
   p.longest_us = longest.load();
+  p.idle_longest_us = idle;
   p.writes = writes.load();
   return p;
 }
 
 std::string Ms(int64_t us) {
   std::ostringstream s;
-  s.precision(us < 10'000 ? 2 : 3);
+  s.setf(std::ios::fixed);
+  s.precision(us < 10'000 ? 2 : 0);
   s << static_cast<double>(us) / 1000 << " ms";
   return s.str();
+}
+
+std::string StepClock::Text(const char* what) const {
+  return std::string("; longest ") + what + " " + Ms(longest_ns / 1000) + ", " +
+         Ms(longest_cpu_ns / 1000) + " of CPU";
 }
 
 }  // namespace
@@ -124,9 +169,10 @@ WorkloadResult StallWorkloads::RemoveUser() {
   std::mt19937_64 rng(seed_);
   std::shuffle(follows.begin(), follows.end(), rng);
   Paused steps, whole;
+  StepClock clock;
   uint64_t removed = 0;
   for (uint32_t units : {uint32_t{1} << 30, DbOptions{}.step_units}) {
-    auto db = OpenDb(units);
+    auto db = OpenDb(units, units == DbOptions{}.step_units ? &clock : nullptr);
     FollowAll(*db, follows);
     const Paused p = WhileWriting(*db, seed_, [&] {
       auto r = db->RemoveUser(kStar);
@@ -137,7 +183,8 @@ WorkloadResult StallWorkloads::RemoveUser() {
   std::ostringstream note;
   note << "removed " << removed << " edges in " << Ms(static_cast<int64_t>(steps.seconds * 1e6))
        << "; longest writer pause " << Ms(steps.longest_us) << " (" << steps.writes
-       << " writes meanwhile); in one step: " << Ms(whole.longest_us);
+       << " writes meanwhile" << clock.Text("step") << "; with nothing running "
+       << Ms(steps.idle_longest_us) << "); in one step: " << Ms(whole.longest_us);
   WorkloadResult r = Summarize("remove_user_pause", removed, steps.seconds, {}, note.str());
   r.p99_us = static_cast<double>(steps.longest_us);
   return r;
@@ -154,9 +201,10 @@ WorkloadResult StallWorkloads::GoPublic() {
   std::mt19937_64 rng(seed_);
   std::shuffle(asks.begin(), asks.end(), rng);
   Paused steps, whole;
+  StepClock clock;
   uint64_t approved = 0;
   for (uint32_t units : {uint32_t{1} << 30, DbOptions{}.step_units}) {
-    auto db = OpenDb(units);
+    auto db = OpenDb(units, units == DbOptions{}.step_units ? &clock : nullptr);
     FollowAll(*db, first);
     db->SetPrivate(kPrivate, true).status().IgnoreError();
     FollowAll(*db, asks);
@@ -169,7 +217,8 @@ WorkloadResult StallWorkloads::GoPublic() {
   std::ostringstream note;
   note << "approved " << approved << " requests in " << Ms(static_cast<int64_t>(steps.seconds * 1e6))
        << "; longest writer pause " << Ms(steps.longest_us) << " (" << steps.writes
-       << " writes meanwhile); in one step: " << Ms(whole.longest_us);
+       << " writes meanwhile" << clock.Text("step") << "; with nothing running "
+       << Ms(steps.idle_longest_us) << "); in one step: " << Ms(whole.longest_us);
   WorkloadResult r = Summarize("go_public_pause", approved, steps.seconds, {}, note.str());
   r.p99_us = static_cast<double>(steps.longest_us);
   return r;
@@ -189,7 +238,8 @@ WorkloadResult StallWorkloads::ExportBucket() {
     if (u != kStar) follows.push_back({u, kStar});
   }
   std::shuffle(follows.begin(), follows.end(), rng);
-  auto db = OpenDb(DbOptions{}.step_units);
+  StepClock clock;
+  auto db = OpenDb(DbOptions{}.step_units, &clock);
   FollowAll(*db, follows);
   const uint64_t edges = db->Read([](const Graph& g) { return g.edge_count(); });
   size_t records = 0;
@@ -201,7 +251,8 @@ WorkloadResult StallWorkloads::ExportBucket() {
   note << "listed " << records << " records of " << kUsers / 8 << " moving users (of " << kUsers
        << " users, " << edges << " edges) in " << Ms(static_cast<int64_t>(p.seconds * 1e6))
        << "; longest writer pause " << Ms(p.longest_us) << " (" << p.writes
-       << " writes meanwhile)";
+       << " writes meanwhile" << clock.Text("slice") << "; with nothing running "
+       << Ms(p.idle_longest_us) << ")";
   WorkloadResult r = Summarize("export_bucket_pause", records, p.seconds, {}, note.str());
   r.p99_us = static_cast<double>(p.longest_us);
   return r;
