@@ -86,8 +86,8 @@ struct DbOptions {
   // once a hold has lasted step_hold_us (checked every 128 units).
   uint32_t step_units = 2048;
   uint32_t step_hold_us = 2000;
-  // Tests and benchmarks: called between two steps of RemoveUser or SetPrivate, and between two slices of
-  // ExportUsers, with no lock held (but an operation in steps: it must not start one).
+  // Tests and benchmarks: called between two steps of RemoveUser or SetPrivate, and between two
+  // slices of ExportUsers, with no lock held (but an operation in steps: it must not start one).
   std::function<void()> between_steps;
 };
 

@@ -72,7 +72,7 @@ Status Db::LogMovedLocked(uint32_t shard, WalRecordType type, std::string_view p
 Result<std::vector<Db::MovedState>> Db::ExportUsers(
     const std::function<bool(UserId)>& moving) const {
   constexpr uint32_t kSliceEntries = 4096;  // list entries read per hold
-  std::lock_guard no_steps(steps_mu_);         // no removal or switch half done
+  std::lock_guard no_steps(steps_mu_);      // no removal or switch half done
   std::vector<MovedState> out;
   std::vector<MovedState> listed;  // a slice's, moved to `out` outside the lock (out grows)
   const TimestampMs now = NowMs();

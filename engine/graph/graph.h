@@ -533,7 +533,7 @@ class Graph {
   PairLists requests_;  // owner: the private account asked; peer: who asked
   std::unordered_set<InternalId> private_users_;  // those with kPrivateBit
   uint64_t edge_count_ = 0;
-  std::unique_ptr<ImageCapture> image_;  // set between BeginImage and EndImage
+  std::unique_ptr<ImageCapture> image_;   // set between BeginImage and EndImage
   std::optional<Unfinished> unfinished_;  // an operation in steps (BeginRemoveUser)
 };
 

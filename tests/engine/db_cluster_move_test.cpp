@@ -342,7 +342,8 @@ TEST_CASE("an export lists in slices, writes go on between them, and it lists ea
   for (UserId u = 1; u <= kFans; ++u) {
     const UserId fan = 100 + u * 8 + 1;  // never moving
     writes.push_back({Db::BatchWrite::Kind::kFollow, fan, kStar, std::nullopt});
-    if (u <= kAskers) writes.push_back({Db::BatchWrite::Kind::kFollow, fan, kPrivate, std::nullopt});
+    if (u <= kAskers)
+      writes.push_back({Db::BatchWrite::Kind::kFollow, fan, kPrivate, std::nullopt});
   }
   writes.push_back({Db::BatchWrite::Kind::kFollow, kStar, 24, std::nullopt});
   writes.push_back({Db::BatchWrite::Kind::kFollow, kStar, 3, std::nullopt});

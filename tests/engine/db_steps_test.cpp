@@ -259,7 +259,8 @@ TEST_CASE("db steps: between the steps of a removal the user is gone but for its
     q.limit = 1000;
     auto page = live.Read([&](const Graph& g) { return g.Fans(kStar, q); });
     REQUIRE(page->entries.size() == c.fans);
-    for (size_t i = 0; i < c.fans; ++i) CHECK(page->entries[i].user == fans[fans.size() - c.fans + i]);
+    for (size_t i = 0; i < c.fans; ++i)
+      CHECK(page->entries[i].user == fans[fans.size() - c.fans + i]);
     // It refuses what would give it edges or posts; a fan's unfollow waits for the removal.
     CHECK(live.Follow(3, kStar).status().code() == Code::kUnavailable);
     CHECK(live.Follow(kStar, 3).status().code() == Code::kUnavailable);
@@ -363,7 +364,8 @@ TEST_CASE("db steps: going public is public at once; requests are approved oldes
   CHECK(live.Read([](const Graph& g) { return g.GetCounts(kPrivate); })->requests == 0);
 }
 
-TEST_CASE("db steps: a crash half way through recovers the whole operation and the writes between") {
+TEST_CASE(
+    "db steps: a crash half way through recovers the whole operation and the writes between") {
   for (int round = 0; round < 6; ++round) {
     CAPTURE(round);
     TestDir dir;
@@ -417,7 +419,8 @@ TEST_CASE("db steps: a snapshot waits for an operation in steps, so its image is
   std::thread snapshotter;
   Status snapshot_status;
   hook.between = [&] {
-    if (hook.calls == 1) snapshotter = std::thread([&] { snapshot_status = live.Snapshot().status(); });
+    if (hook.calls == 1)
+      snapshotter = std::thread([&] { snapshot_status = live.Snapshot().status(); });
     // Room for the snapshot to fix its image now, were it allowed to.
     if (hook.calls <= 3) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   };

@@ -39,9 +39,9 @@ struct StepClock {
     return int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
   }
   void Tick() {
-    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            SteadyClock::now().time_since_epoch())
-                            .count();
+    const int64_t now =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch())
+            .count();
     const int64_t cpu = CpuNs();
     if (last_ns != 0) {
       longest_ns = std::max(longest_ns, now - last_ns);
@@ -73,17 +73,18 @@ void FollowAll(Db& db, const std::vector<std::pair<UserId, UserId>>& pairs) {
     const size_t n = std::min<size_t>(65536, pairs.size() - at);
     writes.assign(n, {});
     results.assign(n, {});
-    for (size_t i = 0; i < n; ++i) writes[i] = {Db::BatchWrite::Kind::kFollow, pairs[at + i].first,
-                                                pairs[at + i].second, std::nullopt};
+    for (size_t i = 0; i < n; ++i)
+      writes[i] = {Db::BatchWrite::Kind::kFollow, pairs[at + i].first, pairs[at + i].second,
+                   std::nullopt};
     db.WriteBatch(writes, results);
   }
 }
 
 struct Paused {
   int64_t idle_longest_us = 0;  // the writer's longest call over 2 s before the command
-  double seconds = 0;       // the command's
-  int64_t longest_us = 0;   // the writer's longest single call meanwhile
-  uint64_t writes = 0;      // the writer's calls meanwhile
+  double seconds = 0;           // the command's
+  int64_t longest_us = 0;       // the writer's longest single call meanwhile
+  uint64_t writes = 0;          // the writer's calls meanwhile
 };
 
 // Runs `command` while a writer follows and unfollows among its own users.
@@ -215,10 +216,11 @@ WorkloadResult StallWorkloads::GoPublic() {
     (units == DbOptions{}.step_units ? steps : whole) = p;
   }
   std::ostringstream note;
-  note << "approved " << approved << " requests in " << Ms(static_cast<int64_t>(steps.seconds * 1e6))
-       << "; longest writer pause " << Ms(steps.longest_us) << " (" << steps.writes
-       << " writes meanwhile" << clock.Text("step") << "; with nothing running "
-       << Ms(steps.idle_longest_us) << "); in one step: " << Ms(whole.longest_us);
+  note << "approved " << approved << " requests in "
+       << Ms(static_cast<int64_t>(steps.seconds * 1e6)) << "; longest writer pause "
+       << Ms(steps.longest_us) << " (" << steps.writes << " writes meanwhile" << clock.Text("step")
+       << "; with nothing running " << Ms(steps.idle_longest_us)
+       << "); in one step: " << Ms(whole.longest_us);
   WorkloadResult r = Summarize("go_public_pause", approved, steps.seconds, {}, note.str());
   r.p99_us = static_cast<double>(steps.longest_us);
   return r;
@@ -250,9 +252,8 @@ WorkloadResult StallWorkloads::ExportBucket() {
   std::ostringstream note;
   note << "listed " << records << " records of " << kUsers / 8 << " moving users (of " << kUsers
        << " users, " << edges << " edges) in " << Ms(static_cast<int64_t>(p.seconds * 1e6))
-       << "; longest writer pause " << Ms(p.longest_us) << " (" << p.writes
-       << " writes meanwhile" << clock.Text("slice") << "; with nothing running "
-       << Ms(p.idle_longest_us) << ")";
+       << "; longest writer pause " << Ms(p.longest_us) << " (" << p.writes << " writes meanwhile"
+       << clock.Text("slice") << "; with nothing running " << Ms(p.idle_longest_us) << ")";
   WorkloadResult r = Summarize("export_bucket_pause", records, p.seconds, {}, note.str());
   r.p99_us = static_cast<double>(p.longest_us);
   return r;

@@ -45,7 +45,8 @@ void ChangeBoth(Graph& live, Graph& replay, std::mt19937_64& rng) {
       }
       break;
     case 3:
-      if (auto r = live.Block(a, b); r.ok() && r->created) REQUIRE(replay.ApplyBlock(a, b, r->ts).ok());
+      if (auto r = live.Block(a, b); r.ok() && r->created)
+        REQUIRE(replay.ApplyBlock(a, b, r->ts).ok());
       break;
     case 4:
       if (auto r = live.Approve(kTarget, b); r.ok()) {
