@@ -230,6 +230,8 @@ Result<SnapshotInfo> Db::Snapshot() {
     if (closed_) return Status(Code::kUnavailable, "the database is closed");
     // Appends happen under the exclusive lock after their change is applied, so while we hold
     // it every record up to last_lsn() is in memory: the image is the state at exactly lsn.
+    // No operation in steps is half done then (its record would be replayed before the image).
+    std::lock_guard no_steps(steps_mu_);
     std::unique_lock lock(mu_);
     lsn = wal_->last_lsn();
     graph_->BeginImage();
@@ -584,18 +586,54 @@ void Db::WriteBatch(std::span<const BatchWrite> writes, std::span<BatchWriteResu
   }
 }
 
+// The record is logged with the first step; recovery and replicas replay it whole
+// (Graph::RemoveUser), before the writes logged after it, which the steps' settling rules make
+// meet the finished state (engine/graph/graph_steps.cpp).
 Result<uint64_t> Db::RemoveUser(UserId a, uint64_t* commit_lsn) {
-  return Mutate<uint64_t>(
-      [&](Graph& g) {
+  std::lock_guard one_in_steps(steps_mu_);
+  auto r = Mutate<uint64_t>(
+      [&](Graph& g) -> Result<uint64_t> {
+        if (a == 0) return g.BeginRemoveUser(a);  // its error, before the feed hears of it
         const std::vector<InternalId> followees = feed_->BeforeRemoveUser(g, a);
-        auto r = g.RemoveUser(a);
+        auto begun = g.BeginRemoveUser(a);
         feed_->AfterRemoveUser(g, followees);
-        return r;
+        return begun;
       },
       [&](uint64_t) -> MaybeRecord {
         return {{WalRecordType::kRemoveUser, EncodeRemoveUserRecord(a, NowMs())}};
       },
       commit_lsn);
+  if (!r.ok()) return r;
+  return *r + RunStepsToEnd().edges_removed;
+}
+
+Graph::StepsDone Db::RunStepsToEnd() {
+  Graph::StepsDone total;
+  bool more;
+  {
+    std::shared_lock lock(mu_);
+    more = graph_->unfinished();
+  }
+  // A step ends at step_units units or once it has held the lock step_hold_us, checked every
+  // 128 units: a loaded machine (a unit costs several times more when other processes share
+  // the caches) must not stretch the writers' wait.
+  constexpr uint32_t kCheckEvery = 128;
+  const auto hold = std::chrono::microseconds(options_.step_hold_us);
+  while (more) {
+    if (options_.between_steps) options_.between_steps();
+    std::unique_lock lock(mu_);
+    std::lock_guard feed_lock(feed_mu_);
+    const auto start = std::chrono::steady_clock::now();
+    for (uint32_t done = 0; more && done < options_.step_units; done += kCheckEvery) {
+      const Graph::StepsDone d =
+          graph_->RunSteps(std::min(kCheckEvery, options_.step_units - done));
+      total.edges_removed += d.edges_removed;
+      total.approved += d.approved;
+      more = d.more;
+      if (std::chrono::steady_clock::now() - start >= hold) break;
+    }
+  }
+  return total;
 }
 
 Graph::EdgeHook Db::FeedHook(Graph& g) {
@@ -620,13 +658,16 @@ Result<bool> Db::Unblock(UserId a, UserId b, uint64_t* commit_lsn) {
 }
 
 Result<SetPrivateOutcome> Db::SetPrivate(UserId a, bool on, uint64_t* commit_lsn) {
-  return Mutate<SetPrivateOutcome>(
-      [&](Graph& g) { return g.SetPrivate(a, on, FeedHook(g)); },
+  std::lock_guard one_in_steps(steps_mu_);
+  auto r = Mutate<SetPrivateOutcome>(
+      [&](Graph& g) { return g.SetPrivateInSteps(a, on, FeedHook(g)); },
       [&](const SetPrivateOutcome& o) -> MaybeRecord {
         if (!o.changed) return std::nullopt;
         return {{WalRecordType::kSetPrivate, EncodeSetPrivateRecord(a, o.ts, on)}};
       },
       commit_lsn);
+  if (r.ok() && r->changed && !on) r->approved = RunStepsToEnd().approved;
+  return r;
 }
 
 Result<FollowOutcome> Db::Approve(UserId target, UserId requester, uint64_t* commit_lsn) {
@@ -659,7 +700,12 @@ Status Db::WaitDurable(uint64_t lsn) {
 Result<PublishOutcome> Db::Publish(UserId author, PostId post, uint32_t kind,
                                    std::optional<TimestampMs> ts, uint64_t* commit_lsn) {
   auto r = Mutate<PublishOutcome>(
-      [&](Graph& g) { return feed_->Publish(g, author, post, kind, ts); },
+      [&](Graph& g) -> Result<PublishOutcome> {
+        if (g.IsBeingRemoved(author)) {
+          return Status(Code::kUnavailable, "user " + std::to_string(author) + " is being removed");
+        }
+        return feed_->Publish(g, author, post, kind, ts);
+      },
       [&](const PublishOutcome& o) -> MaybeRecord {
         if (!o.retained) return std::nullopt;
         return {{WalRecordType::kPublish,

@@ -93,6 +93,14 @@ struct DbOptions {
   // publishes costs one wake-up (a syscall and two context switches) instead of one each. It
   // adds at most this much to the fan-out delay. 0: run at once.
   uint32_t fanout_gather_us = 1000;
+  // RemoveUser and going public run in steps (docs/design.md, "Operations in steps"): at most
+  // step_units fans removed or requests approved per hold of the exclusive lock, and no more
+  // once a hold has lasted step_hold_us (checked every 128 units).
+  uint32_t step_units = 2048;
+  uint32_t step_hold_us = 2000;
+  // Tests and benchmarks: called between two steps of RemoveUser or SetPrivate, and between two
+  // slices of ExportUsers, with no lock held (but an operation in steps: it must not start one).
+  std::function<void()> between_steps;
 };
 
 // Where a cluster shard has a user, as its shard map says (docs/cluster.md; ShardNode::PlaceOf
@@ -149,6 +157,11 @@ class Db {
   // REQUIRES: results.size() == writes.size().
   void WriteBatch(std::span<const BatchWrite> writes, std::span<BatchWriteResult> results,
                   uint64_t* commit_lsn = nullptr);
+  // Removes `a` (Graph::RemoveUser), logged as one record, then clears its fans and the
+  // requests it holds in steps of step_units, each under the exclusive lock: other writers
+  // wait for a step at a time. Meanwhile `a` has no following, blocks or sent requests and is
+  // public, and Follow, Unfollow, Block, SetPrivate, Approve and Publish naming it fail with
+  // kUnavailable (docs/access.md, "Removing a user"). Returns when every step is done.
   Result<uint64_t> RemoveUser(UserId a, uint64_t* commit_lsn = nullptr);
   // Blocks, private accounts and follow requests (Graph's, docs/access.md), logged like the
   // rest; edges they create or remove reach the feed as follows and unfollows do (a block
@@ -156,6 +169,10 @@ class Db {
   // returns Has(relation, kRequested) and logs a request, not a follow.
   Result<BlockOutcome> Block(UserId a, UserId b, uint64_t* commit_lsn = nullptr);
   Result<bool> Unblock(UserId a, UserId b, uint64_t* commit_lsn = nullptr);
+  // Going public is logged as one record and is public at once; the requests pending then are
+  // approved in steps of step_units, oldest first, each under the exclusive lock
+  // (docs/access.md, "Going public"). Returns when every step is done. One operation in steps
+  // runs at a time: a second RemoveUser or SetPrivate waits for it (not holding the lock).
   Result<SetPrivateOutcome> SetPrivate(UserId a, bool on, uint64_t* commit_lsn = nullptr);
   Result<FollowOutcome> Approve(UserId target, UserId requester, uint64_t* commit_lsn = nullptr);
   Result<bool> Reject(UserId target, UserId requester, uint64_t* commit_lsn = nullptr);
@@ -328,7 +345,11 @@ class Db {
   // The state of the users `moving` selects, for another shard to bring in (MoveIn), in
   // the order MoveIn applies it: their private marks, blocks either way, follows either way
   // with their times, requests either way, their retained posts and mutes, and hides they
-  // made or are subject to. Changes nothing.
+  // made or are subject to. Changes nothing. Lists in slices of 4,096 entries under the shared
+  // lock (a long fan or request list across several), so writers wait for one slice at a
+  // time; the moving users must be handed over (UserPlace::kHandedOver), so that only this
+  // shard's other users' relations to them change meanwhile (docs/cluster.md). Waits for an
+  // operation in steps (RemoveUser, going public) to end.
   Result<std::vector<MovedState>> ExportUsers(const std::function<bool(UserId)>& moving) const;
   // Drops what no user `kept` selects needs here, each drop logged as a moved record for
   // shard `to`: every relation (edge, block, request, hide) between two users it does not
@@ -452,6 +473,9 @@ class Db {
   Status CommitOrHandOver(uint64_t lsn, uint64_t* commit_lsn);
   template <typename T, typename Apply, typename Record>
   Result<T> Mutate(Apply&& apply, Record&& record, uint64_t* commit_lsn);
+  // Runs the graph's unfinished operation to its end, a step per hold of the exclusive lock.
+  // REQUIRES: steps_mu_ held, mu_ not.
+  Graph::StepsDone RunStepsToEnd();
   void StartFanout();
   void StopFanout();
   void FanoutLoop();
@@ -463,6 +487,9 @@ class Db {
   std::unique_ptr<FileLock> lock_;  // the data directory is ours while we live
   mutable std::shared_mutex mu_;
   std::mutex snapshot_mu_;  // one snapshot at a time
+  // One operation in steps at a time (RemoveUser, going public), and none while a snapshot
+  // fixes its image or a bucket is exported: they must not see one half done. Before mu_.
+  mutable std::mutex steps_mu_;
   mutable std::mutex last_snapshot_mu_;
   std::optional<SnapshotInfo> last_snapshot_;
   bool closed_ = false;  // guarded by mu_ (written with snapshot_mu_ held too)

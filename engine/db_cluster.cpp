@@ -36,6 +36,12 @@ Status Db::ApplyRemoteOpLocked(const WalOp& op, bool decide, uint64_t* post_conf
   auto conflicts = [post_conflicts](uint64_t n) {
     if (post_conflicts != nullptr) *post_conflicts += n;
   };
+  // An operation running in steps here (removing or switching a user it names) meets this
+  // change as if finished (Graph::Settle), before anything here decides about it.
+  if (op.is_access_op() || op.type == WalRecordType::kFollow ||
+      op.type == WalRecordType::kUnfollow || op.type == WalRecordType::kRemoveUser) {
+    g.Settle(op.a, op.type == WalRecordType::kRemoveUser ? 0 : op.b);
+  }
   if (op.is_access_op()) return ApplyRemoteAccessLocked(op, decide);
   switch (op.type) {
     // The author's shard decided these; the copies here follow in its order, with fan-out to

@@ -10,6 +10,7 @@
 // remote one is. What the importing shard's own users decided (their follows, blocks,
 // requests, hides) is newer there than in any copy, so it is not imported.
 #include <algorithm>
+#include <iterator>
 
 #include "engine/db.h"
 #include "engine/durable/recovery.h"
@@ -28,6 +29,10 @@ bool AnyFan(const Graph& g, InternalId u, const std::function<bool(UserId)>& pre
 Status Db::ApplyMovedOpLocked(const WalOp& op) {
   Graph& g = *graph_;
   Feed& feed = *feed_;
+  if (op.is_access_op() || op.type == WalRecordType::kFollow ||
+      op.type == WalRecordType::kUnfollow) {
+    g.Settle(op.a, op.b);  // as ApplyRemoteOpLocked
+  }
   switch (op.type) {
     case WalRecordType::kFollow:
     case WalRecordType::kUnfollow:
@@ -57,38 +62,93 @@ Status Db::LogMovedLocked(uint32_t shard, WalRecordType type, std::string_view p
   return Log(WalRecordType::kMoved, record).status();
 }
 
+// Listed in slices, each under the shared lock (and the feed's mutex), so that the shard's
+// writers wait for one slice at a time, not for the whole listing. Slices may see different
+// states only where this shard's staying users change their relations to the moving ones:
+// nothing else about the moving users is decided or applied here once they are handed over
+// (docs/cluster.md, "Moving a bucket"). Each such change also goes to the new owner, whose
+// inbox applies it after this state, by its ensure form: whichever version a slice lists,
+// the new owner ends with the newest. The phases stay in MoveIn's order.
 Result<std::vector<Db::MovedState>> Db::ExportUsers(
     const std::function<bool(UserId)>& moving) const {
+  constexpr uint32_t kSliceEntries = 4096;  // list entries read per hold
+  std::lock_guard no_steps(steps_mu_);      // no removal or switch half done
   std::vector<MovedState> out;
-  std::shared_lock lock(mu_);
-  std::lock_guard feed_lock(feed_mu_);
-  const Graph& g = *graph_;
-  const Feed& feed = *feed_;
-  std::vector<UserId> users;
-  for (InternalId i = 0; i < g.user_count(); ++i) {
-    if (moving(g.ExternalOf(i))) users.push_back(g.ExternalOf(i));
-  }
+  std::vector<MovedState> listed;  // a slice's, moved to `out` outside the lock (out grows)
   const TimestampMs now = NowMs();
   auto add = [&](WalRecordType type, std::string_view payload) {
-    out.push_back({type, std::string(payload)});
+    listed.push_back({type, std::string(payload)});
   };
+  // Calls slice(graph, feed, budget) under the locks until it returns true (done).
+  bool first = true;
+  auto in_slices = [&](auto&& slice) {
+    for (bool done = false; !done; first = false) {
+      if (!first && options_.between_steps) options_.between_steps();
+      {
+        std::shared_lock lock(mu_);
+        std::lock_guard feed_lock(feed_mu_);
+        done = slice(*graph_, *feed_, kSliceEntries);
+      }
+      std::move(listed.begin(), listed.end(), std::back_inserter(out));
+      listed.clear();
+    }
+  };
+  // Runs per_user(graph, feed, user, budget) over `users` in slices; per_user returns the
+  // entries it read, or 0 when it must be called again for the same user (budget spent).
+  auto over_users = [&](const std::vector<UserId>& users, auto&& per_user) {
+    size_t k = 0;
+    in_slices([&](const Graph& g, const Feed& feed, uint32_t budget) {
+      while (k < users.size() && budget > 0) {
+        const uint32_t read = per_user(g, feed, users[k], budget);
+        if (read == 0) return false;
+        budget -= std::min(budget, read);
+        ++k;
+      }
+      return k >= users.size();
+    });
+  };
+
+  std::vector<UserId> users;
+  InternalId next = 0;
+  in_slices([&](const Graph& g, const Feed&, uint32_t budget) {
+    const size_t end = std::min<size_t>(g.user_count(), size_t{next} + budget);
+    for (; next < end; ++next) {
+      if (moving(g.ExternalOf(next))) users.push_back(g.ExternalOf(next));
+    }
+    return next >= g.user_count();
+  });
   // In the order MoveIn applies them: a request is kept only to a private account and across
   // no block, so marks and blocks come before edges and requests.
-  g.ForEachPrivate([&](UserId u) {
-    if (moving(u)) add(WalRecordType::kSetPrivate, EncodeSetPrivateRecord(u, now, true).view());
+  over_users(users, [&](const Graph& g, const Feed&, UserId x, uint32_t) -> uint32_t {
+    if (auto p = g.IsPrivate(x); p.ok() && *p) {
+      add(WalRecordType::kSetPrivate, EncodeSetPrivateRecord(x, now, true).view());
+    }
+    return 1;
   });
-  g.ForEachBlock([&](UserId a, UserId b, TimestampMs ts) {
-    if (moving(a) || moving(b)) add(WalRecordType::kBlock, EncodeBlockRecord(a, b, ts, 0).view());
+  in_slices([&](const Graph& g, const Feed&, uint32_t) {  // O(blocks): they are few
+    g.ForEachBlock([&](UserId a, UserId b, TimestampMs ts) {
+      if (moving(a) || moving(b)) add(WalRecordType::kBlock, EncodeBlockRecord(a, b, ts, 0).view());
+    });
+    return true;
   });
-  for (UserId x : users) {
+  // Follows either way: the following list (bounded by the follow cap), then the fans, by a
+  // cursor that a slice leaves where its budget ended.
+  bool in_fans = false;
+  std::optional<EntryKey> after;
+  over_users(users, [&](const Graph& g, const Feed&, UserId x, uint32_t budget) -> uint32_t {
     const InternalId xi = g.FindUser(x);
-    const FollowingList& following = g.FollowingOf(xi);
-    for (uint32_t k = 0; k < following.size(); ++k) {
-      add(WalRecordType::kFollow,
-          EncodeFollowRecord(x, g.ExternalOf(following.PeerAt(k)), following.TsAt(k), 0).view());
+    uint32_t read = 0;
+    if (!in_fans) {
+      const FollowingList& following = g.FollowingOf(xi);
+      for (uint32_t k = 0; k < following.size(); ++k) {
+        add(WalRecordType::kFollow,
+            EncodeFollowRecord(x, g.ExternalOf(following.PeerAt(k)), following.TsAt(k), 0).view());
+      }
+      read += following.size();
+      in_fans = true;
+      after.reset();
     }
     EdgeEntry buf[256];
-    std::optional<EntryKey> after;
     for (uint32_t n; (n = g.FansBefore(xi, after, 256, buf)) > 0;) {
       for (uint32_t k = 0; k < n; ++k) {
         const UserId fan = g.ExternalOf(buf[k].peer);
@@ -98,29 +158,64 @@ Result<std::vector<Db::MovedState>> Db::ExportUsers(
         }
       }
       after = g.KeyOf(buf[n - 1]);
+      read += n;
+      if (read >= budget) return 0;  // the same user's next fans in the next slice
     }
-  }
-  g.ForEachRequest([&](UserId target, UserId requester, TimestampMs ts) {
-    if (moving(target) || moving(requester)) {
-      add(WalRecordType::kRequest, EncodePairRecord(requester, target, ts).view());
-    }
+    in_fans = false;
+    return std::max<uint32_t>(read, 1);
   });
-  for (UserId x : users) {
-    add(WalRecordType::kPosts, EncodePostsRecord(x, feed.RetainedPosts(g, x)));
-    auto mutes = feed.MutesOf(g, x);
-    if (!mutes.ok()) continue;
-    for (UserId m : *mutes) add(WalRecordType::kMute, EncodePairRecord(x, m, now).view());
-  }
-  for (InternalId i = 0; i < g.user_count(); ++i) {
-    const UserId author = g.ExternalOf(i);
-    auto from = feed.HidesOf(g, author);
-    if (!from.ok()) continue;
-    for (UserId f : *from) {
-      if (moving(author) || moving(f)) {
-        add(WalRecordType::kHide, EncodePairRecord(author, f, now).view());
+  // Requests either way: those to x by pages (a cursor again), those x sent (bounded by the
+  // follow cap) unless their account moves too (listed with it).
+  std::optional<Cursor> page_after;
+  over_users(users, [&](const Graph& g, const Feed&, UserId x, uint32_t budget) -> uint32_t {
+    uint32_t read = 0;
+    for (;;) {
+      PageRequest q;
+      q.limit = kMaxPageLimit;
+      q.after = page_after;
+      auto page = g.Requests(x, q);
+      if (!page.ok()) break;
+      for (const ListEntry& e : page->entries) {
+        add(WalRecordType::kRequest, EncodePairRecord(e.user, x, e.ts).view());
+      }
+      read += page->entries.size();
+      page_after = page->next;
+      if (!page->next) break;
+      if (read >= budget) return 0;
+    }
+    page_after.reset();
+    for (const Graph::AccessItem& r : g.RequestsSentBy(x)) {
+      if (!moving(r.owner)) add(WalRecordType::kRequest, EncodePairRecord(x, r.owner, r.ts).view());
+      ++read;
+    }
+    return std::max<uint32_t>(read, 1);
+  });
+  over_users(users, [&](const Graph& g, const Feed& feed, UserId x, uint32_t) -> uint32_t {
+    const std::vector<FeedEntry> posts = feed.RetainedPosts(g, x);
+    add(WalRecordType::kPosts, EncodePostsRecord(x, posts));
+    uint32_t read = 1 + posts.size();
+    if (auto mutes = feed.MutesOf(g, x); mutes.ok()) {
+      for (UserId m : *mutes) add(WalRecordType::kMute, EncodePairRecord(x, m, now).view());
+      read += mutes->size();
+    }
+    return read;
+  });
+  // Hides a moving user made or is subject to: every author's, a slice of authors at a time.
+  next = 0;
+  in_slices([&](const Graph& g, const Feed& feed, uint32_t budget) {
+    const size_t end = std::min<size_t>(g.user_count(), size_t{next} + budget);
+    for (; next < end; ++next) {
+      const UserId author = g.ExternalOf(next);
+      auto from = feed.HidesOf(g, author);
+      if (!from.ok()) continue;
+      for (UserId f : *from) {
+        if (moving(author) || moving(f)) {
+          add(WalRecordType::kHide, EncodePairRecord(author, f, now).view());
+        }
       }
     }
-  }
+    return next >= g.user_count();
+  });
   return out;
 }
 

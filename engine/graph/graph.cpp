@@ -169,6 +169,7 @@ Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool
   // Look up without interning: a refused call must not create users.
   InternalId ai = known != nullptr && known[0] != kNoInternalId ? known[0] : ids_.Find(a);
   InternalId bi = known != nullptr && known[1] != kNoInternalId ? known[1] : ids_.Find(b);
+  RELGRAPH_RETURN_IF_ERROR(SettleIds(ai, bi, /*client=*/true));
   // A follow of a private account asks instead; an import (not rate limited) loads follows
   // that exist elsewhere, so it links directly. Blocks hold for both.
   const bool request = rate_limited && bi != kNoInternalId && IsPrivateInternal(bi);
@@ -266,6 +267,7 @@ Result<bool> Graph::Unfollow(UserId a, UserId b) {
   const InternalId ai = ids_.Find(a);
   const InternalId bi = ids_.Find(b);
   if (ai == kNoInternalId || bi == kNoInternalId) return false;
+  RELGRAPH_RETURN_IF_ERROR(SettleIds(ai, bi, /*client=*/true));
   const size_t i = users_[ai].following.FindPeer(bi);
   if (i == users_[ai].following.size()) return false;
   Unlink(ai, i);
@@ -298,6 +300,8 @@ Result<uint64_t> Graph::RemoveUser(UserId a) {
   const InternalId ai = ids_.Find(a);
   limiter_.Forget(a);
   if (ai == kNoInternalId) return uint64_t{0};
+  // An unfinished operation of `a` ends first; one of another user goes on.
+  SettleFor(ai);
   uint64_t removed = 0;
   // Out-edges first, through the ordinary path: it clears every kMutual bit, so the in-edges
   // left afterwards are all one-way.
@@ -336,6 +340,7 @@ Status Graph::ReplayFollow(UserId a, UserId b, TimestampMs ts, ReplayMode mode, 
   RELGRAPH_RETURN_IF_ERROR(CheckRoomFor(a, b));
   const InternalId ai = Intern(a);
   const InternalId bi = Intern(b);
+  SettleIds(ai, bi, /*client=*/false).IgnoreError();  // refuses only a client's call
   ids[0] = ai;
   ids[1] = bi;
   FollowingList& following = users_[ai].following;
@@ -362,6 +367,7 @@ Status Graph::ReplayUnfollow(UserId a, UserId b, ReplayMode mode, InternalId ids
   RELGRAPH_RETURN_IF_ERROR(CheckUserId(b, "user"));
   ids[0] = ids_.Find(a);
   ids[1] = ids_.Find(b);
+  SettleIds(ids[0], ids[1], /*client=*/false).IgnoreError();  // refuses only a client's call
   const bool known = ids[0] != kNoInternalId && ids[1] != kNoInternalId;
   const size_t i = known ? users_[ids[0]].following.FindPeer(ids[1]) : 0;
   if (!known || i == users_[ids[0]].following.size()) {

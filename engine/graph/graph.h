@@ -98,12 +98,48 @@ class Graph {
   // Removes every edge into and out of `a` (account deletion), its blocks (both ways), its
   // requests (both ways) and its private mark; returns how many edges were removed.
   // O(following + fans * following-list length of each fan + its blocks and requests).
+  // BeginRemoveUser then RunSteps until done, in one call.
   Result<uint64_t> RemoveUser(UserId a);
 
-  // ---- blocks, private accounts, follow requests (docs/access.md) ---------------------------
-  // Calls made by these for each edge they create (created = true) or remove, with the
-  // internal ids of follower and followee, right after the graph changed (the feed's hooks).
+  // Calls made by the calls below for each edge they create (created = true) or remove, with
+  // the internal ids of follower and followee, right after the graph changed (the feed's hooks).
   using EdgeHook = std::function<void(InternalId follower, InternalId followee, bool created)>;
+
+  // ---- operations in steps (docs/design.md, "Operations in steps") ----------------------------
+  // Removing a user costs O(fans + the requests it holds), going public O(pending requests).
+  // Db runs both in steps, so that other writers wait for one step at a time: Begin* does the
+  // part bounded by a cap, then RunSteps(n) does n more units (a fan, a request) at a time.
+  // At most one such operation is unfinished; Begin* and the one-shot RemoveUser, SetPrivate
+  // and ApplySetPrivate of its user finish it first. While it is unfinished:
+  // - a user being removed has no following, blocks, sent requests or private mark (Begin
+  //   removed them; O(max_following + blocks)); its fans go newest first, then the requests
+  //   it holds. Follow, FollowAt, Unfollow, Block, SetPrivate and Approve naming it fail with
+  //   kUnavailable; the replay and remote forms naming it (Apply*, Settle) finish the removal
+  //   first, so they meet the state of a finished one.
+  // - an account going public is public: a follow of it is an edge at once. The requests
+  //   pending when it switched are approved oldest first, all at the switch's time, and
+  //   on_edge (kept until the end) sees each new edge. A mutation of one of those pairs,
+  //   in any form, approves that pair first, so it meets the state of a finished switch.
+  // Both keep every invariant except that a request may be held by a public account: the
+  // unfinished operation's user.
+  // BeginRemoveUser: edges removed so far.
+  Result<uint64_t> BeginRemoveUser(UserId a);
+  // SetPrivate, with going public's approvals left to RunSteps (approved is 0 then).
+  Result<SetPrivateOutcome> SetPrivateInSteps(UserId a, bool on, const EdgeHook& on_edge = nullptr);
+  struct StepsDone {
+    uint64_t edges_removed = 0;
+    uint64_t approved = 0;
+    bool more = false;  // work remains
+  };
+  StepsDone RunSteps(uint32_t max_units);
+  bool unfinished() const { return unfinished_.has_value(); }
+  bool IsBeingRemoved(UserId a) const;
+  // What a replayed or remote change of the pair (a, b) does first (0: no second user): ends
+  // a removal naming either user, approves a pending request between them of an account
+  // going public. The Apply* forms call it themselves. O(1) with nothing unfinished.
+  void Settle(UserId a, UserId b);
+
+  // ---- blocks, private accounts, follow requests (docs/access.md) ---------------------------
   // a blocks b at the engine clock's time: a -> b and b -> a go, a pending request between
   // them goes, and neither may follow or ask to follow the other until a unblocks (kBlocked).
   // Errors: kInvalidUserId, kInvalidArgument (a == b), kLimitExceeded (a blocks max_blocks
@@ -178,6 +214,9 @@ class Graph {
     std::vector<AccessItem> requests;  // likewise
   };
   void CopyAccess(AccessImage* out) const;
+  // The requests `requester` has pending (owner: the account asked; peer: requester), O(their
+  // number).
+  std::vector<AccessItem> RequestsSentBy(UserId requester) const;
   size_t block_count() const { return blocks_.size(); }
   size_t request_count() const { return requests_.size(); }
 
@@ -421,6 +460,24 @@ class Graph {
                             const EdgeHook& on_edge);
   uint64_t ApproveAll(InternalId target, TimestampMs ts, const EdgeHook& on_edge);
   void ForgetAccess(InternalId a);  // RemoveUser's part
+  // The unfinished operation in steps (see BeginRemoveUser).
+  struct Unfinished {
+    InternalId user = kNoInternalId;
+    bool removal = false;  // else going public
+    TimestampMs ts = 0;    // going public: the approvals' time
+    EdgeHook on_edge;      // going public: the caller's hook
+  };
+  // Settle on internal ids (kNoInternalId: none). `client`: a client's mutation, refused
+  // with kUnavailable when it names a user being removed; else the removal is finished.
+  Status SettleIds(InternalId a, InternalId b, bool client) {
+    if (!unfinished_) [[likely]]
+      return Status::OK();
+    return SettleSlow(a, b, client);
+  }
+  Status SettleSlow(InternalId a, InternalId b, bool client);
+  void FinishSteps();
+  // The one-shot forms' rule: finish an unfinished operation of `a`, settle a's pair with it.
+  void SettleFor(InternalId a);
   std::vector<UserId> ExternalsOf(const std::vector<InternalId>& users) const;
   Status CheckAccessInvariants() const;
   uint64_t AccessDigest() const;
@@ -476,7 +533,8 @@ class Graph {
   PairLists requests_;  // owner: the private account asked; peer: who asked
   std::unordered_set<InternalId> private_users_;  // those with kPrivateBit
   uint64_t edge_count_ = 0;
-  std::unique_ptr<ImageCapture> image_;  // set between BeginImage and EndImage
+  std::unique_ptr<ImageCapture> image_;   // set between BeginImage and EndImage
+  std::optional<Unfinished> unfinished_;  // an operation in steps (BeginRemoveUser)
 };
 
 }  // namespace relgraph

@@ -3,7 +3,8 @@
 //
 // Invariants (checked by CheckAccessInvariants, run by CheckInvariants):
 //   * no edge and no request joins two users one of whom blocks the other;
-//   * a request r -> t exists only while t is private and r does not follow t;
+//   * a request r -> t exists only while t is private (or t's switch to public, or its
+//     removal, is running in steps: graph_steps.cpp) and r does not follow t;
 //   * a user's kHasAccessBit is set iff it is in a block or a request, on either side.
 #include <algorithm>
 #include <string>
@@ -98,6 +99,7 @@ Result<BlockOutcome> Graph::Block(UserId a, UserId b, const EdgeHook& on_edge) {
   if (a == b) return Status::InvalidArgument("user " + std::to_string(a) + " cannot block itself");
   InternalId ai = ids_.Find(a);
   InternalId bi = ids_.Find(b);
+  RELGRAPH_RETURN_IF_ERROR(SettleIds(ai, bi, /*client=*/true));
   if (ai != kNoInternalId) {
     if (bi != kNoInternalId) {
       if (const auto since = blocks_.Find(ai, bi)) return BlockOutcome{false, *since};
@@ -128,18 +130,11 @@ Result<bool> Graph::Unblock(UserId a, UserId b) {
 // ---- private accounts and requests ------------------------------------------------------------
 
 Result<SetPrivateOutcome> Graph::SetPrivate(UserId a, bool on, const EdgeHook& on_edge) {
-  RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
-  InternalId ai = ids_.Find(a);
-  const bool is_private = ai != kNoInternalId && IsPrivateInternal(ai);
-  if (is_private == on) return SetPrivateOutcome{};
-  RELGRAPH_RETURN_IF_ERROR(CheckRoom(ai == kNoInternalId ? a : 0, 0));
-  SetPrivateOutcome out{true, 0, TakeEngineTime()};
-  if (ai == kNoInternalId) ai = Intern(a);
-  if (on) {
-    MarkPrivate(ai, true);
-  } else {
-    MarkPrivate(ai, false);
-    out.approved = ApproveAll(ai, out.ts, on_edge);
+  auto out = SetPrivateInSteps(a, on, on_edge);
+  if (!out.ok() || on || !out->changed) return out;
+  const InternalId ai = ids_.Find(a);
+  while (unfinished_ && !unfinished_->removal && unfinished_->user == ai) {
+    out->approved += RunSteps(1u << 20).approved;
   }
   return out;
 }
@@ -175,6 +170,7 @@ Result<FollowOutcome> Graph::Approve(UserId target, UserId requester, const Edge
   RELGRAPH_RETURN_IF_ERROR(CheckUserId(requester, "requester"));
   const InternalId ti = ids_.Find(target);
   const InternalId ri = ids_.Find(requester);
+  RELGRAPH_RETURN_IF_ERROR(SettleIds(ti, ri, /*client=*/true));
   if (ti == kNoInternalId || ri == kNoInternalId || !requests_.Contains(ti, ri)) {
     return Status::NotFound("user " + std::to_string(requester) +
                             " has no pending follow request to user " + std::to_string(target));
@@ -188,6 +184,9 @@ Result<bool> Graph::Reject(UserId target, UserId requester) {
   const InternalId ti = ids_.Find(target);
   const InternalId ri = ids_.Find(requester);
   if (ti == kNoInternalId || ri == kNoInternalId) return false;
+  // A pending approval is made first; a request held by a user being removed may go now,
+  // as its removal would take it.
+  if (unfinished_ && !unfinished_->removal) SettleSlow(ti, ri, /*client=*/false).IgnoreError();
   return RemovePair(requests_, ti, ri);
 }
 
@@ -225,6 +224,7 @@ Status Graph::ApplyBlock(UserId a, UserId b, TimestampMs ts, const EdgeHook& on_
   RELGRAPH_RETURN_IF_ERROR(CheckRoomFor(a, b));
   const InternalId ai = Intern(a);
   const InternalId bi = Intern(b);
+  SettleIds(ai, bi, /*client=*/false).IgnoreError();
   BlockOutcome ignored;
   SeverPair(ai, bi, &ignored, on_edge);
   EnsurePair(blocks_, ai, bi, ts);
@@ -241,6 +241,7 @@ Status Graph::ApplySetPrivate(UserId a, bool on, TimestampMs ts, const EdgeHook&
   RELGRAPH_RETURN_IF_ERROR(CheckTimestamp(ts, "replayed time"));
   RELGRAPH_RETURN_IF_ERROR(CheckRoomFor(a));
   const InternalId ai = Intern(a);
+  SettleFor(ai);
   if (on) {
     MarkPrivate(ai, true);
   } else {
@@ -255,6 +256,7 @@ Status Graph::ApplyRequest(UserId requester, UserId target, TimestampMs ts) {
   RELGRAPH_RETURN_IF_ERROR(CheckRoomFor(requester, target));
   const InternalId ri = Intern(requester);
   const InternalId ti = Intern(target);
+  SettleIds(ti, ri, /*client=*/false).IgnoreError();
   EnsurePair(requests_, ti, ri, ts);
   return Status::OK();
 }
@@ -265,6 +267,7 @@ Status Graph::ApplyApprove(UserId target, UserId requester, TimestampMs ts,
   RELGRAPH_RETURN_IF_ERROR(CheckRoomFor(requester, target));
   const InternalId ti = Intern(target);
   const InternalId ri = Intern(requester);
+  SettleIds(ti, ri, /*client=*/false).IgnoreError();
   const FollowingList& f = users_[ri].following;
   if (const size_t i = f.FindPeer(ti); i < f.size() && f.TsAt(i) == ts) {
     RemovePair(requests_, ti, ri);  // already applied
@@ -312,6 +315,16 @@ std::vector<UserId> Graph::BlockersOf(UserId blocked) const {
   return bi == kNoInternalId ? std::vector<UserId>{} : ExternalsOf(blocks_.OwnersNaming(bi));
 }
 
+std::vector<Graph::AccessItem> Graph::RequestsSentBy(UserId requester) const {
+  std::vector<AccessItem> out;
+  const InternalId ri = ids_.Find(requester);
+  if (ri == kNoInternalId || (users_[ri].access & kHasAccessBit) == 0) return out;
+  for (InternalId t : requests_.OwnersNaming(ri)) {
+    out.push_back({ids_.External(t), requester, requests_.Find(t, ri).value_or(0)});
+  }
+  return out;
+}
+
 std::vector<UserId> Graph::ExternalsOf(const std::vector<InternalId>& users) const {
   std::vector<UserId> out;
   out.reserve(users.size());
@@ -320,6 +333,7 @@ std::vector<UserId> Graph::ExternalsOf(const std::vector<InternalId>& users) con
 }
 
 Status Graph::ApplyRemoteFollow(UserId a, UserId b, TimestampMs ts, InternalId ids[2]) {
+  Settle(a, b);
   if (BlockStands(a, b)) {
     RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(a, b, ts, "follow"));
     ids[0] = ids[1] = kNoInternalId;  // nothing changed: no feed hook
@@ -332,6 +346,7 @@ Status Graph::ApplyRemoteFollow(UserId a, UserId b, TimestampMs ts, InternalId i
 
 Status Graph::ApplyRemoteRequest(UserId requester, UserId target, TimestampMs ts) {
   RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(requester, target, ts, "follow request"));
+  Settle(requester, target);
   const InternalId ti = ids_.Find(target);
   if (ti == kNoInternalId || !IsPrivateInternal(ti) || BlockStands(requester, target) ||
       HasEdge(requester, target)) {
@@ -343,6 +358,7 @@ Status Graph::ApplyRemoteRequest(UserId requester, UserId target, TimestampMs ts
 Status Graph::ApplyRemoteApprove(UserId target, UserId requester, TimestampMs ts, bool by_requester,
                                  const EdgeHook& on_edge) {
   RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(requester, target, ts, "approval"));
+  Settle(requester, target);
   if (by_requester ? BlockStands(requester, target) : !HasRequest(requester, target)) {
     return Status::OK();
   }
@@ -410,7 +426,8 @@ Status Graph::CheckAccessInvariants() const {
   requests_.ForEach([&](InternalId t, InternalId r, TimestampMs) {
     if (!status.ok()) return;
     const std::string pair = Pair(ids_.External(r), ids_.External(t));
-    if (!IsPrivateInternal(t)) {
+    // A public account holds requests only while its switch or its removal runs in steps.
+    if (!IsPrivateInternal(t) && !(unfinished_ && unfinished_->user == t)) {
       status = Status::Corruption("request " + pair + " to a public account");
     } else if (follows(r, t)) {
       status = Status::Corruption("request " + pair + " beside its edge");

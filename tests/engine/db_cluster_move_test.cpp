@@ -6,8 +6,10 @@
 // the moved users' posts and mutes are on their new shard.
 #include <doctest.h>
 
+#include <map>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "engine/db.h"
 #include "tests/engine/cluster_harness.h"
@@ -315,6 +317,84 @@ struct World {
     CHECK(again.value() == 0);
   }
 };
+
+TEST_CASE("an export lists in slices, writes go on between them, and it lists each item once") {
+  // A moving user with 40k fans and a moving private account with 20k requests: their
+  // lists span several slices of 4,096 entries, resumed by their cursors.
+  constexpr UserId kStar = 8, kPrivate = 16, kFans = 40'000, kAskers = 20'000;
+  int slices = 0;
+  Db* live = nullptr;
+  UserId writer = 1;
+  DbOptions o;
+  o.graph.rate_limit.enabled = false;
+  o.background_fanout = false;
+  o.between_steps = [&] {
+    ++slices;
+    if (live == nullptr) return;
+    // A staying user's write runs between two slices: the lock is not held.
+    REQUIRE(live->Follow(1'000'001 + writer, 1'000'001 + writer + 1).ok());
+    ++writer;
+  };
+  auto db = Db::Open("", o);
+  REQUIRE(db.ok());
+  REQUIRE((*db)->SetPrivate(kPrivate, true).ok());
+  std::vector<Db::BatchWrite> writes;
+  for (UserId u = 1; u <= kFans; ++u) {
+    const UserId fan = 100 + u * 8 + 1;  // never moving
+    writes.push_back({Db::BatchWrite::Kind::kFollow, fan, kStar, std::nullopt});
+    if (u <= kAskers)
+      writes.push_back({Db::BatchWrite::Kind::kFollow, fan, kPrivate, std::nullopt});
+  }
+  writes.push_back({Db::BatchWrite::Kind::kFollow, kStar, 24, std::nullopt});
+  writes.push_back({Db::BatchWrite::Kind::kFollow, kStar, 3, std::nullopt});
+  std::vector<Db::BatchWriteResult> results(writes.size());
+  (*db)->WriteBatch(writes, results);
+  for (const auto& r : results) REQUIRE(r.status.ok());
+  REQUIRE((*db)->Block(5, kStar).ok());
+  REQUIRE((*db)->Block(kPrivate, 7).ok());
+  auto moving = [](UserId u) { return u % 8 == 0 && u < 100; };
+  const GraphStateModel before = Held(**db);
+  live = db->get();
+  auto state = (*db)->ExportUsers(moving);
+  live = nullptr;
+  REQUIRE(state.ok());
+  CHECK(slices >= 4);  // the fans in three slices, the requests in two
+  GraphStateModel listed;
+  size_t follows = 0, requests = 0, blocks = 0;
+  for (const Db::MovedState& m : *state) {
+    if (m.type != WalRecordType::kFollow && m.type != WalRecordType::kRequest &&
+        m.type != WalRecordType::kBlock) {
+      continue;
+    }
+    auto op = DecodeWalRecord(static_cast<uint8_t>(m.type), m.payload);
+    REQUIRE_MESSAGE(op.ok(), op.status().ToString());
+    if (m.type == WalRecordType::kFollow) {
+      ++follows;
+      listed.edges[{op->a, op->b}] = op->ts;
+    } else if (m.type == WalRecordType::kRequest) {
+      ++requests;
+      listed.requests[{op->a, op->b}] = op->ts;
+    } else if (m.type == WalRecordType::kBlock) {
+      ++blocks;
+      listed.blocks[{op->a, op->b}] = op->ts;
+    }
+  }
+  auto touching = [&](const auto& from) {
+    std::map<GraphStateModel::Pair, TimestampMs> out;
+    for (const auto& [pair, ts] : from) {
+      if (moving(pair.first) || moving(pair.second)) out[pair] = ts;
+    }
+    return out;
+  };
+  CHECK(listed.edges == touching(before.edges));
+  CHECK(listed.requests == touching(before.requests));
+  CHECK(listed.blocks == touching(before.blocks));
+  CHECK(follows == listed.edges.size());  // each once
+  CHECK(requests == listed.requests.size());
+  CHECK(blocks == listed.blocks.size());
+  CHECK(listed.requests.size() == kAskers);
+  CHECK(listed.edges.size() == kFans + 2);
+}
 
 TEST_CASE("a bucket moved between quiet shards: every shard holds what one node would") {
   World w;

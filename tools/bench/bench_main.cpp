@@ -20,6 +20,7 @@
 #include "tools/bench/feed_workloads.h"
 #include "tools/bench/scale_run.h"
 #include "tools/bench/server_workloads.h"
+#include "tools/bench/stall_workloads.h"
 #include "tools/bench/workload_generator.h"
 #include "tools/bench/workloads.h"
 
@@ -53,6 +54,9 @@ Loads a follow graph into relgraph and measures workloads, one row each.
                          access:     block relation_blocked unblock follow_request approve
                                      reject block_celebrity go_public (run last: they
                                      change the graph)
+                         pauses:     remove_user_pause go_public_pause export_bucket_pause
+                                     (each on a Db of its own: a writer's longest wait
+                                     while one command runs)
   --ops=N                operations per query workload (default 2000000)
   --wal-ops=N            follows per wal_* workload (default 1000000; wal_always: 2000)
   --writers=N            threads of wal_always_concurrent (default 256)
@@ -246,6 +250,7 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
       known.insert(DesignWorkloads::Names().begin(), DesignWorkloads::Names().end());
       known.insert(FeedWorkloads::Names().begin(), FeedWorkloads::Names().end());
       known.insert(AccessWorkloads::Names().begin(), AccessWorkloads::Names().end());
+      known.insert(StallWorkloads::Names().begin(), StallWorkloads::Names().end());
       std::stringstream ss(value);
       std::string w;
       while (std::getline(ss, w, ',')) {
@@ -459,6 +464,7 @@ int Main(int argc, char** argv) {
     wanted.insert(DurabilityWorkloads::Names().begin(), DurabilityWorkloads::Names().end());
     wanted.insert(FeedWorkloads::Names().begin(), FeedWorkloads::Names().end());
     wanted.insert(AccessWorkloads::Names().begin(), AccessWorkloads::Names().end());
+    wanted.insert(StallWorkloads::Names().begin(), StallWorkloads::Names().end());
   }
   bool needs_graph = false;
   for (const std::string& w : wanted) {
@@ -518,6 +524,11 @@ int Main(int argc, char** argv) {
   AccessWorkloads access(graph, data, flags.seed, flags.ops);
   for (const std::string& name : AccessWorkloads::Names()) {
     if (wanted.count(name) && needs_graph) PrintWorkload(std::cout, flags.csv, access.Run(name));
+  }
+  // Writer pauses, each on a Db of its own.
+  StallWorkloads stalls(flags.seed);
+  for (const std::string& name : StallWorkloads::Names()) {
+    if (wanted.count(name)) PrintWorkload(std::cout, flags.csv, stalls.Run(name));
   }
   if (flags.csv && needs_graph) PrintMemory(std::cout, true, memory);
   return 0;
