@@ -13,9 +13,11 @@
 #include <vector>
 
 #include "net/client/event_format.h"
+#include "relgraph_version.h"
 #include "tests/net/server/server_test_util.h"
 #include "tests/storage/test_dir.h"
 #include "tests/tools/nats_server_process.h"
+#include "tests/tools/run_command.h"
 #include "tools/service/event_subscription.h"
 
 namespace relgraph {
@@ -163,6 +165,13 @@ TEST_CASE("bridge: every event reaches JetStream once, across a SIGKILL and a re
   for (const net::WireEvent& e : want) publishes += e.kind == net::EventKind::kPublish;
   REQUIRE(copied.LastSeq() == publishes);
   CHECK(copied.Get(1).subject == "copy.publish");
+}
+
+TEST_CASE("bridge: --version prints the version and connects to nothing") {
+  const testing::Ran ran =
+      testing::RunShell(std::string("'") + RELGRAPH_BRIDGE_PATH + "' --version");
+  CHECK(ran.exit_code == 0);
+  CHECK(ran.out == std::string("relgraph-bridge ") + kVersion + "\n");
 }
 
 }  // namespace

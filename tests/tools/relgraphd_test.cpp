@@ -20,8 +20,10 @@
 
 #include "engine/db.h"
 #include "net/client/client.h"
+#include "relgraph_version.h"
 #include "tests/storage/test_dir.h"
 #include "tests/tools/relgraphd_process.h"
+#include "tests/tools/run_command.h"
 
 namespace relgraph {
 namespace {
@@ -140,6 +142,13 @@ TEST_CASE("relgraphd: SIGTERM during a write load loses no acknowledged write (f
   MESSAGE(acked.size() << " writes acknowledged before the shutdown");
   CHECK(acked.size() >= 3000);
   CHECK(missing == 0);
+}
+
+TEST_CASE("relgraphd: --version prints the version from CMake's project() and exits 0") {
+  const testing::Ran ran =
+      testing::RunShell(std::string("'") + RELGRAPHD_PATH + "' --version --data-dir=/nonexistent");
+  CHECK(ran.exit_code == 0);
+  CHECK(ran.out == std::string("relgraphd ") + kVersion + "\n");
 }
 
 }  // namespace

@@ -29,6 +29,7 @@ struct DaemonConfig {
   uint32_t shard_id = 0;      // this shard's id in the cluster's map (with --cluster)
   uint32_t sync_replicas = 0;  // a primary: replies wait until this many replicas hold the write
   bool help = false;
+  bool version = false;  // --version: print it and exit
 };
 
 // Applies the arguments (argv without the program name) over the defaults. A `--config=FILE`

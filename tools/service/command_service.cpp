@@ -9,6 +9,7 @@
 #include "engine/mem/resident.h"
 #include "net/protocol/protocol.h"
 #include "net/protocol/routing.h"
+#include "relgraph_version.h"
 #include "tools/service/engine_wire.h"
 #include "tools/service/event_subscription.h"
 #include "tools/service/record_subscription.h"
@@ -297,6 +298,7 @@ Result<net::InfoReply> CommandService::Info(const net::InfoRequest&, Context& c)
   add("replica_lag_records",
       replication_->is_replica() && link.primary_lsn > last ? link.primary_lsn - last : 0);
   add("replica_lag_ms", replication_->is_replica() ? link.lag_ms : 0);
+  add("server_version", kVersionNumber);  // major << 32 | minor << 16 | patch
   if (gate_ != nullptr) gate_->AddInfo(&r.fields);
   return r;
 }
