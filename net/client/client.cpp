@@ -58,8 +58,24 @@ Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
   std::unique_ptr<Client> client(new Client(options));
   RELGRAPH_RETURN_IF_ERROR(client->Open());
   auto hello = client->Call(HelloRequest{kProtocolVersion, options.token});
-  if (!hello.ok()) return hello.status();
-  client->hello_ = *hello;
+  if (hello.ok()) {
+    client->hello_ = *hello;
+    return client;
+  }
+  if (hello.status().code() == Code::kProtocolError) {
+    // The first reply is not a relgraph frame: an HTTP server, Redis, ssh on that port.
+    return Status(Code::kProtocolError,
+                  "the server at " + options.host + ":" + std::to_string(options.port) +
+                      " does not speak the relgraph protocol (is it relgraphd?): " +
+                      hello.status().message());
+  }
+  if (hello.status().code() != Code::kUnsupported) return hello.status();
+  // A server that speaks only version 1 refused version 2 and closed: greet it again in 1.
+  client.reset(new Client(options));
+  RELGRAPH_RETURN_IF_ERROR(client->Open());
+  auto v1 = client->Call(HelloRequestV1{1, options.token});
+  if (!v1.ok()) return v1.status();
+  client->hello_ = HelloReply{v1->version, v1->max_frame, v1->server, ""};
   return client;
 }
 

@@ -56,7 +56,9 @@ struct RawReply {
 
 class Client : public TypedCalls<Client> {
  public:
-  // Connects and performs the HELLO handshake.
+  // Connects and performs the HELLO handshake in protocol version 2, falling back to version 1
+  // (a second connection) when the server speaks only that. A first reply that is not a
+  // relgraph frame is kProtocolError saying the server does not speak the relgraph protocol.
   static Result<std::unique_ptr<Client>> Connect(const ClientOptions& options);
   ~Client();
   Client(const Client&) = delete;

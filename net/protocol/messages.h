@@ -40,17 +40,35 @@ struct Empty {
   auto WireTie() const { return std::tie(); }
 };
 
+// A body holds exactly its fields (the decoder refuses trailing bytes), so HELLO's reply grows
+// only with the protocol version the client asked for: a version-1 client gets HelloReplyV1,
+// a version-2 client HelloReply, which appends server_version.
 struct HelloReply {
-  uint16_t version = kProtocolVersion;
+  uint16_t version = kProtocolVersion;  // the version this connection speaks: the client's
   uint32_t max_frame = kDefaultMaxFrame;
-  std::string server;  // "relgraphd <version>"
-  RELGRAPH_WIRE_FIELDS(version, max_frame, server)
+  std::string server;          // "relgraphd"
+  std::string server_version;  // "0.1.0"; empty from a server that speaks only version 1
+  RELGRAPH_WIRE_FIELDS(version, max_frame, server, server_version)
 };
 struct HelloRequest {
   static constexpr Opcode kOpcode = Opcode::kHello;
   using Reply = HelloReply;
   uint16_t version = kProtocolVersion;
   std::string token;  // empty when the server needs none
+  RELGRAPH_WIRE_FIELDS(version, token)
+};
+// Version 1 of the handshake: what a server that speaks only version 1 understands.
+struct HelloReplyV1 {
+  uint16_t version = 1;
+  uint32_t max_frame = kDefaultMaxFrame;
+  std::string server;
+  RELGRAPH_WIRE_FIELDS(version, max_frame, server)
+};
+struct HelloRequestV1 {
+  static constexpr Opcode kOpcode = Opcode::kHello;
+  using Reply = HelloReplyV1;
+  uint16_t version = 1;
+  std::string token;
   RELGRAPH_WIRE_FIELDS(version, token)
 };
 

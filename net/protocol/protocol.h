@@ -14,7 +14,10 @@
 
 namespace relgraph::net {
 
-inline constexpr uint16_t kProtocolVersion = 1;
+// The newest protocol version, which clients send in HELLO, and the oldest a server still
+// accepts (docs/protocol.md, "Handshake"): version 2 adds server_version to HELLO's reply.
+inline constexpr uint16_t kProtocolVersion = 2;
+inline constexpr uint16_t kMinProtocolVersion = 1;
 inline constexpr uint32_t kFrameHeaderBytes = 10;       // length + request_id + opcode + flags
 inline constexpr uint32_t kMinFrameLength = 6;          // the `length` field of an empty body
 inline constexpr uint32_t kDefaultMaxFrame = 1u << 20;  // whole frame, header included

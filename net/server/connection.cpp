@@ -204,11 +204,13 @@ void Connection::HandleHello(const Frame& frame) {
   if (Status s = WireDecode(frame.body, &hello, "hello request"); !s.ok()) {
     return FailAndClose(frame.request_id, frame.opcode, s);
   }
-  if (hello.version != kProtocolVersion) {
-    return FailAndClose(
-        frame.request_id, frame.opcode,
-        Status(Code::kUnsupported, "protocol version " + std::to_string(hello.version) +
-                                       " is not supported (this server speaks 1)"));
+  if (hello.version < kMinProtocolVersion || hello.version > kProtocolVersion) {
+    return FailAndClose(frame.request_id, frame.opcode,
+                        Status(Code::kUnsupported,
+                               "protocol version " + std::to_string(hello.version) +
+                                   " is not supported (this server speaks " +
+                                   std::to_string(kMinProtocolVersion) + " to " +
+                                   std::to_string(kProtocolVersion) + ")"));
   }
   if (!core_.options.auth_token.empty() && !core_.TokenMatches(hello.token)) {
     return FailAndClose(frame.request_id, frame.opcode,
@@ -216,7 +218,14 @@ void Connection::HandleHello(const Frame& frame) {
   }
   greeted_ = true;
   const size_t start = BeginFrame(&out_, frame.request_id, frame.opcode, 0);
-  WirePut(&out_, HelloReply{kProtocolVersion, core_.options.max_frame, core_.options.server_name});
+  // The reply has the fields of the client's version and no more: an older client's decoder
+  // refuses trailing bytes.
+  if (hello.version == 1) {
+    WirePut(&out_, HelloReplyV1{1, core_.options.max_frame, core_.options.server_name});
+  } else {
+    WirePut(&out_, HelloReply{hello.version, core_.options.max_frame, core_.options.server_name,
+                              core_.options.server_version});
+  }
   EndFrame(&out_, start);
 }
 

@@ -22,6 +22,7 @@ struct ServerOptions {
   std::chrono::milliseconds shutdown_grace{10000};  // then remaining connections are cut
   bool handle_signals = false;                      // SIGINT/SIGTERM start a graceful shutdown
   std::string server_name = "relgraphd";
+  std::string server_version;  // HELLO's reply (protocol version 2); relgraphd sets its own
 };
 
 }  // namespace relgraph::net

@@ -10,6 +10,7 @@
 #include "engine/db.h"
 #include "engine/durable/wal_records.h"
 #include "engine/import/edge_list.h"
+#include "relgraph_version.h"
 #include "storage/env/file_names.h"
 #include "storage/wal/wal_reader.h"
 #include "storage/wal/wal_writer.h"
@@ -67,6 +68,9 @@ TEST_CASE("admin: usage, help and unknown commands exit with the documented code
   CHECK(Admin({"export", "a", "b"}).code == 2);
   CHECK(Admin({"verify", "/nonexistent/dir"}).code == 1);
   CHECK(Admin({"import", "x", "y", "--bogus"}).code == 2);
+  const Ran version = Admin({"--version"});
+  CHECK(version.code == 0);
+  CHECK(version.out == std::string("relgraph-admin ") + kVersion + "\n");
 }
 
 TEST_CASE("admin: --help and -h at every level print usage on stdout and exit 0") {
@@ -100,6 +104,13 @@ TEST_CASE("admin: import, verify, export round-trip the edge list; import refuse
   Ran r = Admin({"import", edges, data, "--max-following=5"});
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(r.out.find("over the cap") != std::string::npos);
+  // The follows the cap dropped are counted where a person looks, with the way to keep them.
+  const size_t over = r.out.find(" over the cap");
+  const std::string count = r.out.substr(r.out.rfind(' ', over - 1) + 1, over - r.out.rfind(' ', over - 1) - 1);
+  CHECK(count != "0");
+  CHECK(r.err == "relgraph-admin import: dropped " + count +
+                     " follows past the cap of 5 followees per user; --no-cap keeps every follow\n");
+  CHECK(Admin({"import", edges, JoinPath(dir.path(), "nocap"), "--no-cap"}).err == "");
   CHECK(Admin({"import", edges, data}).code == 1);
   r = Admin({"verify", data});
   CHECK_MESSAGE(r.code == 0, r.err);

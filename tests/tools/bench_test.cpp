@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tests/storage/test_dir.h"
+#include "relgraph_version.h"
 #include "tests/tools/relgraphd_process.h"
 #include "tests/tools/run_command.h"
 
@@ -208,6 +209,12 @@ TEST_CASE("relgraph-bench: bad flags exit 2; --open-only on a bad directory exit
   const Ran bad = RunBench("--open-only=/proc/no-such-dir/x");
   CHECK(bad.exit_code == 1);
   CHECK(bad.out.find("/proc/no-such-dir/x") != std::string::npos);
+}
+
+TEST_CASE("bench: --version prints the version and runs nothing") {
+  const Ran ran = testing::RunShell(std::string("'") + RELGRAPH_BENCH_PATH + "' --version");
+  CHECK(ran.exit_code == 0);
+  CHECK(ran.out == std::string("relgraph-bench ") + kVersion + "\n");
 }
 
 }  // namespace

@@ -14,9 +14,11 @@
 #include <vector>
 
 #include "net/client/event_format.h"
+#include "relgraph_version.h"
 #include "tests/net/server/server_test_util.h"
 #include "tests/storage/test_dir.h"
 #include "tests/tools/nats_server_process.h"
+#include "tests/tools/run_command.h"
 #include "tools/service/event_subscription.h"
 
 namespace relgraph {
@@ -233,6 +235,12 @@ TEST_CASE("bridge: --until-lsn=N publishes nothing past N and leaves its cursor 
     }
     CHECK(found);
   }
+
+TEST_CASE("bridge: --version prints the version and connects to nothing") {
+  const testing::Ran ran =
+      testing::RunShell(std::string("'") + RELGRAPH_BRIDGE_PATH + "' --version");
+  CHECK(ran.exit_code == 0);
+  CHECK(ran.out == std::string("relgraph-bridge ") + kVersion + "\n");
 }
 
 }  // namespace

@@ -3,9 +3,15 @@
 #include <doctest.h>
 #include <sys/wait.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
+#include <thread>
 
+#include "relgraph_version.h"
 #include "tests/net/server/server_test_util.h"
 #include "tests/storage/test_dir.h"
 #include "tests/tools/run_command.h"
@@ -42,7 +48,7 @@ TEST_CASE("cli: a command against a real server; unknown commands point at help"
   const std::string port = "-p " + std::to_string(server.server->port()) + " ";
   CHECK(RunCli(port + "follow 1 2", &out) == 0);
   CHECK(out.find("created: true") != std::string::npos);
-  CHECK(RunCli(port + "frobnicate 1", &out) == 1);
+  CHECK(RunCli(port + "frobnicate 1", &out) == 2);  // a usage error, as bad arguments are
   CHECK(out.find("unknown command 'frobnicate' (try 'help')") != std::string::npos);
   CHECK(RunCli(port + "follow 1", &out) == 2);  // bad usage shows the usage line
   CHECK(out.find("usage: follow") != std::string::npos);
@@ -143,7 +149,8 @@ TEST_CASE("cli: blocks, private accounts and requests, in text and JSON, with th
   CHECK(run({"follow", "1", "3", "1000"}) ==
         "created: true\nrelation: requested\nfollowed_at: 1000\n");
   run({"follow", "4", "3", "2000"});
-  CHECK(run({"requests", "3", "--viewer=1"}) == "4\tts=2000\n1\tts=1000\n(2 of 2 entries)\n");
+  CHECK(run({"requests", "3", "--viewer=1"}) ==
+        "4\tts=2000\t1 to 4: none\n1\tts=1000\t1 to 1: none\n(2 of 2 entries)\n");
   CHECK(run({"requests", "3", "--limit=1"}, true) ==
         "{\"total\":2,\"entries\":[{\"user\":4,\"ts\":2000,\"viewer_relation\":\"none\","
         "\"mutual\":false}],\"next\":\"2000:4\"}\n");
@@ -169,6 +176,142 @@ TEST_CASE("cli: blocks, private accounts and requests, in text and JSON, with th
   CHECK(usage.status().message() == "usage: set-private USER on|off");
   auto missing = cli::RunCommand(*c, {"approve", "3", "9"}, false);
   CHECK(missing.status().code() == Code::kNotFound);
+}
+
+TEST_CASE("cli: a lone -h or --help prints the usage, --version the version") {
+  std::string out;
+  CHECK(RunCli("-h", &out) == 0);
+  CHECK(out.rfind("usage: relgraph-cli", 0) == 0);
+  CHECK(RunCli("--help", &out) == 0);
+  CHECK(out.find("exit status: 0 done, 1 an error from the server or the connection, 2 bad usage") !=
+        std::string::npos);
+  CHECK(RunCli("--version", &out) == 0);
+  CHECK(out == std::string("relgraph-cli ") + kVersion + "\n");
+  // -h with a value still names the host (port 1: nothing listens, so the connection fails).
+  CHECK(RunCli("-h 127.0.0.1 -p 1 ping", &out) == 1);
+  CHECK(out.find("cannot connect to 127.0.0.1:1") != std::string::npos);
+}
+
+TEST_CASE("cli: numbers out of range name the range; usage errors exit 2, the server's 1") {
+  testing::TestServer server;
+  std::string out;
+  const std::string port = "-p " + std::to_string(server.server->port()) + " ";
+  CHECK(RunCli(port + "follow 1 99999999999999999999", &out) == 2);
+  CHECK(out == "error: invalid_argument: user 99999999999999999999 is out of range [0, "
+               "18446744073709551615]\n");
+  CHECK(RunCli(port + "fans 2 --limit=100000", &out) == 2);
+  CHECK(out == "error: invalid_argument: limit 100000 is out of range [0, 65535]\n");
+  CHECK(RunCli(port + "known-followers 1 2 70000", &out) == 2);
+  CHECK(out == "error: invalid_argument: limit 70000 is out of range [0, 65535]\n");
+  CHECK(RunCli(port + "timeline 1 --kinds=64", &out) == 2);
+  CHECK(out == "error: invalid_argument: kind 64 is out of range [0, 63]\n");
+  CHECK(RunCli(port + "follow 1 x", &out) == 2);
+  CHECK(out == "error: invalid_argument: user 'x' is not a number\n");
+  CHECK(RunCli(port + "--json follow 1 x", &out) == 2);
+  CHECK(out == "{\"error\":\"invalid_argument\",\"message\":\"user 'x' is not a number\"}\n");
+  // The server's own refusals, invalid_argument among them, exit 1.
+  CHECK(RunCli(port + "follow 1 1", &out) == 1);
+  CHECK(out == "error: self_follow: user 1 cannot follow itself\n");
+  CHECK(RunCli(port + "follow 1 2 -5", &out) == 1);
+  CHECK(out.rfind("error: invalid_argument: ", 0) == 0);
+}
+
+TEST_CASE("cli: a page prints the command of the next one, and each user's relations plainly") {
+  testing::TestServer server;
+  std::string out;
+  const std::string cli = std::string(RELGRAPH_CLI_PATH) + " -p " +
+                          std::to_string(server.server->port()) + " ";
+  auto run = [&](const std::string& args) {
+    const testing::Ran ran = testing::RunShell(cli + args + " 2>&1");
+    CHECK_MESSAGE(ran.exit_code == 0, args, ": ", ran.out);
+    return ran.out;
+  };
+  run("follow 1 2 1700000001000");
+  run("follow 2 1 1700000002000");
+  run("follow 3 2 1700000003000");
+  // 3 follows 2 alone, 1 and 2 follow each other: "mutual" is about the list's owner, and the
+  // viewer's relation is spelled out, "none" included.
+  CHECK(run("fans 2 --viewer=1") ==
+        "3\tts=1700000003000\tmutual with 2: no\t1 to 3: none\n"
+        "1\tts=1700000001000\tmutual with 2: yes\t1 to 1: none\n"
+        "(2 entries)\n");
+  CHECK(run("fans 2 --viewer=3") ==
+        "3\tts=1700000003000\tmutual with 2: no\t3 to 3: none\n"
+        "1\tts=1700000001000\tmutual with 2: yes\t3 to 1: none\n"
+        "(2 entries)\n");
+  CHECK(run("following 1 --viewer=3") == "2\tts=1700000001000\tmutual with 1: yes\t3 to 2: following\n(1 entries)\n");
+  const std::string first = run("fans 2 --limit=1");
+  CHECK(first == "3\tts=1700000003000\tmutual with 2: no\n(1 entries)\n"
+                 "next: relgraph-cli fans 2 --limit=1 --after=1700000003000:3\n");
+  // The printed command, run as it is (after the program's name), gives the next page.
+  const std::string next = first.substr(first.find("next: relgraph-cli ") + 19);
+  CHECK(run(next.substr(0, next.size() - 1)) ==
+        "1\tts=1700000001000\tmutual with 2: yes\n(1 entries)\n");
+  run("publish 2 500 0 1700000004000");
+  run("publish 2 501 0 1700000005000");
+  CHECK(run("timeline 1 --limit=1") ==
+        "501\tby=2\tts=1700000005000\tkind=0\n(1 entries)\n"
+        "next: relgraph-cli timeline 1 --limit=1 --after=1700000005000:501\n");
+}
+
+TEST_CASE("cli: subscribe --kinds takes event names and numbers; timeline --kinds numbers") {
+  testing::TestDir dir;
+  testing::TestServer server({}, dir.path());
+  auto c = server.Connect();
+  REQUIRE(c->Follow(1, 2, int64_t{1000}).ok());
+  REQUIRE(c->Publish(2, 500, 3, int64_t{3000}).ok());
+  REQUIRE(c->Mute(1, 2, true).ok());
+  const std::string port = "-p " + std::to_string(server.server->port()) + " ";
+  std::string out;
+  const uint32_t publish = static_cast<uint32_t>(net::EventKind::kPublish);
+  REQUIRE(RunCli(port + "subscribe --from=1 --count=2 --kinds=follow," + std::to_string(publish),
+                 &out) == 0);
+  CHECK(out == "1 follow 1 -> 2 at 1000\n2 publish 2 post 500 kind 3 at 3000\n");
+  CHECK(RunCli(port + "subscribe --kinds=10", &out) == 2);
+  CHECK(out.find("event kind 10 is not one") != std::string::npos);
+  CHECK(RunCli(port + "help", &out) == 0);
+  CHECK(out.find("timeline USER [--limit=N] [--after=TS:POST] [--kinds=N,N,...]") !=
+        std::string::npos);
+  CHECK(out.find("subscribe [--from=LSN|now] [--kinds=EVENT,EVENT,...]") != std::string::npos);
+}
+
+TEST_CASE("cli: a port where something else listens is named as not relgraphd") {
+  // A listener that answers like an ssh server would, whatever it is sent.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(fd, 4) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  const uint16_t port = ntohs(addr.sin_port);
+  std::thread peer([fd] {
+    const int conn = ::accept(fd, nullptr, nullptr);
+    if (conn < 0) return;
+    const char banner[] = "SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n";
+    (void)!::write(conn, banner, sizeof banner - 1);
+    char buf[256];
+    (void)!::read(conn, buf, sizeof buf);
+    ::close(conn);
+  });
+  std::string out;
+  CHECK(RunCli("-p " + std::to_string(port) + " ping", &out) == 1);
+  peer.join();
+  ::close(fd);
+  CHECK(out.find("the server at 127.0.0.1:" + std::to_string(port) +
+                 " does not speak the relgraph protocol (is it relgraphd?)") != std::string::npos);
+}
+
+TEST_CASE("cli: info shows the server's version") {
+  testing::TestServer server;
+  auto client = server.Connect();
+  auto text = cli::RunCommand(*client, {"info"}, false);
+  REQUIRE(text.ok());
+  CHECK(text->find(std::string("\nserver_version: ") + kVersion + "\n") != std::string::npos);
+  auto json = cli::RunCommand(*client, {"info"}, true);
+  REQUIRE(json.ok());
+  CHECK(json->find(std::string("\"server_version\":\"") + kVersion + "\"") != std::string::npos);
 }
 
 }  // namespace

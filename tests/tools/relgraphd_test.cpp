@@ -23,8 +23,10 @@
 
 #include "engine/db.h"
 #include "net/client/client.h"
+#include "relgraph_version.h"
 #include "tests/storage/test_dir.h"
 #include "tests/tools/relgraphd_process.h"
+#include "tests/tools/run_command.h"
 
 namespace relgraph {
 namespace {
@@ -307,6 +309,12 @@ TEST_CASE("relgraphd: a full disk refuses writes, resumes once space is freed, S
   MESSAGE(acked.size() << " writes acknowledged, " << refused.size() << " refused");
   CHECK(missing == 0);
   CHECK(present == 0);
+
+TEST_CASE("relgraphd: --version prints the version from CMake's project() and exits 0") {
+  const testing::Ran ran =
+      testing::RunShell(std::string("'") + RELGRAPHD_PATH + "' --version --data-dir=/nonexistent");
+  CHECK(ran.exit_code == 0);
+  CHECK(ran.out == std::string("relgraphd ") + kVersion + "\n");
 }
 
 }  // namespace

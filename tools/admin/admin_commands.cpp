@@ -16,6 +16,7 @@
 #include "engine/import/edge_list.h"
 #include "engine/import/edge_list_import.h"
 #include "net/client/client.h"
+#include "relgraph_version.h"
 #include "storage/env/file_names.h"
 #include "storage/snapshot/snapshot_file.h"
 #include "storage/wal/wal_reader.h"
@@ -24,7 +25,7 @@
 namespace relgraph::admin {
 namespace {
 
-constexpr const char* kUsage = R"(usage: relgraph-admin COMMAND [ARGS] [--help]  (-h is --help)
+constexpr const char* kUsage = R"(usage: relgraph-admin COMMAND [ARGS] [--help] | --version  (-h is --help)
 
 Operations on a relgraph data directory (DATADIR) or snapshot file (SNAPSHOT); all offline
 but `snapshot --server`, which asks a running relgraphd.
@@ -216,6 +217,11 @@ int Import(Context& c) {
         << " edges/s)\n  skipped: " << stats.self_loops << " self-loops, " << stats.over_cap
         << " over the cap, " << stats.duplicates << " duplicates\n  wrote ";
   PrintSnapshotInfo(c.out, JoinPath(dir, SnapshotName(0)), imported->snapshot);
+  if (stats.over_cap > 0) {  // the default cap drops follows silently otherwise
+    c.err << "relgraph-admin import: dropped " << stats.over_cap
+          << " follows past the cap of " << io.max_following
+          << " followees per user; --no-cap keeps every follow\n";
+  }
   return 0;
 }
 
@@ -442,6 +448,10 @@ int Repair(Context& c) {
 
 int Run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   const Args args = Parse(argv);
+  if (args.command.empty() && args.flags.contains("--version")) {
+    out << "relgraph-admin " << kVersion << "\n";
+    return 0;
+  }
   if (args.command.empty()) {
     (args.help ? out : err) << kUsage;
     return args.help ? 0 : 2;

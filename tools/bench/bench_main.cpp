@@ -17,6 +17,7 @@
 #include "tools/bench/cluster_workloads.h"
 #include "tools/bench/design_workloads.h"
 #include "tools/bench/durability_workloads.h"
+#include "relgraph_version.h"
 #include "tools/bench/feed_workloads.h"
 #include "tools/bench/scale_run.h"
 #include "tools/bench/server_workloads.h"
@@ -66,6 +67,7 @@ Loads a follow graph into relgraph and measures workloads, one row each.
                          /tmp, removed at the end; a given one is left in place)
   --format=text|csv      output format (default text)
   --help                 this text
+  --version              relgraph-bench VERSION
   --open-only=DIR        internal: open DIR as a Db, print "<edges> <seconds>", exit (the
                          snapshot workload runs its recovery_snapshot_restart row this way)
 
@@ -444,6 +446,10 @@ int Main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
       std::cout << kUsage;
+      return 0;
+    }
+    if (std::string(argv[i]) == "--version") {
+      std::cout << "relgraph-bench " << kVersion << "\n";
       return 0;
     }
   }

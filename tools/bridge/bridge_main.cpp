@@ -11,6 +11,7 @@
 #include <string>
 
 #include "net/client/event_format.h"
+#include "relgraph_version.h"
 #include "tools/bridge/bridge.h"
 
 namespace relgraph {
@@ -34,6 +35,7 @@ LSN as the message id; resumes where it stopped after any crash.
   --until-lsn=N          carry the events up to LSN N, none after it, leave the cursor
                          at N and exit 0 (a one-off copy)
   --help                 this text
+  --version              relgraph-bridge VERSION
 )";
 
 int Main(int argc, char** argv) {
@@ -47,6 +49,9 @@ int Main(int argc, char** argv) {
     Status bad;
     if (key == "--help") {
       std::fputs(kUsage, stdout);
+      return 0;
+    } else if (key == "--version") {
+      std::printf("relgraph-bridge %s\n", kVersion);
       return 0;
     } else if (key == "--relgraph") {
       bad = net::ParseHostPort(value, &o.relgraph.host, &o.relgraph.port);

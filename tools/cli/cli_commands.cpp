@@ -2,10 +2,20 @@
 
 #include <charconv>
 #include <functional>
+#include <limits>
 #include <map>
 #include <sstream>
 
 namespace relgraph::cli {
+
+Status UsageError(const std::string& message) {
+  return Status(Code::kInvalidArgument, message, kUsageErrorDetail);
+}
+
+bool IsUsageError(const Status& status) {
+  return status.code() == Code::kInvalidArgument && status.detail() == kUsageErrorDetail;
+}
+
 namespace {
 
 using net::RelationCode;
@@ -48,7 +58,14 @@ struct Rendered {
 };
 
 Status Usage(const std::string& line) {
-  return Status::InvalidArgument("usage: " + line);
+  return UsageError("usage: " + line);
+}
+
+// "limit 100000 is out of range [0, 65535]".
+Status OutOfRange(const std::string& what, const std::string& value, uint64_t max,
+                  int64_t min = 0) {
+  return UsageError(what + " " + value + " is out of range [" + std::to_string(min) + ", " +
+                    std::to_string(max) + "]");
 }
 
 // A whole decimal integer of type T; `what` names the argument in the error.
@@ -56,8 +73,13 @@ template <typename T>
 Result<T> ParseInt(const std::string& s, const char* what) {
   T v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec == std::errc::result_out_of_range && ptr == s.data() + s.size()) {
+    return UsageError(std::string(what) + " " + s + " is out of range [" +
+                      std::to_string(std::numeric_limits<T>::min()) + ", " +
+                      std::to_string(std::numeric_limits<T>::max()) + "]");
+  }
   if (ec != std::errc() || ptr != s.data() + s.size()) {
-    return Status::InvalidArgument(std::string(what) + " '" + s + "' is not a number");
+    return UsageError(std::string(what) + " '" + s + "' is not a number");
   }
   return v;
 }
@@ -81,7 +103,7 @@ std::pair<std::string, std::string> Option(const std::string& a) {
 Result<uint16_t> ParseLimit(const std::string& value) {
   auto v = ParseU64(value, "limit");
   if (!v.ok()) return v.status();
-  if (*v > 65535) return Status::InvalidArgument("limit " + value + " is out of range");
+  if (*v > 65535) return OutOfRange("limit", value, 65535);
   return static_cast<uint16_t>(*v);
 }
 
@@ -133,7 +155,7 @@ Result<net::PageQuery> ParsePageQuery(const std::vector<std::string>& w, const s
           auto v = ParseU64(value, "offset");
           if (!v.ok()) return v.status();
           if (*v > UINT32_MAX)
-            return Status::InvalidArgument("offset " + value + " is out of range");
+            return OutOfRange("offset", value, UINT32_MAX);
           q.offset = static_cast<uint32_t>(*v);
           return true;
         }
@@ -147,7 +169,7 @@ Result<net::PageQuery> ParsePageQuery(const std::vector<std::string>& w, const s
       });
 }
 
-// USER [--limit=N] [--after=TS:POST] [--kinds=K,K,...]
+// USER [--limit=N] [--after=TS:POST] [--kinds=N,N,...]: post kinds, numbers 0..63
 Result<net::FeedQuery> ParseFeedQuery(const std::vector<std::string>& w, const std::string& use) {
   return ParseQuery<net::FeedQuery, net::PostCursor>(
       w, use,
@@ -157,14 +179,25 @@ Result<net::FeedQuery> ParseFeedQuery(const std::vector<std::string>& w, const s
         for (std::string k; std::getline(list, k, ',');) {
           auto v = ParseU64(k, "kind");
           if (!v.ok()) return v.status();
-          if (*v > 63) return Status::InvalidArgument("kind " + k + " is out of range 0..63");
+          if (*v > 63) return OutOfRange("kind", k, 63);
           q.kinds |= uint64_t{1} << *v;
         }
         return true;
       });
 }
 
-std::string RenderFeed(const net::FeedReply& page, bool json) {
+// "next: relgraph-cli fans 2 --limit=1 --after=TS:ID": the command words with the next page's
+// cursor in place of any --after, to copy as it is.
+std::string NextCommand(const std::vector<std::string>& words, const std::string& cursor) {
+  std::string out = "next: relgraph-cli";
+  for (const std::string& w : words) {
+    if (w.rfind("--after=", 0) != 0) out += " " + w;
+  }
+  return out + " --after=" + cursor + "\n";
+}
+
+std::string RenderFeed(const net::FeedReply& page, const std::vector<std::string>& words,
+                       bool json) {
   const std::string next =
       page.next ? std::to_string(page.next->ts) + ":" + std::to_string(page.next->post) : "";
   if (json) {
@@ -181,9 +214,8 @@ std::string RenderFeed(const net::FeedReply& page, bool json) {
   for (const auto& e : page.entries) {
     out << e.post << "\tby=" << e.author << "\tts=" << e.ts << "\tkind=" << int{e.kind} << "\n";
   }
-  out << "(" << page.entries.size() << " entries)";
-  if (page.next) out << " next: --after=" << next;
-  out << "\n";
+  out << "(" << page.entries.size() << " entries)\n";
+  if (page.next) out << NextCommand(words, next);
   return out.str();
 }
 
@@ -193,7 +225,11 @@ std::string JsonList(const std::vector<uint64_t>& ids) {
   return list + "]";
 }
 
-std::string RenderPage(const net::PageReply& page, bool json,
+// A page of users. In text, one line per user: its id, the time of the edge, for following and
+// fans whether the user and the list's owner follow each other ("mutual with 2: yes"), and
+// with --viewer the viewer's relation to the user ("1 to 3: following" reads "1 follows 3").
+std::string RenderPage(const net::PageReply& page, const std::vector<std::string>& words,
+                       const net::PageQuery& q, bool json,
                        std::optional<uint32_t> total = std::nullopt) {
   if (json) {
     std::string out = total ? "{\"total\":" + std::to_string(*total) + ",\"entries\":["
@@ -211,20 +247,23 @@ std::string RenderPage(const net::PageReply& page, bool json,
                : "null";
     return out + "}\n";
   }
+  const bool show_mutual = words[0] == "following" || words[0] == "fans";
   std::ostringstream out;
   for (const auto& e : page.entries) {
     out << e.user << "\tts=" << e.ts;
-    if (e.mutual) out << "\tmutual";
-    if (e.viewer_relation != RelationCode::kNone) {
-      out << "\tviewer:" << net::RelationCodeName(e.viewer_relation);
+    if (show_mutual) out << "\tmutual with " << q.user << ": " << (e.mutual ? "yes" : "no");
+    if (q.viewer) {
+      out << "\t" << *q.viewer << " to " << e.user << ": "
+          << net::RelationCodeName(e.viewer_relation);
     }
     out << "\n";
   }
   out << "(" << page.entries.size();
   if (total) out << " of " << *total;
-  out << " entries)";
-  if (page.next) out << " next: --after=" << page.next->ts << ":" << page.next->user;
-  out << "\n";
+  out << " entries)\n";
+  if (page.next) {
+    out << NextCommand(words, std::to_string(page.next->ts) + ":" + std::to_string(page.next->user));
+  }
   return out.str();
 }
 
@@ -292,7 +331,7 @@ Result<std::string> KnownFollowers(AnyClient& c, const std::vector<std::string>&
   auto ids = Ids(w, 1);
   if (!ids.ok()) return ids.status();
   const uint64_t limit = ids->size() > 2 ? (*ids)[2] : 3;
-  if (limit > 65535) return Status::InvalidArgument("limit is out of range");
+  if (limit > 65535) return OutOfRange("limit", std::to_string(limit), 65535);
   return Render<net::KnownFollowersReply>(
       c.KnownFollowers((*ids)[0], (*ids)[1], static_cast<uint16_t>(limit)), json,
       [](Rendered& o, const auto& r) {
@@ -316,6 +355,10 @@ const std::map<std::string, Command>& Commands() {
             for (const auto& f : r.fields) {
               if (f.name == "durability") {
                 o.AddText(f.name, net::DurabilityCodeName(f.value));  // a mode, not a count
+              } else if (f.name == "server_version") {  // major << 32 | minor << 16 | patch
+                o.AddText(f.name, std::to_string(f.value >> 32) + "." +
+                                      std::to_string((f.value >> 16) & 0xffff) + "." +
+                                      std::to_string(f.value & 0xffff));
               } else {
                 o.Add(f.name, f.value);
               }
@@ -416,7 +459,7 @@ const std::map<std::string, Command>& Commands() {
           if (w.size() > 3) {
             auto k = ParseU64(w[3], "kind");
             if (!k.ok()) return k.status();
-            if (*k > 255) return Status::InvalidArgument("kind " + w[3] + " is out of range");
+            if (*k > 255) return OutOfRange("kind", w[3], 255);
             kind = *k;
           }
           if (w.size() > 4) {
@@ -591,7 +634,7 @@ const std::map<std::string, Command>& Commands() {
 }
 
 const char* kPageUsage = " USER [--limit=N] [--offset=N] [--after=TS:USER] [--viewer=V]";
-const char* kFeedUsage = " USER [--limit=N] [--after=TS:POST] [--kinds=K,K,...]";
+const char* kFeedUsage = " USER [--limit=N] [--after=TS:POST] [--kinds=N,N,...]";
 
 bool IsListPage(const std::string& name) {
   return name == "following" || name == "fans" || name == "friends" || name == "blocks" ||
@@ -608,18 +651,19 @@ Result<std::string> ListPage(AnyClient& c, const std::vector<std::string>& words
   if (name == "blocks" || name == "requests") {  // with the whole list's total
     auto page = name == "blocks" ? c.Blocks(*q) : c.Requests(*q);
     if (!page.ok()) return page.status();
-    return RenderPage(net::PageReply{std::move(page->entries), page->next}, json, page->total);
+    return RenderPage(net::PageReply{std::move(page->entries), page->next}, words, *q, json,
+                      page->total);
   }
   auto page = name == "following" ? c.Following(*q) : name == "fans" ? c.Fans(*q) : c.Friends(*q);
   if (!page.ok()) return page.status();
-  return RenderPage(*page, json);
+  return RenderPage(*page, words, *q, json);
 }
 
 }  // namespace
 
 Result<std::string> RunCommand(net::Client& client, const std::vector<std::string>& words,
                                bool json) {
-  if (words.empty()) return Status::InvalidArgument("no command (try 'help')");
+  if (words.empty()) return UsageError("no command (try 'help')");
   const std::string& name = words[0];
   if (IsListPage(name)) return ListPage(client, words, json);
   if (name == "timeline" || name == "user-posts") {
@@ -627,11 +671,11 @@ Result<std::string> RunCommand(net::Client& client, const std::vector<std::strin
     if (!q.ok()) return q.status();
     auto page = name == "timeline" ? client.Timeline(*q) : client.UserPosts(*q);
     if (!page.ok()) return page.status();
-    return RenderFeed(*page, json);
+    return RenderFeed(*page, words, json);
   }
   auto it = Commands().find(name);
   if (it == Commands().end()) {
-    return Status::InvalidArgument("unknown command '" + name + "' (try 'help')");
+    return UsageError("unknown command '" + name + "' (try 'help')");
   }
   if (words.size() < it->second.min_words) return Usage(it->second.usage);
   return it->second.run(client, words, json);
@@ -639,7 +683,7 @@ Result<std::string> RunCommand(net::Client& client, const std::vector<std::strin
 
 Result<std::string> RunClusterCommand(net::ClusterClient& cluster,
                                       const std::vector<std::string>& words, bool json) {
-  if (words.empty()) return Status::InvalidArgument("no command (try 'help')");
+  if (words.empty()) return UsageError("no command (try 'help')");
   const std::string& name = words[0];
   if (name == "map") {
     const net::ShardMap& m = cluster.map();
@@ -665,12 +709,12 @@ Result<std::string> RunClusterCommand(net::ClusterClient& cluster,
   if (IsListPage(name)) return ListPage(cluster, words, json);
   if (name == "known-followers" && words.size() >= 3) return KnownFollowers(cluster, words, json);
   // Every other command names its user first (the follower, the author, the reader, ...).
-  auto user = words.size() >= 2 ? ParseU64(words[1], "user") : Status::InvalidArgument("");
+  auto user = words.size() >= 2 ? ParseU64(words[1], "user") : UsageError("");
   if (!user.ok()) {
     const bool known = Commands().contains(name) || name == "timeline" || name == "user-posts" ||
                        name == "blocks" || name == "requests";
-    if (!known) return Status::InvalidArgument("unknown command '" + name + "' (try 'help')");
-    return Status::InvalidArgument("'" + name +
+    if (!known) return UsageError("unknown command '" + name + "' (try 'help')");
+    return UsageError("'" + name +
                                    "' names no user first: in a cluster, ask a shard "
                                    "(relgraph-cli -p PORT), or use map or barrier");
   }
@@ -691,10 +735,25 @@ Result<SubscribeArgs> ParseSubscribe(const std::vector<std::string>& words) {
       if (!lsn.ok()) return lsn.status();
       args.options.from = net::SubscribeFrom::kLsn;
       args.options.lsn = *lsn;
-    } else if (key == "--kinds") {
-      auto mask = value.empty() ? Result<uint32_t>(0u) : net::ParseEventKinds(value);  // "": all
-      if (!mask.ok()) return mask.status();
-      args.options.kinds = *mask;
+    } else if (key == "--kinds") {  // "": all
+      args.options.kinds = 0;
+      std::stringstream list(value);
+      for (std::string k; std::getline(list, k, ',');) {
+        uint32_t bit = 0;
+        if (!k.empty() && k.find_first_not_of("0123456789") == std::string::npos) {
+          auto n = ParseU64(k, "event kind");  // its number in docs/protocol.md
+          if (!n.ok()) return n.status();
+          if (*n > 31 || ((net::kAllEventKinds >> *n) & 1) == 0) {
+            return UsageError("event kind " + k + " is not one (docs/protocol.md, \"The change stream\")");
+          }
+          bit = uint32_t{1} << *n;
+        } else {
+          auto mask = net::ParseEventKinds(k);
+          if (!mask.ok()) return UsageError(mask.status().message());
+          bit = *mask;
+        }
+        args.options.kinds |= bit;
+      }
     } else if (key == "--name") {
       args.options.name = value;
     } else if (key == "--count") {
@@ -718,6 +777,8 @@ std::string CommandUsage() {
     out += std::string("  ") + list + kFeedUsage + "\n";
   }
   out += std::string("  ") + kSubscribeUsage + "\n";
+  out += "  (timeline and user-posts --kinds: post kinds, numbers 0..63; subscribe --kinds: event\n"
+         "   kinds by name, follow,publish,..., or by number, as docs/protocol.md lists them)\n";
   out += "  with --cluster: map | barrier (and every command about a user)\n";
   return out;
 }
@@ -727,7 +788,7 @@ std::string FormatError(const Status& status, bool json) {
   Rendered r;
   r.AddText("error", CodeName(status.code()));
   r.AddText("message", status.message());
-  if (status.detail() != 0) r.AddInt("detail", status.detail());
+  if (status.detail() != 0 && !IsUsageError(status)) r.AddInt("detail", status.detail());
   return r.Json();
 }
 

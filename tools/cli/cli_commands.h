@@ -15,7 +15,8 @@
 namespace relgraph::cli {
 
 // Runs one command (`words[0]` is its name, e.g. "follow", "fans") and returns what to print.
-// Errors: kInvalidArgument for bad usage (the message shows the usage line), or the server's.
+// Errors: a usage error (IsUsageError; the message shows the usage line or names the bad
+// word), or the server's.
 Result<std::string> RunCommand(net::Client& client, const std::vector<std::string>& words,
                                bool json);
 
@@ -31,7 +32,7 @@ Result<std::string> RunClusterCommand(net::ClusterClient& cluster,
 // Every command with its arguments, one per line.
 std::string CommandUsage();
 
-// `subscribe [--from=LSN|now] [--kinds=K,K,...] [--count=N] [--name=CURSOR]`, which follows
+// `subscribe [--from=LSN|now] [--kinds=EVENT,...] [--count=N] [--name=CURSOR]`, which follows
 // the change stream like `tail -f` (the main loop runs net::Subscribe; these are its pieces).
 // With --name it resumes from that cursor when it exists (else from --from) and ACKs it as
 // it prints, so the next run goes on where this one stopped.
@@ -40,8 +41,15 @@ struct SubscribeArgs {
   uint64_t count = 0;              // stop after this many events; 0: never
 };
 inline constexpr const char* kSubscribeUsage =
-    "subscribe [--from=LSN|now] [--kinds=K,K,...] [--count=N] [--name=CURSOR]";
+    "subscribe [--from=LSN|now] [--kinds=EVENT,EVENT,...] [--count=N] [--name=CURSOR]";
 Result<SubscribeArgs> ParseSubscribe(const std::vector<std::string>& words);
+
+// The CLI's own errors (bad usage, a word that is not a number or out of range, an unknown
+// command) are kInvalidArgument with this detail, which no server sends: relgraph-cli exits 2
+// on them and 1 on the server's errors.
+inline constexpr int64_t kUsageErrorDetail = -1;
+Status UsageError(const std::string& message);
+bool IsUsageError(const Status& status);
 
 // The error text for a failed command: "error: CODE: message" or {"error":...} in JSON.
 std::string FormatError(const Status& status, bool json);

@@ -2,7 +2,7 @@
 // relgraph-cli --cluster=nats://HOST:PORT [...]: through a cluster's shard map (docs/cluster.md).
 //
 // With a command: runs it once, prints the reply, exits 0 (1 on an error reply or a connection
-// failure, 2 on bad usage). Without one: an interactive session reading commands from stdin.
+// failure, 2 on bad usage: an unknown command or option, a missing or malformed argument). Without one: an interactive session reading commands from stdin.
 // `subscribe` prints the change stream as it comes, like tail -f.
 #include <unistd.h>
 
@@ -17,6 +17,7 @@
 
 #include "net/client/client.h"
 #include "net/client/event_format.h"
+#include "relgraph_version.h"
 #include "tools/cli/cli_commands.h"
 
 namespace relgraph::cli {
@@ -26,8 +27,11 @@ void PrintUsage() {
   std::printf(
       "usage: relgraph-cli [-h HOST] [-p PORT] [-a TOKEN] [--json] [COMMAND ARGS...]\n"
       "       relgraph-cli --cluster=nats://HOST:PORT [-a TOKEN] [--json] [COMMAND ARGS...]\n"
+      "       relgraph-cli --help | -h | --version\n"
       "  defaults: -h 127.0.0.1 -p 7707; RELGRAPH_TOKEN supplies -a\n"
-      "  without a command: an interactive session ('help', 'quit')\n\ncommands:\n%s",
+      "  without a command: an interactive session ('help', 'quit')\n"
+      "  exit status: 0 done, 1 an error from the server or the connection, 2 bad usage\n"
+      "\ncommands:\n%s",
       CommandUsage().c_str());
 }
 
@@ -74,10 +78,7 @@ int Interactive(const std::string& prompt,
 int PrintOnce(const Result<std::string>& out, bool json) {
   if (!out.ok()) {
     std::fputs(FormatError(out.status(), json).c_str(), json ? stdout : stderr);
-    return out.status().code() == Code::kInvalidArgument &&
-                   out.status().message().rfind("usage:", 0) == 0
-               ? 2
-               : 1;
+    return IsUsageError(out.status()) ? 2 : 1;
   }
   std::fputs(out->c_str(), stdout);
   return 0;
@@ -175,8 +176,11 @@ int Main(int argc, char** argv) {
     const bool has_value = i + 1 < argc;
     if (!words.empty()) {
       words.push_back(a);
-    } else if (a == "--help") {
+    } else if (a == "--help" || (a == "-h" && !has_value)) {  // a lone -h names no host
       PrintUsage();
+      return 0;
+    } else if (a == "--version") {
+      std::printf("relgraph-cli %s\n", kVersion);
       return 0;
     } else if (a == "--json") {
       json = true;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "net/client/client.h"
+#include "relgraph_version.h"
 
 namespace relgraph {
 namespace {
@@ -234,6 +235,7 @@ Result<DaemonConfig> ParseDaemonConfig(const std::vector<std::string>& args) {
   DaemonConfig c;
   c.server.port = net::kDefaultPort;
   c.server.handle_signals = true;
+  c.server.server_version = kVersion;
   std::string key, value;
   for (const std::string& arg : args) {  // the config file first: flags override it
     RELGRAPH_RETURN_IF_ERROR(SplitArg(arg, &key, &value));
@@ -242,8 +244,8 @@ Result<DaemonConfig> ParseDaemonConfig(const std::vector<std::string>& args) {
   for (const std::string& arg : args) {
     RELGRAPH_RETURN_IF_ERROR(SplitArg(arg, &key, &value));
     if (key == "config") continue;
-    if (key == "help") {
-      c.help = true;
+    if (key == "help" || key == "version") {
+      (key == "help" ? c.help : c.version) = true;
       continue;
     }
     RELGRAPH_RETURN_IF_ERROR(Apply(key, value, &c));
@@ -307,6 +309,7 @@ usage: relgraphd [--key=value ...]      every key may also be set in a --config 
   --log-level=LEVEL           error, info or debug                  [info]
   --config=FILE               read keys from FILE first
   --help                      this text
+  --version                   relgraphd VERSION
 )";
 }
 

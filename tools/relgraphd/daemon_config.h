@@ -33,6 +33,7 @@ struct DaemonConfig {
   // given, a primary sets the group's, a replica sets its own floor for when it is promoted.
   std::optional<uint32_t> sync_replicas;
   bool help = false;
+  bool version = false;  // --version: print it and exit
 };
 
 // Applies the arguments (argv without the program name) over the defaults. A `--config=FILE`

@@ -16,6 +16,7 @@
 
 #include "engine/db.h"
 #include "net/server/server.h"
+#include "relgraph_version.h"
 #include "tools/cluster/shard_node.h"
 #include "tools/relgraphd/daemon_config.h"
 #include "tools/relgraphd/systemd_notify.h"
@@ -103,6 +104,10 @@ int Main(int argc, char** argv) {
   }
   if (config->help) {
     std::fputs(DaemonUsage().c_str(), stdout);
+    return 0;
+  }
+  if (config->version) {
+    std::printf("relgraphd %s\n", kVersion);
     return 0;
   }
   g_level = config->log_level;

@@ -9,6 +9,7 @@
 #include "engine/mem/resident.h"
 #include "net/protocol/protocol.h"
 #include "net/protocol/routing.h"
+#include "relgraph_version.h"
 #include "tools/service/engine_wire.h"
 #include "tools/service/event_subscription.h"
 #include "tools/service/record_subscription.h"
@@ -305,6 +306,7 @@ Result<net::InfoReply> CommandService::Info(const net::InfoRequest&, Context& c)
   const Status wal = db_->WalHealth();
   add("writes_refused", wal.ok() ? 0 : 1);
   add("writes_refused_reason", wal.ok() ? 0 : IsNoSpace(wal) ? 1 : 2);
+  add("server_version", kVersionNumber);  // major << 32 | minor << 16 | patch
   if (gate_ != nullptr) gate_->AddInfo(&r.fields);
   return r;
 }

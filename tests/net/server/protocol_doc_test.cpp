@@ -215,7 +215,9 @@ TEST_CASE("protocol.md: the examples table is a session the server answers byte 
   ManualClock clock(kT0 + 10000);  // the time of blocks, approvals and privacy changes
   DbOptions db_options = TestServer::NoRateLimit();
   db_options.graph.clock = &clock;
-  TestServer server({}, dir.path(), db_options);
+  ServerOptions server_options;
+  server_options.server_version = "0.1.0";  // the document's, whatever this build's version
+  TestServer server(server_options, dir.path(), db_options);
   Raw raw(server);
   const std::vector<Example> session = Session();
   std::vector<std::string> replies;

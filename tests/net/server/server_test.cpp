@@ -528,6 +528,124 @@ TEST_CASE("server: with a token, nothing but HELLO is served until the token is 
   CHECK(*(*ok)->Relation(7, 8) == RelationCode::kNone);  // the write never happened
 }
 
+std::string Hex(std::string_view bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    if (!out.empty()) out += ' ';
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+std::string FromHex(std::string_view hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 3) {
+    out += static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16));
+  }
+  return out;
+}
+
+// Reads one whole frame from a blocking socket (empty on EOF).
+std::string ReadOneFrame(int fd) {
+  std::string got;
+  char buf[512];
+  for (;;) {
+    const DecodeResult r = DecodeFrame(got, kDefaultMaxFrame);
+    if (r.state == DecodeState::kFrame) return got.substr(0, r.frame.size);
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return "";
+    got.append(buf, size_t(n));
+  }
+}
+
+TEST_CASE("server: HELLO in version 1 gets version 1's reply, version 2's adds server_version") {
+  net::ServerOptions options;
+  options.server_version = "9.8.7";
+  TestServer ts(options);
+  // A version-1 client (docs/protocol.md, "Handshake"): the reply has exactly version 1's
+  // fields, which its decoder requires, and the connection serves commands after it.
+  const int fd = ts.RawSocket();
+  const std::string v1 = FromHex("10 00 00 00 01 00 00 00 01 00 01 00 06 00 73 65 63 72 65 74");
+  ::send(fd, v1.data(), v1.size(), MSG_NOSIGNAL);
+  const std::string reply = ReadOneFrame(fd);
+  CHECK(Hex(reply) ==
+        "17 00 00 00 01 00 00 00 01 00 01 00 00 00 10 00 09 00 72 65 6c 67 72 61 70 68 64");
+  const DecodeResult r = DecodeFrame(reply, kDefaultMaxFrame);
+  REQUIRE(r.state == DecodeState::kFrame);
+  HelloReplyV1 old;
+  CHECK(WireDecode(r.frame.body, &old, "hello reply").ok());
+  const std::string ping = Frame(2, Opcode::kPing, "");
+  ::send(fd, ping.data(), ping.size(), MSG_NOSIGNAL);
+  CHECK(Hex(ReadOneFrame(fd)) == Hex(ping));
+  ::close(fd);
+
+  auto c = ts.Connect();  // version 2
+  CHECK(c->hello().version == 2);
+  CHECK(c->hello().server == "relgraphd");
+  CHECK(c->hello().server_version == "9.8.7");
+
+  const int bad = ts.RawSocket();
+  const std::string v3 = testing::RequestFrame(1, HelloRequest{3, ""});
+  ::send(bad, v3.data(), v3.size(), MSG_NOSIGNAL);
+  const std::string refusal = ReadOneFrame(bad);
+  const DecodeResult e = DecodeFrame(refusal, kDefaultMaxFrame);
+  REQUIRE(e.state == DecodeState::kFrame);
+  CHECK(StatusFromReply(e.frame).code() == Code::kUnsupported);
+  CHECK(StatusFromReply(e.frame).message() ==
+        "protocol version 3 is not supported (this server speaks 1 to 2)");
+  ::close(bad);
+}
+
+TEST_CASE("server: a client meeting a server of protocol version 1 greets it again in version 1") {
+  // A stand-in for an older relgraphd: it refuses any version but 1 and closes, as it did.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(fd, 4) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  std::vector<uint16_t> versions_seen;
+  std::thread old_server([&] {
+    for (int i = 0; i < 2; ++i) {
+      const int conn = ::accept(fd, nullptr, nullptr);
+      const std::string frame = ReadOneFrame(conn);
+      const DecodeResult r = DecodeFrame(frame, kDefaultMaxFrame);
+      HelloRequest hello;
+      if (r.state != DecodeState::kFrame || !WireDecode(r.frame.body, &hello, "hello").ok()) {
+        ::close(conn);
+        return;
+      }
+      versions_seen.push_back(hello.version);
+      std::string out;
+      if (hello.version != 1) {
+        AppendErrorFrame(&out, r.frame.request_id, r.frame.opcode,
+                         Status(Code::kUnsupported, "protocol version 2 is not supported"));
+      } else {
+        const size_t start = BeginFrame(&out, r.frame.request_id, r.frame.opcode, 0);
+        WirePut(&out, HelloReplyV1{1, kDefaultMaxFrame, "relgraphd"});
+        EndFrame(&out, start);
+      }
+      ::send(conn, out.data(), out.size(), MSG_NOSIGNAL);
+      if (hello.version == 1) ReadOneFrame(conn);  // until the client closes
+      ::close(conn);
+    }
+  });
+  ClientOptions o;
+  o.port = ntohs(addr.sin_port);
+  auto c = Client::Connect(o);
+  REQUIRE_MESSAGE(c.ok(), c.status().ToString());
+  CHECK((*c)->hello().version == 1);
+  CHECK((*c)->hello().server == "relgraphd");
+  CHECK((*c)->hello().server_version.empty());
+  c->reset();
+  old_server.join();
+  ::close(fd);
+  CHECK(versions_seen == std::vector<uint16_t>{2, 1});
+}
+
 TEST_CASE("server: without a token the first frame must still be HELLO") {
   TestServer ts;
   auto c = ts.Connect();
