@@ -235,6 +235,7 @@ TEST_CASE("bridge: --until-lsn=N publishes nothing past N and leaves its cursor 
     }
     CHECK(found);
   }
+}
 
 TEST_CASE("bridge: --version prints the version and connects to nothing") {
   const testing::Ran ran =

@@ -309,6 +309,7 @@ TEST_CASE("relgraphd: a full disk refuses writes, resumes once space is freed, S
   MESSAGE(acked.size() << " writes acknowledged, " << refused.size() << " refused");
   CHECK(missing == 0);
   CHECK(present == 0);
+}
 
 TEST_CASE("relgraphd: --version prints the version from CMake's project() and exits 0") {
   const testing::Ran ran =

@@ -117,9 +117,9 @@ Status Apply(const std::string& key, const std::string& value, DaemonConfig* c) 
   }
   if (key == "shard-id") return ParseNumber<uint32_t>(key, value, 1, 65535, &c->shard_id);
   if (key == "sync-replicas") {
-    uint32_t n = 0;
-    RELGRAPH_RETURN_IF_ERROR(ParseNumber<uint32_t>(key, value, 0, 16, &n));
-    c->sync_replicas = n;
+    uint32_t replicas = 0;
+    RELGRAPH_RETURN_IF_ERROR(ParseNumber<uint32_t>(key, value, 0, 16, &replicas));
+    c->sync_replicas = replicas;
     return Status::OK();
   }
   if (key == "wal-segment-bytes") {

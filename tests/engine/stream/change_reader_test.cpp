@@ -215,6 +215,7 @@ struct Rebuilt {
         hides[e.a].erase(e.b);
         break;
       case ChangeKind::kCursor:
+      case ChangeKind::kCursorStart:
       case ChangeKind::kEpoch:
       case ChangeKind::kRemote:
       case ChangeKind::kPosts:
