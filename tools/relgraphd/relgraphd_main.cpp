@@ -178,9 +178,7 @@ int Main(int argc, char** argv) {
     }
     Log(LogLevel::kInfo, "replication group: sync_replicas %u", n);
   };
-  if (group->value_or(GroupSettings{.sync_replicas = UINT32_MAX}).sync_replicas != sync_replicas) {
-    save_group(sync_replicas);
-  }
+  if (!group->has_value() || (*group)->sync_replicas != sync_replicas) save_group(sync_replicas);
   replication.SetOnGroupChange(save_group);
   if (!config->replica_of.empty()) replication.SetReplicaOf(config->replica_of);
   CommandService service(db->get(), &replication);
