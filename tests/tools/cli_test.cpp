@@ -14,6 +14,7 @@
 #include "relgraph_version.h"
 #include "tests/net/server/server_test_util.h"
 #include "tests/storage/test_dir.h"
+#include "tests/tools/free_port.h"
 #include "tests/tools/run_command.h"
 #include "tools/cli/cli_commands.h"
 
@@ -183,8 +184,9 @@ TEST_CASE("cli: a lone -h or --help prints the usage, --version the version") {
   CHECK(RunCli("-h", &out) == 0);
   CHECK(out.rfind("usage: relgraph-cli", 0) == 0);
   CHECK(RunCli("--help", &out) == 0);
-  CHECK(out.find("exit status: 0 done, 1 an error from the server or the connection, 2 bad usage") !=
-        std::string::npos);
+  CHECK(
+      out.find("exit status: 0 done, 1 an error from the server or the connection, 2 bad usage") !=
+      std::string::npos);
   CHECK(RunCli("--version", &out) == 0);
   CHECK(out == std::string("relgraph-cli ") + kVersion + "\n");
   // -h with a value still names the host (port 1: nothing listens, so the connection fails).
@@ -197,8 +199,9 @@ TEST_CASE("cli: numbers out of range name the range; usage errors exit 2, the se
   std::string out;
   const std::string port = "-p " + std::to_string(server.server->port()) + " ";
   CHECK(RunCli(port + "follow 1 99999999999999999999", &out) == 2);
-  CHECK(out == "error: invalid_argument: user 99999999999999999999 is out of range [0, "
-               "18446744073709551615]\n");
+  CHECK(out ==
+        "error: invalid_argument: user 99999999999999999999 is out of range [0, "
+        "18446744073709551615]\n");
   CHECK(RunCli(port + "fans 2 --limit=100000", &out) == 2);
   CHECK(out == "error: invalid_argument: limit 100000 is out of range [0, 65535]\n");
   CHECK(RunCli(port + "known-followers 1 2 70000", &out) == 2);
@@ -219,8 +222,8 @@ TEST_CASE("cli: numbers out of range name the range; usage errors exit 2, the se
 TEST_CASE("cli: a page prints the command of the next one, and each user's relations plainly") {
   testing::TestServer server;
   std::string out;
-  const std::string cli = std::string(RELGRAPH_CLI_PATH) + " -p " +
-                          std::to_string(server.server->port()) + " ";
+  const std::string cli =
+      std::string(RELGRAPH_CLI_PATH) + " -p " + std::to_string(server.server->port()) + " ";
   auto run = [&](const std::string& args) {
     const testing::Ran ran = testing::RunShell(cli + args + " 2>&1");
     CHECK_MESSAGE(ran.exit_code == 0, args, ": ", ran.out);
@@ -239,10 +242,12 @@ TEST_CASE("cli: a page prints the command of the next one, and each user's relat
         "3\tts=1700000003000\tmutual with 2: no\t3 to 3: none\n"
         "1\tts=1700000001000\tmutual with 2: yes\t3 to 1: none\n"
         "(2 entries)\n");
-  CHECK(run("following 1 --viewer=3") == "2\tts=1700000001000\tmutual with 1: yes\t3 to 2: following\n(1 entries)\n");
+  CHECK(run("following 1 --viewer=3") ==
+        "2\tts=1700000001000\tmutual with 1: yes\t3 to 2: following\n(1 entries)\n");
   const std::string first = run("fans 2 --limit=1");
-  CHECK(first == "3\tts=1700000003000\tmutual with 2: no\n(1 entries)\n"
-                 "next: relgraph-cli fans 2 --limit=1 --after=1700000003000:3\n");
+  CHECK(first ==
+        "3\tts=1700000003000\tmutual with 2: no\n(1 entries)\n"
+        "next: relgraph-cli fans 2 --limit=1 --after=1700000003000:3\n");
   // The printed command, run as it is (after the program's name), gives the next page.
   const std::string next = first.substr(first.find("next: relgraph-cli ") + 19);
   CHECK(run(next.substr(0, next.size() - 1)) ==
@@ -277,15 +282,9 @@ TEST_CASE("cli: subscribe --kinds takes event names and numbers; timeline --kind
 
 TEST_CASE("cli: a port where something else listens is named as not relgraphd") {
   // A listener that answers like an ssh server would, whatever it is sent.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(::listen(fd, 4) == 0);
-  socklen_t len = sizeof addr;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-  const uint16_t port = ntohs(addr.sin_port);
+  const testing::LoopbackListener listener = testing::ListenOnLoopback();
+  const int fd = listener.fd;
+  const uint16_t port = listener.port;
   std::thread peer([fd] {
     const int conn = ::accept(fd, nullptr, nullptr);
     if (conn < 0) return;

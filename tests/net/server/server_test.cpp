@@ -13,6 +13,7 @@
 #include "tests/engine/graph/reference_model.h"
 #include "tests/net/server/server_test_util.h"
 #include "tests/storage/test_dir.h"
+#include "tests/tools/free_port.h"
 
 namespace relgraph::net {
 namespace {
@@ -319,8 +320,8 @@ TEST_CASE("server: pipelined runs of follows and unfollows run as batches, each 
     for (size_t k = 0; k < expect.size(); ++k) {
       const Expect& e = expect[k];
       const RawReply& r = replies[k];
-      INFO("round " << round << " request " << k << " of " << expect.size() << ": " << e.a
-                    << " -> " << e.b);
+      INFO("round " << round << " request " << k << " of " << expect.size() << ": " << e.a << " -> "
+                    << e.b);
       REQUIRE(r.request_id == replies[0].request_id + k);
       switch (e.sent) {
         case Sent::kFollow: {
@@ -599,14 +600,8 @@ TEST_CASE("server: HELLO in version 1 gets version 1's reply, version 2's adds s
 
 TEST_CASE("server: a client meeting a server of protocol version 1 greets it again in version 1") {
   // A stand-in for an older relgraphd: it refuses any version but 1 and closes, as it did.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(::listen(fd, 4) == 0);
-  socklen_t len = sizeof addr;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  const testing::LoopbackListener listener = testing::ListenOnLoopback();
+  const int fd = listener.fd;
   std::vector<uint16_t> versions_seen;
   std::thread old_server([&] {
     for (int i = 0; i < 2; ++i) {
@@ -634,7 +629,7 @@ TEST_CASE("server: a client meeting a server of protocol version 1 greets it aga
     }
   });
   ClientOptions o;
-  o.port = ntohs(addr.sin_port);
+  o.port = listener.port;
   auto c = Client::Connect(o);
   REQUIRE_MESSAGE(c.ok(), c.status().ToString());
   CHECK((*c)->hello().version == 1);
