@@ -1,7 +1,7 @@
 // The one narrow interface between the network layer and whatever executes commands.
 //
 // The server (net/server/server.h) owns sockets, framing, the handshake, limits and reply order; it
-// knows nothing of graphs. A Service (the engine's command table, tools/service/command_service.h)
+// knows nothing of graphs. A Service (the engine's command table, net/roles/service/command_service.h)
 // knows nothing of sockets: it turns one request body into one reply body.
 //
 // Thread-safety: a Service must be safe to call from several threads at once (io threads and

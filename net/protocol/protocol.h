@@ -25,7 +25,7 @@ inline constexpr uint32_t kMinMaxFrame = 4096;
 inline constexpr uint16_t kDefaultPort = 7707;
 // The server's batch limits (docs/protocol.md, "Limits"): the most entries a page or a
 // KNOWN_FOLLOWERS reply asks for, and the most ids one RELATIONS request holds. More is
-// `invalid_argument`. The engine enforces them; tools/service checks at compile time that its
+// `invalid_argument`. The engine enforces them; net/roles/service checks at compile time that its
 // limits are these, so a client that splits by them (net/cluster) and the server agree.
 inline constexpr uint32_t kMaxPageLimit = 1000;
 inline constexpr uint32_t kMaxRelationsIds = 1000;

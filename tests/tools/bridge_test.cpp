@@ -19,7 +19,7 @@
 #include "tests/storage/test_dir.h"
 #include "tests/tools/nats_server_process.h"
 #include "tests/tools/run_command.h"
-#include "tools/service/event_subscription.h"
+#include "net/roles/service/event_subscription.h"
 
 namespace relgraph {
 namespace {

@@ -1,7 +1,7 @@
-// The change message codec (tools/cluster/change_message.h): random messages round-trip, and
+// The change message codec (net/roles/cluster/change_message.h): random messages round-trip, and
 // every cut, a wrong version, LSNs out of order and bytes after the records are refused
 // with kInvalidArgument naming what is wrong.
-#include "tools/cluster/change_message.h"
+#include "net/roles/cluster/change_message.h"
 
 #include <doctest.h>
 

@@ -1,6 +1,6 @@
 // The replication group's settings file: absent means never set, a save is read back, a
 // damaged file is refused naming it, and a save replaces the file whole.
-#include "tools/replica/group_settings.h"
+#include "net/roles/replication/group_settings.h"
 
 #include <doctest.h>
 

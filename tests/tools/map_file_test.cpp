@@ -1,7 +1,7 @@
-// The saved shard map (tools/cluster/map_file.h): maps come back with their version, move
+// The saved shard map (net/roles/cluster/map_file.h): maps come back with their version, move
 // line included; a newer save replaces the older; a missing file is kNotFound; a damaged one,
 // or one cut short, is kCorruption naming the file; a temp file left by a crash is ignored.
-#include "tools/cluster/map_file.h"
+#include "net/roles/cluster/map_file.h"
 
 #include <doctest.h>
 

@@ -1,7 +1,7 @@
-// The move message codec (tools/cluster/move_message.h): random states cut into pieces of
+// The move message codec (net/roles/cluster/move_message.h): random states cut into pieces of
 // every size come back whole from pieces in any order, repeated, and mixed with an earlier
 // attempt that never finished; a flipped byte fails the hash; a bad header is refused.
-#include "tools/cluster/move_message.h"
+#include "net/roles/cluster/move_message.h"
 
 #include <doctest.h>
 

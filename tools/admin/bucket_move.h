@@ -3,7 +3,7 @@
 //
 // Why the admin tool drives it through the map: every shard already watches the shard map,
 // so each phase is one compare-and-set of the map, and each shard does its part when it sees
-// it (tools/cluster/shard_node.h). What the tool adds is waiting, between phases, for what
+// it (net/roles/cluster/shard_node.h). What the tool adds is waiting, between phases, for what
 // the next one needs: the new owner's inbox held before anything is routed to it; every
 // outbox routing by the flipped map, and the old owner's inbox past every message routed by
 // the old one, before the old owner exports; the new owner's done mark before the move line

@@ -17,12 +17,12 @@
 #include "engine/db.h"
 #include "net/server/server.h"
 #include "relgraph_version.h"
-#include "tools/cluster/shard_node.h"
+#include "net/roles/cluster/shard_node.h"
 #include "tools/relgraphd/daemon_config.h"
 #include "tools/relgraphd/systemd_notify.h"
-#include "tools/replica/group_settings.h"
-#include "tools/replica/replica_follower.h"
-#include "tools/service/command_service.h"
+#include "net/roles/replication/group_settings.h"
+#include "net/roles/replication/replica_follower.h"
+#include "net/roles/service/command_service.h"
 
 namespace relgraph {
 namespace {

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "tools/service/command_service.h"
+#include "net/roles/service/command_service.h"
 #include "engine/db.h"
 #include "net/client/client.h"
 #include "net/protocol/frame.h"

@@ -16,7 +16,7 @@
 #include "net/protocol/frame.h"
 #include "tests/net/server/server_test_util.h"
 #include "tests/storage/test_dir.h"
-#include "tools/service/event_subscription.h"
+#include "net/roles/service/event_subscription.h"
 
 namespace relgraph::net {
 namespace {

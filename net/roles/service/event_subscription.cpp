@@ -1,4 +1,4 @@
-#include "tools/service/event_subscription.h"
+#include "net/roles/service/event_subscription.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "tools/service/record_subscription.h"
+#include "net/roles/replication/record_subscription.h"
 
 #include <algorithm>
 

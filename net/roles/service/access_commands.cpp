@@ -2,8 +2,8 @@
 // each is the Db call and its reply, as the other handlers are.
 #include "engine/durable/wal_records.h"
 #include "engine/graph/graph.h"
-#include "tools/service/command_service.h"
-#include "tools/service/engine_wire.h"
+#include "net/roles/service/command_service.h"
+#include "net/roles/service/engine_wire.h"
 
 namespace relgraph {
 

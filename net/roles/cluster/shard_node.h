@@ -15,7 +15,7 @@
 // order, before anything newer.
 //
 // A shard that cannot reach NATS at start still starts: it serves its users by the last map
-// it saw (saved in its data directory, tools/cluster/map_file.h) and keeps trying to join,
+// it saw (saved in its data directory, net/roles/cluster/map_file.h) and keeps trying to join,
 // with backoff; until then its outbox and inbox do not run (the outbox's cursor holds the
 // WAL, as when NATS drops). A shard that never saw a map refuses every command until it
 // joins: it cannot tell which users are its own.
@@ -43,7 +43,7 @@
 #include "net/cluster/nats_link.h"
 #include "net/cluster/placement.h"
 #include "storage/env/env.h"
-#include "tools/service/cluster_gate.h"
+#include "net/roles/service/cluster_gate.h"
 
 namespace relgraph {
 

@@ -16,7 +16,7 @@
 #include "engine/stream/change_reader.h"
 #include "net/protocol/messages.h"
 #include "net/service.h"
-#include "tools/service/replication.h"
+#include "net/roles/replication/replication.h"
 
 namespace relgraph {
 

@@ -1,4 +1,4 @@
-#include "tools/replica/replica_follower.h"
+#include "net/roles/replication/replica_follower.h"
 
 #include <algorithm>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "tools/cluster/move_message.h"
+#include "net/roles/cluster/move_message.h"
 
 #include <xxhash.h>
 

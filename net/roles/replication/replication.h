@@ -1,5 +1,5 @@
 // Replication: what this node is in replication, shared by the command table, the replica's
-// follower (tools/replica/) and relgraphd. docs/replication.md is the user's guide.
+// follower (replica_follower.h) and relgraphd. docs/replication.md is the user's guide.
 //
 // On a primary it tracks the replicas attached by REPLICATE (their REPLICA_ACKs) and, with
 // sync_replicas = N, makes a write's reply wait until N of them have its LSN durably: the
@@ -16,7 +16,7 @@
 //
 // sync_replicas belongs to the replication group, not to one process: a primary's setting is
 // copied by its replicas (the follower reads it from the primary's REPLICATION) and kept in
-// each node's data directory (tools/service/group_settings.h), so a promoted replica and a
+// each node's data directory (net/roles/service/group_settings.h), so a promoted replica and a
 // restarted node keep the group's durability promise. A node's own --sync-replicas is a floor
 // (SetSyncReplicasFloor): the node never acknowledges with fewer.
 //

@@ -1,4 +1,4 @@
-#include "tools/cluster/shard_node.h"
+#include "net/roles/cluster/shard_node.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,9 +8,9 @@
 
 #include "engine/durable/wal_records.h"
 #include "net/protocol/protocol.h"
-#include "tools/cluster/change_message.h"
-#include "tools/cluster/map_file.h"
-#include "tools/cluster/move_message.h"
+#include "net/roles/cluster/change_message.h"
+#include "net/roles/cluster/map_file.h"
+#include "net/roles/cluster/move_message.h"
 
 namespace relgraph {
 namespace {

@@ -1,7 +1,7 @@
 // ClusterGate: what a shard of a cluster (docs/cluster.md) lets CommandService answer. A
 // shard answers only about users whose bucket it owns: for any other it replies `moved`,
 // naming the owner, so that a client with an old shard map corrects itself. The shard's
-// implementation is tools/cluster/shard_node.h; a node outside a cluster has none.
+// implementation is net/roles/cluster/shard_node.h; a node outside a cluster has none.
 //
 // Thread-safety: Admit and AddInfo are called from every io thread at once.
 #pragma once

@@ -1,4 +1,4 @@
-#include "tools/service/replication.h"
+#include "net/roles/replication/replication.h"
 
 #include <algorithm>
 

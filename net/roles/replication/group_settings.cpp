@@ -1,4 +1,4 @@
-#include "tools/replica/group_settings.h"
+#include "net/roles/replication/group_settings.h"
 
 #include <charconv>
 #include <string_view>

@@ -1,4 +1,4 @@
-#include "tools/service/command_service.h"
+#include "net/roles/service/command_service.h"
 
 #include <sys/resource.h>
 
@@ -10,10 +10,10 @@
 #include "net/protocol/protocol.h"
 #include "net/protocol/routing.h"
 #include "relgraph_version.h"
-#include "tools/service/engine_wire.h"
-#include "tools/service/event_subscription.h"
-#include "tools/service/record_subscription.h"
-#include "tools/service/snapshot_transfer.h"
+#include "net/roles/service/engine_wire.h"
+#include "net/roles/service/event_subscription.h"
+#include "net/roles/replication/record_subscription.h"
+#include "net/roles/replication/snapshot_transfer.h"
 
 namespace relgraph {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/service/snapshot_transfer.h"
+#include "net/roles/replication/snapshot_transfer.h"
 
 #include <algorithm>
 

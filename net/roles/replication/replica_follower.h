@@ -27,7 +27,7 @@
 
 #include "engine/db.h"
 #include "net/client/client.h"
-#include "tools/service/replication.h"
+#include "net/roles/replication/replication.h"
 
 namespace relgraph {
 

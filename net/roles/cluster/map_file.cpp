@@ -1,4 +1,4 @@
-#include "tools/cluster/map_file.h"
+#include "net/roles/cluster/map_file.h"
 
 #include <charconv>
 #include <string_view>

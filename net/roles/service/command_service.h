@@ -17,8 +17,8 @@
 #include "engine/db.h"
 #include "net/protocol/messages.h"
 #include "net/service.h"
-#include "tools/service/cluster_gate.h"
-#include "tools/service/replication.h"
+#include "net/roles/service/cluster_gate.h"
+#include "net/roles/replication/replication.h"
 
 namespace relgraph {
 

@@ -1,4 +1,4 @@
-#include "tools/cluster/change_message.h"
+#include "net/roles/cluster/change_message.h"
 
 #include "storage/coding.h"
 
