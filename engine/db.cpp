@@ -6,6 +6,8 @@
 #include <optional>
 #include <utility>
 
+#include "engine/cluster/shard_decisions.h"
+#include "engine/db_mutate.h"
 #include "engine/durable/feed_snapshot.h"
 #include "engine/durable/graph_image_loader.h"
 #include "engine/durable/graph_snapshot.h"
@@ -15,6 +17,8 @@
 #include "storage/wal/wal_tail.h"
 
 namespace relgraph {
+
+using namespace db_mutate;  // the records mutations log
 
 Db::Db(std::string dir, const DbOptions& options)
     : dir_(std::move(dir)),
@@ -32,30 +36,16 @@ Result<std::unique_ptr<Db>> Db::Open(const std::string& dir, const DbOptions& op
   RELGRAPH_RETURN_IF_ERROR(ValidateFeedOptions(options.feed));
   std::unique_ptr<Db> db(new Db(dir, options));
   if (!dir.empty()) RELGRAPH_RETURN_IF_ERROR(db->Recover());
-  if (options.background_fanout) db->StartFanout();
+  if (options.background_fanout) {
+    db->fanout_.Start([raw = db.get()] { return raw->RunFanoutBatch(); }, options.fanout_gather_us);
+  }
   return db;
 }
 
 // ---- background fan-out -----------------------------------------------------------------------
 
-void Db::StartFanout() {
-  fanout_thread_ = std::thread([this] { FanoutLoop(); });
-}
-
-void Db::StopFanout() {
-  {
-    std::lock_guard lock(fanout_wake_mu_);
-    fanout_stop_ = true;
-  }
-  fanout_wake_.notify_all();
-  if (fanout_thread_.joinable()) fanout_thread_.join();
-}
-
 void Db::WakeFanout() {
-  if (fanout_signal_.exchange(true)) return;  // signalled already, and not yet drained
-  // Taking the mutex orders the flag before the waiter's predicate check: no lost wake-up.
-  { std::lock_guard lock(fanout_wake_mu_); }
-  fanout_wake_.notify_one();
+  fanout_.Wake();
 }
 
 bool Db::RunFanoutBatch() {
@@ -75,24 +65,6 @@ bool Db::RunFanoutBatch() {
     fanout_delays_.insert(fanout_delays_.end(), delays.begin(), delays.end());
   }
   return more;
-}
-
-void Db::FanoutLoop() {
-  std::unique_lock lock(fanout_wake_mu_);
-  for (;;) {
-    fanout_wake_.wait(lock, [&] { return fanout_stop_ || fanout_signal_.load(); });
-    if (fanout_stop_) return;
-    if (options_.fanout_gather_us > 0) {  // let the rest of a burst queue up
-      fanout_wake_.wait_for(lock, std::chrono::microseconds(options_.fanout_gather_us),
-                            [&] { return fanout_stop_; });
-      if (fanout_stop_) return;
-    }
-    fanout_signal_ = false;
-    lock.unlock();
-    while (RunFanoutBatch()) {
-    }
-    lock.lock();
-  }
 }
 
 void Db::CompactFeedPools() {
@@ -167,173 +139,8 @@ Status Db::WritableLocked(std::string_view refused) const {
   return Status::OK();
 }
 
-// Slices under the lock held shared: writers wait for one slice at most, readers never. A
-// slice of lists also stops at kSliceEntries, because celebrities cluster at low internal
-// ids: 4,096 users there held millions of fans, a 22 ms slice.
-Status Db::WriteGraphImage(size_t users, SnapshotWriter* writer) {
-  constexpr uint64_t kSliceEntries = 1 << 18;
-  const size_t slice_users = options_.snapshot_slice_users;
-  std::string records;
-  for (size_t begin = 0; begin < users; begin += slice_users) {
-    records.clear();
-    {
-      std::shared_lock lock(mu_);
-      graph_->AppendImageIds(begin, begin + slice_users, &records);
-    }
-    RELGRAPH_RETURN_IF_ERROR(AddImageRecords(records, writer));
-  }
-  for (size_t next = 0; next < users;) {
-    records.clear();
-    {
-      std::shared_lock lock(mu_);
-      next = graph_->AppendImageLists(next, next + slice_users, kSliceEntries, &records);
-    }
-    RELGRAPH_RETURN_IF_ERROR(AddImageRecords(records, writer));
-  }
-  return Status::OK();
-}
-
-// Posts, mutes and hides, a slice of users at a time under both locks.
-Status Db::WriteFeedState(const Graph::AccessImage& access, SnapshotWriter* writer) {
-  RELGRAPH_RETURN_IF_ERROR(AddAccessToSnapshot(access, writer));
-  for (size_t begin = 0;; begin += options_.snapshot_slice_users) {
-    std::vector<Feed::UserState> users_state;
-    {
-      std::shared_lock lock(mu_);
-      if (begin >= graph_->user_count()) break;
-      std::lock_guard feed_lock(feed_mu_);
-      feed_->CopyUsers(*graph_, begin, begin + options_.snapshot_slice_users, &users_state);
-    }
-    RELGRAPH_RETURN_IF_ERROR(AddFeedUsersToSnapshot(users_state, writer));
-  }
-  CursorTable cursors;
-  EpochHistory epochs;
-  InboundPositions inbound;
-  {
-    std::shared_lock lock(mu_);
-    cursors = cursors_;
-    epochs = epochs_;
-    inbound = inbound_;
-  }
-  RELGRAPH_RETURN_IF_ERROR(AddCursorsToSnapshot(cursors, writer));
-  RELGRAPH_RETURN_IF_ERROR(AddEpochsToSnapshot(epochs, writer));
-  return AddInboundToSnapshot(inbound, writer);
-}
-
-Result<SnapshotInfo> Db::Snapshot() {
-  if (!wal_) return Status::InvalidArgument("an in-memory Db has no snapshots");
-  std::lock_guard one_at_a_time(snapshot_mu_);
-  uint64_t lsn, edges;
-  size_t users;
-  Graph::AccessImage access;
-  {
-    if (closed_) return Status(Code::kUnavailable, "the database is closed");
-    // Appends happen under the exclusive lock after their change is applied, so while we hold
-    // it every record up to last_lsn() is in memory: the image is the state at exactly lsn.
-    // No operation in steps is half done then (its record would be replayed before the image).
-    std::lock_guard no_steps(steps_mu_);
-    std::unique_lock lock(mu_);
-    lsn = wal_->last_lsn();
-    graph_->BeginImage();
-    graph_->CopyAccess(&access);  // blocks, requests, private marks: at lsn too
-    users = graph_->image_users();
-    edges = graph_->image_edges();
-  }
-  // Writers stop saving pre-images once the lists are copied, or when this returns early.
-  struct ImageGuard {
-    Db* db;
-    bool open = true;
-    void End() {
-      if (!open) return;
-      open = false;
-      std::unique_lock lock(db->mu_);
-      db->graph_->EndImage();
-    }
-    ~ImageGuard() { End(); }
-  } image{this};
-  auto writer = SnapshotWriter::Create(env_, dir_, lsn, SystemClock::Default()->NowMs(),
-                                       SnapshotLayout::kGraphImage);
-  if (!writer.ok()) return writer.status();
-  (*writer)->SetImageCounts(users, edges);
-  RELGRAPH_RETURN_IF_ERROR(WriteGraphImage(users, writer->get()));
-  image.End();
-  RELGRAPH_RETURN_IF_ERROR(WriteFeedState(access, writer->get()));
-  // The WAL must reach the snapshot's LSN on disk before the snapshot exists, or a crash could
-  // leave a snapshot newer than the end of the WAL that recovery continues from.
-  RELGRAPH_RETURN_IF_ERROR(wal_->Flush(/*sync=*/true));
-  auto info = (*writer)->Finish();
-  if (!info.ok()) return info.status();
-  // Read the file back and check every block before it can count: retention would delete
-  // older snapshots and the WAL they need. One that fails is removed and reported, and the
-  // older ones stay. (About 15% of a snapshot's time at 10M edges.)
-  const std::string path = (*writer)->final_path();
-  auto verified = ReadSnapshot(env_, path);
-  if (!verified.ok()) {
-    env_->RemoveFile(path).IgnoreError();
-    return Status::Corruption("snapshot " + path + " failed its read-back check and was removed" +
-                              " (older snapshots are kept): " + verified.status().message());
-  }
-  RELGRAPH_RETURN_IF_ERROR(ApplyRetention());
-  {
-    std::lock_guard lock(last_snapshot_mu_);
-    last_snapshot_ = *info;
-  }
-  return info;
-}
-
-Status Db::ApplyRetention() {
-  auto listed = ListNumberedFiles(env_, dir_, FileType::kSnapshot);
-  if (!listed.ok()) return listed.status();
-  std::vector<uint64_t> snapshots(listed->rbegin(), listed->rend());  // newest first
-  const size_t keep = std::max<uint32_t>(1, options_.keep_snapshots);
-  for (size_t i = keep; i < snapshots.size(); ++i) {
-    RELGRAPH_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(dir_, SnapshotName(snapshots[i]))));
-  }
-  if (snapshots.empty() || options_.keep_all_wal) return env_->SyncDir(dir_);
-  const uint64_t oldest_kept = snapshots[std::min(keep, snapshots.size()) - 1];
-  // A segment may go when the next one starts at or below oldest_kept + 1: all its records
-  // are then covered by every snapshot we keep. The newest segment is always kept. Of those
-  // that may go, named cursors keep the newest ones that hold records at or after their
-  // resume LSN, within stream_retention_bytes; cursors not acked for stream_retention_age_s
-  // hold nothing. What goes is always a prefix: segments are deleted oldest first.
-  auto segments = ListWalSegments(env_, dir_);
-  if (!segments.ok()) return segments.status();
-  struct Candidate {
-    uint64_t no, bytes, next_first_lsn;
-  };
-  std::vector<Candidate> covered;  // oldest first
-  for (size_t i = 0; i + 1 < segments->size(); ++i) {
-    auto next = ReadWalSegmentHeader(env_, dir_, (*segments)[i + 1]);
-    if (!next.ok()) return next.status();
-    if (next->first_lsn > oldest_kept + 1) break;
-    auto bytes = env_->FileSize(JoinPath(dir_, WalSegmentName((*segments)[i])));
-    covered.push_back({(*segments)[i], bytes.ok() ? *bytes : 0, next->first_lsn});
-  }
-  uint64_t cursor_floor = 0;  // the oldest resume LSN a live cursor needs (0: none)
-  {
-    const TimestampMs since =
-        NowMs() - static_cast<TimestampMs>(options_.stream_retention_age_s) * 1000;
-    std::shared_lock lock(mu_);
-    cursor_floor = cursors_.OldestResumeLsnSince(since);
-  }
-  size_t cut = covered.size();  // segments [0, cut) are deleted
-  uint64_t held = 0;
-  while (cut > 0 && cursor_floor != 0) {
-    const Candidate& c = covered[cut - 1];
-    const bool needed = c.next_first_lsn > cursor_floor;  // holds LSNs >= the floor
-    if (!needed || held + c.bytes > options_.stream_retention_bytes) break;
-    held += c.bytes;
-    --cut;
-  }
-  for (size_t i = 0; i < cut; ++i) {
-    RELGRAPH_RETURN_IF_ERROR(env_->RemoveFile(JoinPath(dir_, WalSegmentName(covered[i].no))));
-  }
-  if (cut > 0) RELGRAPH_RETURN_IF_ERROR(RefreshOldestWalLsn());
-  return env_->SyncDir(dir_);
-}
-
 Status Db::Close() {
-  StopFanout();
+  fanout_.Stop();
   std::lock_guard no_snapshot_running(snapshot_mu_);
   std::unique_lock lock(mu_);
   closed_ = true;
@@ -341,165 +148,10 @@ Status Db::Close() {
   return wal_->Close();
 }
 
-// ---- change stream ----------------------------------------------------------------------------
-
-uint64_t Db::VisibleLsn(uint64_t want) {
-  if (!wal_) return 0;
-  if (options_.durability == DurabilityMode::kAlways) return wal_->durable_lsn();
-  uint64_t written = wal_->written_lsn();
-  if (want > written && want <= wal_->last_lsn()) {
-    // A reader waits for a record still in the writer's buffer: write it out now rather than
-    // at the next background flush, but at most once a millisecond however many readers ask.
-    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::steady_clock::now().time_since_epoch())
-                            .count();
-    int64_t last = last_stream_flush_ns_.load(std::memory_order_relaxed);
-    if (now - last >= 1'000'000 &&
-        last_stream_flush_ns_.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
-      if (wal_->Flush(/*sync=*/false).ok()) written = wal_->written_lsn();
-    }
-  }
-  return written;
-}
-
-Result<std::unique_ptr<ChangeReader>> Db::OpenChanges(uint64_t from_lsn, ChangeKindMask kinds,
-                                                      uint64_t* oldest_lsn) {
-  if (!wal_) {
-    return Status::InvalidArgument(
-        "an in-memory Db has no change stream (open it with a data directory)");
-  }
-  RELGRAPH_RETURN_IF_ERROR(ValidateChangeKindMask(kinds));
-  const uint64_t next = wal_->last_lsn() + 1;
-  if (from_lsn == kChangesFromNow) from_lsn = next;
-  if (from_lsn > next) {
-    return Status::InvalidArgument("LSN " + std::to_string(from_lsn) +
-                                   " is past the next one to be logged (" + std::to_string(next) +
-                                   ")");
-  }
-  // WalTail starts only where every record before it is in the file.
-  if (wal_->written_lsn() + 1 < from_lsn) RELGRAPH_RETURN_IF_ERROR(wal_->Flush(/*sync=*/false));
-  return ChangeReader::Open(
-      env_, dir_, from_lsn, kinds, [this](uint64_t want) { return VisibleLsn(want); }, oldest_lsn);
-}
-
-Result<Db::SnapshotFile> Db::OpenNewestSnapshot() {
-  if (!wal_) return Status::InvalidArgument("an in-memory Db has no snapshots");
-  auto lsns = ListNumberedFiles(env_, dir_, FileType::kSnapshot);
-  if (!lsns.ok()) return lsns.status();
-  if (lsns->empty()) {
-    return Status::NotFound("no snapshot in " + dir_ + " yet (take one with SNAPSHOT)");
-  }
-  SnapshotFile s;
-  s.lsn = lsns->back();
-  auto file = env_->OpenRandomAccess(JoinPath(dir_, SnapshotName(s.lsn)));
-  if (!file.ok()) return file.status();
-  s.file = std::move(*file);
-  s.file_bytes = s.file->Size();
-  return s;
-}
-
-uint64_t Db::last_lsn() const {
-  return wal_ ? wal_->last_lsn() : 0;
-}
-
-uint64_t Db::durable_lsn() const {
-  return wal_ ? wal_->durable_lsn() : 0;
-}
-
-Status Db::WalHealth() const {
-  return wal_ ? wal_->health() : Status::OK();
-}
-
 TimestampMs Db::NowMs() const {
   Clock* clock = options_.graph.clock != nullptr ? options_.graph.clock : SystemClock::Default();
   return clock->NowMs();
 }
-
-Result<uint64_t> Db::Log(WalRecordType type, std::string_view payload) {
-  if (!wal_) return uint64_t{0};
-  return wal_->Append(static_cast<uint8_t>(type), payload);
-}
-
-Status Db::Commit(uint64_t lsn) {
-  return lsn == 0 ? Status::OK() : wal_->Commit(lsn);
-}
-
-// Every mutation: refuse early once the WAL has failed, so memory never runs ahead of a WAL
-// that can no longer catch up; decide + apply + append under the lock; commit outside it.
-// `record` maps the outcome to the WAL record to write, or nullopt when nothing changed.
-template <typename T, typename Apply, typename Record>
-Result<T> Db::Mutate(Apply&& apply, Record&& record, uint64_t* commit_lsn) {
-  if (commit_lsn != nullptr) *commit_lsn = 0;
-  uint64_t lsn = 0;
-  Result<T> r = Status(Code::kInternal, "unset");
-  {
-    std::unique_lock lock(mu_);
-    std::lock_guard feed_lock(feed_mu_);
-    RELGRAPH_RETURN_IF_ERROR(WritableLocked("writes refused"));
-    r = apply(*graph_);
-    if (!r.ok()) return r;
-    const std::optional<std::pair<WalRecordType, WalPayload>> rec = record(*r);
-    if (!rec) return r;
-    auto l = Log(rec->first, rec->second.view());
-    if (!l.ok()) return l.status();
-    lsn = *l;
-  }
-  RELGRAPH_RETURN_IF_ERROR(CommitOrHandOver(lsn, commit_lsn));
-  return r;
-}
-
-Status Db::CommitOrHandOver(uint64_t lsn, uint64_t* commit_lsn) {
-  if (commit_lsn != nullptr &&
-      (options_.durability == DurabilityMode::kAlways || options_.report_commit_lsn)) {
-    *commit_lsn = lsn;  // the caller waits (WaitDurable) before acknowledging
-    return Status::OK();
-  }
-  return Commit(lsn);
-}
-
-namespace {
-
-using MaybeRecord = std::optional<std::pair<WalRecordType, WalPayload>>;
-
-// A follow is logged only when it created the edge (or the request), with the time it was
-// given, whether it made the two friends, and the cluster's flags (Db::NotifyFollowLocked).
-auto FollowRecord(UserId a, UserId b, const uint8_t& cluster_flags) {
-  return [a, b, &cluster_flags](const FollowOutcome& o) -> MaybeRecord {
-    if (!o.created) return std::nullopt;
-    if (Has(o.relation, Relation::kRequested)) {
-      return {{WalRecordType::kRequest, EncodePairRecord(a, b, o.followed_at)}};
-    }
-    const uint8_t flags =
-        (Has(o.relation, Relation::kMutual) ? kFollowBecameFriends : uint8_t{0}) | cluster_flags;
-    return {{WalRecordType::kFollow, EncodeFollowRecord(a, b, o.followed_at, flags)}};
-  };
-}
-
-// An unfollow, with the feed told when it removed the edge.
-Result<bool> UnfollowAndNotify(Graph& g, Feed& feed, UserId a, UserId b) {
-  auto r = g.Unfollow(a, b);
-  if (r.ok() && *r) feed.OnUnfollow(g, g.FindUser(a), g.FindUser(b));
-  return r;
-}
-
-// An unfollow is logged only when it removed the edge, with the engine's time.
-auto UnfollowRecord(UserId a, UserId b, TimestampMs now) {
-  return [a, b, now](bool removed) -> MaybeRecord {
-    if (!removed) return std::nullopt;
-    return {{WalRecordType::kUnfollow, EncodePairRecord(a, b, now)}};
-  };
-}
-
-// A mute/unmute, hide/unhide, unblock, reject or withdraw is logged only when it changed
-// something.
-auto PairRecord(WalRecordType type, uint64_t a, uint64_t b, TimestampMs now) {
-  return [=](bool changed) -> MaybeRecord {
-    if (!changed) return std::nullopt;
-    return {{type, EncodePairRecord(a, b, now)}};
-  };
-}
-
-}  // namespace
 
 Result<FollowOutcome> Db::Follow(UserId a, UserId b, uint64_t* commit_lsn) {
   uint8_t cluster_flags = 0;
@@ -691,8 +343,64 @@ Result<bool> Db::Withdraw(UserId requester, UserId target, uint64_t* commit_lsn)
                       PairRecord(WalRecordType::kWithdraw, requester, target, NowMs()), commit_lsn);
 }
 
-Status Db::WaitDurable(uint64_t lsn) {
-  return Commit(lsn);
+// ---- the seam of the rooms that apply records ---------------------------------------------
+
+LockedDb Db::Locked() {
+  Clock* clock = options_.graph.clock != nullptr ? options_.graph.clock : SystemClock::Default();
+  return LockedDb(*graph_, *feed_, cursors_, epochs_, inbound_, wal_.get(), place_, clock);
+}
+
+Status Db::RunExclusive(std::string_view refused, const std::function<Status(LockedDb&)>& fn,
+                        uint64_t* commit_lsn, HandOver hand_over) {
+  if (commit_lsn != nullptr) *commit_lsn = 0;
+  Status failed;
+  uint64_t lsn = 0;
+  bool wake = false;
+  {
+    std::unique_lock lock(mu_);
+    std::lock_guard feed_lock(feed_mu_);
+    RELGRAPH_RETURN_IF_ERROR(WritableLocked(refused));
+    LockedDb locked = Locked();
+    failed = fn(locked);
+    lsn = locked.logged_lsn();
+    wake = locked.wake_fanout();
+  }
+  if (wake && options_.background_fanout) WakeFanout();
+  if (commit_lsn != nullptr &&
+      (hand_over == HandOver::kEveryMode || options_.durability == DurabilityMode::kAlways)) {
+    *commit_lsn = lsn;
+  } else if (Status c = Commit(lsn); !c.ok() && failed.ok()) {
+    failed = c;
+  }
+  return failed;
+}
+
+std::unique_lock<std::mutex> Db::PauseSteps() const {
+  return std::unique_lock(steps_mu_);
+}
+
+void Db::BetweenSteps() const {
+  if (options_.between_steps) options_.between_steps();
+}
+
+void Db::SetPlacement(PlacementFn place) {
+  std::unique_lock lock(mu_);
+  place_ = std::move(place);
+}
+
+Result<FollowOutcome> Db::NotifyFollowLocked(UserId a, UserId b, Result<FollowOutcome> r,
+                                             uint8_t* cluster_flags) {
+  *cluster_flags = 0;
+  if (!r.ok() || !r->created || Has(r->relation, Relation::kRequested)) return r;
+  Graph& g = *graph_;
+  const InternalId follower = g.FindUser(a), followee = g.FindUser(b);
+  feed_->OnFollow(g, follower, followee);
+  if (!place_) return r;  // a single node
+  LockedDb locked = Locked();
+  auto flags = FirstRemoteFanFlags(locked, b, follower, followee);
+  if (!flags.ok()) return flags.status();
+  *cluster_flags = *flags;
+  return r;
 }
 
 // ---- feed -------------------------------------------------------------------------------------
@@ -773,105 +481,6 @@ Status Db::CheckInvariants() const {
 FeedStats Db::feed_stats() const {
   std::lock_guard feed_lock(feed_mu_);
   return feed_->Stats();
-}
-
-std::optional<SnapshotInfo> Db::last_snapshot() const {
-  std::lock_guard lock(last_snapshot_mu_);
-  return last_snapshot_;
-}
-
-// ---- named cursors ----------------------------------------------------------------------------
-
-Status Db::RefreshOldestWalLsn() {
-  auto segments = ListWalSegments(env_, dir_);
-  if (!segments.ok()) return segments.status();
-  uint64_t oldest = wal_->last_lsn() + 1;
-  for (uint64_t no : *segments) {
-    auto header = ReadWalSegmentHeader(env_, dir_, no);
-    if (!header.ok()) continue;
-    oldest = header->first_lsn;
-    break;
-  }
-  oldest_wal_lsn_.store(oldest, std::memory_order_release);
-  return Status::OK();
-}
-
-uint64_t Db::OldestWalLsn() const {
-  return oldest_wal_lsn_.load(std::memory_order_acquire);
-}
-
-Status Db::AckCursor(std::string_view name, uint64_t lsn, uint64_t* commit_lsn) {
-  if (!wal_) return Status::InvalidArgument("an in-memory Db has no change stream");
-  RELGRAPH_RETURN_IF_ERROR(CursorTable::ValidateName(name));
-  if (const uint64_t oldest = OldestWalLsn(); lsn + 1 < oldest) return LsnExpired(lsn + 1, oldest);
-  const TimestampMs now = NowMs();
-  auto r = Mutate<bool>(
-      [&](Graph&) -> Result<bool> {
-        if (lsn > wal_->last_lsn()) {
-          return Status::InvalidArgument("ACK of LSN " + std::to_string(lsn) +
-                                         " is past the newest logged (" +
-                                         std::to_string(wal_->last_lsn()) + ")");
-        }
-        if (cursors_.Find(name) == nullptr && cursors_.size() >= kMaxCursors) {
-          return Status(Code::kLimitExceeded, "there are already " + std::to_string(kMaxCursors) +
-                                                  " cursors; delete one first");
-        }
-        cursors_.Set(name, lsn, now);
-        return true;
-      },
-      [&](bool) -> MaybeRecord {
-        // Type 10's LSN 0 means a removal: an ACK of 0 has a type of its own.
-        if (lsn == 0) return {{WalRecordType::kCursorStart, EncodeCursorStartRecord(name, now)}};
-        return {{WalRecordType::kCursor, EncodeCursorRecord(name, lsn, now)}};
-      },
-      commit_lsn);
-  return r.status();
-}
-
-Status Db::RemoveCursor(std::string_view name, uint64_t* commit_lsn) {
-  if (!wal_) return Status::InvalidArgument("an in-memory Db has no change stream");
-  RELGRAPH_RETURN_IF_ERROR(CursorTable::ValidateName(name));
-  const TimestampMs now = NowMs();
-  auto r = Mutate<bool>(
-      [&](Graph&) -> Result<bool> {
-        if (cursors_.Find(name) == nullptr) {
-          return Status::NotFound("no cursor named '" + std::string(name) + "'");
-        }
-        cursors_.Remove(name);
-        return true;
-      },
-      [&](bool) -> MaybeRecord {
-        return {{WalRecordType::kCursor, EncodeCursorRecord(name, 0, now)}};
-      },
-      commit_lsn);
-  return r.status();
-}
-
-std::vector<Db::CursorInfo> Db::Cursors() {
-  std::vector<CursorInfo> out;
-  {
-    std::shared_lock lock(mu_);
-    cursors_.ForEach([&](const std::string& name, const CursorState& c) {
-      out.push_back({name, c.acked_lsn, c.acked_ms, false});
-    });
-  }
-  const uint64_t oldest = OldestWalLsn();
-  for (CursorInfo& c : out) c.expired = c.acked_lsn + 1 < oldest;
-  return out;
-}
-
-Result<uint64_t> Db::CursorResumeLsn(std::string_view name) {
-  RELGRAPH_RETURN_IF_ERROR(CursorTable::ValidateName(name));
-  uint64_t acked;
-  {
-    std::shared_lock lock(mu_);
-    const CursorState* c = cursors_.Find(name);
-    if (c == nullptr) return Status::NotFound("no cursor named '" + std::string(name) + "'");
-    acked = c->acked_lsn;
-  }
-  if (const uint64_t oldest = OldestWalLsn(); acked + 1 < oldest)
-    return LsnExpired(acked + 1, oldest);
-  return acked + 1;
 }
 
 }  // namespace relgraph

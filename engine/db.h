@@ -44,12 +44,15 @@
 #include <thread>
 #include <vector>
 
+#include "engine/cluster/user_place.h"
 #include "engine/durable/cursor_table.h"
 #include "engine/durable/epoch_history.h"
 #include "engine/durable/recovery.h"
 #include "engine/durable/wal_records.h"
+#include "engine/feed/fanout_worker.h"
 #include "engine/feed/feed.h"
 #include "engine/graph/graph.h"
+#include "engine/locked_db.h"
 #include "engine/stream/change_reader.h"
 #include "storage/env/env.h"
 #include "storage/snapshot/snapshot_file.h"
@@ -102,19 +105,6 @@ struct DbOptions {
   // slices of ExportUsers, with no lock held (but an operation in steps: it must not start one).
   std::function<void()> between_steps;
 };
-
-// Where a cluster shard has a user, as its shard map says (docs/cluster.md; ShardNode::PlaceOf
-// tells the Db). It decides what the Db does about the copies of other shards' authors' posts.
-enum class UserPlace : uint8_t {
-  kHere,        // decided here and staying: its follows make the author's shard send posts here
-  kLeaving,     // its bucket is moving away (prepare, flip): still decided here
-  kHandedOver,  // moving away (copy): decided by the new owner; its own posts stay here until
-                // the old owner drops them, and may not have been exported yet
-  kElsewhere,   // another shard's
-};
-inline bool DecidedHere(UserPlace p) {
-  return p == UserPlace::kHere || p == UserPlace::kLeaving;
-}
 
 class Db {
  public:
@@ -276,13 +266,8 @@ class Db {
   // out, at most once a millisecond, when `want` is logged but not yet visible.
   uint64_t VisibleLsn(uint64_t want = 0);
 
-  // ---- replication (docs/replication.md) ----
-  // A record as the primary logged it, to be applied by a replica with the same LSN.
-  struct ReplicatedRecord {
-    uint64_t lsn = 0;
-    uint8_t type = 0;
-    std::string_view payload;
-  };
+  // ---- replication (docs/replication.md; engine/replication/replica_applier.h) ----
+  using ReplicatedRecord = LoggedRecord;  // a record as the primary logged it
   // Applies a primary's records, in order, through the live paths (the feed's fan-out, inbox
   // updates and celebrity checks run as on the primary), and appends each to this Db's WAL
   // with its LSN, so the replica's WAL and change stream match the primary's. Every record's
@@ -309,7 +294,7 @@ class Db {
   // and an LSN past this Db's newest).
   Status CheckFollower(uint64_t number, uint64_t id, uint64_t last_lsn) const;
 
-  // ---- cluster shards (docs/cluster.md) ----
+  // ---- cluster shards (docs/cluster.md; engine/cluster/) ----
   struct RemoteApplied {
     uint64_t applied = 0;  // records applied and logged
     uint64_t skipped = 0;  // at or below the origin's position: applied before (redelivered)
@@ -318,15 +303,10 @@ class Db {
     uint64_t post_conflicts = 0;
   };
   // Tells the Db where each user lives (nullptr: every user here, a single node). A follow of
-  // a user not decided here, made when no other fan here is settled (UserPlace::kHere), is
-  // logged with kFollowFirstRemoteFan, so that the user's shard sends its posts back whole:
-  // nothing sent them here while no settled user followed it (docs/cluster.md, "Feeds"). The
-  // copies held meanwhile are cleared first, unless the user is handed over: its posts here
-  // are its own, which its move may not have exported yet (kFollowOwnPostsKept). Fans that
-  // are not settled here (a moved bucket's users until DropForeign drops them, or users
-  // moving away) do not count. `place` is called under the Db's exclusive lock and must not
-  // call the Db.
-  void SetPlacement(std::function<UserPlace(UserId)> place);
+  // a user not decided here, made when no other fan here is settled, is logged with
+  // kFollowFirstRemoteFan (engine/cluster/shard_decisions.h, FirstRemoteFanFlags). `place` is
+  // called under the Db's exclusive lock and must not call the Db.
+  void SetPlacement(PlacementFn place);
   // Reads for a shard's outbox: a user's retained posts, oldest first; and up to `max` of its
   // fans (any order), with its fan count.
   std::vector<FeedEntry> RetainedPosts(UserId author) const;
@@ -335,30 +315,24 @@ class Db {
     std::vector<UserId> fans;  // all of them when fan_count <= max
   };
   FanSample FansUpTo(UserId user, size_t max) const;
-
-  // ---- bucket moves (docs/cluster.md, "Moving a bucket") ----
-  // One record of a moving user's state: a movable type (IsMovable) and its payload.
+  // Bucket moves (docs/cluster.md, "Moving a bucket"; engine/cluster/bucket_move.h). One
+  // record of a moving user's state: a movable type (IsMovable) and its payload.
   struct MovedState {
     WalRecordType type;
     std::string payload;
   };
-  // The state of the users `moving` selects, for another shard to bring in (MoveIn), in
-  // the order MoveIn applies it: their private marks, blocks either way, follows either way
-  // with their times, requests either way, their retained posts and mutes, and hides they
-  // made or are subject to. Changes nothing. Lists in slices of 4,096 entries under the shared
-  // lock (a long fan or request list across several), so writers wait for one slice at a
-  // time; the moving users must be handed over (UserPlace::kHandedOver), so that only this
-  // shard's other users' relations to them change meanwhile (docs/cluster.md). Waits for an
-  // operation in steps (RemoveUser, going public) to end.
+  // The state of the users `moving` selects, for another shard to bring in (MoveIn), in the
+  // order MoveIn applies it: their private marks, blocks either way, follows either way with
+  // their times, requests either way, their retained posts and mutes, and hides they made or
+  // are subject to. Changes nothing. Lists in slices of 4,096 entries under the shared lock,
+  // so writers wait for one slice at a time; the moving users must be handed over
+  // (UserPlace::kHandedOver). Waits for an operation in steps to end.
   Result<std::vector<MovedState>> ExportUsers(const std::function<bool(UserId)>& moving) const;
   // Drops what no user `kept` selects needs here, each drop logged as a moved record for
-  // shard `to`: every relation (edge, block, request, hide) between two users it does not
-  // select, their mutes, and the posts of an author it does not select that no kept user
-  // follows. Returns the number of records dropped (0: nothing to drop). After a bucket
-  // move, the old owner drops so what it exported; any shard may run it at any time, as
-  // the state that touches its own users is all it holds otherwise. Lists under the shared
-  // lock and drops in batches of 1,024 records under the exclusive one: writers wait for a
-  // batch at a time. kUnavailable after a WAL failure (the batches before it stay dropped).
+  // shard `to`: every relation between two users it does not select, their mutes, and the
+  // posts of an author it does not select that no kept user follows. Returns the number of
+  // records dropped. Drops in batches of 1,024 records under the exclusive lock. kUnavailable
+  // after a WAL failure (the batches before it stay dropped).
   Result<uint64_t> DropForeign(uint32_t to, const std::function<bool(UserId)>& kept);
   // Takes the users `moving` selects from shard `from`: applies `state` (ExportUsers') by ensure
   // forms, each record logged as a moved record (WAL type 22). A follow, block, request or
@@ -370,25 +344,38 @@ class Db {
   Status MoveIn(uint32_t from, std::span<const MovedState> state,
                 const std::function<bool(UserId)>& moving);
   // Applies changes shard `origin` decided, given as its WAL records (LSNs increasing), each
-  // by its ensure form through the live paths (the feed's hooks run as for a local change),
-  // and logs each as one remote record (WAL type 19) with its origin and LSN. A remote
-  // remove_user first ends the follows of that user held here by unfollows this shard
-  // decides and logs as its own (they go back to the user's shard like any change). Records at or
-  // below InboundPosition(origin) are skipped: applying a redelivered batch again changes
-  // nothing. The change stream does not deliver remote records (the deciding shard's does).
-  // Errors: kInvalidArgument for LSNs out of order, a record type shards do not exchange
-  // (IsRemoteApplicable) or a payload that does not decode; kUnavailable after a WAL failure.
-  // Records before a failing one stay applied. With `commit_lsn`, returns at once in every
-  // mode with the LSN to pass to WaitDurable (0: nothing logged), so the caller can make the
-  // records durable before it tells JetStream they are handled.
+  // by its ensure form through the live paths, logged as one remote record (WAL type 19) with
+  // its origin and LSN (engine/cluster/remote_applier.h). Records at or below
+  // InboundPosition(origin) are skipped. Errors: kInvalidArgument for LSNs out of order, a
+  // record type shards do not exchange or a payload that does not decode; kUnavailable after a
+  // WAL failure. Records before a failing one stay applied. With `commit_lsn`, returns at once
+  // in every mode with the LSN to pass to WaitDurable (0: nothing logged).
   Result<RemoteApplied> ApplyRemote(uint32_t origin, std::span<const ReplicatedRecord> records,
                                     uint64_t* commit_lsn = nullptr);
   // The newest LSN of `origin` applied here (0: none), and the whole table.
   uint64_t InboundPosition(uint32_t origin) const;
+  std::map<uint32_t, uint64_t> InboundPositionsNow() const;
   // Writes and fsyncs the WAL through `lsn` in every durability mode (WaitDurable waits only
   // under `always`): a shard makes remote changes durable so before JetStream forgets them.
   Status SyncThrough(uint64_t lsn);
-  std::map<uint32_t, uint64_t> InboundPositionsNow() const;
+
+  // ---- the seam of the rooms that apply records (engine/replication/, engine/cluster/) ----
+  // Which durability a RunExclusive call hands to its caller's *commit_lsn: under `always`
+  // only (else it commits itself), or in every mode.
+  enum class HandOver : uint8_t { kUnderAlways, kEveryMode };
+  // Runs fn(LockedDb&) under the exclusive lock and the feed mutex once writes are allowed
+  // (else kUnavailable "<refused> after a WAL failure: ..."), wakes the fan-out after it if fn
+  // queued any, and commits the last record fn logged: hands its LSN to *commit_lsn as
+  // `hand_over` says when commit_lsn is given, else waits for it here. Returns fn's status,
+  // else the commit's. Records fn logged before failing stay logged and are committed.
+  Status RunExclusive(std::string_view refused, const std::function<Status(LockedDb&)>& fn,
+                      uint64_t* commit_lsn = nullptr, HandOver hand_over = HandOver::kUnderAlways);
+  // Holds off operations in steps (RemoveUser, going public) while the returned lock lives, so
+  // a reader across several ReadFeed calls sees none half done. REQUIRES: no lock of this Db held.
+  std::unique_lock<std::mutex> PauseSteps() const;
+  // DbOptions::between_steps, if set (tests and benchmarks pace sliced reads with it).
+  void BetweenSteps() const;
+  TimestampMs Now() const { return NowMs(); }  // the engine clock's time
 
   uint64_t last_lsn() const;     // the newest LSN logged (0 in memory)
   uint64_t durable_lsn() const;  // the newest LSN fsynced (0 in memory)
@@ -411,52 +398,6 @@ class Db {
   // OK when a write may go on: the Db is open and its WAL has not failed (else kUnavailable,
   // "<refused> after a WAL failure: ..."). REQUIRES: mu_ held.
   Status WritableLocked(std::string_view refused) const;
-  // ApplyReplicated's run of consecutive follow and unfollow records from records[*at]; leaves
-  // *at on the last one applied. REQUIRES: mu_ held exclusively and feed_mu_.
-  Status ApplyEdgeRun(std::span<const ReplicatedRecord> records, size_t* at);
-  // A remote record's inner change, by its ensure form with the feed's hooks (ApplyRemote,
-  // and a replica applying its primary's remote records). With `decide`, a remote
-  // remove_user first unfollows, as this shard's own logged changes, every follow of the
-  // user held here (docs/cluster.md, "Removals"); a replica passes false, since its
-  // primary's log has those. REQUIRES: mu_ held exclusively and feed_mu_; op.is_remote().
-  // Remote posts skipped for a post id held by another author are added to *post_conflicts.
-  Status ApplyRemoteOpLocked(const WalOp& op, bool decide, uint64_t* post_conflicts = nullptr);
-  // ApplyRemoteOpLocked's blocks, private accounts and requests (engine/db_cluster_access.cpp):
-  // with `decide`, this shard's users' part first (DecideForRemoteAccessLocked), then the
-  // record by its ensure form. REQUIRES: as ApplyRemoteOpLocked.
-  Status ApplyRemoteAccessLocked(const WalOp& op, bool decide);
-  Status DecideForRemoteAccessLocked(const WalOp& op);
-  // A remote removal's decisions beside the unfollows: this shard's users' blocks of the
-  // removed user and requests to it end, logged as their own changes.
-  Status DecideForRemoteRemovalLocked(UserId removed);
-  // a -> b ends (when it exists), with the feed told, logged as this shard's unfollow.
-  Status LogUnfollowLocked(UserId a, UserId b);
-  // The pending request requester -> target ends, logged as this shard's withdrawal.
-  Status LogWithdrawLocked(UserId requester, UserId target);
-  // Clears the copies of remote `author`'s posts and logs a posts-wanted record, which its
-  // shard answers with a back-fill.
-  Status WantPostsLocked(UserId author);
-  // place_(u), or kHere on a single node. REQUIRES: mu_ held.
-  UserPlace PlaceOfLocked(UserId u) const { return place_ ? place_(u) : UserPlace::kHere; }
-  // Whether the author's shard sends this shard the posts of `author` (kNoInternalId: none):
-  // a fan of it other than `except` is settled here. Reads fans newest first until one is.
-  // REQUIRES: mu_ held.
-  bool CopiesKeptLocked(InternalId author, InternalId except) const;
-  // Tells the feed about an edge a live follow just created (a request creates none). A
-  // follow that leaves a user not decided here with no other settled fan here sets
-  // kFollowFirstRemoteFan in *cluster_flags (for the record), and clears the copies of its
-  // posts if it is another shard's user, or sets kFollowOwnPostsKept if it is handed over
-  // (SetPlacement). REQUIRES: mu_ held exclusively and feed_mu_.
-  Result<FollowOutcome> NotifyFollowLocked(UserId a, UserId b, Result<FollowOutcome> r,
-                                           uint8_t* cluster_flags);
-  // A remote or moved follow or unfollow by its ensure form, with the feed's hooks.
-  // REQUIRES: mu_ held exclusively and feed_mu_; op.by_ensure_form().
-  Status ApplyEdgeEnsureLocked(const WalOp& op);
-  // A moved record's inner change by its ensure form (MoveIn, DropForeign, a replica).
-  // REQUIRES: mu_ held exclusively and feed_mu_; op.moved.
-  Status ApplyMovedOpLocked(const WalOp& op);
-  // Applies and logs a moved record of `type` for shard `shard`.
-  Status LogMovedLocked(uint32_t shard, WalRecordType type, std::string_view payload);
   // Snapshot's two halves: the graph image as of BeginImage, then the feed's blocks: the
   // graph's access state (copied with the image), then the feed's users.
   Status WriteGraphImage(size_t users, SnapshotWriter* writer);
@@ -464,6 +405,13 @@ class Db {
   // The feed's view of each edge a block, an approval or going public changes (live and
   // replicated alike). REQUIRES, when it runs: mu_ held exclusively and feed_mu_.
   Graph::EdgeHook FeedHook(Graph& g);
+  // The seam over this Db's state. REQUIRES: mu_ held exclusively and feed_mu_.
+  LockedDb Locked();
+  // Tells the feed about an edge a live follow just created (a request creates none), and in a
+  // cluster sets the follow record's flags in *cluster_flags (FirstRemoteFanFlags).
+  // REQUIRES: mu_ held exclusively and feed_mu_.
+  Result<FollowOutcome> NotifyFollowLocked(UserId a, UserId b, Result<FollowOutcome> r,
+                                           uint8_t* cluster_flags);
   // Appends under the caller's exclusive lock; returns the LSN to commit (0: nothing logged).
   TimestampMs NowMs() const;  // the engine clock's time, for records that carry one
   Result<uint64_t> Log(WalRecordType type, std::string_view payload);
@@ -476,9 +424,6 @@ class Db {
   // Runs the graph's unfinished operation to its end, a step per hold of the exclusive lock.
   // REQUIRES: steps_mu_ held, mu_ not.
   Graph::StepsDone RunStepsToEnd();
-  void StartFanout();
-  void StopFanout();
-  void FanoutLoop();
   void WakeFanout();
 
   const std::string dir_;
@@ -496,13 +441,7 @@ class Db {
   std::unique_ptr<Graph> graph_;
   mutable std::mutex feed_mu_;  // after mu_; guards feed_
   std::unique_ptr<Feed> feed_;
-  std::mutex fanout_wake_mu_;
-  std::condition_variable fanout_wake_;
-  // Set by publishers (lock-free, so only the first publish after the thread sleeps notifies);
-  // cleared by the thread before each drain.
-  std::atomic<bool> fanout_signal_{false};
-  bool fanout_stop_ = false;  // guarded by fanout_wake_mu_
-  std::thread fanout_thread_;
+  FanoutWorker fanout_;  // the background fan-out (options_.background_fanout)
   std::mutex delays_mu_;
   std::vector<double> fanout_delays_;  // guarded by delays_mu_
   std::unique_ptr<WalWriter> wal_;
@@ -510,11 +449,50 @@ class Db {
   CursorTable cursors_;                                   // guarded by mu_
   EpochHistory epochs_;                                   // guarded by mu_
   InboundPositions inbound_;                              // guarded by mu_
-  std::function<UserPlace(UserId)> place_;                // guarded by mu_
-  std::atomic<bool> wake_fanout_after_remote_{false};     // ApplyRemote queued fan-out
+  PlacementFn place_;                                     // guarded by mu_
   std::atomic<uint64_t> oldest_wal_lsn_{0};               // see OldestWalLsn
   std::atomic<int64_t> last_stream_flush_ns_{0};          // VisibleLsn's flush rate limit
   RecoveryInfo recovery_;
 };
+
+// Db's calls whose work is done in the rooms that apply records through the seam above
+// (RunExclusive, LockedDb): defined in engine/replication/ and engine/cluster/.
+Status ApplyReplicatedRecords(Db& db, std::span<const LoggedRecord> records, uint64_t* commit_lsn);
+Result<Db::RemoteApplied> ApplyRemoteRecords(Db& db, uint32_t origin,
+                                             std::span<const LoggedRecord> records,
+                                             uint64_t* commit_lsn);
+Result<std::vector<Db::MovedState>> ExportMovingUsers(const Db& db,
+                                                      const std::function<bool(UserId)>& moving);
+Result<uint64_t> DropForeignState(Db& db, uint32_t to, const std::function<bool(UserId)>& kept);
+Status MoveUsersIn(Db& db, uint32_t from, std::span<const Db::MovedState> state,
+                   const std::function<bool(UserId)>& moving);
+std::vector<FeedEntry> RetainedPostsOf(const Db& db, UserId author);
+Db::FanSample FansOf(const Db& db, UserId user, size_t max);
+
+inline Status Db::ApplyReplicated(std::span<const ReplicatedRecord> records, uint64_t* commit_lsn) {
+  return ApplyReplicatedRecords(*this, records, commit_lsn);
+}
+inline Result<Db::RemoteApplied> Db::ApplyRemote(uint32_t origin,
+                                                 std::span<const ReplicatedRecord> records,
+                                                 uint64_t* commit_lsn) {
+  return ApplyRemoteRecords(*this, origin, records, commit_lsn);
+}
+inline Result<std::vector<Db::MovedState>> Db::ExportUsers(
+    const std::function<bool(UserId)>& moving) const {
+  return ExportMovingUsers(*this, moving);
+}
+inline Result<uint64_t> Db::DropForeign(uint32_t to, const std::function<bool(UserId)>& kept) {
+  return DropForeignState(*this, to, kept);
+}
+inline Status Db::MoveIn(uint32_t from, std::span<const MovedState> state,
+                         const std::function<bool(UserId)>& moving) {
+  return MoveUsersIn(*this, from, state, moving);
+}
+inline std::vector<FeedEntry> Db::RetainedPosts(UserId author) const {
+  return RetainedPostsOf(*this, author);
+}
+inline Db::FanSample Db::FansUpTo(UserId user, size_t max) const {
+  return FansOf(*this, user, max);
+}
 
 }  // namespace relgraph

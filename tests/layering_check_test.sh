@@ -34,11 +34,11 @@ plant storage/env/env.h '#include "storage/wal/wal_format.h"' "env/ including wa
 plant tools/cli/cli_commands.h '#include "engine/db.h"' "the CLI including the engine"
 plant tools/relgraphd/daemon_config.h '#include "net/server/server_core.h"' "a net-internal header used outside net/server/"
 
-mkdir -p "$scratch/engine/replication"
-echo '#include "engine/db.h"' >"$scratch/engine/replication/stream.cpp"
+mkdir -p "$scratch/engine/unnamed_room"
+echo '#include "engine/db.h"' >"$scratch/engine/unnamed_room/stream.cpp"
 if out=$("$check" "$scratch"); then
   echo "FAIL: a folder without a README passed"; status=1
-elif grep -q "engine/replication/ has no README" <<<"$out"; then
+elif grep -q "engine/unnamed_room/ has no README" <<<"$out"; then
   echo "caught: a C++ folder with no stated purpose"
 else
   echo "FAIL: unexpected report: $out"; status=1

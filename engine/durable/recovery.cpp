@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <optional>
 
+#include "engine/durable/access_replay.h"
 #include "engine/durable/feed_snapshot.h"
 #include "engine/durable/graph_builder.h"
 #include "engine/durable/graph_image_loader.h"
+#include "engine/durable/record_handler.h"
 #include "engine/durable/wal_records.h"
 #include "storage/env/file_names.h"
 #include "storage/snapshot/snapshot_file.h"
@@ -53,61 +55,137 @@ Status LoadNewestSnapshot(Env* env, const std::string& dir, const GraphOptions& 
   return Status::OK();
 }
 
-Status ApplyFeedOp(const WalOp& op, Graph& g, Feed& feed) {
-  switch (op.type) {
-    case WalRecordType::kRemoveUser:
-      feed.BeforeRemoveUser(g, op.a);
-      return Status::OK();
-    case WalRecordType::kPublish:
-      return feed.ApplyPublish(g, op.a, op.b, op.ts, op.kind, op.evicted);
-    case WalRecordType::kDeletePost:
-      return feed.ApplyDeletePost(g, op.a, op.b);
-    case WalRecordType::kMute:
-    case WalRecordType::kUnmute:
-      return feed.ApplyMute(g, op.a, op.b, op.type == WalRecordType::kMute);
-    case WalRecordType::kHide:
-    case WalRecordType::kUnhide:
-      return feed.ApplyHide(g, op.a, op.b, op.type == WalRecordType::kHide);
-    case WalRecordType::kPosts: {  // a back-fill of a remote author's posts
-      auto r = feed.ReplacePosts(g, op.a, op.PostsOf(), /*live=*/false);
-      return r.ok() ? Status::OK() : r.status();
-    }
-    case WalRecordType::kFollow:  // clears_posts(): a remote author's first fan here
-    case WalRecordType::kPostsWanted: {
-      auto r = feed.ReplacePosts(g, op.cleared_author(), {}, /*live=*/false);
-      return r.ok() ? Status::OK() : r.status();
-    }
-    default:
-      return Status(Code::kInternal, "not a feed record");
+// Replay's handler: records decoded as they are read, applied in batches so that
+// Graph::ApplyBatch can overlap the cache misses of consecutive records. Feed records go to a
+// second batch applied right after the graph's (the two states are independent; a
+// remove_user goes to both, and each keeps its own order): Flush dispatches them again with
+// applying_feed_ set, and the feed methods apply instead of queueing. Access records change
+// edges too, and posts back-fills and clears keep their place among the feed's records: the
+// batches are flushed before them. Inboxes are rebuilt after recovery, so no feed hook runs.
+class ReplayHandler final : public RecordHandler {
+ public:
+  static constexpr size_t kBatch = 4096;
+  ReplayHandler(RecoveredState& state, Graph::ReplayMode mode)
+      : g_(*state.graph), feed_(*state.feed), state_(state), mode_(mode), access_(g_, nullptr) {
+    batch_.reserve(kBatch);
   }
-}
+  uint64_t lsn = 0;  // the record being dispatched
+
+  bool full() const { return batch_.size() + feed_batch_.size() >= kBatch; }
+  Status Flush() {
+    Status s = g_.ApplyBatch(batch_, mode_);
+    if (!s.ok()) return AtLsn(batch_lsn_[static_cast<size_t>(s.detail())], s);
+    batch_.clear();
+    batch_lsn_.clear();
+    applying_feed_ = true;
+    for (const auto& [op, at] : feed_batch_) {
+      if (Status fs = DispatchRecord(op, *this); !fs.ok()) {
+        applying_feed_ = false;
+        return AtLsn(at, fs);
+      }
+    }
+    applying_feed_ = false;
+    feed_batch_.clear();
+    return Status::OK();
+  }
+
+  Status Follow(const WalOp& op) override {
+    PushGraph(op);
+    return op.clears_posts() ? ClearPosts(op) : Status::OK();  // a remote author's first fan
+  }
+  Status Unfollow(const WalOp& op) override {
+    PushGraph(op);
+    return Status::OK();
+  }
+  Status RemoveUser(const WalOp& op) override {
+    if (applying_feed_) {
+      feed_.BeforeRemoveUser(g_, op.a);
+      return Status::OK();
+    }
+    PushGraph(op);
+    return PushFeed(op);
+  }
+  Status Publish(const WalOp& op) override {
+    if (!applying_feed_) return PushFeed(op);
+    return feed_.ApplyPublish(g_, op.a, op.b, op.ts, op.kind, op.evicted);
+  }
+  Status DeletePost(const WalOp& op) override {
+    return applying_feed_ ? feed_.ApplyDeletePost(g_, op.a, op.b) : PushFeed(op);
+  }
+  Status Mute(const WalOp& op) override {
+    return applying_feed_ ? feed_.ApplyMute(g_, op.a, op.b, true) : PushFeed(op);
+  }
+  Status Unmute(const WalOp& op) override {
+    return applying_feed_ ? feed_.ApplyMute(g_, op.a, op.b, false) : PushFeed(op);
+  }
+  Status Hide(const WalOp& op) override {
+    return applying_feed_ ? feed_.ApplyHide(g_, op.a, op.b, true) : PushFeed(op);
+  }
+  Status Unhide(const WalOp& op) override {
+    return applying_feed_ ? feed_.ApplyHide(g_, op.a, op.b, false) : PushFeed(op);
+  }
+  Status Block(const WalOp& op) override { return Access(&AccessReplay::Block, op); }
+  Status Unblock(const WalOp& op) override { return Access(&AccessReplay::Unblock, op); }
+  Status SetPrivate(const WalOp& op) override { return Access(&AccessReplay::SetPrivate, op); }
+  Status Request(const WalOp& op) override { return Access(&AccessReplay::Request, op); }
+  Status Approve(const WalOp& op) override { return Access(&AccessReplay::Approve, op); }
+  Status Reject(const WalOp& op) override { return Access(&AccessReplay::Reject, op); }
+  Status Withdraw(const WalOp& op) override { return Access(&AccessReplay::Withdraw, op); }
+  Status Cursor(const WalOp& op) override { return ApplyCursor(op); }
+  Status CursorStart(const WalOp& op) override { return ApplyCursor(op); }
+  Status Epoch(const WalOp& op) override {
+    Status s = state_.epochs.Apply(op.a, op.b, lsn, op.ts);
+    return s.ok() ? s : AtLsn(lsn, s);
+  }
+  Status Posts(const WalOp& op) override {  // a back-fill of a remote author's posts
+    RELGRAPH_RETURN_IF_ERROR(Flush());      // its entries point into the payload, read now
+    auto r = feed_.ReplacePosts(g_, op.a, op.PostsOf(), /*live=*/false);
+    return r.ok() ? Status::OK() : AtLsn(lsn, r.status());
+  }
+  Status PostsWanted(const WalOp& op) override {
+    return op.clears_posts() ? ClearPosts(op) : Status::OK();  // another shard's: nothing here
+  }
+
+ private:
+  static Status AtLsn(uint64_t at, const Status& s) {
+    return Status(s.code(), "replaying LSN " + std::to_string(at) + ": " + s.message());
+  }
+  Status ApplyCursor(const WalOp& op) {  // independent state
+    state_.cursors.Apply(op);
+    return Status::OK();
+  }
+  void PushGraph(const WalOp& op) {
+    batch_.push_back(op.graph_op());
+    batch_lsn_.push_back(lsn);
+  }
+  Status PushFeed(const WalOp& op) {
+    feed_batch_.emplace_back(op, lsn);
+    return Status::OK();
+  }
+  // An access record, applied in order: the batches before it first.
+  Status Access(Status (AccessReplay::*apply)(const WalOp&), const WalOp& op) {
+    RELGRAPH_RETURN_IF_ERROR(Flush());
+    Status s = (access_.*apply)(op);
+    return s.ok() ? s : AtLsn(lsn, s);
+  }
+  Status ClearPosts(const WalOp& op) {
+    RELGRAPH_RETURN_IF_ERROR(Flush());
+    auto r = feed_.ReplacePosts(g_, op.cleared_author(), {}, /*live=*/false);
+    return r.ok() ? Status::OK() : AtLsn(lsn, r.status());
+  }
+
+  Graph& g_;
+  Feed& feed_;
+  RecoveredState& state_;
+  const Graph::ReplayMode mode_;
+  AccessReplay access_;
+  bool applying_feed_ = false;
+  std::vector<Graph::ReplayOp> batch_;
+  std::vector<uint64_t> batch_lsn_;
+  std::vector<std::pair<WalOp, uint64_t>> feed_batch_;
+};
 
 }  // namespace
-
-Status ApplyAccessOp(const WalOp& op, Graph& g, const Graph::EdgeHook& on_edge) {
-  switch (op.type) {
-    case WalRecordType::kBlock:
-      return g.ApplyBlock(op.a, op.b, op.ts, on_edge);
-    case WalRecordType::kUnblock:
-      return g.ApplyUnblock(op.a, op.b);
-    case WalRecordType::kSetPrivate:
-      return g.ApplySetPrivate(op.a, op.flags != 0, op.ts, on_edge);
-    case WalRecordType::kRequest:
-      return op.by_ensure_form() ? g.ApplyRemoteRequest(op.a, op.b, op.ts)
-                                 : g.ApplyRequest(op.a, op.b, op.ts);
-    case WalRecordType::kApprove:
-      return op.by_ensure_form()
-                 ? g.ApplyRemoteApprove(op.a, op.b, op.ts, (op.flags & kApproveByRequester) != 0,
-                                        on_edge)
-                 : g.ApplyApprove(op.a, op.b, op.ts, on_edge);
-    case WalRecordType::kReject:
-      return g.ApplyRemoveRequest(op.a, op.b);
-    case WalRecordType::kWithdraw:
-      return g.ApplyRemoveRequest(op.b, op.a);
-    default:
-      return Status(Code::kInternal, "not a block or request record");
-  }
-}
 
 Result<RecoveredState> LoadSnapshotState(Env* env, const std::string& path,
                                          const GraphOptions& options,
@@ -192,33 +270,7 @@ Result<RecoveredState> RecoverState(Env* env, const std::string& dir, const Grap
   WalScanOptions scan;
   scan.truncate_torn_tail = repair_torn_tail;
   scan.from_lsn = snapshot_lsn + 1;
-  // Records are decoded as they are read and applied in batches, so that ApplyBatch can
-  // overlap the cache misses of consecutive records.
-  constexpr size_t kBatch = 4096;
-  // Feed records go to a second batch applied right after the graph's: the two states are
-  // independent (a remove_user record goes to both), and each keeps its own order.
-  std::vector<Graph::ReplayOp> batch;
-  std::vector<uint64_t> batch_lsn;
-  std::vector<std::pair<WalOp, uint64_t>> feed_batch;
-  batch.reserve(kBatch);
-  auto apply = [&]() -> Status {
-    Status s = graph->ApplyBatch(batch, mode);
-    if (!s.ok()) {
-      return Status(s.code(), "replaying LSN " +
-                                  std::to_string(batch_lsn[static_cast<size_t>(s.detail())]) +
-                                  ": " + s.message());
-    }
-    batch.clear();
-    batch_lsn.clear();
-    for (const auto& [op, lsn] : feed_batch) {
-      Status fs = ApplyFeedOp(op, *graph, *feed);
-      if (!fs.ok()) {
-        return Status(fs.code(), "replaying LSN " + std::to_string(lsn) + ": " + fs.message());
-      }
-    }
-    feed_batch.clear();
-    return Status::OK();
-  };
+  ReplayHandler replay(state, mode);
   // Fault in the list memory that replay will fill, on a second core. A follow record takes
   // about 45 bytes of WAL; the estimate only sizes a prefetch that is given back if unused.
   if (auto segments = ListWalSegments(env, dir); segments.ok()) {
@@ -232,43 +284,15 @@ Result<RecoveredState> RecoverState(Env* env, const std::string& dir, const Grap
   auto wal = ScanWal(env, dir, scan, [&](const WalRecordView& r) -> Status {
     auto op = DecodeWalRecord(r.type, r.payload);
     if (!op.ok()) return op.status();
-    // Another shard's change: its inner op replays below like a local one, by its ensure
-    // form (graph_op() says so), and the position it reached goes up.
+    // Another shard's change: its inner op replays like a local one, by its ensure form
+    // (graph_op() says so), and the position it reached goes up.
     if (op->is_remote()) state.inbound.Apply(op->origin, op->origin_lsn);
-    if (op->is_graph_op()) {
-      batch.push_back(op->graph_op());
-      batch_lsn.push_back(r.lsn);
-    }
-    if (op->is_feed_op() || op->clears_posts()) {
-      if (op->type == WalRecordType::kPosts || op->clears_posts()) {
-        // A posts record's entries point into the payload, read only during this call; a
-        // clear keeps its place among the feed's records. Both are rare: applied here.
-        RELGRAPH_RETURN_IF_ERROR(apply());
-        Status s = ApplyFeedOp(*op, *graph, *feed);
-        if (!s.ok())
-          return Status(s.code(), "replaying LSN " + std::to_string(r.lsn) + ": " + s.message());
-      } else {
-        feed_batch.emplace_back(*op, r.lsn);
-      }
-    }
-    if (op->is_access_op()) {
-      // They change edges too: everything before them is applied first, then they are, in
-      // order. Inboxes are rebuilt after recovery, so no feed hook is needed.
-      RELGRAPH_RETURN_IF_ERROR(apply());
-      Status s = ApplyAccessOp(*op, *graph, nullptr);
-      if (!s.ok())
-        return Status(s.code(), "replaying LSN " + std::to_string(r.lsn) + ": " + s.message());
-    }
-    if (op->is_cursor_op()) state.cursors.Apply(*op);  // independent state
-    if (op->is_epoch_op()) {
-      Status s = state.epochs.Apply(op->a, op->b, r.lsn, op->ts);
-      if (!s.ok())
-        return Status(s.code(), "replaying LSN " + std::to_string(r.lsn) + ": " + s.message());
-    }
-    return batch.size() + feed_batch.size() >= kBatch ? apply() : Status::OK();
+    replay.lsn = r.lsn;
+    RELGRAPH_RETURN_IF_ERROR(DispatchRecord(*op, replay));
+    return replay.full() ? replay.Flush() : Status::OK();
   });
   if (!wal.ok()) return wal.status();
-  RELGRAPH_RETURN_IF_ERROR(apply());
+  RELGRAPH_RETURN_IF_ERROR(replay.Flush());
   graph->EndPrefaultEdges();
   if (wal->segments > 0 && wal->first_lsn > snapshot_lsn + 1) {
     return Status::Corruption(

@@ -47,12 +47,6 @@ struct RecoveredState {
 // Loads one snapshot file into a new graph and feed with every check (checksums, counts, list
 // order), through GraphBuilder; recovery and relgraph-admin use this one loader. Sets *info on
 // success.
-// Applies a block, unblock, set_private, request, approve, reject or withdraw record to `g`
-// by Graph's idempotent Apply* forms; on_edge sees each edge they create or remove (a
-// replica's feed hooks; recovery passes none). Another cluster shard's request and approval
-// (op.is_remote()) take Graph's ApplyRemote* forms. kInternal for any other record type.
-Status ApplyAccessOp(const WalOp& op, Graph& g, const Graph::EdgeHook& on_edge);
-
 Result<RecoveredState> LoadSnapshotState(Env* env, const std::string& path,
                                          const GraphOptions& options,
                                          const FeedOptions& feed_options, SnapshotInfo* info);

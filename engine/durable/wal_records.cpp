@@ -14,43 +14,7 @@ struct PayloadSizes {
 };
 
 PayloadSizes SizesOf(WalRecordType t) {
-  switch (t) {
-    case WalRecordType::kFollow:
-      return {24, 25};
-    case WalRecordType::kRemoveUser:
-      return {8, 16};
-    case WalRecordType::kPostsWanted:
-      return {16, 16};
-    case WalRecordType::kPublish:
-      return {33, 33};
-    case WalRecordType::kUnfollow:
-    case WalRecordType::kDeletePost:
-    case WalRecordType::kMute:
-    case WalRecordType::kUnmute:
-    case WalRecordType::kHide:
-    case WalRecordType::kUnhide:
-      return {16, 24};
-    case WalRecordType::kCursor:
-    case WalRecordType::kCursorStart:
-      return {0, 0};  // variable: checked apart
-    case WalRecordType::kEpoch:
-      return {24, 24};  // new in version 2
-    case WalRecordType::kBlock:
-    case WalRecordType::kApprove:
-      return {25, 25};  // 12..18: one length each
-    case WalRecordType::kSetPrivate:
-      return {17, 17};
-    case WalRecordType::kUnblock:
-    case WalRecordType::kRequest:
-    case WalRecordType::kReject:
-    case WalRecordType::kWithdraw:
-      return {24, 24};
-    case WalRecordType::kRemote:
-    case WalRecordType::kPosts:
-    case WalRecordType::kMoved:
-      return {0, 0};  // variable: checked apart
-  }
-  return {0, 0};
+  return {RowOf(t).v1_bytes, RowOf(t).v2_bytes};  // {0, 0}: variable, checked apart
 }
 
 void Put64(WalPayload* p, uint64_t v) {
@@ -162,44 +126,6 @@ size_t MaxRemotePayload(WalRecordType type) {
                                        : kMaxRemoteInnerPayload;
 }
 
-bool IsRemoteApplicable(WalRecordType type) {
-  if (IsAccessRecord(type)) return true;
-  switch (type) {
-    case WalRecordType::kFollow:
-    case WalRecordType::kUnfollow:
-    case WalRecordType::kRemoveUser:
-    case WalRecordType::kPublish:
-    case WalRecordType::kDeletePost:
-    case WalRecordType::kHide:
-    case WalRecordType::kUnhide:
-    case WalRecordType::kPosts:
-    case WalRecordType::kPostsWanted:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool IsMovable(WalRecordType type) {
-  switch (type) {
-    case WalRecordType::kFollow:
-    case WalRecordType::kUnfollow:
-    case WalRecordType::kBlock:
-    case WalRecordType::kUnblock:
-    case WalRecordType::kSetPrivate:
-    case WalRecordType::kRequest:
-    case WalRecordType::kWithdraw:
-    case WalRecordType::kMute:
-    case WalRecordType::kUnmute:
-    case WalRecordType::kHide:
-    case WalRecordType::kUnhide:
-    case WalRecordType::kPosts:
-      return true;
-    default:
-      return false;
-  }
-}
-
 std::string EncodeMovedRecord(uint32_t shard, WalRecordType type, std::string_view payload) {
   std::string out(kMovedHeaderBytes + payload.size(), '\0');
   EncodeFixed32(out.data(), shard);
@@ -209,21 +135,20 @@ std::string EncodeMovedRecord(uint32_t shard, WalRecordType type, std::string_vi
 }
 
 RemoteRecipients RecipientsOf(const WalOp& op) {
-  switch (op.type) {
-    case WalRecordType::kRemoveUser:
-    case WalRecordType::kSetPrivate:  // any shard's users may ask to follow the user
+  switch (RowOf(op.type).recipients) {
+    case RecordRecipients::kEveryShard:
       return {RemoteRecipients::kEveryShard};
-    case WalRecordType::kPublish:
-    case WalRecordType::kDeletePost:
+    case RecordRecipients::kFansOfFirst:
       return {RemoteRecipients::kFansOf, {op.a, 0}, 1};
-    case WalRecordType::kPostsWanted:  // the author's shard, which answers with a back-fill
+    case RecordRecipients::kFirst:
       return {RemoteRecipients::kUsers, {op.a, 0}, 1};
-    default:
-      // Blocks and requests: the other user's shard, whichever of the two decided. Follow,
-      // unfollow: the followee's; hide, unhide: the reader's.
-      if (IsAccessRecord(op.type)) return {RemoteRecipients::kUsers, {op.a, op.b}, 2};
-      return {RemoteRecipients::kUsers, {op.b, 0}, 1};
+    case RecordRecipients::kBoth:
+      return {RemoteRecipients::kUsers, {op.a, op.b}, 2};
+    case RecordRecipients::kSecond:
+    case RecordRecipients::kNone:
+      break;
   }
+  return {RemoteRecipients::kUsers, {op.b, 0}, 1};
 }
 
 std::vector<FeedEntry> WalOp::PostsOf() const {
@@ -276,14 +201,13 @@ Result<WalOp> DecodePostsRecord(std::string_view payload) {
 }  // namespace
 
 Graph::ReplayOp WalOp::graph_op() const {
-  switch (type) {
-    case WalRecordType::kFollow:
-      return {Graph::ReplayOp::kFollow, a, b, ts, by_ensure_form()};
-    case WalRecordType::kUnfollow:
-      return {Graph::ReplayOp::kUnfollow, a, b, 0, by_ensure_form()};
-    default:
-      return {Graph::ReplayOp::kRemoveUser, a, 0, 0, by_ensure_form()};
+  if (type == WalRecordType::kFollow) {
+    return {Graph::ReplayOp::kFollow, a, b, ts, by_ensure_form()};
   }
+  if (type == WalRecordType::kUnfollow) {
+    return {Graph::ReplayOp::kUnfollow, a, b, 0, by_ensure_form()};
+  }
+  return {Graph::ReplayOp::kRemoveUser, a, 0, 0, by_ensure_form()};
 }
 
 Result<WalOp> DecodeWalRecord(uint8_t type, std::string_view payload) {
@@ -413,91 +337,6 @@ Result<WalOp> DecodeWalRecord(uint8_t type, std::string_view payload) {
       break;
   }
   return op;
-}
-
-std::string DescribeWalRecord(uint8_t type, std::string_view payload) {
-  auto d = DecodeWalRecord(type, payload);
-  if (!d.ok()) return "bad record: " + d.status().message();
-  if (d->is_remote()) {
-    const std::string from =
-        "remote from shard " + std::to_string(d->origin) + " LSN " + std::to_string(d->origin_lsn);
-    if (d->type == WalRecordType::kPosts) {
-      return from + ": posts of " + std::to_string(d->a) + ", " + std::to_string(d->b) +
-             " retained";
-    }
-    return from + ": " +
-           DescribeWalRecord(static_cast<uint8_t>(payload[12]), payload.substr(kRemoteHeaderBytes));
-  }
-  if (d->moved) {
-    const std::string_view inner = payload.substr(kMovedHeaderBytes);
-    const std::string what =
-        d->type == WalRecordType::kPosts
-            ? "posts of " + std::to_string(d->a) + ", " + std::to_string(d->b) + " retained"
-            : DescribeWalRecord(static_cast<uint8_t>(payload[4]), inner);
-    return "moved (shard " + std::to_string(d->origin) + "): " + what;
-  }
-  const std::string a = std::to_string(d->a), b = std::to_string(d->b);
-  const std::string at = d->ts != 0 ? " at " + std::to_string(d->ts) : std::string();
-  switch (d->type) {
-    case WalRecordType::kFollow:
-      return "follow " + a + " -> " + b + " at " + std::to_string(d->ts) +
-             ((d->flags & kFollowBecameFriends) != 0 ? " (friends)" : "") +
-             ((d->flags & kFollowFirstRemoteFan) != 0 ? " (first fan here)" : "") +
-             ((d->flags & kFollowOwnPostsKept) != 0 ? " (its own posts kept)" : "");
-    case WalRecordType::kUnfollow:
-      return "unfollow " + a + " -> " + b + at;
-    case WalRecordType::kRemoveUser:
-      return "remove_user " + a + at;
-    case WalRecordType::kPublish:
-      return "publish " + a + " post " + b + " kind " + std::to_string(d->kind) + " at " +
-             std::to_string(d->ts) +
-             (d->evicted != 0 ? " evicting " + std::to_string(d->evicted) : std::string());
-    case WalRecordType::kDeletePost:
-      return "delete_post " + a + " post " + b + at;
-    case WalRecordType::kMute:
-      return "mute " + a + " mutes " + b + at;
-    case WalRecordType::kUnmute:
-      return "unmute " + a + " unmutes " + b + at;
-    case WalRecordType::kHide:
-      return "hide " + a + " hides from " + b + at;
-    case WalRecordType::kUnhide:
-      return "unhide " + a + " unhides from " + b + at;
-    case WalRecordType::kEpoch:
-      return "epoch " + a + " (id " + b + ") begins" + at;
-    case WalRecordType::kCursor:
-      return d->a == 0 ? "cursor " + std::string(d->name) + " removed" + at
-                       : "cursor " + std::string(d->name) + " acked " + a + at;
-    case WalRecordType::kCursorStart:
-      return "cursor " + std::string(d->name) + " acked 0 (resumes at LSN 1)" + at;
-    case WalRecordType::kBlock: {
-      std::string removed;
-      if ((d->flags & kBlockUnfollowed) != 0) removed += ", removed " + a + " -> " + b;
-      if ((d->flags & kBlockLostFollower) != 0) removed += ", removed " + b + " -> " + a;
-      if ((d->flags & kBlockDroppedRequest) != 0) removed += ", dropped a request";
-      return "block " + a + " blocks " + b + at + removed;
-    }
-    case WalRecordType::kUnblock:
-      return "unblock " + a + " unblocks " + b + at;
-    case WalRecordType::kSetPrivate:
-      return "set_private " + a + (d->flags != 0 ? " private" : " public") + at;
-    case WalRecordType::kRequest:
-      return "request " + a + " asks to follow " + b + at;
-    case WalRecordType::kApprove:
-      return "approve " + a + " approves " + b + at +
-             ((d->flags & kFollowBecameFriends) != 0 ? " (friends)" : "") +
-             ((d->flags & kApproveByRequester) != 0 ? " (by the requester's shard)" : "");
-    case WalRecordType::kReject:
-      return "reject " + a + " rejects " + b + at;
-    case WalRecordType::kWithdraw:
-      return "withdraw " + a + " withdraws its request to " + b + at;
-    case WalRecordType::kPostsWanted:
-      return "posts_wanted of " + a + at;
-    case WalRecordType::kRemote:
-    case WalRecordType::kPosts:
-    case WalRecordType::kMoved:
-      break;  // decoded as its inner record above
-  }
-  return "unreachable";
 }
 
 }  // namespace relgraph

@@ -51,41 +51,9 @@
 #include "engine/feed/feed_types.h"
 #include "engine/graph/graph.h"
 #include "storage/status.h"
+#include "storage/wal/record_table.h"
 
 namespace relgraph {
-
-enum class WalRecordType : uint8_t {
-  kFollow = 1,
-  kUnfollow = 2,
-  kRemoveUser = 3,
-  kPublish = 4,
-  kDeletePost = 5,
-  kMute = 6,
-  kUnmute = 7,
-  kHide = 8,
-  kUnhide = 9,
-  kCursor = 10,  // not a change of the graph or feed: never a change-stream event
-  kEpoch = 11,   // replication history (engine/durable/epoch_history.h): never an event
-  kBlock = 12,
-  kUnblock = 13,
-  kSetPrivate = 14,
-  kRequest = 15,
-  kApprove = 16,
-  kReject = 17,
-  kWithdraw = 18,
-  kRemote = 19,  // another shard's change applied here: never an event of this node's stream
-  kPosts = 20,   // only inside a remote record: an author's retained posts (a back-fill)
-  // A cluster shard's first fan of a user of another shard, made by an approval: the copies of
-  // its posts here start over, and its shard sends them back whole. Never an event.
-  kPostsWanted = 21,
-  // A bucket move's state record (docs/cluster.md, "Moving a bucket"): never an event, never
-  // sent to another shard.
-  kMoved = 22,
-  // An ACK of LSN 0 (a cursor held from LSN 1), which type 10 cannot say: its LSN 0 removes.
-  // Never an event.
-  kCursorStart = 23,
-};
-inline constexpr uint8_t kMaxWalRecordType = 23;
 
 // An encoded payload, held inline: logging a follow or a publish allocates nothing.
 struct WalPayload {
@@ -150,14 +118,18 @@ std::string EncodePostsRecord(UserId author, std::span<const FeedEntry> posts);
 size_t MaxRemotePayload(WalRecordType type);
 // Blocks, private marks and requests (types 12-18): graph state, applied in order.
 inline bool IsAccessRecord(WalRecordType type) {
-  return static_cast<uint8_t>(type) >= 12 && static_cast<uint8_t>(type) <= 18;
+  return RowOf(type).is(kRecordAccess);
 }
 // The record types one shard sends another (docs/cluster.md, "What crosses shards").
-bool IsRemoteApplicable(WalRecordType type);
+inline bool IsRemoteApplicable(WalRecordType type) {
+  return RowOf(type).is(kRecordRemote);
+}
 // The record types a moved record carries: the state a bucket move brings (follow, block,
 // request, set_private, posts, mute, hide) and what it drops (unfollow, unblock, withdraw,
 // unmute, unhide, and posts with none).
-bool IsMovable(WalRecordType type);
+inline bool IsMovable(WalRecordType type) {
+  return RowOf(type).is(kRecordMovable);
+}
 // A moved record (type 22): `type`'s record with `payload`, as shard `shard` held it (on
 // the importing shard) or as this shard drops it for `shard` (on the exporting one).
 // REQUIRES: IsMovable(type); payload.size() <= MaxRemotePayload(type).
@@ -188,11 +160,8 @@ struct WalOp {
   bool is_remote() const { return origin_lsn != 0; }
   // Applied by its ensure form, whatever this shard holds: a remote or a moved record's.
   bool by_ensure_form() const { return is_remote() || moved; }
-  bool is_graph_op() const { return static_cast<uint8_t>(type) <= 3; }
-  bool is_feed_op() const {  // remove_user: both
-    return (static_cast<uint8_t>(type) >= 3 && static_cast<uint8_t>(type) <= 9) ||
-           type == WalRecordType::kPosts;
-  }
+  bool is_graph_op() const { return RowOf(type).is(kRecordGraphEdges); }
+  bool is_feed_op() const { return RowOf(type).is(kRecordFeed); }  // remove_user: both
   // A record of this shard's that restarts the copies of a remote author's posts here: a
   // follow with kFollowFirstRemoteFan and without kFollowOwnPostsKept (the followee's), or a
   // posts-wanted record (a's). The feed clears them, in order with the feed's records.
@@ -213,6 +182,14 @@ struct WalOp {
   // REQUIRES: is_graph_op(). A remote or moved op replays by its ensure form
   // (by_ensure_form()): it was applied so, whatever this shard held.
   Graph::ReplayOp graph_op() const;
+};
+
+// A record as a node logged it: its LSN there, its type and payload (a primary's, applied by a
+// replica; another shard's, applied by ApplyRemote).
+struct LoggedRecord {
+  uint64_t lsn = 0;
+  uint8_t type = 0;
+  std::string_view payload;
 };
 
 // kCorruption for an unknown type or a payload of neither version's size.

@@ -387,7 +387,7 @@ Status Graph::ApplyBatch(std::span<const ReplayOp> ops, ReplayMode mode,
     const ReplayOp& op = ops[i];
     InternalId ids[2] = {kNoInternalId, kNoInternalId};
     const ReplayMode m = op.remote ? ReplayMode::kEnsure : mode;
-    Status s = op.kind == ReplayOp::kFollow ? (op.remote ? ApplyRemoteFollow(op.a, op.b, op.ts, ids)
+    Status s = op.kind == ReplayOp::kFollow ? (op.remote ? CrossingFollow(op.a, op.b, op.ts, ids)
                                                          : ReplayFollow(op.a, op.b, op.ts, m, ids))
                : op.kind == ReplayOp::kUnfollow ? ReplayUnfollow(op.a, op.b, m, ids)
                                                 : ApplyRemoveUser(op.a);

@@ -33,6 +33,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "engine/graph/memory_usage.h"
 #include "engine/graph/edge_entry.h"
 #include "engine/graph/entry_array.h"
 #include "engine/graph/fan_list.h"
@@ -54,19 +55,6 @@ Status ValidateGraphOptions(const GraphOptions& options);
 // kInvalidArgument unless ts is in [0, kMaxTimestampMs], naming `what` ("timestamp", "cursor
 // time"). Every time a caller passes in (follow times, post times, cursors) is checked so.
 Status CheckTimestamp(TimestampMs ts, const char* what);
-
-struct MemoryUsage {
-  size_t id_map = 0;  // external ids and the hash index
-  size_t user_records = 0;
-  size_t edge_blocks = 0;       // slab memory of following and fan arrays, free blocks included
-  size_t edge_blocks_live = 0;  // of which handed out to lists (part of edge_blocks)
-  size_t fan_index = 0;         // chunk directories of long fan lists
-  size_t rate_limiter = 0;
-  size_t access = 0;  // block and request maps (their list entries are in edge_blocks)
-  size_t total() const {
-    return id_map + user_records + edge_blocks + fan_index + rate_limiter + access;
-  }
-};
 
 class Graph {
  public:
@@ -106,22 +94,10 @@ class Graph {
   using EdgeHook = std::function<void(InternalId follower, InternalId followee, bool created)>;
 
   // ---- operations in steps (docs/design.md, "Operations in steps") ----------------------------
-  // Removing a user costs O(fans + the requests it holds), going public O(pending requests).
-  // Db runs both in steps, so that other writers wait for one step at a time: Begin* does the
-  // part bounded by a cap, then RunSteps(n) does n more units (a fan, a request) at a time.
-  // At most one such operation is unfinished; Begin* and the one-shot RemoveUser, SetPrivate
-  // and ApplySetPrivate of its user finish it first. While it is unfinished:
-  // - a user being removed has no following, blocks, sent requests or private mark (Begin
-  //   removed them; O(max_following + blocks)); its fans go newest first, then the requests
-  //   it holds. Follow, FollowAt, Unfollow, Block, SetPrivate and Approve naming it fail with
-  //   kUnavailable; the replay and remote forms naming it (Apply*, Settle) finish the removal
-  //   first, so they meet the state of a finished one.
-  // - an account going public is public: a follow of it is an edge at once. The requests
-  //   pending when it switched are approved oldest first, all at the switch's time, and
-  //   on_edge (kept until the end) sees each new edge. A mutation of one of those pairs,
-  //   in any form, approves that pair first, so it meets the state of a finished switch.
-  // Both keep every invariant except that a request may be held by a public account: the
-  // unfinished operation's user.
+  // Removing a user costs O(fans + the requests it holds), going public O(pending requests):
+  // Db runs both in steps (Begin*, then RunSteps(n) n units at a time), so that other writers
+  // wait for one step at a time. At most one is unfinished; what the graph looks like meanwhile,
+  // and how every other call meets it, is engine/graph/graph_steps.cpp's opening comment.
   // BeginRemoveUser: edges removed so far.
   Result<uint64_t> BeginRemoveUser(UserId a);
   // SetPrivate, with going public's approvals left to RunSteps (approved is 0 then).
@@ -171,24 +147,7 @@ class Graph {
   Status ApplyApprove(UserId target, UserId requester, TimestampMs ts,
                       const EdgeHook& on_edge = nullptr);
   Status ApplyRemoveRequest(UserId target, UserId requester);
-  // ---- another cluster shard's changes (docs/cluster.md, "Blocks, private accounts and
-  // requests") ----------------------------------------------------------------------------------
-  // Shards decide on their own users' behalf and send each change to the other user's shard,
-  // so two changes about one pair can cross on the way. These ensure forms keep the shards
-  // agreeing, and depend only on the state they meet (recovery and replicas apply them alike):
-  // - a follow across a standing block is dropped (the block, reaching the follower's shard,
-  //   ends the follow there); otherwise it takes the place of a pending request the same way;
-  // - a request is dropped across a block, to a public account (the requester's shard,
-  //   learning that, approves or has withdrawn it), or beside its edge;
-  // - an approval made by the target's shard applies only while the request is pending here
-  //   (a withdrawn request stays withdrawn: the withdrawal, reaching the target's shard, ends
-  //   the edge there); one made by the requester's shard (applying a public switch) is dropped
-  //   across a block and otherwise ensured.
-  Status ApplyRemoteFollow(UserId a, UserId b, TimestampMs ts, InternalId ids[2]);
-  Status ApplyRemoteRequest(UserId requester, UserId target, TimestampMs ts);
-  Status ApplyRemoteApprove(UserId target, UserId requester, TimestampMs ts, bool by_requester,
-                            const EdgeHook& on_edge = nullptr);
-  // What a shard reads to decide its users' part of another shard's change.
+  // Pair queries (O(1) or O(list)).
   bool BlockStands(UserId a, UserId b) const;  // a blocks b or b blocks a
   bool HasRequest(UserId requester, UserId target) const;
   bool HasEdge(UserId a, UserId b) const;
@@ -249,9 +208,9 @@ class Graph {
     enum Kind : uint8_t { kFollow, kUnfollow, kRemoveUser } kind;
     UserId a = 0, b = 0;
     TimestampMs ts = 0;
-    // true: a change another cluster shard decided. It runs as kEnsure whatever the batch's
-    // mode (it may meet its edge already there), and a follow keeps the cluster's access rules
-    // (ApplyRemoteFollow).
+    // true: a change decided elsewhere, which may have crossed others on its way
+    // (engine/durable/access_replay.h). It runs as kEnsure whatever the batch's mode, and a
+    // follow across a standing block is dropped (CrossingFollow).
     bool remote = false;
   };
   using AppliedEdgeHook = std::function<void(const ReplayOp& op, InternalId a, InternalId b)>;
@@ -460,6 +419,9 @@ class Graph {
                             const EdgeHook& on_edge);
   uint64_t ApproveAll(InternalId target, TimestampMs ts, const EdgeHook& on_edge);
   void ForgetAccess(InternalId a);  // RemoveUser's part
+  // A follow decided elsewhere (ReplayOp::remote): dropped across a standing block, else
+  // ensured, taking the place of a pending request.
+  Status CrossingFollow(UserId a, UserId b, TimestampMs ts, InternalId ids[2]);
   // The unfinished operation in steps (see BeginRemoveUser).
   struct Unfinished {
     InternalId user = kNoInternalId;
@@ -505,12 +467,8 @@ class Graph {
   // Starts fetching the records, then the following lists, of `ids` (kNoInternalId skipped).
   void PrefetchUsers(const InternalId* ids, size_t n) const;
   Relation ViewerRelation(InternalId viewer, InternalId other) const;
-  EntryOrder order() const {
-    return EntryOrder(ids_);
-  }
-  FanContext fan_context() {
-    return fan_context(order());
-  }
+  EntryOrder order() const { return EntryOrder(ids_); }
+  FanContext fan_context() { return fan_context(order()); }
   FanContext fan_context(const EntryOrder& order) {
     return FanContext{slab_, order, options_.fan_chunk_entries};
   }

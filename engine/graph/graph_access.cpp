@@ -332,7 +332,7 @@ std::vector<UserId> Graph::ExternalsOf(const std::vector<InternalId>& users) con
   return out;
 }
 
-Status Graph::ApplyRemoteFollow(UserId a, UserId b, TimestampMs ts, InternalId ids[2]) {
+Status Graph::CrossingFollow(UserId a, UserId b, TimestampMs ts, InternalId ids[2]) {
   Settle(a, b);
   if (BlockStands(a, b)) {
     RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(a, b, ts, "follow"));
@@ -342,27 +342,6 @@ Status Graph::ApplyRemoteFollow(UserId a, UserId b, TimestampMs ts, InternalId i
   RELGRAPH_RETURN_IF_ERROR(ReplayFollow(a, b, ts, ReplayMode::kEnsure, ids));
   if ((users_[ids[1]].access & kHasAccessBit) != 0) RemovePair(requests_, ids[1], ids[0]);
   return Status::OK();
-}
-
-Status Graph::ApplyRemoteRequest(UserId requester, UserId target, TimestampMs ts) {
-  RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(requester, target, ts, "follow request"));
-  Settle(requester, target);
-  const InternalId ti = ids_.Find(target);
-  if (ti == kNoInternalId || !IsPrivateInternal(ti) || BlockStands(requester, target) ||
-      HasEdge(requester, target)) {
-    return Status::OK();
-  }
-  return ApplyRequest(requester, target, ts);
-}
-
-Status Graph::ApplyRemoteApprove(UserId target, UserId requester, TimestampMs ts, bool by_requester,
-                                 const EdgeHook& on_edge) {
-  RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(requester, target, ts, "approval"));
-  Settle(requester, target);
-  if (by_requester ? BlockStands(requester, target) : !HasRequest(requester, target)) {
-    return Status::OK();
-  }
-  return ApplyApprove(target, requester, ts, on_edge);
 }
 
 // ---- whole-state access -----------------------------------------------------------------------

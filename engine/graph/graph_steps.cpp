@@ -10,6 +10,20 @@
 // naming a user being removed is refused (a removed user has no edges to change), a replayed
 // or remote one finishes the removal first, and any change of a pending pair of an account
 // going public approves that pair first. Readers see the documented intermediate states.
+//
+// At most one such operation is unfinished; Begin* and the one-shot RemoveUser, SetPrivate
+// and ApplySetPrivate of its user finish it first. While it is unfinished:
+// - a user being removed has no following, blocks, sent requests or private mark (Begin
+//   removed them; O(max_following + blocks)); its fans go newest first, then the requests
+//   it holds. Follow, FollowAt, Unfollow, Block, SetPrivate and Approve naming it fail with
+//   kUnavailable; the replay and remote forms naming it (Apply*, Settle) finish the removal
+//   first, so they meet the state of a finished one.
+// - an account going public is public: a follow of it is an edge at once. The requests
+//   pending when it switched are approved oldest first, all at the switch's time, and
+//   on_edge (kept until the end) sees each new edge. A mutation of one of those pairs,
+//   in any form, approves that pair first, so it meets the state of a finished switch.
+// Both keep every invariant except that a request may be held by a public account: the
+// unfinished operation's user.
 #include <algorithm>
 #include <string>
 #include <vector>

@@ -3,19 +3,18 @@
 namespace relgraph {
 namespace {
 
-// Empty for the record types that are never events.
-constexpr std::string_view kNames[kMaxChangeKind + 1] = {
-    "",        "follow",  "unfollow",    "remove_user", "publish", "delete_post",
-    "mute",    "unmute",  "hide",        "unhide",      "",        "",
-    "block",   "unblock", "set_private", "request",     "approve", "reject",
-    "withdraw"};
+// The kinds' names are their record types' (storage/wal/record_table.h); empty for types that
+// are never events.
+constexpr std::string_view NameOf(uint8_t k) {
+  return RecordHas(k, kRecordEvent) ? kRecordTable[k].name : std::string_view();
+}
 
 std::string KnownKinds() {
   std::string all;
   for (uint8_t k = 1; k <= kMaxChangeKind; ++k) {
-    if (kNames[k].empty()) continue;
+    if (NameOf(k).empty()) continue;
     if (!all.empty()) all += ", ";
-    all += kNames[k];
+    all += NameOf(k);
   }
   return all;
 }
@@ -24,7 +23,7 @@ std::string KnownKinds() {
 
 std::string_view ChangeKindName(ChangeKind kind) {
   const auto k = static_cast<uint8_t>(kind);
-  return k >= 1 && k <= kMaxChangeKind && !kNames[k].empty() ? kNames[k]
+  return k >= 1 && k <= kMaxChangeKind && !NameOf(k).empty() ? NameOf(k)
                                                              : std::string_view("unknown");
 }
 
@@ -37,7 +36,7 @@ Result<ChangeKindMask> ParseChangeKinds(std::string_view list) {
     list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
     uint8_t found = 0;
     for (uint8_t k = 1; k <= kMaxChangeKind; ++k) {
-      if (!kNames[k].empty() && kNames[k] == name) found = k;
+      if (!NameOf(k).empty() && NameOf(k) == name) found = k;
     }
     if (found == 0) {
       return Status::InvalidArgument("unknown event kind '" + std::string(name) +

@@ -28,7 +28,8 @@ inline constexpr uint8_t kMaxChangeKind = 18;
 // A set of kinds: bit k is kind k. Bits 0, 10, 11 and 19..31 are never set (19, a remote
 // record, is another shard's change: never an event here).
 using ChangeKindMask = uint32_t;
-inline constexpr ChangeKindMask kAllChangeKinds = 0x7f3fe;
+inline constexpr ChangeKindMask kAllChangeKinds = EventKindMask();  // the table's events
+static_assert(kAllChangeKinds == 0x7f3fe, "the event kinds on the wire never change");
 constexpr ChangeKindMask MaskOf(ChangeKind k) {
   return ChangeKindMask{1} << static_cast<uint8_t>(k);
 }
