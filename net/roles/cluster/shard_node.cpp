@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/durable/wal_records.h"
+#include "net/protocol/command_table.h"
 #include "net/protocol/protocol.h"
 #include "net/roles/cluster/change_message.h"
 #include "net/roles/cluster/map_file.h"
@@ -15,46 +16,12 @@
 namespace relgraph {
 namespace {
 
-// The commands a cluster runs: the graph's follows, blocks, private accounts and requests,
-// the feed, and the reads about one user (known followers when the viewer and the target
-// are both here). The rest are about no user (INFO, SNAPSHOT, ...; answered by the shard
-// asked, not routed here) or not cluster-aware yet: those are refused rather than answered
-// from this shard's part of the data.
+// Whether a cluster runs `op`: its row in the command table says so. The rest are about no
+// user (INFO, SNAPSHOT, ...; answered by the shard asked, never routed here) or not
+// cluster-aware yet: those are refused rather than answered from this shard's part of the data.
 bool ClusterServes(net::Opcode op) {
-  switch (op) {
-    case net::Opcode::kFollow:
-    case net::Opcode::kUnfollow:
-    case net::Opcode::kRelation:
-    case net::Opcode::kRelations:
-    case net::Opcode::kFollowing:
-    case net::Opcode::kFans:
-    case net::Opcode::kFriends:
-    case net::Opcode::kCounts:
-    case net::Opcode::kKnownFollowers:  // with the viewer and the target both here
-    case net::Opcode::kRemoveUser:
-    case net::Opcode::kPublish:
-    case net::Opcode::kDeletePost:
-    case net::Opcode::kTimeline:
-    case net::Opcode::kUserPosts:
-    case net::Opcode::kMute:
-    case net::Opcode::kUnmute:
-    case net::Opcode::kHide:
-    case net::Opcode::kUnhide:
-    case net::Opcode::kMutes:
-    case net::Opcode::kHides:
-    case net::Opcode::kBlock:
-    case net::Opcode::kUnblock:
-    case net::Opcode::kBlocks:
-    case net::Opcode::kSetPrivate:
-    case net::Opcode::kIsPrivate:
-    case net::Opcode::kRequests:
-    case net::Opcode::kApprove:
-    case net::Opcode::kReject:
-    case net::Opcode::kWithdraw:
-      return true;
-    default:
-      return false;
-  }
+  const net::CommandInfo* row = net::FindCommand(static_cast<uint8_t>(op));
+  return row != nullptr && row->cluster;
 }
 
 int64_t MsBetween(std::chrono::steady_clock::time_point a,

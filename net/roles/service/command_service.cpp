@@ -4,11 +4,12 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "engine/graph/graph.h"
 #include "engine/mem/resident.h"
 #include "net/protocol/protocol.h"
-#include "net/protocol/routing.h"
+#include "net/protocol/command_table.h"
 #include "relgraph_version.h"
 #include "net/roles/service/engine_wire.h"
 #include "net/roles/service/event_subscription.h"
@@ -97,15 +98,19 @@ struct Row {
 };
 
 // A row takes its opcode from the request struct and its name from the opcode list
-// (net/protocol/protocol.h), so a command's name is written once.
+// (net/protocol/protocol.h), so a command's name is written once; its request is the one its
+// row in the command table (net/protocol/command_table.h) names.
 template <typename Req, auto Method>
 constexpr Row MakeRow(uint32_t flags) {
+  static_assert(std::is_same_v<Req, typename net::RowOf<Req::kOpcode>::Body>,
+                "a handler takes the request its command's row names");
   return Row{{static_cast<uint8_t>(Req::kOpcode), net::OpcodeName(Req::kOpcode), flags},
              &Run<Req, Method>};
 }
 
-// The command table: every command the engine serves (ping and hello are the server's own).
-constexpr Row kCommands[] = {
+// The handlers of the command table's requests: every one the engine serves, with how the
+// server must run it (net/service.h). The requests it does not serve are kNotServed.
+constexpr Row kHandlers[] = {
     MakeRow<net::InfoRequest, &CommandService::Info>(net::kCommandServerStats),
     MakeRow<net::SnapshotRequest, &CommandService::Snapshot>(net::kCommandBackground),
     MakeRow<net::FollowRequest, &CommandService::Follow>(net::kCommandWrites |
@@ -150,10 +155,31 @@ constexpr Row kCommands[] = {
     MakeRow<net::WithdrawRequest, &CommandService::Withdraw>(net::kCommandWrites),
 };
 
+// The requests of the command table this service does not handle, and why.
+constexpr Opcode kNotServed[] = {
+    Opcode::kHello,  // the server's own: the handshake (net/server/connection.cpp)
+    Opcode::kPing,   // the server's own: answered on the io thread without the engine
+};
+
+// Every request row of the command table has exactly one handler or is listed in kNotServed;
+// a push (the server's frames: NOTICE, EVENTS, ...) has neither.
+constexpr bool EveryRequestHandledOrNotServed() {
+  for (const net::CommandInfo& c : net::kCommands) {
+    size_t rows = 0;
+    for (const Row& h : kHandlers) rows += h.spec.opcode == static_cast<uint8_t>(c.opcode) ? 1 : 0;
+    for (Opcode o : kNotServed) rows += o == c.opcode ? 1 : 0;
+    if (rows != (c.direction == net::Direction::kRequest ? 1u : 0u)) return false;
+  }
+  return true;
+}
+static_assert(EveryRequestHandledOrNotServed(),
+              "every request of net/protocol/command_table.h has one handler here or is in "
+              "kNotServed, and no push has either");
+
 const Row* RowFor(uint8_t opcode) {
   static const auto index = [] {
     std::array<const Row*, 256> by_opcode{};
-    for (const Row& row : kCommands) by_opcode[row.spec.opcode] = &row;
+    for (const Row& row : kHandlers) by_opcode[row.spec.opcode] = &row;
     return by_opcode;
   }();
   return index[opcode];

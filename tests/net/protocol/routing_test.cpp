@@ -1,6 +1,6 @@
 // Routing: the user (and viewer) every request type is routed by, pinned one by one, so that
 // a change to how routing is declared cannot move a command to another shard unnoticed.
-#include "net/protocol/routing.h"
+#include "net/protocol/command_table.h"
 
 #include <doctest.h>
 
