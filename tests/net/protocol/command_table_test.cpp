@@ -39,7 +39,7 @@ void FillIds(Msg* m) {
   uint64_t next = 1000;
   std::apply(
       [&](auto&... f) {
-        auto set = [&](auto& field) {
+        [[maybe_unused]] auto set = [&](auto& field) {
           using F = std::remove_cvref_t<decltype(field)>;
           if constexpr (std::is_same_v<F, uint64_t>) field = next;
           if constexpr (std::is_same_v<F, std::optional<uint64_t>>) field = next;
