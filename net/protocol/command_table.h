@@ -11,14 +11,15 @@
 //
 // Its name is OpcodeName's (protocol.h): each command's name is written once.
 //
-// Why this design: before, a cluster's commands, each request's routing (guessed from field
-// names), the engine's handlers and the CLI's commands were four lists that could disagree.
-// Now every list that needs one row per command reads this one or is checked against it:
-// a static_assert below proves every opcode has exactly one row; the command service
-// (net/roles/service) proves at compile time that it handles every request row or says it
-// serves it not; the shard's gate and ClusterClient read `cluster` and the routing here;
-// the CLI's test checks its commands against it and the decoder's fuzz target walks it.
-// net/ knows no engine type, so the engine's handlers and flags stay in the service's rows.
+// Why this design: a cluster's commands, each request's routing, the engine's handlers and the
+// CLI's commands are lists of the same commands, and lists kept apart drift (a request with a
+// field named `user` would be routed by it without anyone deciding so). So there is one list,
+// and every other one reads it or is checked against it: a static_assert below proves every
+// opcode has exactly one row; the command service (net/roles/service) proves at compile time
+// that it handles every request row or says it serves it not; the shard's gate reads
+// `cluster`; RoutingOf (the service's gate check, ClusterClient) reads the routing; the CLI's
+// test checks its commands against it and the decoder's fuzz target walks it. net/ knows no
+// engine type, so the engine's handlers and their flags stay in the service's rows.
 //
 // Thread-safety: constants and pure functions.
 #pragma once

@@ -185,17 +185,20 @@ uint64_t CommandService::ExecuteBatch(std::span<net::BatchItem> items, std::stri
       continue;
     }
     Db::BatchWrite w;
+    net::Routing route;  // as the command table routes it
     if (item.spec->opcode == static_cast<uint8_t>(Opcode::kFollow)) {
       net::FollowRequest q;
       item.status = DecodeRequest(item.body, &q);
       w = {Db::BatchWrite::Kind::kFollow, q.follower, q.followee, q.ts};
+      route = net::RoutingOf(q);
     } else {
       net::UnfollowRequest q;
       item.status = DecodeRequest(item.body, &q);
       w = {Db::BatchWrite::Kind::kUnfollow, q.follower, q.followee, std::nullopt};
+      route = net::RoutingOf(q);
     }
     if (item.status.ok() && gate_ != nullptr) {
-      item.status = gate_->Admit(static_cast<Opcode>(item.spec->opcode), w.a, 0);
+      item.status = gate_->Admit(static_cast<Opcode>(item.spec->opcode), route.user, route.viewer);
     }
     if (item.status.ok()) writes.push_back(w);
   }
