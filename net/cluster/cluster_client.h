@@ -1,6 +1,6 @@
 // ClusterClient: a client of a relgraph cluster (docs/cluster.md). It reads the shard map from
 // NATS JetStream and sends each command to the shard that owns the command's user
-// (net/protocol/routing.h). A page with a viewer on another shard is fetched without the
+// (net/protocol/command_table.h). A page with a viewer on another shard is fetched without the
 // viewer, then completed with one RELATIONS call to the viewer's shard. A shard that answers
 // `moved` (the map changed under the client) makes the client read the map again and retry,
 // so a stale client corrects itself. A shard that answers `moving` (it is taking the user's
@@ -25,7 +25,7 @@
 #include "net/client/typed_calls.h"
 #include "net/cluster/nats_link.h"
 #include "net/cluster/placement.h"
-#include "net/protocol/routing.h"
+#include "net/protocol/command_table.h"
 
 namespace relgraph::net {
 

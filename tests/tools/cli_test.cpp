@@ -7,7 +7,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -15,6 +18,7 @@
 #include "tests/net/server/server_test_util.h"
 #include "tests/storage/test_dir.h"
 #include "tests/tools/free_port.h"
+#include "net/protocol/command_table.h"
 #include "tests/tools/run_command.h"
 #include "tools/cli/cli_commands.h"
 
@@ -41,6 +45,35 @@ TEST_CASE("cli: 'help' lists every command and needs no server") {
   }
   CHECK(RunCli("--help", &out) == 0);
   CHECK(out.find("commands:") != std::string::npos);
+}
+
+TEST_CASE("cli: every request of the command table has a command, or says why it has none") {
+  std::map<net::Opcode, std::string> has;
+  for (const cli::CliCommand& c : cli::CliCommands()) {
+    INFO(c.word);
+    CHECK(has.emplace(c.opcode, c.word).second);  // one command per opcode
+    std::string word(net::OpcodeName(c.opcode));  // the opcode's name, '-' for '_'
+    std::replace(word.begin(), word.end(), '_', '-');
+    CHECK(c.word == word);
+    CHECK(cli::CommandUsage().find("  " + c.word) != std::string::npos);  // help lists it
+  }
+  std::set<net::Opcode> without;
+  for (const cli::CliLess& c : cli::CliLessRequests()) {
+    INFO(net::OpcodeName(c.opcode));
+    CHECK(without.insert(c.opcode).second);
+    CHECK(!c.why.empty());
+  }
+  for (const net::CommandInfo& row : net::kCommands) {
+    INFO(row.name);
+    const bool command = has.contains(row.opcode);
+    const bool none = without.contains(row.opcode);
+    if (row.direction == net::Direction::kPush) {
+      CHECK(!command);  // the server's frames are nothing to type
+      CHECK(!none);
+    } else {
+      CHECK(command != none);  // exactly one of the two
+    }
+  }
 }
 
 TEST_CASE("cli: a command against a real server; unknown commands point at help") {

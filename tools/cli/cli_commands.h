@@ -1,9 +1,13 @@
 // relgraph-cli's commands: words in, one request through net::Client, readable text or JSON out.
+// Each family's commands live in cli_<family>.cpp (cli_command.h), the cluster's in
+// cli_cluster.cpp; this is what cli_main.cpp and the tests use.
 //
 // Thread-safety: pure functions over a caller-owned Client.
 #pragma once
 
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "net/client/client.h"
@@ -31,6 +35,21 @@ Result<std::string> RunClusterCommand(net::ClusterClient& cluster,
 
 // Every command with its arguments, one per line.
 std::string CommandUsage();
+
+// The requests of the command table (net/protocol/command_table.h) relgraph-cli has a command
+// for, and the word that runs it (the opcode's name, '-' for '_'); and those it deliberately
+// has none for, each with why. Together they are every request of the table, each once
+// (tests/tools/cli_test.cpp checks).
+struct CliCommand {
+  net::Opcode opcode;
+  std::string word;
+};
+std::vector<CliCommand> CliCommands();
+struct CliLess {
+  net::Opcode opcode;
+  std::string_view why;
+};
+std::span<const CliLess> CliLessRequests();
 
 // `subscribe [--from=LSN|now] [--kinds=EVENT,...] [--count=N] [--name=CURSOR]`, which follows
 // the change stream like `tail -f` (the main loop runs net::Subscribe; these are its pieces).
