@@ -2,39 +2,20 @@
 
 #include <iterator>
 
+#include "storage/wal/record_table.h"
+
 namespace relgraph::net {
-namespace {
-
-// The names of a and b for each kind, as the commands that make it call them.
-constexpr const char* kFields[][2] = {{"a", "b"},
-                                      {"follower", "followee"},
-                                      {"follower", "followee"},
-                                      {"user", ""},
-                                      {"author", "post"},
-                                      {"author", "post"},
-                                      {"user", "other"},
-                                      {"user", "other"},
-                                      {"author", "from"},
-                                      {"author", "from"},
-                                      {"a", "b"},
-                                      {"a", "b"},
-                                      {"user", "blocked"},
-                                      {"user", "blocked"},
-                                      {"user", ""},
-                                      {"user", "target"},
-                                      {"user", "requester"},
-                                      {"user", "requester"},
-                                      {"user", "target"}};
-
-}  // namespace
 
 std::string EventJson(const WireEvent& e, bool newline) {
+  // The JSON names of a and b are the record table's (storage/wal/record_table.h).
   const auto k = static_cast<uint8_t>(e.kind);
-  const auto& names = kFields[k < std::size(kFields) ? k : 0];
+  const bool known = RecordHas(k, kRecordEvent);
+  const std::string_view name_a = known ? kRecordTable[k].event_a : "a";
+  const std::string_view name_b = known ? kRecordTable[k].event_b : "b";
   std::string out = "{\"lsn\":" + std::to_string(e.lsn) + ",\"kind\":\"" +
-                    std::string(EventKindName(e.kind)) + "\",\"" + names[0] +
+                    std::string(EventKindName(e.kind)) + "\",\"" + std::string(name_a) +
                     "\":" + std::to_string(e.a);
-  if (names[1][0] != '\0') out += ",\"" + std::string(names[1]) + "\":" + std::to_string(e.b);
+  if (!name_b.empty()) out += ",\"" + std::string(name_b) + "\":" + std::to_string(e.b);
   out += ",\"ts\":" + std::to_string(e.ts);
   if (e.kind == EventKind::kFollow || e.kind == EventKind::kApprove)
     out += std::string(",\"friends\":") + (e.friends ? "true" : "false");

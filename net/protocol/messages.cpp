@@ -66,18 +66,10 @@ std::string_view DurabilityCodeName(uint64_t code) {
 }
 
 std::string_view EventKindName(EventKind kind) {
-  // Each kind is named as the command that makes it.
-  // (A request is made by a follow of a private account: it has its own name.)
-  constexpr Opcode kMadeBy[] = {Opcode::kFollow,  Opcode::kUnfollow,   Opcode::kRemoveUser,
-                                Opcode::kPublish, Opcode::kDeletePost, Opcode::kMute,
-                                Opcode::kUnmute,  Opcode::kHide,       Opcode::kUnhide,
-                                Opcode::kNotice,  Opcode::kNotice,     Opcode::kBlock,
-                                Opcode::kUnblock, Opcode::kSetPrivate, Opcode::kFollow,
-                                Opcode::kApprove, Opcode::kReject,     Opcode::kWithdraw};
+  // The record table's name: each kind is named as the command that makes it ("request" for a
+  // follow of a private account).
   const auto k = static_cast<uint8_t>(kind);
-  if (kind == EventKind::kRequest) return "request";
-  if (k < 1 || k > std::size(kMadeBy) || kMadeBy[k - 1] == Opcode::kNotice) return "unknown";
-  return OpcodeName(kMadeBy[k - 1]);
+  return RecordHas(k, kRecordEvent) ? kRecordTable[k].name : std::string_view("unknown");
 }
 
 }  // namespace relgraph::net

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "net/protocol/messages_common.h"
+#include "storage/wal/record_table.h"
 
 namespace relgraph::net {
 
@@ -37,24 +38,37 @@ struct SubscribeRequest {
 
 // Event kinds on the wire: the WAL record types (docs/wal-format.md); the values never change.
 enum class EventKind : uint8_t {
-  kFollow = 1,
-  kUnfollow = 2,
-  kRemoveUser = 3,
-  kPublish = 4,
-  kDeletePost = 5,
-  kMute = 6,
-  kUnmute = 7,
-  kHide = 8,
-  kUnhide = 9,
-  kBlock = 12,
-  kUnblock = 13,
-  kSetPrivate = 14,
-  kRequest = 15,  // a follow of a private account
-  kApprove = 16,
-  kReject = 17,
-  kWithdraw = 18,
+  kFollow = static_cast<uint8_t>(WalRecordType::kFollow),
+  kUnfollow = static_cast<uint8_t>(WalRecordType::kUnfollow),
+  kRemoveUser = static_cast<uint8_t>(WalRecordType::kRemoveUser),
+  kPublish = static_cast<uint8_t>(WalRecordType::kPublish),
+  kDeletePost = static_cast<uint8_t>(WalRecordType::kDeletePost),
+  kMute = static_cast<uint8_t>(WalRecordType::kMute),
+  kUnmute = static_cast<uint8_t>(WalRecordType::kUnmute),
+  kHide = static_cast<uint8_t>(WalRecordType::kHide),
+  kUnhide = static_cast<uint8_t>(WalRecordType::kUnhide),
+  kBlock = static_cast<uint8_t>(WalRecordType::kBlock),
+  kUnblock = static_cast<uint8_t>(WalRecordType::kUnblock),
+  kSetPrivate = static_cast<uint8_t>(WalRecordType::kSetPrivate),
+  kRequest = static_cast<uint8_t>(WalRecordType::kRequest),  // a follow of a private account
+  kApprove = static_cast<uint8_t>(WalRecordType::kApprove),
+  kReject = static_cast<uint8_t>(WalRecordType::kReject),
+  kWithdraw = static_cast<uint8_t>(WalRecordType::kWithdraw),
 };
-inline constexpr uint32_t kAllEventKinds = 0x7f3fe;
+constexpr bool EventKindsMatchRecords() {
+  for (EventKind k : {EventKind::kFollow, EventKind::kUnfollow, EventKind::kRemoveUser,
+                      EventKind::kPublish, EventKind::kDeletePost, EventKind::kMute,
+                      EventKind::kUnmute, EventKind::kHide, EventKind::kUnhide, EventKind::kBlock,
+                      EventKind::kUnblock, EventKind::kSetPrivate, EventKind::kRequest,
+                      EventKind::kApprove, EventKind::kReject, EventKind::kWithdraw}) {
+    if (!RecordHas(static_cast<uint8_t>(k), kRecordEvent)) return false;
+  }
+  return true;
+}
+static_assert(EventKindsMatchRecords(), "an EventKind that is no event record type");
+// The record table's event types (storage/wal/record_table.h) are the kinds, by code.
+inline constexpr uint32_t kAllEventKinds = EventKindMask();
+static_assert(kAllEventKinds == 0x7f3fe, "the event kinds on the wire never change");
 // "follow", ... as the opcodes spell them ("request" for kRequest); "unknown" else.
 std::string_view EventKindName(EventKind kind);
 
