@@ -13,7 +13,7 @@
 // reads into its worker's shared scratch buffer and runs the whole frames there; only the bytes
 // of an unfinished frame (or of frames held back while reading is paused) are copied into in_.
 // in_, out_ and writing_ give their memory back once drained. An idle connection so costs its
-// record and its socket, about a kilobyte, not a 64 KiB read buffer (docs/benchmarks.md).
+// record and its socket, about a kilobyte (docs/benchmarks.md).
 //
 // A connection that SUBSCRIBEd (or FETCH_SNAPSHOT) also carries the frames its Subscription
 // pushes (EVENTS, SNAPSHOT_DATA). It pulls the next body only while its unsent bytes are below

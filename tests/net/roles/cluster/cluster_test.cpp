@@ -275,7 +275,7 @@ void CheckAgainst(net::ClusterClient& c, const Model& m, std::mt19937_64& rng) {
 // One block, unblock, private switch, approval, rejection or withdrawal, between barriers:
 // the deciding shard then knows every earlier change, so its reply is one node's, and every
 // later decision knows this one (changes that cross on the way are
-// tests/engine/db_cluster_access_test's).
+// tests/engine/cluster/remote_access_test's).
 void AccessChange(net::ClusterClient& c, Model& m, std::mt19937_64& rng, uint64_t a, uint64_t b) {
   GraphStateModel& model = m.graph;
   REQUIRE(c.Barrier().ok());

@@ -25,7 +25,7 @@
 #include "storage/env/file_names.h"
 #include "tests/storage/test_dir.h"
 #include "tests/tools/relgraphd_process.h"
-#include "tests/tools/replication_node.h"
+#include "tests/net/roles/replication/replication_node.h"
 #include "tools/admin/admin_commands.h"
 
 namespace relgraph {
@@ -262,7 +262,7 @@ TEST_CASE("replication: failover under --sync-replicas=1 loses no acknowledged w
     }
   }
   // It is the primary now, and keeps the group's sync_replicas: its writes wait for a replica
-  // (tests/tools/failover_test.cpp runs the whole recipe, with replicas re-pointed).
+  // (tests/net/roles/replication/failover_test.cpp runs the whole recipe, with replicas re-pointed).
   CHECK(replica.Info("role") == 0);
   CHECK(replica.Info("sync_replicas") == 1);
 }

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "net/client/client.h"
-#include "tests/tools/replication_node.h"
+#include "tests/net/roles/replication/replication_node.h"
 
 namespace relgraph {
 namespace {

@@ -1,4 +1,4 @@
-// Bucket moves between shards played by Dbs (tests/engine/cluster_harness.h): Db::ExportUsers
+// Bucket moves between shards played by Dbs (tests/engine/cluster/cluster_harness.h): Db::ExportUsers
 // and Db::DropForeign on the old owner, Db::MoveIn on the new, in the order a move's phases give
 // them (docs/cluster.md, "Moving a bucket"): the new owner's inbox held, the map flipped, the old
 // owner drained, state handed over, the inbox released. Changes go on around it; after every
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "engine/db.h"
-#include "tests/engine/cluster_harness.h"
+#include "tests/engine/cluster/cluster_harness.h"
 #include "tests/engine/graph_state_model.h"
 
 namespace relgraph {

@@ -18,7 +18,7 @@
 #include <string>
 
 #include "engine/db.h"
-#include "tests/engine/cluster_harness.h"
+#include "tests/engine/cluster/cluster_harness.h"
 #include "tests/engine/graph_state_model.h"
 
 namespace relgraph {

@@ -18,7 +18,7 @@
 
 #include "engine/db.h"
 #include "engine/graph/clock.h"
-#include "tests/engine/cluster_harness.h"
+#include "tests/engine/cluster/cluster_harness.h"
 #include "tests/engine/graph_state_model.h"
 #include "tests/storage/test_dir.h"
 
