@@ -33,6 +33,11 @@ plant storage/wal/wal_writer.h '#include "net/service.h"' "storage/ including ne
 plant storage/env/env.h '#include "storage/wal/wal_format.h"' "env/ including wal/"
 plant tools/cli/cli_commands.h '#include "engine/db.h"' "the CLI including the engine"
 plant tools/relgraphd/daemon_config.h '#include "net/server/server_core.h"' "a net-internal header used outside net/server/"
+plant engine/durable/recovery.h '#include "engine/cluster/user_place.h"' "durable/ reaching up into cluster/"
+plant engine/cluster/remote_applier.h '#include "net/service.h"' "an engine room including net/"
+plant engine/cluster/bucket_move.h '#include "engine/replication/replica_applier.h"' "cluster/ reaching into replication/"
+plant net/protocol/command_table.h '#include "engine/db.h"' "the protocol including the engine"
+plant net/roles/replication/replication.h '#include "net/roles/cluster/shard_node.h"' "replication/ reaching up into the shard"
 
 mkdir -p "$scratch/engine/unnamed_room"
 echo '#include "engine/db.h"' >"$scratch/engine/unnamed_room/stream.cpp"
