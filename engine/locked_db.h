@@ -68,6 +68,12 @@ class LockedDb {
       created ? f->OnFollow(*g, a, b) : f->OnUnfollow(*g, a, b);
     };
   }
+  // The same, for Graph::ApplyBatch (follow and unfollow ops).
+  Graph::AppliedEdgeHook AppliedFeedHook() {
+    return [g = &graph, f = &feed](const Graph::ReplayOp& op, InternalId a, InternalId b) {
+      op.kind == Graph::ReplayOp::kFollow ? f->OnFollow(*g, a, b) : f->OnUnfollow(*g, a, b);
+    };
+  }
   // Asks Db to wake the fan-out thread once the lock is released (fan-out was queued).
   void WakeFanoutAfter() { wake_fanout_ = true; }
   bool wake_fanout() const { return wake_fanout_; }

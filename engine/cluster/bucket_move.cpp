@@ -26,12 +26,10 @@ Status LogMoved(LockedDb& db, uint32_t shard, WalRecordType type, std::string_vi
 }  // namespace
 
 Status MoveApplier::Follow(const WalOp& op) {
-  db_.graph.Settle(op.a, op.b);  // as a remote change
   return ApplyEdgeEnsure(db_, op);
 }
 
 Status MoveApplier::Unfollow(const WalOp& op) {
-  db_.graph.Settle(op.a, op.b);
   return ApplyEdgeEnsure(db_, op);
 }
 
@@ -57,9 +55,7 @@ Status MoveApplier::Posts(const WalOp& op) {
 }
 
 Status MoveApplier::Access(const WalOp& op, Status (AccessReplay::*apply)(const WalOp&)) {
-  db_.graph.Settle(op.a, op.b);
-  AccessReplay access(db_.graph, db_.FeedHook());
-  return (access.*apply)(op);
+  return ApplyAccessEnsure(db_, op, apply);
 }
 
 Result<uint64_t> DropForeignState(Db& db, uint32_t to, const std::function<bool(UserId)>& kept) {

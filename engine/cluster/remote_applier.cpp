@@ -26,26 +26,23 @@ Status DecideForRemoval(LockedDb& db, UserId removed) {
 }  // namespace
 
 Status ApplyEdgeEnsure(LockedDb& db, const WalOp& op) {
-  Graph& g = db.graph;
-  Feed& feed = db.feed;
+  db.graph.Settle(op.a, op.b);
   const Graph::ReplayOp replay = op.graph_op();  // its ensure form: op is remote or moved
-  return g.ApplyBatch({&replay, 1}, Graph::ReplayMode::kEnsure,
-                      [&feed, &g](const Graph::ReplayOp& o, InternalId a, InternalId b) {
-                        if (o.kind == Graph::ReplayOp::kFollow) {
-                          feed.OnFollow(g, a, b);
-                        } else {
-                          feed.OnUnfollow(g, a, b);
-                        }
-                      });
+  return db.graph.ApplyBatch({&replay, 1}, Graph::ReplayMode::kEnsure, db.AppliedFeedHook());
+}
+
+Status ApplyAccessEnsure(LockedDb& db, const WalOp& op,
+                         Status (AccessReplay::*apply)(const WalOp&)) {
+  db.graph.Settle(op.a, op.b);
+  AccessReplay access(db.graph, db.FeedHook());
+  return (access.*apply)(op);
 }
 
 Status RemoteApplier::Follow(const WalOp& op) {
-  db_.graph.Settle(op.a, op.b);
   return ApplyEdgeEnsure(db_, op);
 }
 
 Status RemoteApplier::Unfollow(const WalOp& op) {
-  db_.graph.Settle(op.a, op.b);
   return ApplyEdgeEnsure(db_, op);
 }
 
@@ -100,9 +97,7 @@ Status RemoteApplier::Unhide(const WalOp& op) {
 }
 
 Status RemoteApplier::Access(const WalOp& op, Status (AccessReplay::*apply)(const WalOp&)) {
-  db_.graph.Settle(op.a, op.b);
-  AccessReplay access(db_.graph, db_.FeedHook());
-  return (access.*apply)(op);
+  return ApplyAccessEnsure(db_, op, apply);
 }
 
 // op.a blocks op.b, a user of this shard: its follow of op.a and its request to op.a end by

@@ -66,8 +66,12 @@ class RemoteApplier final : public RecordHandler {
   const bool decide_;
 };
 
-// A remote or moved follow or unfollow by its ensure form, with the feed's hooks.
+// A remote or moved follow or unfollow by its ensure form, with the feed's hooks, after
+// settling an operation in steps that names either user (Graph::Settle).
 // REQUIRES: op.by_ensure_form().
 Status ApplyEdgeEnsure(LockedDb& db, const WalOp& op);
+// A remote or moved access record, likewise settled first, by AccessReplay's `apply`.
+Status ApplyAccessEnsure(LockedDb& db, const WalOp& op,
+                         Status (AccessReplay::*apply)(const WalOp&));
 
 }  // namespace relgraph

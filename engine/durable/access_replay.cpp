@@ -1,28 +1,11 @@
 #include "engine/durable/access_replay.h"
 
-#include <string>
-
 namespace relgraph {
-namespace {
-
-// What Graph's replay forms check before anything else: no writer logs such a pair.
-Status CheckPair(UserId a, UserId b, TimestampMs ts, const char* what) {
-  if (a == 0 || b == 0 || a == b) {
-    return Status(Code::kInvalidUserId, std::string("replayed ") + what + " of " +
-                                            std::to_string(a) + " -> " + std::to_string(b));
-  }
-  if (ts < 0 || ts > kMaxTimestampMs) {
-    return Status::InvalidArgument(std::string("replayed ") + what + " time out of range");
-  }
-  return Status::OK();
-}
-
-}  // namespace
 
 Status AccessReplay::Request(const WalOp& op) {
   const UserId requester = op.a, target = op.b;
   if (!op.by_ensure_form()) return g_.ApplyRequest(requester, target, op.ts);
-  RELGRAPH_RETURN_IF_ERROR(CheckPair(requester, target, op.ts, "follow request"));
+  RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(requester, target, op.ts, "follow request"));
   g_.Settle(requester, target);
   auto is_private = g_.IsPrivate(target);
   if (!is_private.ok() || !*is_private || g_.BlockStands(requester, target) ||
@@ -35,7 +18,7 @@ Status AccessReplay::Request(const WalOp& op) {
 Status AccessReplay::Approve(const WalOp& op) {
   const UserId target = op.a, requester = op.b;
   if (!op.by_ensure_form()) return g_.ApplyApprove(target, requester, op.ts, on_edge_);
-  RELGRAPH_RETURN_IF_ERROR(CheckPair(requester, target, op.ts, "approval"));
+  RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(requester, target, op.ts, "approval"));
   g_.Settle(requester, target);
   const bool by_requester = (op.flags & kApproveByRequester) != 0;
   if (by_requester ? g_.BlockStands(requester, target) : !g_.HasRequest(requester, target)) {

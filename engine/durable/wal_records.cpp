@@ -211,7 +211,7 @@ Graph::ReplayOp WalOp::graph_op() const {
 }
 
 Result<WalOp> DecodeWalRecord(uint8_t type, std::string_view payload) {
-  if (type < 1 || type > kMaxWalRecordType)
+  if (!IsWalRecordType(type))
     return Status::Corruption("unknown WAL record type " + std::to_string(type));
   WalOp op{static_cast<WalRecordType>(type)};
   if (op.type == WalRecordType::kPosts) {
@@ -227,8 +227,7 @@ Result<WalOp> DecodeWalRecord(uint8_t type, std::string_view payload) {
     const uint64_t origin_lsn = DecodeFixed64(payload.data() + 4);
     const uint8_t inner = static_cast<uint8_t>(payload[12]);
     if (origin_lsn == 0) return Status::Corruption("WAL remote record with origin LSN 0");
-    if (inner < 1 || inner > kMaxWalRecordType ||
-        !IsRemoteApplicable(static_cast<WalRecordType>(inner))) {
+    if (!RecordHas(inner, kRecordRemote)) {
       return Status::Corruption("WAL remote record of inner type " + std::to_string(inner) +
                                 ", which no shard sends");
     }
@@ -260,7 +259,7 @@ Result<WalOp> DecodeWalRecord(uint8_t type, std::string_view payload) {
     }
     const uint32_t shard = DecodeFixed32(payload.data());
     const uint8_t inner = static_cast<uint8_t>(payload[4]);
-    if (inner < 1 || inner > kMaxWalRecordType || !IsMovable(static_cast<WalRecordType>(inner))) {
+    if (!RecordHas(inner, kRecordMovable)) {
       return Status::Corruption("WAL moved record of inner type " + std::to_string(inner) +
                                 ", which a bucket move does not carry");
     }

@@ -55,6 +55,8 @@ Status ValidateGraphOptions(const GraphOptions& options);
 // kInvalidArgument unless ts is in [0, kMaxTimestampMs], naming `what` ("timestamp", "cursor
 // time"). Every time a caller passes in (follow times, post times, cursors) is checked so.
 Status CheckTimestamp(TimestampMs ts, const char* what);
+// What every replayed pair record is checked for first: two distinct nonzero ids, a time in range.
+Status CheckReplayPair(UserId a, UserId b, TimestampMs ts, const char* what);
 
 class Graph {
  public:

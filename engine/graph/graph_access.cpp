@@ -205,8 +205,6 @@ void Graph::ForgetAccess(InternalId a) {
 
 // ---- replay -----------------------------------------------------------------------------------
 
-namespace {
-
 Status CheckReplayPair(UserId a, UserId b, TimestampMs ts, const char* what) {
   if (a == 0 || b == 0 || a == b) {
     return Status(Code::kInvalidUserId, std::string("replayed ") + what + " of " + Pair(a, b));
@@ -216,8 +214,6 @@ Status CheckReplayPair(UserId a, UserId b, TimestampMs ts, const char* what) {
   }
   return Status::OK();
 }
-
-}  // namespace
 
 Status Graph::ApplyBlock(UserId a, UserId b, TimestampMs ts, const EdgeHook& on_edge) {
   RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(a, b, ts, "block"));

@@ -169,16 +169,7 @@ class ReplicaApplier final : public RecordHandler {
   // list while the batch has it in cache; the feed's hook runs there too.
   Status FlushRun() {
     if (run_.empty()) return Status::OK();
-    Graph& g = db_.graph;
-    Feed& feed = db_.feed;
-    Status s = g.ApplyBatch(run_, Graph::ReplayMode::kChecked,
-                            [&feed, &g](const Graph::ReplayOp& op, InternalId a, InternalId b) {
-                              if (op.kind == Graph::ReplayOp::kFollow) {
-                                feed.OnFollow(g, a, b);
-                              } else {
-                                feed.OnUnfollow(g, a, b);
-                              }
-                            });
+    Status s = db_.graph.ApplyBatch(run_, Graph::ReplayMode::kChecked, db_.AppliedFeedHook());
     const size_t applied = s.ok() ? run_.size() : static_cast<size_t>(s.detail());
     Status failed = LogRun(applied);
     if (failed.ok() && !s.ok()) {

@@ -89,9 +89,8 @@ void ShardNode::OutboxLoop() {
           add(target, r.lsn, static_cast<uint8_t>(WalRecordType::kPosts), posts);
         });
       }
-      if (r.type < 1 || r.type > kMaxWalRecordType ||
-          !IsRemoteApplicable(static_cast<WalRecordType>(r.type))) {
-        return Status::OK();  // cursors, mutes, epochs, access records: nothing to send
+      if (!RecordHas(r.type, kRecordRemote)) {
+        return Status::OK();  // cursors, mutes, epochs, remote and moved records: nothing to send
       }
       auto op = DecodeWalRecord(r.type, r.payload);
       if (!op.ok()) return op.status();
