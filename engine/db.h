@@ -284,9 +284,10 @@ class Db {
   // LSN + 1. Open change readers of this Db end (their WAL is gone). Errors: the snapshot's
   // checks (nothing is changed then), kInvalidArgument in memory.
   Status ResetToSnapshot(const std::string& path);
-  // Starts a new epoch (a promotion): logs an epoch record with the next number and a random
-  // id, fsynced before it returns. kInvalidArgument in memory.
-  Result<Epoch> StartEpoch();
+  // Starts a new epoch (a promotion): logs an epoch record with the next number (or
+  // `at_least`, when larger: a group's lease may know of a newer epoch than this node's) and a
+  // random id, fsynced before it returns. kInvalidArgument in memory.
+  Result<Epoch> StartEpoch(uint64_t at_least = 0);
   Epoch epoch() const;                // the current epoch
   std::vector<Epoch> epochs() const;  // the history, oldest first
   // May a node whose last record is `last_lsn` in epoch (number, id) follow this Db? OK, or

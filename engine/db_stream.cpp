@@ -1,6 +1,7 @@
 // Db's log as others read it (engine/db.h): the change stream, named cursors, the replication
 // history (epochs), the positions of other shards' changes applied here, and the WAL itself:
 // appends, commits and positions.
+#include <algorithm>
 #include <random>
 
 #include "engine/db.h"
@@ -148,7 +149,7 @@ Result<uint64_t> Db::CursorResumeLsn(std::string_view name) {
   return acked + 1;
 }
 
-Result<Epoch> Db::StartEpoch() {
+Result<Epoch> Db::StartEpoch(uint64_t at_least) {
   if (!wal_) return Status::InvalidArgument("an in-memory Db has no replication history");
   std::random_device random;
   const uint64_t id = ((uint64_t{random()} << 32) ^ random()) | 1;  // nonzero: epoch 1 has 0
@@ -157,7 +158,8 @@ Result<Epoch> Db::StartEpoch() {
   {
     std::unique_lock lock(mu_);
     RELGRAPH_RETURN_IF_ERROR(WritableLocked("writes refused"));
-    next = Epoch{epochs_.current().number + 1, id, wal_->last_lsn() + 1, now};
+    next = Epoch{std::max(epochs_.current().number + 1, at_least), id, wal_->last_lsn() + 1, now};
+    RELGRAPH_RETURN_IF_ERROR(epochs_.CanApply(next.number, next.first_lsn));  // before logging
     auto l = Log(WalRecordType::kEpoch, EncodeEpochRecord(next.number, next.id, now).view());
     if (!l.ok()) return l.status();
     RELGRAPH_RETURN_IF_ERROR(epochs_.Apply(next.number, next.id, *l, now));
@@ -183,7 +185,8 @@ Status Db::CheckFollower(uint64_t number, uint64_t id, uint64_t last_lsn) const 
   if (last_lsn > newest) {
     return Status(Code::kDiverged, "the replica holds LSNs up to " + std::to_string(last_lsn) +
                                        ", past this primary's newest (" + std::to_string(newest) +
-                                       "): it has records this primary never had");
+                                       "): it has records this primary never had",
+                  static_cast<int64_t>(newest + 1));
   }
   return Status::OK();
 }

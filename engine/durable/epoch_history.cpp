@@ -4,14 +4,22 @@
 
 namespace relgraph {
 
-Status EpochHistory::Apply(uint64_t number, uint64_t id, uint64_t lsn, TimestampMs ts) {
+Status EpochHistory::CanApply(uint64_t number, uint64_t lsn) const {
   const Epoch& now = current();
-  if (number <= now.number || lsn <= now.first_lsn) {
+  // Epoch 1 begins at LSN 1 without a record, so an epoch record may be LSN 1 itself (a node
+  // promoted before it held any record).
+  const bool first_record = now.number == 1 && now.first_lsn == 1 && lsn == 1;
+  if (number <= now.number || (lsn <= now.first_lsn && !first_record)) {
     return Status::Corruption("epoch record for epoch " + std::to_string(number) + " at LSN " +
                               std::to_string(lsn) + " does not follow epoch " +
                               std::to_string(now.number) + " (begun at LSN " +
                               std::to_string(now.first_lsn) + ")");
   }
+  return Status::OK();
+}
+
+Status EpochHistory::Apply(uint64_t number, uint64_t id, uint64_t lsn, TimestampMs ts) {
+  RELGRAPH_RETURN_IF_ERROR(CanApply(number, lsn));
   epochs_.push_back(Epoch{number, id, lsn, ts});
   return Status::OK();
 }
@@ -34,11 +42,12 @@ Status EpochHistory::CheckFollower(uint64_t number, uint64_t id, uint64_t last_l
     const Epoch& e = epochs_[i];
     if (e.number != number) continue;
     if (e.id != id) {
-      return Status(Code::kDiverged, "the replica is in epoch " + std::to_string(number) + " (id " +
-                                         std::to_string(id) + "), but this primary's epoch " +
-                                         std::to_string(number) + " has id " +
-                                         std::to_string(e.id) +
-                                         ": two nodes were promoted independently");
+      return Status(Code::kDiverged,
+                    "the replica is in epoch " + std::to_string(number) + " (id " +
+                        std::to_string(id) + "), but this primary's epoch " +
+                        std::to_string(number) + " has id " + std::to_string(e.id) +
+                        ": two nodes were promoted independently",
+                    static_cast<int64_t>(e.first_lsn));
     }
     if (i + 1 < epochs_.size() && last_lsn >= epochs_[i + 1].first_lsn) {
       return Status(Code::kDiverged,
@@ -46,7 +55,8 @@ Status EpochHistory::CheckFollower(uint64_t number, uint64_t id, uint64_t last_l
                         std::to_string(last_lsn) + " of epoch " + std::to_string(number) +
                         ", which this primary never had: its epoch " +
                         std::to_string(epochs_[i + 1].number) + " began at LSN " +
-                        std::to_string(epochs_[i + 1].first_lsn));
+                        std::to_string(epochs_[i + 1].first_lsn),
+                    static_cast<int64_t>(epochs_[i + 1].first_lsn));
     }
     return Status::OK();
   }

@@ -37,6 +37,8 @@ class EpochHistory {
 
   // An epoch record at `lsn`. Epochs must go up: kCorruption for a number not above the
   // current one or an LSN not above its start.
+  // Whether an epoch record (number, at lsn) may follow this history: kCorruption if not.
+  Status CanApply(uint64_t number, uint64_t lsn) const;
   Status Apply(uint64_t number, uint64_t id, uint64_t lsn, TimestampMs ts);
   // Loads a snapshot's history (oldest first); kCorruption when it is not increasing.
   Status Load(const std::vector<Epoch>& epochs);
@@ -46,7 +48,9 @@ class EpochHistory {
 
   // May a node whose last record is `last_lsn` in epoch `number`/`id` follow this history
   // (receive records from last_lsn + 1)? OK when this history holds that epoch and did not
-  // start a later one at or before last_lsn; else kDiverged saying which records differ.
+  // start a later one at or before last_lsn; else kDiverged saying which records differ, its
+  // detail() the first LSN the node must discard to follow (0 when this history cannot say:
+  // it never had the node's epoch).
   Status CheckFollower(uint64_t number, uint64_t id, uint64_t last_lsn) const;
 
  private:

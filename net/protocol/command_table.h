@@ -135,6 +135,7 @@ using CommandTable = RowList<
     RequestRow<ReplicaAckRequest, Family::kReplication, InCluster::kNo>,
     RequestRow<PromoteRequest, Family::kReplication, InCluster::kNo>,
     RequestRow<ReplicationRequest, Family::kReplication, InCluster::kNo>,
+    RequestRow<ReplicaOfRequest, Family::kReplication, InCluster::kNo>,
     // ---- blocks, private accounts, follow requests ----
     RequestRow<BlockRequest, Family::kAccess, InCluster::kYes, RouteBy<&BlockRequest::user>>,
     RequestRow<UnblockRequest, Family::kAccess, InCluster::kYes, RouteBy<&PairQuery::user>>,
@@ -185,6 +186,52 @@ constexpr const CommandInfo* FindCommand(uint8_t opcode) {
 }
 constexpr const CommandInfo& CommandOf(Opcode opcode) {
   return *FindCommand(static_cast<uint8_t>(opcode));
+}
+
+// Whether a client may send a request again when it cannot know whether the first attempt
+// was carried out (the connection dropped after it was sent; a primary stepped down before
+// acknowledging it): true when doing it twice leaves the state doing it once leaves. The
+// second reply may differ (FOLLOW's created=false: the first attempt made the edge). PROMOTE
+// starts a new epoch each time; the requests that start a stream belong to their connection.
+constexpr bool RetrySafe(Opcode op) {
+  switch (op) {
+    case Opcode::kHello:
+    case Opcode::kPromote:
+    case Opcode::kSubscribe:
+    case Opcode::kReplicate:
+    case Opcode::kFetchSnapshot:
+      return false;
+    default:
+      return true;
+  }
+}
+
+// Whether a request only reads (a replica answers it; every other request a client sends
+// goes to the primary). The service's rows agree (tests/net/roles/service/).
+constexpr bool ReadsOnly(Opcode op) {
+  switch (op) {
+    case Opcode::kPing:
+    case Opcode::kInfo:
+    case Opcode::kRelation:
+    case Opcode::kRelations:
+    case Opcode::kFollowing:
+    case Opcode::kFans:
+    case Opcode::kFriends:
+    case Opcode::kCounts:
+    case Opcode::kKnownFollowers:
+    case Opcode::kTimeline:
+    case Opcode::kUserPosts:
+    case Opcode::kMutes:
+    case Opcode::kHides:
+    case Opcode::kBlocks:
+    case Opcode::kIsPrivate:
+    case Opcode::kRequests:
+    case Opcode::kCursors:
+    case Opcode::kReplication:
+      return true;
+    default:
+      return false;
+  }
 }
 
 // The compile-time checks: every opcode the protocol defines (protocol.h) has exactly one row,

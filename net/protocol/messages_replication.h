@@ -86,6 +86,17 @@ struct PromoteRequest {
   RELGRAPH_WIRE_FIELDS(force)
 };
 
+// REPLICA_OF: follow `primary` from now on, without a restart (a primary steps down: its
+// replies still waiting fail, their outcome unknown). Refused on a member of a group with
+// automatic failover, whose lease decides whom it follows.
+struct ReplicaOfRequest {
+  static constexpr Opcode kOpcode = Opcode::kReplicaOf;
+  using Reply = Empty;
+  std::string primary;  // "host:port"
+  bool resync = false;  // first copy the primary's snapshot, discarding this node's data
+  RELGRAPH_WIRE_FIELDS(primary, resync)
+};
+
 enum class ReplicationRole : uint8_t { kPrimary = 0, kReplica = 1 };
 struct ReplicaEntry {  // a replica connected to this primary
   std::string name;

@@ -71,6 +71,7 @@ inline constexpr uint32_t kMaxRelationsIds = 1000;
   X(kReplicaAck, 0x39, "replica_ack")                                                        \
   X(kPromote, 0x3a, "promote")                                                               \
   X(kReplication, 0x3b, "replication")                                                       \
+  X(kReplicaOf, 0x3c, "replica_of")                                                          \
   X(kBlock, 0x40, "block")                                                                   \
   X(kUnblock, 0x41, "unblock")                                                               \
   X(kBlocks, 0x42, "blocks")                                                                 \

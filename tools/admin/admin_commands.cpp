@@ -3,6 +3,7 @@
 #include "tools/admin/admin_commands.h"
 
 #include "tools/admin/cluster_commands.h"
+#include "tools/admin/group_commands.h"
 
 #include <chrono>
 #include <ctime>
@@ -43,6 +44,10 @@ but `snapshot --server`, which asks a running relgraphd.
   wal-dump DATADIR          every WAL record, one per line
   repair DATADIR            keep a backup, truncate the WAL at the last good record,
                             and report what was dropped
+  group status --group=NAME [--nats=URL] [--json]
+                            a replication group's lease and members (docs/replication.md)
+  group switchover --group=NAME [--to=HOST:PORT] [--nats=URL]
+                            hand the group's lease to a caught-up member
   cluster init --nats=URL --shards=ID=HOST:PORT,... [--buckets=N]
                             create a cluster's shard map (docs/cluster.md): the shards
                             own equal ranges of the buckets (4096 by default)
@@ -461,6 +466,9 @@ int Run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
       {"snapshot", Snapshot}, {"restore", Restore}, {"wal-dump", WalDump}, {"repair", Repair}};
   if (args.command == "cluster") {
     return ClusterCommand(args.positional, args.flags, args.help, out, err);
+  }
+  if (args.command == "group") {
+    return GroupCommand(args.positional, args.flags, args.help, out, err);
   }
   auto it = commands.find(args.command);
   if (it == commands.end()) {

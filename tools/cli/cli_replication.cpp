@@ -27,6 +27,19 @@ void AddReplicationCommands(CommandMap* m) {
             o.Add("first_lsn", r.first_lsn);
           });
         }}},
+      {Opcode::kReplicaOf,
+       {"replica-of HOST:PORT [--resync]", 2,
+        [](net::Client& c, const auto& w, bool json) -> Result<std::string> {
+          const bool resync = w.size() == 3 && w[2] == "--resync";
+          if (w.size() > 3 || (w.size() == 3 && !resync)) {
+            return Usage("replica-of HOST:PORT [--resync]");
+          }
+          auto r = c.Call(net::ReplicaOfRequest{w[1], resync});
+          if (!r.ok()) return r.status();
+          Rendered o;
+          o.AddText("replica_of", w[1]);
+          return json ? o.Json() : o.Text();
+        }}},
       {Opcode::kReplication,
        {"replication", 1,
         [](net::Client& c, const auto&, bool json) -> Result<std::string> {

@@ -1,5 +1,6 @@
 #include "tools/relgraphd/daemon_config.h"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -32,6 +33,22 @@ Status ParseMs(const std::string& key, const std::string& value, uint64_t min,
   uint64_t n = 0;
   RELGRAPH_RETURN_IF_ERROR(ParseNumber<uint64_t>(key, value, min, 86400000, &n));
   *out = std::chrono::milliseconds(n);
+  return Status::OK();
+}
+
+// nats://HOST:PORT, or several separated by commas (a NATS cluster).
+Status ParseNatsUrls(const std::string& key, const std::string& value, std::string* out) {
+  size_t at = 0;
+  while (at <= value.size()) {
+    const size_t comma = std::min(value.find(',', at), value.size());
+    const std::string url = value.substr(at, comma - at);
+    if (url.rfind("nats://", 0) != 0 || url.size() <= 7) {
+      return Status::InvalidArgument("--" + key + " takes nats://HOST:PORT[,nats://...], not '" +
+                                     value + "'");
+    }
+    at = comma + 1;
+  }
+  *out = value;
   return Status::OK();
 }
 
@@ -108,13 +125,26 @@ Status Apply(const std::string& key, const std::string& value, DaemonConfig* c) 
     c->resync = value != "false";
     return Status::OK();
   }
-  if (key == "cluster") {
-    if (value.rfind("nats://", 0) != 0 || value.size() <= 7) {
-      return Status::InvalidArgument("--cluster takes nats://HOST:PORT, not '" + value + "'");
-    }
-    c->cluster = value;
+  if (key == "cluster") return ParseNatsUrls(key, value, &c->cluster);
+  if (key == "group") {
+    c->group = value;
     return Status::OK();
   }
+  if (key == "group-nats") return ParseNatsUrls(key, value, &c->group_nats);
+  if (key == "advertise") {
+    std::string host;
+    uint16_t port = 0;
+    RELGRAPH_RETURN_IF_ERROR(net::ParseHostPort(value, &host, &port));
+    c->advertise = value;
+    return Status::OK();
+  }
+  if (key == "group-nats-replicas") {
+    return ParseNumber<uint32_t>(key, value, 1, 5, &c->group_nats_replicas);
+  }
+  if (key == "group-lease-ms") return ParseMs(key, value, 100, &c->group_lease);
+  if (key == "group-renew-ms") return ParseMs(key, value, 10, &c->group_renew);
+  if (key == "group-store-timeout-ms") return ParseMs(key, value, 10, &c->group_store_timeout);
+  if (key == "group-fence-margin-ms") return ParseMs(key, value, 1, &c->group_fence_margin);
   if (key == "shard-id") return ParseNumber<uint32_t>(key, value, 1, 65535, &c->shard_id);
   if (key == "sync-replicas") {
     uint32_t replicas = 0;
@@ -292,6 +322,22 @@ usage: relgraphd [--key=value ...]      every key may also be set in a --config 
                               replicas, so it survives promotion and restarts;
                               on a replica, a floor for when it is promoted
                               [the group's, else 0]
+  --group=NAME                join replication group NAME with automatic failover:
+                              its lease in NATS JetStream names the primary; the
+                              others follow it (no --replica-of) [none]
+  --group-nats=URL[,URL...]   the NATS servers holding the group's lease
+                                                       [nats://127.0.0.1:4222]
+  --advertise=HOST:PORT       this node's address for members and clients
+                                                       [the --listen address]
+  --group-nats-replicas=N     replicas of the lease's bucket when this node
+                              creates it (3 on a three-node NATS cluster) [1]
+  --group-lease-ms=MS         the lease's TTL: a primary silent this long is
+                              replaced                              [1500]
+  --group-renew-ms=MS         the primary renews its lease this often [200]
+  --group-store-timeout-ms=MS one call to NATS gives up after this   [500]
+  --group-fence-margin-ms=MS  a primary stops acknowledging this long before
+                              its lease can lapse elsewhere; renew + 2 x store
+                              timeout must not exceed lease - margin [300]
   --cluster=nats://HOST:PORT  run as a shard of the cluster whose shard map and
                               stream are on that NATS JetStream (docs/cluster.md) [none]
   --shard-id=N                this shard's id in the map (with --cluster) [none]

@@ -3,6 +3,7 @@
 // Thread-safety: plain data and pure functions.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,6 +33,17 @@ struct DaemonConfig {
   // absent, a node keeps the group's (saved in its data directory, learned from its primary);
   // given, a primary sets the group's, a replica sets its own floor for when it is promoted.
   std::optional<uint32_t> sync_replicas;
+  // Automatic failover (docs/replication.md, "Automatic failover"): the group this node is a
+  // member of, the NATS servers holding its lease, and the address members and clients reach
+  // this node at (the listen address unless it is a wildcard).
+  std::string group;
+  std::string group_nats = "nats://127.0.0.1:4222";
+  std::string advertise;
+  uint32_t group_nats_replicas = 1;
+  std::chrono::milliseconds group_lease{1500};
+  std::chrono::milliseconds group_renew{200};
+  std::chrono::milliseconds group_store_timeout{500};
+  std::chrono::milliseconds group_fence_margin{300};
   bool help = false;
   bool version = false;  // --version: print it and exit
 };

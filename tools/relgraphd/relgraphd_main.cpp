@@ -15,14 +15,16 @@
 #include <thread>
 
 #include "engine/db.h"
-#include "net/server/server.h"
-#include "relgraph_version.h"
 #include "net/roles/cluster/shard_node.h"
-#include "tools/relgraphd/daemon_config.h"
-#include "tools/relgraphd/systemd_notify.h"
+#include "net/roles/replication/group_agent.h"
 #include "net/roles/replication/group_settings.h"
 #include "net/roles/replication/replica_follower.h"
+#include "net/roles/replication/role_control.h"
 #include "net/roles/service/command_service.h"
+#include "net/server/server.h"
+#include "relgraph_version.h"
+#include "tools/relgraphd/daemon_config.h"
+#include "tools/relgraphd/systemd_notify.h"
 
 namespace relgraph {
 namespace {
@@ -96,6 +98,22 @@ void RaiseOpenFileLimit(uint32_t max_connections) {
   }
 }
 
+// The group agent's settings from the flags.
+GroupAgentOptions GroupOptionsOf(const DaemonConfig& config, const std::string& advertise) {
+  GroupAgentOptions go;
+  go.group = config.group;
+  go.address = advertise;
+  go.store.nats_urls = config.group_nats;
+  go.store.replicas = static_cast<int>(config.group_nats_replicas);
+  go.store.op_timeout = config.group_store_timeout;
+  go.lease_ttl = config.group_lease;
+  go.renew_interval = config.group_renew;
+  go.poll_interval = std::min(config.group_renew, std::chrono::milliseconds(50));
+  go.fence_margin = config.group_fence_margin;
+  go.log = [](const std::string& line) { Log(LogLevel::kInfo, "group %s", line.c_str()); };
+  return go;
+}
+
 int Main(int argc, char** argv) {
   auto config = ParseDaemonConfig(std::vector<std::string>(argv + 1, argv + argc));
   if (!config.ok()) {
@@ -130,6 +148,30 @@ int Main(int argc, char** argv) {
                  kMaxPostsPerRecord, config->db.feed.posts_per_author);
     return 2;
   }
+  if (!config->group.empty() && !config->replica_of.empty()) {
+    std::fprintf(stderr,
+                 "relgraphd: a group member follows whomever the group's lease names: drop "
+                 "--replica-of\n");
+    return 2;
+  }
+  if (!config->group.empty() && !config->cluster.empty()) {
+    std::fprintf(stderr,
+                 "relgraphd: --group with --cluster: a shard's group is named by the "
+                 "shard map (docs/cluster.md); drop --group\n");
+    return 2;
+  }
+  if (!config->group.empty()) {
+    if (Status s = CheckGroupTiming(GroupOptionsOf(*config, "(this node)")); !s.ok()) {
+      std::fprintf(stderr, "relgraphd: %s\n", s.message().c_str());
+      return 2;
+    }
+    if (config->server.host == "0.0.0.0" && config->advertise.empty()) {
+      std::fprintf(stderr,
+                   "relgraphd: listening on 0.0.0.0: give --advertise=HOST:PORT, the "
+                   "address the group's members and clients reach this node at\n");
+      return 2;
+    }
+  }
   if (config->resync && config->replica_of.empty()) {
     std::fprintf(stderr, "relgraphd: --resync needs --replica-of\n");
     return 2;
@@ -140,7 +182,8 @@ int Main(int argc, char** argv) {
     Log(LogLevel::kError, "%s", group.status().ToString().c_str());
     return 1;
   }
-  const bool replica = !config->replica_of.empty();
+  const bool group_member = !config->group.empty();
+  const bool replica = !config->replica_of.empty() || group_member;
   // A primary's flag sets the group's value; a replica's is its floor once promoted.
   const uint32_t floor = replica ? config->sync_replicas.value_or(0) : 0;
   uint32_t sync_replicas = !replica && config->sync_replicas
@@ -180,7 +223,8 @@ int Main(int argc, char** argv) {
   };
   if (!group->has_value() || (*group)->sync_replicas != sync_replicas) save_group(sync_replicas);
   replication.SetOnGroupChange(save_group);
-  if (!config->replica_of.empty()) replication.SetReplicaOf(config->replica_of);
+  // A group member starts read-only, following nobody, until its lease says what it is.
+  if (replica) replication.SetReplicaOf(config->replica_of);
   CommandService service(db->get(), &replication);
   std::unique_ptr<ShardNode> shard;
   if (!config->cluster.empty()) {
@@ -210,17 +254,32 @@ int Main(int argc, char** argv) {
   Log(LogLevel::kInfo, "listening on %s:%u%s", config->server.host.c_str(),
       static_cast<unsigned>(server.port()),
       config->server.auth_token.empty() ? "" : " (token required)");
-  std::unique_ptr<ReplicaFollower> follower;
-  if (!config->replica_of.empty()) {
-    FollowerOptions fo;
-    net::ParseHostPort(config->replica_of, &fo.primary.host, &fo.primary.port).IgnoreError();
-    fo.primary.token = config->replica_token;
-    fo.name = config->server.host + ":" + std::to_string(server.port());
-    fo.resync = config->resync;
-    fo.log = [](const std::string& line) { Log(LogLevel::kInfo, "replication %s", line.c_str()); };
-    follower = std::make_unique<ReplicaFollower>(db->get(), &replication, fo);
-    replication.SetFollowerStopper([f = follower.get()] { f->Stop(); });
-    follower->Start();
+  // The address members and clients reach this node at.
+  const std::string advertise = !config->advertise.empty()
+                                    ? config->advertise
+                                    : config->server.host + ":" + std::to_string(server.port());
+  FollowerOptions fo;
+  fo.primary.token = config->replica_token;
+  fo.name = advertise;
+  fo.resync_when_diverged = group_member;  // a group saves a diverged tail and resyncs
+  if (group_member) fo.silence_timeout = config->group_lease;
+  fo.log = [](const std::string& line) { Log(LogLevel::kInfo, "replication %s", line.c_str()); };
+  RoleControl role(db->get(), &replication, fo);
+  replication.SetRoleChanger(&role);
+  std::unique_ptr<GroupAgent> agent;
+  if (group_member) {
+    GroupAgentOptions go = GroupOptionsOf(*config, advertise);
+    agent = std::make_unique<GroupAgent>(db->get(), &replication, &role, go);
+    replication.SetRoleChanger(agent.get());
+    agent->Start();
+    Log(LogLevel::kInfo, "member %s of group %s (lease in %s, TTL %lld ms)", advertise.c_str(),
+        config->group.c_str(), config->group_nats.c_str(),
+        static_cast<long long>(config->group_lease.count()));
+  } else if (!config->replica_of.empty()) {
+    if (Status s = role.Follow(config->replica_of, config->resync); !s.ok()) {
+      Log(LogLevel::kError, "%s", s.ToString().c_str());
+      return 2;
+    }
     Log(LogLevel::kInfo, "replica of %s (epoch %llu, lsn %llu)%s", config->replica_of.c_str(),
         static_cast<unsigned long long>((*db)->epoch().number),
         static_cast<unsigned long long>((*db)->last_lsn()),
@@ -238,7 +297,8 @@ int Main(int argc, char** argv) {
     closed = server.Wait();  // returns after SIGINT/SIGTERM and a drained shutdown
   }
   NotifySystemd("STOPPING=1\nSTATUS=flushing and stopping").IgnoreError();
-  if (follower) follower->Stop();
+  if (agent) agent->Stop(/*release=*/true);  // a member takes over at once
+  role.Stop();
   if (shard) shard->Stop();
   replication.Stop();
   if (!closed.ok()) {

@@ -8,6 +8,7 @@ namespace relgraph {
 namespace {
 
 constexpr auto kHeartbeat = std::chrono::milliseconds(500);
+constexpr size_t kRememberedFrames = 4096;  // frames sent and not yet answered
 
 }  // namespace
 
@@ -51,9 +52,22 @@ Result<size_t> RecordSubscription::Next(size_t max_body, std::string* body) {
     return size_t{0};
   }
   last_push_ = now;
+  {
+    std::lock_guard lock(sent_mu_);
+    if (sent_.size() >= kRememberedFrames) sent_lost_ = true;  // the order is lost for good
+    if (!sent_lost_) sent_.push_back(now);
+  }
   net::EncodeRecordsHeader(body->data() + start, first, db_->last_lsn(), net::RecordsClockUs(),
                            count);
   return count;  // 0 with a heartbeat appended: nothing consumed, look again later
+}
+
+std::optional<std::chrono::steady_clock::time_point> RecordSubscription::TakeAnsweredFrameTime() {
+  std::lock_guard lock(sent_mu_);
+  if (sent_lost_ || sent_.empty()) return std::nullopt;
+  const auto t = sent_.front();
+  sent_.pop_front();
+  return t;
 }
 
 }  // namespace relgraph

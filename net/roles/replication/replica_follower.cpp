@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "net/roles/replication/diverged_tail.h"
 #include "storage/env/file_names.h"
 
 namespace relgraph {
@@ -96,6 +97,7 @@ void ReplicaFollower::Report(const std::string& state, const std::string& messag
   link.state = state;
   link.message = message;
   link.primary_lsn = primary_lsn_;
+  link.last_frame = last_frame_;
   replication_->SetLink(link);
   const std::string line = message.empty() ? state : state + ": " + message;
   if (options_.log && line != last_logged_ && state != "connecting") options_.log(line);
@@ -131,6 +133,24 @@ Status ReplicaFollower::Resync(net::Client& client) {
   return db_->ResetToSnapshot(fetched.ok() ? path : std::string());
 }
 
+Status ReplicaFollower::SaveDiverged(const Status& diverged) {
+  // The first LSN the primary never had; when it cannot say, this node's current epoch is
+  // the part it does not know.
+  uint64_t from =
+      diverged.detail() > 0 ? static_cast<uint64_t>(diverged.detail()) : db_->epoch().first_lsn;
+  auto saved = SaveDivergedTail(db_, from);
+  if (!saved.ok()) return saved.status();
+  if (options_.log) {
+    options_.log(saved->records == 0
+                     ? "diverged: " + diverged.message() + "; no records to save, resynchronizing"
+                     : "diverged: " + diverged.message() + "; saved LSNs " +
+                           std::to_string(saved->from_lsn) + ".." + std::to_string(saved->to_lsn) +
+                           " (" + std::to_string(saved->records) + " records) to " + saved->path +
+                           ", resynchronizing from the primary");
+  }
+  return Status::OK();
+}
+
 Status ReplicaFollower::FollowOnce() {
   Report("connecting", "");
   auto client = net::Client::Connect(options_.primary);
@@ -145,6 +165,16 @@ Status ReplicaFollower::FollowOnce() {
   auto started = (*client)->StartReplication(request);
   if (!started.ok()) {
     if (started.status().code() == Code::kLsnExpired) resync_ = true;
+    if (started.status().code() == Code::kDiverged && options_.resync_when_diverged) {
+      if (Status saved = SaveDiverged(started.status()); !saved.ok()) {
+        halted_ = true;
+        Report("diverged", started.status().message() + "; its records could not be saved aside (" +
+                               saved.ToString() + "), so they are kept: resolve by hand");
+        return saved;
+      }
+      resync_ = true;
+      return started.status();
+    }
     if (started.status().code() == Code::kDiverged) {
       halted_ = true;
       Report("diverged", started.status().message() +
@@ -154,6 +184,7 @@ Status ReplicaFollower::FollowOnce() {
     return started.status();
   }
   primary_lsn_ = std::max(primary_lsn_, started->newest_lsn);
+  last_frame_ = std::chrono::steady_clock::now();
   Report("streaming", "");
   std::vector<Db::ReplicatedRecord> batch;
   auto last_frame = std::chrono::steady_clock::now();
@@ -171,6 +202,7 @@ Status ReplicaFollower::FollowOnce() {
     }
     if (!frame.ok()) return frame.status();
     last_frame = std::chrono::steady_clock::now();
+    last_frame_ = last_frame;
     if (!frame->status.ok()) {  // the stream ended on the primary's side
       if (frame->status.code() == Code::kLsnExpired) resync_ = true;
       return frame->status;
@@ -197,6 +229,7 @@ Status ReplicaFollower::FollowOnce() {
     Replication::Link link;
     link.state = "streaming";
     link.primary_lsn = primary_lsn_;
+    link.last_frame = last_frame;
     link.lag_ms = applied >= primary_lsn_
                       ? 0
                       : static_cast<uint64_t>(

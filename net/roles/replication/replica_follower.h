@@ -8,10 +8,12 @@
 // backoff and resumes after the newest applied LSN; a primary whose WAL no longer holds that
 // LSN (lsn_expired) makes the follower start over from its snapshot; a primary that never had
 // this node's newest records (diverged, after a failover) stops it, saying so, until it is
-// told to resynchronize (relgraphd --resync), which discards them. A record the replica cannot
-// apply (its state differs from the primary's) stops it as well ("failed"). At each connect
-// and every 2 s it also reads the primary's REPLICATION, to copy the group's sync_replicas and
-// to know the other replicas, whom PROMOTE asks whether one of them is further ahead.
+// told to resynchronize (relgraphd --resync), which discards them; in a group with automatic
+// failover it saves those records aside (diverged_tail.h) and resynchronizes by itself. A record
+// the replica cannot apply (its state differs from the primary's) stops it as well ("failed"). At
+// each connect and every 2 s it also reads the primary's REPLICATION, to copy the group's
+// sync_replicas and to know the other replicas, whom PROMOTE asks whether one of them is further
+// ahead.
 //
 // Thread-safety: Start and Stop from one thread; the follower reports through Replication.
 #pragma once
@@ -36,6 +38,9 @@ struct FollowerOptions {
   std::string name;            // how the primary lists this replica (its address)
   // Start over from the primary's snapshot before following (discarding diverged records).
   bool resync = false;
+  // On divergence: false, stop and wait for an operator; true, save the records the primary
+  // never had aside (diverged_tail.h), then resynchronize.
+  bool resync_when_diverged = false;
   std::chrono::milliseconds min_backoff{100};
   std::chrono::milliseconds max_backoff{2000};
   // A link that brings no frame for this long (the primary sends a heartbeat every 0.5 s) is
@@ -60,6 +65,8 @@ class ReplicaFollower {
   // ends. Returns why it ended.
   Status FollowOnce();
   Status Resync(net::Client& client);
+  // Saves this node's records from `from_lsn` (the diverged error's detail) aside.
+  Status SaveDiverged(const Status& diverged);
   // Reads the primary's REPLICATION: the group's sync_replicas and the other replicas.
   Status LearnGroup(net::Client& primary);
   void PollGroup();  // LearnGroup on a short-lived connection of its own
@@ -75,7 +82,8 @@ class ReplicaFollower {
   bool resync_;               // the follower thread's
   bool halted_ = false;       // likewise: diverged, or a record failed to apply
   uint64_t primary_lsn_ = 0;  // likewise
-  std::string last_logged_;   // likewise
+  std::chrono::steady_clock::time_point last_frame_{};  // likewise
+  std::string last_logged_;                             // likewise
   std::mutex mu_;
   std::condition_variable wake_;
   bool stop_ = false;  // guarded by mu_

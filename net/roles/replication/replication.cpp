@@ -1,6 +1,7 @@
 #include "net/roles/replication/replication.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace relgraph {
 
@@ -40,19 +41,44 @@ std::vector<std::string> Replication::peers() const {
 }
 
 void Replication::SetReplicaOf(std::string primary) {
-  std::lock_guard lock(mu_);
-  primary_ = std::move(primary);
-  replica_.store(true, std::memory_order_release);
+  {
+    std::lock_guard lock(mu_);
+    primary_ = std::move(primary);
+    replica_.store(true, std::memory_order_release);
+    paused_.store(false, std::memory_order_release);
+    ++role_changes_;
+  }
+  acked_.notify_all();  // a primary's waiting replies fail
+}
+
+void Replication::BecomePrimary() {
+  {
+    std::lock_guard lock(mu_);
+    primary_.clear();
+    link_ = Link{};
+    link_.state = "primary";
+    confirmed_.clear();
+    paused_.store(false, std::memory_order_release);
+    replica_.store(false, std::memory_order_release);
+    ++role_changes_;
+  }
+  acked_.notify_all();
 }
 
 std::string Replication::primary() const {
   std::lock_guard lock(mu_);
-  return primary_;
+  return !replica_.load() && paused_.load() ? pause_target_ : primary_;
 }
 
-void Replication::SetFollowerStopper(std::function<void()> stop) {
+void Replication::PauseWrites(std::string to) {
   std::lock_guard lock(mu_);
-  stop_follower_ = std::move(stop);
+  pause_target_ = std::move(to);
+  paused_.store(true, std::memory_order_release);
+}
+
+void Replication::ResumeWrites() {
+  std::lock_guard lock(mu_);
+  paused_.store(false, std::memory_order_release);
 }
 
 void Replication::SetPromotionCheck(std::function<Status()> check) {
@@ -69,19 +95,51 @@ Status Replication::CheckPromotion() const {
   return check ? check() : Status::OK();  // outside the lock: it asks other nodes
 }
 
-void Replication::StopFollowingAndBecomePrimary() {
-  std::function<void()> stop;
+void Replication::EnableFence(std::chrono::milliseconds failsafe_window) {
+  std::lock_guard lock(mu_);
+  failsafe_window_ = failsafe_window;
+  fenced_.store(true, std::memory_order_release);
+}
+
+void Replication::SetLeaseValidUntil(std::chrono::steady_clock::time_point until) {
   {
     std::lock_guard lock(mu_);
-    stop = std::move(stop_follower_);
-    stop_follower_ = nullptr;
+    lease_until_ns_.store(until.time_since_epoch().count(), std::memory_order_release);
   }
-  if (stop) stop();  // outside the lock: the follower reports its link while it stops
+  acked_.notify_all();
+}
+
+void Replication::SetCountedMembers(std::vector<std::string> members) {
+  {
+    std::lock_guard lock(mu_);
+    counted_ = std::move(members);
+    counted_set_ = true;
+  }
+  acked_.notify_all();
+}
+
+bool Replication::MayAcknowledge(std::chrono::steady_clock::time_point now) const {
   std::lock_guard lock(mu_);
-  primary_.clear();
-  link_ = Link{};
-  link_.state = "primary";
-  replica_.store(false, std::memory_order_release);
+  return MayAcknowledgeLocked(now);
+}
+
+bool Replication::MayAcknowledgeLocked(std::chrono::steady_clock::time_point now) const {
+  if (!fenced_.load(std::memory_order_acquire)) return true;
+  if (now.time_since_epoch().count() < lease_until_ns_.load(std::memory_order_acquire)) return true;
+  // The failsafe: no counted member may take the lease while it hears this node, and a member
+  // that answered a frame sent at `sent` hears it until at least sent + its link timeout.
+  if (counted_.empty()) return false;
+  for (const std::string& m : counted_) {
+    auto it = confirmed_.find(m);
+    if (it == confirmed_.end() || it->second + failsafe_window_ <= now) return false;
+  }
+  return true;
+}
+
+void Replication::NoteAcked(uint64_t lsn) {
+  uint64_t seen = acked_lsn_.load(std::memory_order_relaxed);
+  while (seen < lsn && !acked_lsn_.compare_exchange_weak(seen, lsn, std::memory_order_acq_rel)) {
+  }
 }
 
 void Replication::SetLink(const Link& link) {
@@ -106,9 +164,14 @@ void Replication::Detach(uint64_t handle) {
   attached_.erase(handle);
 }
 
-void Replication::Ack(const std::string& name, uint64_t applied_lsn, uint64_t durable_lsn) {
+void Replication::Ack(const std::string& name, uint64_t applied_lsn, uint64_t durable_lsn,
+                      std::optional<std::chrono::steady_clock::time_point> frame_sent) {
   {
     std::lock_guard lock(mu_);
+    if (frame_sent) {
+      auto& c = confirmed_[name];
+      c = std::max(c, *frame_sent);
+    }
     for (auto& [handle, a] : attached_) {
       if (a.name != name) continue;
       a.applied_lsn = std::max(a.applied_lsn, applied_lsn);
@@ -133,19 +196,54 @@ std::vector<net::ReplicaEntry> Replication::Replicas() const {
 uint64_t Replication::ReplicatedLocked(uint64_t lsn) const {
   // One count per replica name: a replica that reconnected may briefly be attached twice.
   std::map<std::string_view, bool> holds;
-  for (const auto& [handle, a] : attached_) holds[a.name] = holds[a.name] || a.durable_lsn >= lsn;
+  for (const auto& [handle, a] : attached_) {
+    if (counted_set_ && std::find(counted_.begin(), counted_.end(), a.name) == counted_.end()) {
+      continue;
+    }
+    holds[a.name] = holds[a.name] || a.durable_lsn >= lsn;
+  }
   uint64_t n = 0;
   for (const auto& [name, held] : holds) n += held ? 1 : 0;
   return n;
 }
 
 Status Replication::WaitReplicated(uint64_t lsn) {
-  if (sync_replicas() == 0 || lsn == 0) return Status::OK();
+  if (lsn == 0) return Status::OK();
+  const bool fenced = fenced_.load(std::memory_order_acquire);
+  if (!fenced && sync_replicas() == 0) return Status::OK();
+  if (fenced && sync_replicas() == 0 && !is_replica() &&
+      std::chrono::steady_clock::now().time_since_epoch().count() <
+          lease_until_ns_.load(std::memory_order_acquire)) {
+    NoteAcked(lsn);  // the common case in a group without synchronous replicas: no lock
+    return Status::OK();
+  }
   std::unique_lock lock(mu_);
-  acked_.wait(lock, [&] { return stopped_ || ReplicatedLocked(lsn) >= sync_replicas(); });
-  if (ReplicatedLocked(lsn) >= sync_replicas()) return Status::OK();
-  return Status(Code::kUnavailable, "stopped before " + std::to_string(sync_replicas()) +
-                                        " replica(s) confirmed LSN " + std::to_string(lsn));
+  const uint64_t role_changes = role_changes_;
+  for (;;) {
+    if (stopped_) {
+      return Status(Code::kUnavailable, "stopped before " + std::to_string(sync_replicas()) +
+                                            " replica(s) confirmed LSN " + std::to_string(lsn));
+    }
+    if (role_changes_ != role_changes || replica_.load()) {
+      return Status(Code::kUnavailable,
+                    "this node stopped being the primary before LSN " + std::to_string(lsn) +
+                        " was acknowledged (the primary is now " +
+                        (primary_.empty() ? std::string("being elected") : primary_) +
+                        "): the write's outcome is unknown");
+    }
+    const auto now = std::chrono::steady_clock::now();
+    const bool fence_ok = MayAcknowledgeLocked(now);
+    if (fence_ok && ReplicatedLocked(lsn) >= sync_replicas()) {
+      NoteAcked(lsn);
+      return Status::OK();
+    }
+    // The lease and the failsafe also end by time alone: look again soon.
+    if (fence_ok) {
+      acked_.wait(lock);
+    } else {
+      acked_.wait_for(lock, std::chrono::milliseconds(20));
+    }
+  }
 }
 
 void Replication::Stop() {

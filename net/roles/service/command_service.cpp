@@ -103,6 +103,7 @@ constexpr Row kHandlers[] = {
     MakeRow<net::ReplicaAckRequest, &CommandService::ReplicaAck>(net::kCommandReads),
     MakeRow<net::PromoteRequest, &CommandService::Promote>(net::kCommandBackground),
     MakeRow<net::ReplicationRequest, &CommandService::ReplicationStatus>(net::kCommandReads),
+    MakeRow<net::ReplicaOfRequest, &CommandService::ReplicaOf>(net::kCommandBackground),
     MakeRow<net::BlockRequest, &CommandService::Block>(net::kCommandWrites),
     MakeRow<net::UnblockRequest, &CommandService::Unblock>(net::kCommandWrites),
     MakeRow<net::BlocksRequest, &CommandService::Blocks>(net::kCommandReads),
@@ -159,15 +160,14 @@ const net::CommandSpec* CommandService::Find(uint8_t opcode) const {
   return row == nullptr ? nullptr : &row->spec;
 }
 
-Status CommandService::RefuseOnReplica(const net::CommandSpec& spec) const {
-  return Status(Code::kReadOnly, "this node is a read-only replica of " + replication_->primary() +
-                                     "; send " + std::string(spec.name) + " there");
+Status CommandService::RefuseOnReplica(const net::CommandSpec&) const {
+  return Status(Code::kReadOnly, replication_->primary());  // docs/protocol.md: the address
 }
 
 net::ExecuteResult CommandService::Execute(const net::CommandSpec& spec, std::string_view body,
                                            std::string* reply, const net::ServerStats& stats) {
   ops_.fetch_add(1, std::memory_order_relaxed);
-  if ((spec.flags & net::kCommandWrites) != 0 && replication_->is_replica()) {
+  if ((spec.flags & net::kCommandWrites) != 0 && replication_->refuses_writes()) {
     return {RefuseOnReplica(spec), 0};
   }
   return RowFor(spec.opcode)->run(*this, body, reply, stats);
@@ -175,7 +175,7 @@ net::ExecuteResult CommandService::Execute(const net::CommandSpec& spec, std::st
 
 uint64_t CommandService::ExecuteBatch(std::span<net::BatchItem> items, std::string* replies) {
   ops_.fetch_add(items.size(), std::memory_order_relaxed);
-  const bool replica = replication_->is_replica();
+  const bool replica = replication_->refuses_writes();
   // Decode every request; those that decode become the batch's writes, in order.
   std::vector<Db::BatchWrite> writes;
   writes.reserve(items.size());

@@ -86,6 +86,7 @@ class CommandService final : public net::Service {
   Result<net::ReplicateReply> Replicate(const net::ReplicateRequest&, Context&);
   Result<net::Empty> ReplicaAck(const net::ReplicaAckRequest&, Context&);
   Result<net::PromoteReply> Promote(const net::PromoteRequest&, Context&);
+  Result<net::Empty> ReplicaOf(const net::ReplicaOfRequest&, Context&);
   Result<net::ReplicationReply> ReplicationStatus(const net::ReplicationRequest&, Context&);
   // Blocks, private accounts, requests (access_commands.cpp).
   Result<net::BlockReply> Block(const net::BlockRequest&, Context&);

@@ -2,7 +2,9 @@
 // acks, PROMOTE, the group's status.
 #include "net/roles/service/command_service.h"
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "net/roles/replication/record_subscription.h"
@@ -22,8 +24,12 @@ Result<net::ReplicateReply> CommandService::Replicate(const net::ReplicateReques
   return reply;
 }
 
-Result<net::Empty> CommandService::ReplicaAck(const net::ReplicaAckRequest& q, Context&) {
-  replication_->Ack(q.name, q.applied_lsn, q.durable_lsn);
+Result<net::Empty> CommandService::ReplicaAck(const net::ReplicaAckRequest& q, Context& c) {
+  std::optional<std::chrono::steady_clock::time_point> sent;
+  if (auto* records = dynamic_cast<RecordSubscription*>(c.subscription.get())) {
+    sent = records->TakeAnsweredFrameTime();
+  }
+  replication_->Ack(q.name, q.applied_lsn, q.durable_lsn, sent);
   return net::Empty{};
 }
 
@@ -32,11 +38,21 @@ Result<net::PromoteReply> CommandService::Promote(const net::PromoteRequest& q, 
     return Status::InvalidArgument("this node is already a primary (epoch " +
                                    std::to_string(db_->epoch().number) + ")");
   }
-  if (!q.force) RELGRAPH_RETURN_IF_ERROR(replication_->CheckPromotion());
-  replication_->StopFollowingAndBecomePrimary();
-  auto epoch = db_->StartEpoch();
+  RoleChanger* changer = replication_->role_changer();
+  if (changer == nullptr) return Status::InvalidArgument("promote: this node cannot change role");
+  auto epoch = changer->Promote(q.force);
   if (!epoch.ok()) return epoch.status();
   return net::PromoteReply{epoch->number, epoch->id, epoch->first_lsn};
+}
+
+Result<net::Empty> CommandService::ReplicaOf(const net::ReplicaOfRequest& q, Context&) {
+  if (q.primary.empty()) return Status::InvalidArgument("replica_of: name the primary, HOST:PORT");
+  RoleChanger* changer = replication_->role_changer();
+  if (changer == nullptr) {
+    return Status::InvalidArgument("replica_of: this node cannot change role");
+  }
+  RELGRAPH_RETURN_IF_ERROR(changer->ReplicaOf(q.primary, q.resync));
+  return net::Empty{};
 }
 
 Result<net::ReplicationReply> CommandService::ReplicationStatus(const net::ReplicationRequest&,

@@ -1,0 +1,87 @@
+#include "net/client/group_client.h"
+
+#include <algorithm>
+
+namespace relgraph::net {
+
+Result<std::unique_ptr<GroupClient>> GroupClient::Connect(GroupClientOptions options) {
+  if (options.nodes.empty()) return Status::InvalidArgument("a group client needs its nodes");
+  for (const std::string& n : options.nodes) {
+    std::string host;
+    uint16_t port = 0;
+    RELGRAPH_RETURN_IF_ERROR(ParseHostPort(n, &host, &port));
+  }
+  std::unique_ptr<GroupClient> g(new GroupClient(std::move(options)));
+  Status why;
+  if (g->Link(false, &why) == nullptr) {
+    // No member answered now; calls keep looking until their failover timeout.
+    if (why.code() != Code::kIOError && why.code() != Code::kTimeout) return why;
+  }
+  return g;
+}
+
+Client* GroupClient::Link(bool to_replica, Status* why) {
+  std::unique_ptr<Client>& slot = to_replica ? replica_ : primary_;
+  if (slot && slot->healthy()) return slot.get();
+  slot.reset();
+  // The primary known, else the members in turn.
+  std::string address = to_replica ? std::string() : primary_address_;
+  if (address.empty()) {
+    address = options_.nodes[next_node_ % options_.nodes.size()];
+    ++next_node_;
+  }
+  ClientOptions o = options_.connection;
+  if (Status s = ParseHostPort(address, &o.host, &o.port); !s.ok()) {
+    *why = s;
+    primary_address_.clear();
+    return nullptr;
+  }
+  auto c = Client::Connect(o);
+  if (!c.ok()) {
+    *why = Status(c.status().code(), address + ": " + c.status().message());
+    if (!to_replica) primary_address_.clear();  // ask the members next time
+    return nullptr;
+  }
+  slot = std::move(*c);
+  if (!to_replica) primary_address_ = address;
+  return slot.get();
+}
+
+void GroupClient::Drop(bool to_replica) {
+  (to_replica ? replica_ : primary_).reset();
+  if (!to_replica) primary_address_.clear();
+}
+
+void GroupClient::Redirect(const std::string& address) {
+  primary_.reset();
+  primary_address_ = address;  // empty: no primary now, ask the members again
+  if (std::find(options_.nodes.begin(), options_.nodes.end(), address) == options_.nodes.end() &&
+      !address.empty()) {
+    options_.nodes.push_back(address);  // a member the caller did not list
+  }
+}
+
+bool GroupClient::Backoff(int attempt, std::chrono::steady_clock::time_point deadline,
+                          const Status&) {
+  ++retries_;
+  // A redirect to a named primary goes at once; otherwise wait 5, 10, 20 ... 200 ms.
+  if (attempt == 1 && !primary_address_.empty()) return true;
+  const auto wait = std::chrono::milliseconds(std::min(200, 5 << std::min(attempt, 6)));
+  if (std::chrono::steady_clock::now() + wait > deadline) return false;
+  std::this_thread::sleep_for(wait);
+  return true;
+}
+
+Status GroupClient::Unknown(const Status& last, Opcode op, bool sent) const {
+  std::string what = std::string(OpcodeName(op));
+  if (sent) {
+    return Status(Code::kUnavailable, what + " was sent but its outcome is unknown (" +
+                                          last.ToString() +
+                                          "); it is not sent again: it is not retry-safe");
+  }
+  return Status(Code::kUnavailable, "no primary answered " + what + " within " +
+                                        std::to_string(options_.failover_timeout.count()) +
+                                        " ms (last: " + last.ToString() + ")");
+}
+
+}  // namespace relgraph::net

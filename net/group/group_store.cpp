@@ -1,0 +1,173 @@
+#include "net/group/group_store.h"
+
+namespace relgraph::net {
+namespace {
+
+Status StoreError(const std::string& what, natsStatus s) {
+  std::string msg = what + ": " + natsStatus_GetText(s);
+  if (const char* last = nats_GetLastError(nullptr); last != nullptr && last[0] != '\0') {
+    msg += ": " + std::string(last);
+  }
+  return Status(Code::kUnavailable, msg);
+}
+
+// The write failed because the key's revision was not the expected one.
+bool WrongRevision(natsStatus s) {
+  const char* last = nats_GetLastError(nullptr);
+  return s == NATS_ERR && last != nullptr &&
+         std::string(last).find("wrong last sequence") != std::string::npos;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<GroupStore>> GroupStore::Connect(const GroupStoreOptions& options) {
+  std::unique_ptr<GroupStore> store(new GroupStore());
+  store->options_ = options;
+  natsOptions* opts = nullptr;
+  natsStatus s = natsOptions_Create(&opts);
+  if (s == NATS_OK) s = natsOptions_SetURL(opts, options.nats_urls.c_str());
+  if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
+  if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 100);
+  if (s == NATS_OK) s = natsOptions_SetTimeout(opts, options.op_timeout.count());
+  if (s == NATS_OK) s = natsConnection_Connect(&store->nc_, opts);
+  natsOptions_Destroy(opts);
+  if (s != NATS_OK) return StoreError("connecting to " + options.nats_urls, s);
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.Wait = options.op_timeout.count();
+  s = natsConnection_JetStream(&store->js_, store->nc_, &jo);
+  if (s != NATS_OK) return StoreError("JetStream context", s);
+  s = js_KeyValue(&store->kv_, store->js_, options.bucket.c_str());
+  if (s == NATS_NOT_FOUND) {
+    kvConfig cfg;
+    kvConfig_Init(&cfg);
+    cfg.Bucket = options.bucket.c_str();
+    cfg.History = 4;
+    cfg.StorageType = js_FileStorage;
+    cfg.Replicas = options.replicas;
+    s = js_CreateKeyValue(&store->kv_, store->js_, &cfg);
+    // Another member created it meanwhile: bind it.
+    if (s != NATS_OK) s = js_KeyValue(&store->kv_, store->js_, options.bucket.c_str());
+  }
+  if (s != NATS_OK) return StoreError("key-value bucket " + options.bucket, s);
+  return store;
+}
+
+GroupStore::~GroupStore() {
+  if (kv_ != nullptr) kvStore_Destroy(kv_);
+  if (js_ != nullptr) jsCtx_Destroy(js_);
+  if (nc_ != nullptr) natsConnection_Destroy(nc_);
+}
+
+Result<std::optional<Versioned<std::string>>> GroupStore::Get(const std::string& key) {
+  kvEntry* e = nullptr;
+  natsStatus s = kvStore_Get(&e, kv_, key.c_str());
+  if (s == NATS_NOT_FOUND) return std::optional<Versioned<std::string>>();
+  if (s != NATS_OK) return StoreError("reading " + key, s);
+  Versioned<std::string> v{std::string(static_cast<const char*>(kvEntry_Value(e)),
+                                       static_cast<size_t>(kvEntry_ValueLen(e))),
+                           kvEntry_Revision(e)};
+  kvEntry_Destroy(e);
+  return std::optional(std::move(v));
+}
+
+Result<Versioned<GroupLease>> GroupStore::ReadLease(const std::string& group) {
+  auto raw = Get(LeaseKey(group));
+  if (!raw.ok()) return raw.status();
+  if (!raw->has_value()) return Status::NotFound("group " + group + " has no lease");
+  auto lease = ParseGroupLease((*raw)->value);
+  if (!lease.ok()) return lease.status();
+  return Versioned<GroupLease>{std::move(*lease), (*raw)->revision};
+}
+
+Result<uint64_t> GroupStore::CreateLease(const std::string& group, const GroupLease& lease) {
+  const std::string text = FormatGroupLease(lease);
+  uint64_t rev = 0;
+  natsStatus s = kvStore_Create(&rev, kv_, LeaseKey(group).c_str(), text.data(),
+                                static_cast<int>(text.size()));
+  if (WrongRevision(s)) {
+    return Status(Code::kAlreadyExists, "group " + group + " has a lease already");
+  }
+  if (s != NATS_OK) return StoreError("creating group " + group + "'s lease", s);
+  return rev;
+}
+
+Result<uint64_t> GroupStore::UpdateLease(const std::string& group, const GroupLease& lease,
+                                         uint64_t expected) {
+  const std::string text = FormatGroupLease(lease);
+  uint64_t rev = 0;
+  natsStatus s = kvStore_Update(&rev, kv_, LeaseKey(group).c_str(), text.data(),
+                                static_cast<int>(text.size()), expected);
+  if (WrongRevision(s)) {
+    return Status(Code::kAlreadyExists,
+                  "group " + group + "'s lease moved past revision " + std::to_string(expected));
+  }
+  if (s != NATS_OK) return StoreError("updating group " + group + "'s lease", s);
+  return rev;
+}
+
+Status GroupStore::PutMember(const std::string& group, const GroupMember& member) {
+  const std::string text = FormatGroupMember(member);
+  uint64_t rev = 0;
+  natsStatus s = kvStore_Put(&rev, kv_, MemberKey(group, member.address).c_str(), text.data(),
+                             static_cast<int>(text.size()));
+  return s == NATS_OK ? Status::OK() : StoreError("reporting member " + member.address, s);
+}
+
+Status GroupStore::DeleteMember(const std::string& group, const std::string& address) {
+  natsStatus s = kvStore_Delete(kv_, MemberKey(group, address).c_str());
+  return s == NATS_OK ? Status::OK() : StoreError("removing member " + address, s);
+}
+
+Result<std::vector<Versioned<GroupMember>>> GroupStore::Members(const std::string& group) {
+  kvWatcher* w = nullptr;
+  kvWatchOptions o;
+  kvWatchOptions_Init(&o);
+  o.IgnoreDeletes = true;
+  o.Timeout = options_.op_timeout.count();
+  const std::string filter = MemberKeyPrefix(group) + "*";
+  natsStatus s = kvStore_Watch(&w, kv_, filter.c_str(), &o);
+  if (s != NATS_OK) return StoreError("listing group " + group + "'s members", s);
+  std::vector<Versioned<GroupMember>> out;
+  Status result;
+  for (;;) {
+    kvEntry* e = nullptr;
+    s = kvWatcher_Next(&e, w, options_.op_timeout.count());
+    if (s != NATS_OK) {
+      result = StoreError("listing group " + group + "'s members", s);
+      break;
+    }
+    if (e == nullptr) break;  // every current value was delivered
+    auto m = ParseGroupMember(std::string_view(static_cast<const char*>(kvEntry_Value(e)),
+                                               static_cast<size_t>(kvEntry_ValueLen(e))));
+    if (m.ok()) out.push_back({std::move(*m), kvEntry_Revision(e)});
+    kvEntry_Destroy(e);
+  }
+  kvWatcher_Destroy(w);
+  if (!result.ok()) return result;
+  return out;
+}
+
+Result<std::optional<GroupSwitchover>> GroupStore::ReadSwitchover(const std::string& group) {
+  auto raw = Get(SwitchoverKey(group));
+  if (!raw.ok()) return raw.status();
+  if (!raw->has_value()) return std::optional<GroupSwitchover>();
+  auto r = ParseGroupSwitchover((*raw)->value);
+  if (!r.ok()) return r.status();
+  return std::optional(std::move(*r));
+}
+
+Status GroupStore::PutSwitchover(const std::string& group, const GroupSwitchover& request) {
+  const std::string text = FormatGroupSwitchover(request);
+  uint64_t rev = 0;
+  natsStatus s = kvStore_Put(&rev, kv_, SwitchoverKey(group).c_str(), text.data(),
+                             static_cast<int>(text.size()));
+  return s == NATS_OK ? Status::OK() : StoreError("requesting a switchover", s);
+}
+
+Status GroupStore::DeleteSwitchover(const std::string& group) {
+  natsStatus s = kvStore_Delete(kv_, SwitchoverKey(group).c_str());
+  return s == NATS_OK ? Status::OK() : StoreError("clearing the switchover request", s);
+}
+
+}  // namespace relgraph::net
