@@ -17,7 +17,20 @@ ElectionOutcome Elect(const ElectionInput& in) {
   // The candidates, and the reports that count.
   std::set<std::string> candidates;
   std::vector<const GroupMember*> fresh;
-  if (in.lease_exists) {
+  if (in.lease_exists && in.lease.members.empty()) {
+    // No member was counted: no write was acknowledged under this lease with sync_replicas
+    // above 0 (and none is promised with 0), so every member that saw it lapse may run.
+    for (const GroupMember& r : in.reports) {
+      if (r.lapsed_revision == in.lapsed_revision && r.address != in.lease.holder) {
+        candidates.insert(r.address);
+        fresh.push_back(&r);
+      }
+    }
+    if (!candidates.contains(in.self)) {
+      out.reason = "this node's own report after the lapse is not stored yet";
+      return out;
+    }
+  } else if (in.lease_exists) {
     candidates.insert(in.lease.members.begin(), in.lease.members.end());
     if (!candidates.contains(in.self)) {
       out.kind = Kind::kIneligible;
@@ -50,7 +63,7 @@ ElectionOutcome Elect(const ElectionInput& in) {
   // How many reports must come: every candidate's while collect_ms runs; after it, with
   // sync_replicas = N > 0, |S| - N + 1 of them (one of which holds every acknowledged write).
   const size_t all = candidates.size();
-  const uint32_t n = in.lease_exists ? in.lease.sync_replicas : 0;
+  const uint32_t n = in.lease_exists && !in.lease.members.empty() ? in.lease.sync_replicas : 0;
   size_t needed = all;
   if (in.waited_ms >= in.collect_ms) needed = n == 0 ? 1 : (n > all ? all : all - n + 1);
   if (fresh.size() < needed) {

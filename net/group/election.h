@@ -22,7 +22,9 @@ namespace relgraph::net {
 
 struct ElectionInput {
   // The lapsed lease; `lease_exists` false when the group has none yet (its first start, or a
-  // lost store): then every member that reported within `fresh_ms` is a candidate.
+  // lost store): then every member that reported within `fresh_ms` is a candidate. A lease
+  // that counts no member (a primary no replica had joined yet) lets every member that
+  // reported its lapse run.
   GroupLease lease;
   bool lease_exists = true;
   uint64_t lapsed_revision = 0;      // the lease revision this node saw lapse

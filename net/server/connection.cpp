@@ -205,12 +205,12 @@ void Connection::HandleHello(const Frame& frame) {
     return FailAndClose(frame.request_id, frame.opcode, s);
   }
   if (hello.version < kMinProtocolVersion || hello.version > kProtocolVersion) {
-    return FailAndClose(frame.request_id, frame.opcode,
-                        Status(Code::kUnsupported,
-                               "protocol version " + std::to_string(hello.version) +
-                                   " is not supported (this server speaks " +
-                                   std::to_string(kMinProtocolVersion) + " to " +
-                                   std::to_string(kProtocolVersion) + ")"));
+    return FailAndClose(
+        frame.request_id, frame.opcode,
+        Status(Code::kUnsupported, "protocol version " + std::to_string(hello.version) +
+                                       " is not supported (this server speaks " +
+                                       std::to_string(kMinProtocolVersion) + " to " +
+                                       std::to_string(kProtocolVersion) + ")"));
   }
   if (!core_.options.auth_token.empty() && !core_.TokenMatches(hello.token)) {
     return FailAndClose(frame.request_id, frame.opcode,
@@ -350,15 +350,19 @@ void Connection::RunBackground(const CommandSpec& spec, const Frame& frame) {
 void Connection::ReleaseHolds() {
   const uint64_t durable = core_.durability.durable();
   while (!holds_.empty() && holds_.front().background == 0 && holds_.front().ticket <= durable) {
+    if (core_.durability.Failed(holds_.front().ticket)) {
+      Abort();  // a later wait succeeded past it, but this write's own wait failed
+      return;
+    }
     holds_.pop_front();
   }
 }
 
 void Connection::OnDurabilityChange() {
   if (closed_) return;
-  if (core_.durability.failed()) {
+  if (const uint64_t failed = core_.durability.failed_through(); failed != 0) {
     for (const Hold& h : holds_) {
-      if (h.ticket > core_.durability.durable()) {
+      if (h.ticket > core_.durability.durable() && h.ticket <= failed) {
         // Those writes may be lost: never acknowledge them. The peer sees the connection
         // drop, which a client must treat as "outcome unknown".
         Abort();

@@ -30,7 +30,7 @@ void DurabilityWaiter::Request(uint64_t ticket) {
 void DurabilityWaiter::Loop() {
   std::unique_lock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return stop_ || (wanted_ > durable() && !failed()); });
+    cv_.wait(lock, [&] { return stop_ || wanted_ > std::max(durable(), failed_through()); });
     if (stop_) return;
     const uint64_t target = wanted_;
     lock.unlock();
@@ -39,11 +39,23 @@ void DurabilityWaiter::Loop() {
     if (s.ok()) {
       durable_.store(target, std::memory_order_release);
     } else {
-      failed_.store(true, std::memory_order_release);
+      std::lock_guard failed(mu_);
+      failed_ranges_.emplace_back(durable() + 1, target);
+      if (failed_ranges_.size() > 64) failed_ranges_.erase(failed_ranges_.begin());
+      failed_through_.store(target, std::memory_order_release);
     }
     if (on_change_) on_change_();
     lock.lock();
   }
+}
+
+bool DurabilityWaiter::Failed(uint64_t ticket) const {
+  if (ticket > failed_through()) return false;
+  std::lock_guard lock(mu_);
+  for (const auto& [first, last] : failed_ranges_) {
+    if (ticket >= first && ticket <= last) return true;
+  }
+  return false;
 }
 
 void BackgroundRunner::Start() {

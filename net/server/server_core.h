@@ -13,6 +13,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "net/server/server_options.h"
 #include "net/service.h"
@@ -21,6 +23,9 @@ namespace relgraph::net {
 
 // Runs Service::WaitDurable on its own thread so io threads never block on fsync: connections
 // ask for a ticket and are told (on_change) when the durable ticket moves or the wait failed.
+// A failed wait fails every ticket up to its target (failed_through: those writes are never
+// acknowledged); later tickets are waited for again (a WAL that recovered, a node that stepped
+// down and became a primary again).
 class DurabilityWaiter {
  public:
   using OnChange = std::function<void()>;
@@ -30,18 +35,24 @@ class DurabilityWaiter {
   void Stop();
   void Request(uint64_t ticket);
   uint64_t durable() const { return durable_.load(std::memory_order_acquire); }
-  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  // The newest ticket a failed wait covered (0: none failed).
+  uint64_t failed_through() const { return failed_through_.load(std::memory_order_acquire); }
+  // Whether `ticket` was in a failed wait's range (its write must never be acknowledged,
+  // even once a later wait succeeds past it).
+  bool Failed(uint64_t ticket) const;
 
  private:
   void Loop();
   Service* const service_;
   OnChange on_change_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   uint64_t wanted_ = 0;
   bool stop_ = false;
   std::atomic<uint64_t> durable_{0};
-  std::atomic<bool> failed_{false};
+  std::atomic<uint64_t> failed_through_{0};
+  // The ranges (first, last) of failed waits, newest last; guarded by mu_.
+  std::vector<std::pair<uint64_t, uint64_t>> failed_ranges_;
   std::thread thread_;
 };
 

@@ -9,6 +9,9 @@ Result<SavedTail> SaveDivergedTail(Db* db, uint64_t from_lsn) {
   SavedTail saved;
   const uint64_t newest = db->last_lsn();
   if (from_lsn == 0 || from_lsn > newest) return saved;
+  // Under fsync=always a reader sees durable records only, and these may never have been
+  // synced (their replies never went out): sync them first.
+  RELGRAPH_RETURN_IF_ERROR(db->SyncThrough(newest));
   auto reader = db->OpenChanges(from_lsn);
   if (!reader.ok()) return reader.status();
   Env* env = Env::Posix();

@@ -231,7 +231,8 @@ void GroupAgent::Hold(uint64_t revision, const net::GroupLease& lease,
   replication_->SetLeaseValidUntil(sent + options_.lease_ttl - options_.fence_margin);
 }
 
-Result<Epoch> GroupAgent::Claim(uint64_t expected, const net::GroupLease& from, bool resume) {
+Result<Epoch> GroupAgent::Claim(uint64_t expected, net::GroupLease from, bool resume) {
+  last_attached_.clear();              // a new tenure: every member absent is absent from now
   net::GroupLease l = OwnLease(from);  // the old holder becomes a member to count
   l.sync_replicas = std::max(from.sync_replicas, l.sync_replicas);
   const Epoch mine = db_->epoch();
@@ -383,7 +384,8 @@ void GroupAgent::Elect(SteadyClock::time_point now) {
                            lease_.members.end();
       if (counted && r.lapsed_revision == lapsed && !r.link_alive) someone_deaf = true;
     }
-    if (!someone_deaf && !lease_.released) {
+    // A lease that counts no member has no failsafe (Replication::MayAcknowledge).
+    if (!someone_deaf && !lease_.released && !lease_.members.empty()) {
       out.kind = net::ElectionOutcome::Kind::kWait;
       out.reason = "every counted member still hears " + lease_.holder +
                    ": no failover while it may go on without NATS";

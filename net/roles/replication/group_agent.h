@@ -97,7 +97,7 @@ class GroupAgent final : public RoleChanger {
   void Renew(std::chrono::steady_clock::time_point now);
   // Takes the lease at `expected` (0: creates it) and becomes the primary: in a new epoch, or
   // in its current one when `resume`.
-  Result<Epoch> Claim(uint64_t expected, const net::GroupLease& from, bool resume);
+  Result<Epoch> Claim(uint64_t expected, net::GroupLease from, bool resume);  // from: a copy, lease_ changes
   // This node wrote `lease` at `revision`, having sent the write at `sent`: its fence moves on.
   void Hold(uint64_t revision, const net::GroupLease& lease,
             std::chrono::steady_clock::time_point sent);

@@ -170,7 +170,20 @@ net::ExecuteResult CommandService::Execute(const net::CommandSpec& spec, std::st
   if ((spec.flags & net::kCommandWrites) != 0 && replication_->refuses_writes()) {
     return {RefuseOnReplica(spec), 0};
   }
-  return RowFor(spec.opcode)->run(*this, body, reply, stats);
+  net::ExecuteResult r = RowFor(spec.opcode)->run(*this, body, reply, stats);
+  if ((spec.flags & net::kCommandWrites) != 0 && r.ticket == 0) r.ticket = NoOpTicket();
+  return r;
+}
+
+uint64_t CommandService::NoOpTicket() const {
+  // A write that logged nothing (FOLLOW of an edge that exists, UNFOLLOW of one that does not,
+  // a refusal) answers from the state every record logged so far made; where an answer
+  // promises durability, it waits until those records are as durable as a write's would be.
+  // Otherwise a write retried after its first attempt's outcome was unknown could be told
+  // "done" by a primary about to lose that attempt (it steps down, its tail discarded).
+  const bool promises = db_->durability() == DurabilityMode::kAlways ||
+                        replication_->sync_replicas() > 0 || replication_->fenced();
+  return promises ? db_->last_lsn() : 0;
 }
 
 uint64_t CommandService::ExecuteBatch(std::span<net::BatchItem> items, std::string* replies) {
@@ -205,6 +218,7 @@ uint64_t CommandService::ExecuteBatch(std::span<net::BatchItem> items, std::stri
   std::vector<Db::BatchWriteResult> results(writes.size());
   uint64_t ticket = 0;
   if (!writes.empty()) db_->WriteBatch(writes, results, &ticket);
+  if (ticket == 0 && !replica) ticket = NoOpTicket();  // every write was a no-op
   // Replies in request order; a request that did not decode has its error already.
   size_t next = 0;
   for (net::BatchItem& item : items) {

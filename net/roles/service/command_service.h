@@ -16,9 +16,9 @@
 
 #include "engine/db.h"
 #include "net/protocol/messages.h"
-#include "net/service.h"
-#include "net/roles/service/cluster_gate.h"
 #include "net/roles/replication/replication.h"
+#include "net/roles/service/cluster_gate.h"
+#include "net/service.h"
 
 namespace relgraph {
 
@@ -102,6 +102,8 @@ class CommandService final : public net::Service {
  private:
   // kReadOnly for a write sent to a replica, naming the primary.
   Status RefuseOnReplica(const net::CommandSpec& spec) const;
+  // The ticket of a write that logged nothing: its answer rests on every record logged so far.
+  uint64_t NoOpTicket() const;
   uint64_t OpsPerSecond();
 
   Db* const db_;
