@@ -2,17 +2,20 @@
 // relgraph-cli --cluster=nats://HOST:PORT [...]: through a cluster's shard map (docs/cluster.md).
 //
 // With a command: runs it once, prints the reply, exits 0 (1 on an error reply or a connection
-// failure, 2 on bad usage: an unknown command or option, a missing or malformed argument). Without one: an interactive session reading commands from stdin.
-// `subscribe` prints the change stream as it comes, like tail -f.
+// failure, 2 on bad usage: an unknown command or option, a missing or malformed argument). Without
+// one: an interactive session reading commands from stdin. `subscribe` prints the change stream as
+// it comes, like tail -f.
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <functional>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "net/client/client.h"
@@ -226,7 +229,26 @@ int Main(int argc, char** argv) {
                  static_cast<unsigned>(options.port), client.status().ToString().c_str());
     return 1;
   }
-  if (!words.empty()) return PrintOnce(RunCommand(**client, words, json), json);
+  if (!words.empty()) {
+    // A write sent to a replica is refused with its primary's address: send it there (a
+    // group's election may name none for a moment: ask again shortly).
+    Result<std::string> out = RunCommand(**client, words, json);
+    for (int hop = 0; hop < 20 && !out.ok() && out.status().code() == Code::kReadOnly; ++hop) {
+      const std::string primary = out.status().message();
+      if (primary.empty()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      } else {
+        net::ParseHostPort(primary, &options.host, &options.port).IgnoreError();
+        std::fprintf(stderr, "relgraph-cli: a replica; sending to the primary %s\n",
+                     primary.c_str());
+      }
+      auto next = net::Client::Connect(options);
+      if (!next.ok()) break;
+      *client = std::move(*next);
+      out = RunCommand(**client, words, json);
+    }
+    return PrintOnce(out, json);
+  }
   std::unique_ptr<net::Client> connection = std::move(*client);
   return Interactive(
       options.host + ":" + std::to_string(options.port),

@@ -23,18 +23,18 @@
 
 #include "net/client/client.h"
 #include "storage/env/file_names.h"
+#include "tests/net/roles/replication/replication_node.h"
 #include "tests/storage/test_dir.h"
 #include "tests/tools/relgraphd_process.h"
-#include "tests/net/roles/replication/replication_node.h"
 #include "tools/admin/admin_commands.h"
 
 namespace relgraph {
 namespace {
 
-using testing::TestDir;
 using testing::Node;
-using testing::WaitCaughtUp;
+using testing::TestDir;
 using testing::VerifyDigests;
+using testing::WaitCaughtUp;
 
 constexpr uint64_t kUsers = 80;
 
@@ -262,7 +262,8 @@ TEST_CASE("replication: failover under --sync-replicas=1 loses no acknowledged w
     }
   }
   // It is the primary now, and keeps the group's sync_replicas: its writes wait for a replica
-  // (tests/net/roles/replication/failover_test.cpp runs the whole recipe, with replicas re-pointed).
+  // (tests/net/roles/replication/failover_test.cpp runs the whole recipe, with replicas
+  // re-pointed).
   CHECK(replica.Info("role") == 0);
   CHECK(replica.Info("sync_replicas") == 1);
 }
@@ -309,6 +310,54 @@ TEST_CASE(
   CHECK(a.Connect()->Relation(900, 1).value() == net::RelationCode::kNone);
   CheckSameReads(b, a);
   CHECK(a.Connect()->Replication().value().epoch == 2);
+}
+
+}  // namespace
+}  // namespace relgraph
+
+namespace relgraph {
+namespace {
+
+TEST_CASE("replication: REPLICA_OF re-points nodes at run time, a primary stepping down too") {
+  Node a, b;
+  a.Start({"--fsync=always"});
+  b.Start({"--fsync=always", "--replica-of=" + a.address()});
+  {
+    auto c = a.Connect();
+    for (uint64_t i = 1; i <= 30; ++i) REQUIRE(c->Follow(i, i + 1).ok());
+  }
+  WaitCaughtUp(a, b);
+  // Hand over by hand: promote b, then tell a (still a primary) to follow it. a's history is
+  // a prefix of b's, so it follows without a resync; a write sent to a names b.
+  REQUIRE(b.Connect()->Promote().ok());
+  auto repoint = a.Connect()->Call(net::ReplicaOfRequest{b.address(), false});
+  REQUIRE_MESSAGE(repoint.ok(), repoint.status().ToString());
+  auto refused = a.Connect()->Follow(100, 101);
+  CHECK(refused.status().code() == Code::kReadOnly);
+  CHECK(refused.status().message() == b.address());
+  {
+    auto c = b.Connect();
+    for (uint64_t i = 1; i <= 30; ++i) REQUIRE(c->Follow(i + 1, i).ok());
+  }
+  WaitCaughtUp(b, a);
+  CHECK(a.Connect()->Replication()->role == net::ReplicationRole::kReplica);
+  // Bad requests are refused, naming what is wrong; the node keeps following.
+  CHECK(a.Connect()->Call(net::ReplicaOfRequest{"nowhere", false}).status().code() ==
+        Code::kInvalidArgument);
+  CHECK(a.Connect()->Call(net::ReplicaOfRequest{a.address(), false}).status().code() ==
+        Code::kInvalidArgument);
+  // A node with its own history copies the primary's with resync.
+  Node other;
+  other.Start({"--fsync=always"});
+  REQUIRE(other.Connect()->Follow(700, 800).ok());
+  REQUIRE(other.Connect()->Call(net::ReplicaOfRequest{b.address(), true}).ok());
+  WaitCaughtUp(b, other);
+  CHECK(*other.Connect()->Relation(700, 800) == net::RelationCode::kNone);  // discarded
+  a.Stop();
+  b.Stop();
+  other.Stop();
+  CHECK(VerifyDigests(a) == VerifyDigests(b));
+  CHECK(VerifyDigests(other) == VerifyDigests(b));
 }
 
 }  // namespace
