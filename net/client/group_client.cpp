@@ -64,9 +64,17 @@ void GroupClient::Redirect(const std::string& address) {
 bool GroupClient::Backoff(int attempt, std::chrono::steady_clock::time_point deadline,
                           const Status&) {
   ++retries_;
-  // A redirect to a named primary goes at once; otherwise wait 5, 10, 20 ... 200 ms.
-  if (attempt == 1 && !primary_address_.empty()) return true;
-  const auto wait = std::chrono::milliseconds(std::min(200, 5 << std::min(attempt, 6)));
+  // Sent to a named primary: at once the first time, then every 5 ms (a switchover's
+  // hand-over lasts tens of ms, during which the two name each other). Without one (an
+  // election, a lost connection): 2, 4, 8 ... 200 ms.
+  std::chrono::milliseconds wait{0};
+  if (!primary_address_.empty()) {
+    ++named_;
+    if (named_ > 1) wait = std::chrono::milliseconds(5);
+  } else {
+    ++unnamed_;
+    wait = std::chrono::milliseconds(std::min(200, 1 << std::min(unnamed_, 8)));
+  }
   if (std::chrono::steady_clock::now() + wait > deadline) return false;
   std::this_thread::sleep_for(wait);
   return true;

@@ -46,6 +46,7 @@ class GroupClient : public TypedCalls<GroupClient> {
     const bool to_replica = options_.replica_reads && ReadsOnly(op);
     const auto deadline = std::chrono::steady_clock::now() + options_.failover_timeout;
     Status last;
+    named_ = unnamed_ = 0;
     for (int attempt = 0;; ++attempt) {
       if (attempt > 0 && !Backoff(attempt, deadline, last)) return Unknown(last, op, false);
       Client* c = Link(to_replica, &last);
@@ -94,6 +95,7 @@ class GroupClient : public TypedCalls<GroupClient> {
   std::string primary_address_;
   size_t next_node_ = 0;  // the member asked next when the primary is unknown
   uint64_t retries_ = 0;
+  int named_ = 0, unnamed_ = 0;  // this call's attempts sent to a named primary, and not
 };
 
 }  // namespace relgraph::net

@@ -139,7 +139,9 @@ int Switchover(net::GroupStore& store, const std::string& group, const std::stri
       return 0;
     }
     auto pending = store.ReadSwitchover(group);
-    if (pending.ok() && !pending->has_value() && now.ok() && now->value.holder == from) {
+    // The primary clears the request after it wrote the lease: read the lease again.
+    auto after = store.ReadLease(group);
+    if (pending.ok() && !pending->has_value() && after.ok() && after->value.holder == from) {
       err << "relgraph-admin group switchover: the primary " << from
           << " declined it (its log says why: the member named must stream from it and be "
              "counted, and catch up within 1 s)\n";

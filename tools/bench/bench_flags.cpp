@@ -96,6 +96,14 @@ Over TCP (--target=server, redis://..., postgres://...):
   --replica=HOST:PORT    replica_lag: a replica of --server (relgraphd --replica-of)
   Default rows: every shared row, and for relgraphd ping and ping_unpipelined.
 
+A replication group (docs/replication.md, "Automatic failover"), its primary failed or switched
+over meanwhile (tools/bench/failover_bench.sh does both and reports the figures):
+  --target=group         --connections writers follow fresh pairs through a GroupClient for
+                         --seconds (60), printing each change of primary they see (the time of
+                         the first write the new primary acknowledged, the gap since the last
+                         one on the old)
+  --group-nodes=A,B,C    the members' HOST:PORT
+
 A cluster (docs/cluster.md), started beforehand with --rate-limit=off on every shard:
   --target=cluster       rows through the shard map read from --nats (default
                          nats://127.0.0.1:4222): cluster_follow_same_unpipelined,
@@ -133,7 +141,7 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
       return Status::OK();
     };
     if (key == "--target") {
-      if (value != "embedded" && value != "cluster" && value != "scale-build" &&
+      if (value != "embedded" && value != "cluster" && value != "group" && value != "scale-build" &&
           value != "scale-server" && !IsDesignTarget(value)) {
         return Status::InvalidArgument(
             "--target is embedded, server, cluster, redis://HOST:PORT, postgres://..., scale-build "
@@ -142,6 +150,16 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
             value);
       }
       f->target = value;
+    } else if (key == "--group-nodes") {
+      f->group_nodes.clear();
+      size_t at = 0;
+      while (at <= value.size()) {
+        const size_t comma = std::min(value.find(',', at), value.size());
+        if (comma > at) f->group_nodes.push_back(value.substr(at, comma - at));
+        at = comma + 1;
+      }
+    } else if (key == "--seconds") {
+      RELGRAPH_RETURN_IF_ERROR(number(&f->seconds));
     } else if (arg == "--no-load") {
       f->no_load = true;
     } else if (key == "--replica") {

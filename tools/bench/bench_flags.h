@@ -32,6 +32,8 @@ struct Flags {
   std::string data_dir;
   bool no_load = false;
   ServerFlags server;
+  std::vector<std::string> group_nodes;  // --target=group: the members (--group-nodes=A,B,C)
+  uint64_t seconds = 60;                 // --target=group: how long the writers run
 };
 
 // Reads argv[1..] into *f; kInvalidArgument names an unknown flag or a bad value.

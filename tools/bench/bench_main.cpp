@@ -12,14 +12,15 @@
 #include <sstream>
 #include <string>
 
+#include "relgraph_version.h"
 #include "tools/bench/access_workloads.h"
 #include "tools/bench/bench_flags.h"
 #include "tools/bench/bench_report.h"
 #include "tools/bench/cluster_workloads.h"
 #include "tools/bench/design_workloads.h"
 #include "tools/bench/durability_workloads.h"
-#include "relgraph_version.h"
 #include "tools/bench/feed_workloads.h"
+#include "tools/bench/group_writer.h"
 #include "tools/bench/scale_run.h"
 #include "tools/bench/server_workloads.h"
 #include "tools/bench/stall_workloads.h"
@@ -226,6 +227,18 @@ int Main(int argc, char** argv) {
   flags.server.ops = flags.ops;
   if (flags.target.starts_with("scale-")) return RunScaleTarget(flags);
   if (flags.target == "cluster") return RunClusterTarget(flags);
+  if (flags.target == "group") {
+    if (flags.group_nodes.empty()) {
+      std::cerr << "relgraph-bench: --target=group needs --group-nodes=HOST:PORT,...\n";
+      return 2;
+    }
+    GroupWriterFlags g;
+    g.nodes = flags.group_nodes;
+    g.connection = flags.server.client;
+    g.writers = flags.server.connections;
+    g.duration = std::chrono::seconds(flags.seconds);
+    return RunGroupWriters(g, std::cout);
+  }
   if (flags.target != "embedded") return RunRemoteTarget(flags);
   std::set<std::string> wanted(flags.workloads.begin(), flags.workloads.end());
   if (wanted.empty()) {

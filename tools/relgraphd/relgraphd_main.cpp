@@ -108,7 +108,7 @@ GroupAgentOptions GroupOptionsOf(const DaemonConfig& config, const std::string& 
   go.store.op_timeout = config.group_store_timeout;
   go.lease_ttl = config.group_lease;
   go.renew_interval = config.group_renew;
-  go.poll_interval = std::min(config.group_renew, std::chrono::milliseconds(50));
+  go.poll_interval = std::min(config.group_renew, std::chrono::milliseconds(20));
   go.fence_margin = config.group_fence_margin;
   go.log = [](const std::string& line) { Log(LogLevel::kInfo, "group %s", line.c_str()); };
   return go;

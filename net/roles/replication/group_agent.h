@@ -52,7 +52,7 @@ struct GroupAgentOptions {
   net::GroupStoreOptions store;
   std::chrono::milliseconds lease_ttl{1500};
   std::chrono::milliseconds renew_interval{200};
-  std::chrono::milliseconds poll_interval{50};  // how often the lease is read
+  std::chrono::milliseconds poll_interval{20};  // how often the lease is read
   std::chrono::milliseconds fence_margin{300};
   std::function<void(const std::string&)> log;
 };

@@ -9,7 +9,7 @@
 namespace relgraph {
 namespace {
 
-constexpr auto kPoll = std::chrono::milliseconds(100);  // how soon Stop is noticed
+constexpr auto kPoll = std::chrono::milliseconds(10);  // how soon Stop is noticed (a promotion waits for it)
 // How often a streaming replica reads its primary's REPLICATION again (the group's
 // sync_replicas and the other replicas' addresses), and how long it gives each such call.
 constexpr auto kGroupPoll = std::chrono::milliseconds(2000);
