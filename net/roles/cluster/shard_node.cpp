@@ -234,6 +234,7 @@ void ShardNode::AddInfo(std::vector<net::InfoField>* fields) const {
   add("cluster_inbound_pending", pending.ok() ? *pending : UINT64_MAX);
   add("cluster_inbound_delay_ms", s.inbound_delay_ms);
   add("cluster_outbox_map_version", s.outbox_map_version);
+  add("cluster_outbox_map_generation", s.outbox_map_generation);
   add("cluster_inbox_held", inbox_held_.load() ? 1 : 0);
   add("cluster_moves_exported", s.moves_exported);
   add("cluster_moves_imported", s.moves_imported);

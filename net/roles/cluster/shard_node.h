@@ -102,6 +102,7 @@ class ShardNode final : public ClusterGate {
     uint64_t post_conflicts = 0;      // remote posts skipped: another author here has the id
     uint64_t inbound_delay_ms = 0;    // publish to apply, of the last message applied
     uint64_t outbox_map_version = 0;  // the map the outbox routes by, from its next batch on
+    uint64_t outbox_map_generation = 0;  // and its generation
     uint64_t moves_exported = 0;      // bucket moves whose state this shard published
     uint64_t moves_imported = 0;      // bucket moves whose state this shard brought in
     uint64_t foreign_dropped = 0;     // records dropped as no user of this shard needs them
