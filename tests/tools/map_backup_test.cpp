@@ -14,7 +14,8 @@ namespace {
 
 net::ShardMap Even(uint32_t shards) {
   std::vector<net::ShardInfo> list;
-  for (uint32_t id = 1; id <= shards; ++id) list.push_back({id, "127.0.0.1:" + std::to_string(7700 + id)});
+  for (uint32_t id = 1; id <= shards; ++id)
+    list.push_back({id, "127.0.0.1:" + std::to_string(7700 + id)});
   auto m = net::EvenShardMap(list, 64);
   REQUIRE(m.ok());
   return *m;

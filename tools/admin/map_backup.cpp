@@ -43,8 +43,7 @@ std::vector<ShardMapReport> AskShards(const net::ShardMap& map) {
         r.digest = f["cluster_map_digest"];
       } else {
         r.reached = info.status();
-        r.listening =
-            r.reached.message().find(std::strerror(ECONNREFUSED)) == std::string::npos;
+        r.listening = r.reached.message().find(std::strerror(ECONNREFUSED)) == std::string::npos;
       }
     }
     reports.push_back(std::move(r));

@@ -32,9 +32,9 @@ namespace relgraph::admin {
 struct ShardMapReport {
   uint32_t id = 0;
   std::string address;
-  Status reached;         // not OK: it did not answer INFO (the reason)
-  bool listening = true;  // false: nothing listens at its address (it is not running)
-  bool holds_map = false; // it reports a map (INFO cluster_map_version > 0)
+  Status reached;          // not OK: it did not answer INFO (the reason)
+  bool listening = true;   // false: nothing listens at its address (it is not running)
+  bool holds_map = false;  // it reports a map (INFO cluster_map_version > 0)
   uint64_t generation = 0, version = 0, digest = 0;
 };
 
@@ -53,7 +53,8 @@ enum class MapWrite { kInit, kImport };
 // a shard did not answer) naming each shard and what to do; with `force`, OK, and each
 // would-be refusal goes to `warn` instead.
 Status CheckShardMaps(const net::ShardMap& writing, const std::vector<ShardMapReport>& reports,
-                      MapWrite kind, bool force, const std::function<void(const std::string&)>& warn);
+                      MapWrite kind, bool force,
+                      const std::function<void(const std::string&)>& warn);
 
 // The generation a map written by init or import takes: 1 + the highest of the shards'
 // generations and (kImport) the map's own; 1 for an init whose shards hold no map.
@@ -65,7 +66,7 @@ struct MapWriteRequest {
   net::ClusterNames names;
   net::ShardMap map;  // the map to write (its generation and version are set here)
   bool force = false;
-  int replicas = 1;   // copies of the key-value bucket and streams, when this creates them
+  int replicas = 1;  // copies of the key-value bucket and streams, when this creates them
 };
 
 // cluster init (kInit) and import-map (kImport): asks the shards (CheckShardMaps), writes the

@@ -19,8 +19,8 @@ TEST_CASE("a NATS server list is split at commas; a bad item is named") {
   auto three = ParseNatsServers("nats://a:1, nats://b:2 ,nats://c:3");
   REQUIRE(three.ok());
   CHECK(*three == std::vector<std::string>{"nats://a:1", "nats://b:2", "nats://c:3"});
-  for (const char* bad : {"", "nats://a:1,", ",nats://a:1", "127.0.0.1:4222", "nats://",
-                          "nats://a:1,,nats://b:2"}) {
+  for (const char* bad :
+       {"", "nats://a:1,", ",nats://a:1", "127.0.0.1:4222", "nats://", "nats://a:1,,nats://b:2"}) {
     auto r = ParseNatsServers(bad);
     CHECK_MESSAGE(r.status().code() == Code::kInvalidArgument, bad);
   }
@@ -29,7 +29,9 @@ TEST_CASE("a NATS server list is split at commas; a bad item is named") {
   CHECK(NatsLink::Connect("127.0.0.1:4222").status().code() == Code::kInvalidArgument);
 }
 
-TEST_CASE("a link connects through a list whose first server is down; streams take the bucket's replicas") {
+TEST_CASE(
+    "a link connects through a list whose first server is down; streams take the bucket's "
+    "replicas") {
   testing::TestDir dir;
   testing::NatsServerProcess nats(dir.path());
   const std::string dead = "nats://127.0.0.1:" + std::to_string(testing::FreeLoopbackPort());

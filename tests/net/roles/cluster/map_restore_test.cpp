@@ -26,10 +26,9 @@ using testing::AdminResult;
 
 // Moves buckets first..last to shard `to`.
 void Move(const std::string& nats, uint32_t first, uint32_t last, uint32_t to) {
-  const AdminResult r =
-      Admin({"cluster", "move-bucket", "--nats=" + nats,
-             "--buckets=" + std::to_string(first) + "-" + std::to_string(last),
-             "--to=" + std::to_string(to), "--timeout-ms=30000"});
+  const AdminResult r = Admin({"cluster", "move-bucket", "--nats=" + nats,
+                               "--buckets=" + std::to_string(first) + "-" + std::to_string(last),
+                               "--to=" + std::to_string(to), "--timeout-ms=30000"});
   REQUIRE_MESSAGE(r.code == 0, r.err);
 }
 

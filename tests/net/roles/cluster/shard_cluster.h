@@ -34,12 +34,15 @@ struct ShardCluster {
   // `shards` shards on `nats` (one URL or a list), data under `dir`; init with `init_flags`.
   ShardCluster(std::string dir, std::string nats, uint32_t shards,
                const std::vector<std::string>& init_flags = {})
-      : dir_(std::move(dir)), nats_(std::move(nats)), port(shards + 1), pid(shards + 1),
+      : dir_(std::move(dir)),
+        nats_(std::move(nats)),
+        port(shards + 1),
+        pid(shards + 1),
         starts(shards + 1) {
     for (uint32_t id = 1; id <= shards; ++id) {
       port[id] = FreeLoopbackPort();
-      shards_flag += (id > 1 ? "," : "") + std::to_string(id) + "=127.0.0.1:" +
-                     std::to_string(port[id]);
+      shards_flag +=
+          (id > 1 ? "," : "") + std::to_string(id) + "=127.0.0.1:" + std::to_string(port[id]);
     }
     std::vector<std::string> args = {"cluster", "init", "--nats=" + nats_,
                                      "--shards=" + shards_flag};
