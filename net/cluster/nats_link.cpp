@@ -45,6 +45,11 @@ Result<natsConnection*> ConnectNats(const std::string& urls) {
   if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);  // forever
   if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 200);
   if (s == NATS_OK) s = natsOptions_SetNoRandomize(opts, false);  // spread the nodes' clients
+  // A node that hangs or is cut off keeps the TCP connection open: found out by two pings
+  // unanswered a second apart (the client's default, 2 minutes each, would stall the cluster's
+  // traffic through that node for minutes), then the client moves to another node.
+  if (s == NATS_OK) s = natsOptions_SetPingInterval(opts, kNatsPingIntervalMs);
+  if (s == NATS_OK) s = natsOptions_SetMaxPingsOut(opts, kNatsMaxPingsOut);
   if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
   natsOptions_Destroy(opts);
   if (s != NATS_OK) return NatsError("connecting to " + urls, s);

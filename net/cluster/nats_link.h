@@ -54,8 +54,12 @@ Status NatsError(const std::string& what, natsStatus s, jsErrCode jerr = static_
 // of one NATS cluster (docs/cluster.md, "Three NATS nodes").
 Result<std::vector<std::string>> ParseNatsServers(const std::string& urls);
 // Connects to one of `urls` (ParseNatsServers), and reconnects by itself to any of them (and
-// to the servers they announce) forever, every 200 ms. kInvalidArgument for a bad list,
+// to the servers they announce) forever, every 200 ms. A server that stops answering without
+// closing the connection (hung, partitioned) is left after kNatsMaxPingsOut pings sent every
+// kNatsPingIntervalMs went unanswered (2 to 3 s). kInvalidArgument for a bad list,
 // kUnavailable when none answers.
+inline constexpr int64_t kNatsPingIntervalMs = 1000;
+inline constexpr int kNatsMaxPingsOut = 2;
 Result<natsConnection*> ConnectNats(const std::string& urls);
 
 // Creates the stream `name` on `subjects` (file storage, a 2-minute duplicate window,

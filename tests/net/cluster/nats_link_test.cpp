@@ -1,12 +1,17 @@
 // NatsLink (net/cluster/nats_link.h): the server lists every --cluster/--nats flag takes, a
-// connection through a list whose first server is down, and the replica count the key-value
-// bucket records for the streams created later.
+// connection through a list whose first server is down, the replica count the key-value
+// bucket records for the streams created later, and a link whose NATS node hangs (SIGSTOP)
+// moving to another node of a three-node NATS cluster.
 #include "net/cluster/nats_link.h"
 
 #include <doctest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "tests/storage/test_dir.h"
 #include "tests/tools/free_port.h"
+#include "tests/tools/nats_cluster_process.h"
 #include "tests/tools/nats_server_process.h"
 
 namespace relgraph::net {
@@ -47,6 +52,38 @@ TEST_CASE(
   CHECK((*link)->Replicas().value() == 1);
   REQUIRE((*link)->EnsureStream().ok());
   CHECK(!NatsLink::Connect(dead).ok());
+}
+
+TEST_CASE("a link whose NATS node hangs moves to another node and reads the map again") {
+  testing::TestDir dir;
+  testing::NatsClusterProcess nats(dir.path());
+  auto link = NatsLink::Connect(nats.urls());
+  REQUIRE_MESSAGE(link.ok(), link.status().ToString());
+  auto map = EvenShardMap({{1, "127.0.0.1:7701"}, {2, "127.0.0.1:7702"}}, 16);
+  REQUIRE(map.ok());
+  REQUIRE((*link)->CreateMap(*map, 3).ok());
+  CHECK((*link)->Replicas().value() == 3);
+  // The node this link is connected to stops answering, its TCP connection open (a hung or
+  // partitioned node). The link's pings go unanswered and it reconnects elsewhere; the
+  // bucket's other two copies answer. With the client's default pings (2 minutes apart), it
+  // would still be waiting on the hung node when this gives up.
+  char connected[256] = {};
+  REQUIRE(natsConnection_GetConnectedUrl((*link)->connection(), connected, sizeof connected) ==
+          NATS_OK);
+  int node = -1;
+  for (int i = 0; i < testing::NatsClusterProcess::kNodes; ++i) {
+    if (nats.url(i) == connected) node = i;
+  }
+  REQUIRE_MESSAGE(node >= 0, connected);
+  nats.Stop(node);
+  Result<ShardMap> read = Status::NotFound("not read yet");
+  for (int attempt = 0; attempt < 10 && !read.ok(); ++attempt) read = (*link)->ReadMap();
+  nats.Cont(node);
+  REQUIRE_MESSAGE(read.ok(), read.status().ToString());
+  CHECK(read->owner == map->owner);
+  char now[256] = {};
+  REQUIRE(natsConnection_GetConnectedUrl((*link)->connection(), now, sizeof now) == NATS_OK);
+  CHECK(std::string(now) != connected);
 }
 
 }  // namespace

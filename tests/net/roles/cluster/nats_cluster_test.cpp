@@ -3,6 +3,7 @@
 // (cluster init --nats-replicas=3), every process given the three servers' URLs. Under
 // cross-shard follows and unfollows, the NATS node leading the shards' stream is killed with
 // SIGKILL and later restarted: every acknowledged change arrives on both shards it concerns.
+// (A paused node, SIGSTOP, is tested on one link in net/cluster/nats_link_test.cpp.)
 #include <doctest.h>
 
 #include <atomic>

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "net/cluster/cluster_client.h"
@@ -50,6 +51,16 @@ struct ShardCluster {
     const AdminResult init = Admin(args);
     REQUIRE_MESSAGE(init.code == 0, init.err);
     for (uint32_t id = 1; id <= shards; ++id) StartShard(id);
+    for (uint32_t id = 1; id <= shards; ++id) WaitJoined(id);
+  }
+  // Until shard `id` joined the cluster (INFO cluster_joined; a NATS cluster just started may
+  // answer "temporarily unavailable" first, and the shard tries again), up to 30 s.
+  void WaitJoined(uint32_t id) const {
+    for (int i = 0; i < 300 && Info(id)["cluster_joined"] != 1; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    REQUIRE_MESSAGE(Info(id)["cluster_joined"] == 1,
+                    "shard " << id << " did not join (see " << Log(id) << ")");
   }
   ~ShardCluster() {
     for (size_t id = 1; id < pid.size(); ++id) {
