@@ -1,5 +1,7 @@
 #include "net/cluster/nats_link.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 namespace relgraph::net {
@@ -13,21 +15,57 @@ Status NatsError(const std::string& what, natsStatus s, jsErrCode jerr) {
   return Status(Code::kUnavailable, msg);
 }
 
-Result<std::unique_ptr<NatsLink>> NatsLink::Connect(const std::string& url,
-                                                    const ClusterNames& names) {
-  std::unique_ptr<NatsLink> link(new NatsLink(names));
+Result<std::vector<std::string>> ParseNatsServers(const std::string& urls) {
+  std::vector<std::string> servers;
+  size_t at = 0;
+  while (at <= urls.size()) {
+    const size_t comma = std::min(urls.find(',', at), urls.size());
+    std::string item = urls.substr(at, comma - at);
+    const size_t first = item.find_first_not_of(' ');
+    item = first == std::string::npos ? "" : item.substr(first, item.find_last_not_of(' ') + 1 - first);
+    if (item.rfind("nats://", 0) != 0 || item.size() <= 7) {
+      return Status::InvalidArgument("NATS server '" + item +
+                                     "', expected nats://HOST:PORT[,nats://HOST:PORT...]");
+    }
+    servers.push_back(std::move(item));
+    at = comma + 1;
+  }
+  return servers;
+}
+
+Result<natsConnection*> ConnectNats(const std::string& urls) {
+  auto servers = ParseNatsServers(urls);
+  if (!servers.ok()) return servers.status();
+  std::vector<const char*> list;
+  for (const std::string& s : *servers) list.push_back(s.c_str());
   natsOptions* opts = nullptr;
+  natsConnection* nc = nullptr;
   natsStatus s = natsOptions_Create(&opts);
-  if (s == NATS_OK) s = natsOptions_SetURL(opts, url.c_str());
+  if (s == NATS_OK) s = natsOptions_SetServers(opts, list.data(), static_cast<int>(list.size()));
   if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);  // forever
   if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 200);
-  if (s == NATS_OK) s = natsConnection_Connect(&link->nc_, opts);
+  if (s == NATS_OK) s = natsOptions_SetNoRandomize(opts, false);  // spread the nodes' clients
+  // A node that hangs or is cut off keeps the TCP connection open: found out by two pings
+  // unanswered a second apart (the client's default, 2 minutes each, would stall the cluster's
+  // traffic through that node for minutes), then the client moves to another node.
+  if (s == NATS_OK) s = natsOptions_SetPingInterval(opts, kNatsPingIntervalMs);
+  if (s == NATS_OK) s = natsOptions_SetMaxPingsOut(opts, kNatsMaxPingsOut);
+  if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
   natsOptions_Destroy(opts);
-  if (s != NATS_OK) return NatsError("connecting to " + url, s);
+  if (s != NATS_OK) return NatsError("connecting to " + urls, s);
+  return nc;
+}
+
+Result<std::unique_ptr<NatsLink>> NatsLink::Connect(const std::string& urls,
+                                                    const ClusterNames& names) {
+  std::unique_ptr<NatsLink> link(new NatsLink(names));
+  auto nc = ConnectNats(urls);
+  if (!nc.ok()) return nc.status();
+  link->nc_ = *nc;
   jsOptions jo;
   jsOptions_Init(&jo);
   jo.PublishAsync.MaxPending = 1 << 16;
-  s = natsConnection_JetStream(&link->js_, link->nc_, &jo);
+  natsStatus s = natsConnection_JetStream(&link->js_, link->nc_, &jo);
   if (s != NATS_OK) return NatsError("JetStream context", s);
   return link;
 }
@@ -38,7 +76,7 @@ NatsLink::~NatsLink() {
   if (nc_ != nullptr) natsConnection_Destroy(nc_);
 }
 
-Status NatsLink::BindKv(bool create) {
+Status NatsLink::BindKv(bool create, int replicas) {
   if (kv_ != nullptr) return Status::OK();
   natsStatus s = js_KeyValue(&kv_, js_, names_.kv_bucket.c_str());
   if (s == NATS_NOT_FOUND && create) {
@@ -47,6 +85,7 @@ Status NatsLink::BindKv(bool create) {
     cfg.Bucket = names_.kv_bucket.c_str();
     cfg.History = 16;  // the last versions of the map, for an operator's look back
     cfg.StorageType = js_FileStorage;
+    cfg.Replicas = replicas;
     s = js_CreateKeyValue(&kv_, js_, &cfg);
   }
   if (s == NATS_NOT_FOUND) {
@@ -87,9 +126,13 @@ bool WrongRevision(natsStatus s) {
 
 }  // namespace
 
-Result<uint64_t> NatsLink::CreateMap(const ShardMap& map) {
+Result<uint64_t> NatsLink::CreateMap(const ShardMap& map, int replicas) {
   RELGRAPH_RETURN_IF_ERROR(ValidateShardMap(map));
-  RELGRAPH_RETURN_IF_ERROR(BindKv(true));
+  if (replicas < 1 || replicas > 5) {
+    return Status::InvalidArgument("NATS replicas " + std::to_string(replicas) +
+                                   ", expected 1 to 5");
+  }
+  RELGRAPH_RETURN_IF_ERROR(BindKv(true, replicas));
   const std::string text = EncodeShardMap(map);
   uint64_t rev = 0;
   natsStatus s =
@@ -116,8 +159,28 @@ Result<uint64_t> NatsLink::ReplaceMap(const ShardMap& map, uint64_t expected_ver
   return rev;
 }
 
+namespace {
+
+// The map in key-value entry `e`, with its revision as version; fn gets it. A map that does
+// not parse is reported on stderr and skipped.
+void Deliver(kvEntry* e, const std::function<void(ShardMap)>& fn) {
+  const std::string text(static_cast<const char*>(kvEntry_Value(e)),
+                         static_cast<size_t>(kvEntry_ValueLen(e)));
+  auto map = ParseShardMap(text);
+  if (map.ok()) {
+    map->version = kvEntry_Revision(e);
+    fn(std::move(*map));
+  } else {
+    std::fprintf(stderr, "relgraph: shard map revision %llu skipped: %s\n",
+                 static_cast<unsigned long long>(kvEntry_Revision(e)),
+                 map.status().ToString().c_str());
+  }
+}
+
+}  // namespace
+
 Status NatsLink::WatchMap(const std::atomic<bool>& stop, const std::function<void(ShardMap)>& fn,
-                          int poll_ms) {
+                          int poll_ms, int check_ms) {
   RELGRAPH_RETURN_IF_ERROR(BindKv(false));
   kvWatcher* w = nullptr;
   kvWatchOptions o;
@@ -126,35 +189,40 @@ Status NatsLink::WatchMap(const std::atomic<bool>& stop, const std::function<voi
   natsStatus s = kvStore_Watch(&w, kv_, names_.map_key.c_str(), &o);
   if (s != NATS_OK) return NatsError("watching the shard map", s);
   Status result;
+  uint64_t delivered = 0;  // the revision last handed to fn (0: none yet)
+  auto checked = std::chrono::steady_clock::now();
   while (!stop.load()) {
     kvEntry* e = nullptr;
     s = kvWatcher_Next(&e, w, poll_ms);
-    if (s == NATS_TIMEOUT) continue;
-    if (s != NATS_OK) {
+    if (s != NATS_OK && s != NATS_TIMEOUT) {
       result = NatsError("watching the shard map", s);
       break;
     }
-    if (e == nullptr) continue;  // the initial state is delivered
-    if (kvEntry_Operation(e) == kvOp_Put) {
-      const std::string text(static_cast<const char*>(kvEntry_Value(e)),
-                             static_cast<size_t>(kvEntry_ValueLen(e)));
-      auto map = ParseShardMap(text);
-      if (map.ok()) {
-        map->version = kvEntry_Revision(e);
-        fn(std::move(*map));
-      } else {
-        std::fprintf(stderr, "relgraph: shard map revision %llu skipped: %s\n",
-                     static_cast<unsigned long long>(kvEntry_Revision(e)),
-                     map.status().ToString().c_str());
+    if (e != nullptr) {  // nullptr: the initial state is delivered
+      if (kvEntry_Operation(e) == kvOp_Put) {
+        delivered = kvEntry_Revision(e);
+        Deliver(e, fn);
       }
+      kvEntry_Destroy(e);
     }
-    kvEntry_Destroy(e);
+    // The watch's consumer does not come back by itself after the store was lost and
+    // restored (import-map): the key is read now and then, and a revision the watch did not
+    // deliver (a lower one after a restore) is handed over and the watch started again.
+    if (std::chrono::steady_clock::now() - checked < std::chrono::milliseconds(check_ms)) continue;
+    checked = std::chrono::steady_clock::now();
+    kvEntry* now = nullptr;
+    if (kvStore_Get(&now, kv_, names_.map_key.c_str()) != NATS_OK) continue;  // not there (yet)
+    const bool missed = kvEntry_Revision(now) != delivered;
+    if (missed) Deliver(now, fn);
+    kvEntry_Destroy(now);
+    if (missed) break;  // OK: watched again at once
   }
   kvWatcher_Destroy(w);
   return result;
 }
 
-Status EnsureJetStreamStream(jsCtx* js, const std::string& name, const std::string& subjects) {
+Status EnsureJetStreamStream(jsCtx* js, const std::string& name, const std::string& subjects,
+                             int replicas) {
   jsStreamInfo* si = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
   natsStatus s = js_GetStreamInfo(&si, js, name.c_str(), nullptr, &jerr);
@@ -171,6 +239,7 @@ Status EnsureJetStreamStream(jsCtx* js, const std::string& name, const std::stri
   cfg.SubjectsLen = 1;
   cfg.Storage = js_FileStorage;
   cfg.Duplicates = int64_t{120} * 1'000'000'000;  // nanoseconds
+  cfg.Replicas = replicas;
   s = js_AddStream(&si, js, &cfg, nullptr, &jerr);
   if (s != NATS_OK) {
     // Another node created it meanwhile.
@@ -184,8 +253,20 @@ Status EnsureJetStreamStream(jsCtx* js, const std::string& name, const std::stri
   return Status::OK();
 }
 
+Result<int> NatsLink::Replicas() {
+  RELGRAPH_RETURN_IF_ERROR(BindKv(false));
+  kvStatus* st = nullptr;
+  natsStatus s = kvStore_Status(&st, kv_);
+  if (s != NATS_OK) return NatsError("status of key-value bucket " + names_.kv_bucket, s);
+  const int replicas = static_cast<int>(kvStatus_Replicas(st));
+  kvStatus_Destroy(st);
+  return replicas < 1 ? 1 : replicas;
+}
+
 Status NatsLink::EnsureStream() {
-  return EnsureJetStreamStream(js_, names_.stream, names_.subject_prefix + ".shard.*");
+  auto replicas = Replicas();
+  if (!replicas.ok()) return replicas.status();
+  return EnsureJetStreamStream(js_, names_.stream, names_.subject_prefix + ".shard.*", *replicas);
 }
 
 Status NatsLink::Publish(const std::string& subject, std::string_view data,
@@ -249,7 +330,10 @@ Result<uint64_t> NatsLink::StreamLastSequence() {
 }
 
 Status NatsLink::EnsureMoveStream() {
-  return EnsureJetStreamStream(js_, names_.move_stream, names_.subject_prefix + ".move.*");
+  auto replicas = Replicas();
+  if (!replicas.ok()) return replicas.status();
+  return EnsureJetStreamStream(js_, names_.move_stream, names_.subject_prefix + ".move.*",
+                               *replicas);
 }
 
 std::string NatsLink::MoveSubjectOf(uint64_t id) const {

@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "net/cluster/placement.h"
 #include "storage/status.h"
@@ -47,16 +48,32 @@ struct ConsumerState {
 // plus the client's last error text.
 Status NatsError(const std::string& what, natsStatus s, jsErrCode jerr = static_cast<jsErrCode>(0));
 
-// Creates the stream `name` on `subjects` (file storage, a 2-minute duplicate window) unless
-// it exists; another node creating it meanwhile is fine. relgraph-bridge's stream and a
-// cluster's are made so.
-Status EnsureJetStreamStream(jsCtx* js, const std::string& name, const std::string& subjects);
+// The servers of `urls`, a comma-separated list ("nats://a:4222,nats://b:4222"; spaces
+// around the commas ignored), each of which must start with nats://. kInvalidArgument naming
+// the bad item. Every `--cluster`/`--nats` flag takes such a list: one NATS node, or several
+// of one NATS cluster (docs/cluster.md, "Three NATS nodes").
+Result<std::vector<std::string>> ParseNatsServers(const std::string& urls);
+// Connects to one of `urls` (ParseNatsServers), and reconnects by itself to any of them (and
+// to the servers they announce) forever, every 200 ms. A server that stops answering without
+// closing the connection (hung, partitioned) is left after kNatsMaxPingsOut pings sent every
+// kNatsPingIntervalMs went unanswered (2 to 3 s). kInvalidArgument for a bad list,
+// kUnavailable when none answers.
+inline constexpr int64_t kNatsPingIntervalMs = 1000;
+inline constexpr int kNatsMaxPingsOut = 2;
+Result<natsConnection*> ConnectNats(const std::string& urls);
+
+// Creates the stream `name` on `subjects` (file storage, a 2-minute duplicate window,
+// `replicas` copies on as many NATS nodes) unless it exists; another node creating it
+// meanwhile is fine. relgraph-bridge's stream and a cluster's are made so.
+Status EnsureJetStreamStream(jsCtx* js, const std::string& name, const std::string& subjects,
+                             int replicas = 1);
 
 class NatsLink {
  public:
-  // Connects (and reconnects by itself later) to `url`. kUnavailable when NATS is unreachable
-  // or has no JetStream.
-  static Result<std::unique_ptr<NatsLink>> Connect(const std::string& url,
+  // Connects (and reconnects by itself later) to `urls`, one server or a comma-separated list
+  // (ConnectNats). kUnavailable when NATS is unreachable or has no JetStream; kInvalidArgument
+  // for a bad list.
+  static Result<std::unique_ptr<NatsLink>> Connect(const std::string& urls,
                                                    const ClusterNames& names = {});
   ~NatsLink();
   NatsLink(const NatsLink&) = delete;
@@ -64,19 +81,29 @@ class NatsLink {
 
   // The current map, its version the key's revision. kNotFound when none was created.
   Result<ShardMap> ReadMap();
-  // Stores the first map; returns its version. kAlreadyExists when a map exists.
-  Result<uint64_t> CreateMap(const ShardMap& map);
+  // Stores the first map; returns its version. kAlreadyExists when a map exists. Creates the
+  // key-value bucket when absent, with `replicas` copies (1 to 5; 3 on a three-node NATS
+  // cluster): the cluster's replica count, which every stream created later takes
+  // (Replicas).
+  Result<uint64_t> CreateMap(const ShardMap& map, int replicas = 1);
   // Replaces the map if it is still at `expected_version`; returns the new version.
   // kAlreadyExists when another writer changed it meanwhile (read it again).
   Result<uint64_t> ReplaceMap(const ShardMap& map, uint64_t expected_version);
   // Calls fn with the current map (when there is one) and then each new version, until
   // `stop` is set (checked every `poll_ms`) or the watch fails (then it returns the error). A
-  // stored map that does not parse is reported on stderr and skipped.
+  // stored map that does not parse is reported on stderr and skipped. Every `check_ms` the
+  // key is also read: a revision the watch did not deliver (the store was lost and the map
+  // restored, at a lower revision) is handed to fn, and WatchMap returns OK, to be called
+  // again (the watch does not recover from a lost store by itself).
   Status WatchMap(const std::atomic<bool>& stop, const std::function<void(ShardMap)>& fn,
-                  int poll_ms = 200);
+                  int poll_ms = 200, int check_ms = 2000);
 
+  // The cluster's replica count: how many copies the key-value bucket holding the map has
+  // (set when `relgraph-admin cluster init` or `import-map` created it). kNotFound without
+  // the bucket.
+  Result<int> Replicas();
   // Creates the cluster's stream (file storage, subjects PREFIX.shard.*, a 2-minute duplicate
-  // window) unless it exists.
+  // window, Replicas() copies) unless it exists.
   Status EnsureStream();
   // Publishes `data` on `subject` with the message id `msg_id` (JetStream drops a repeated
   // id within the stream's duplicate window) and waits up to 5 s for JetStream's
@@ -91,7 +118,8 @@ class NatsLink {
   Result<uint64_t> StreamLastSequence();
 
   // Bucket moves (docs/cluster.md, "Moving buckets online"): the stream carrying their state
-  // (file storage, subjects PREFIX.move.*), created unless it exists; the subject of move
+  // (file storage, subjects PREFIX.move.*, Replicas() copies), created unless it exists; the
+  // subject of move
   // `id`; the key-value mark the new owner sets once it brought the state in.
   Status EnsureMoveStream();
   std::string MoveSubjectOf(uint64_t id) const;  // PREFIX.move.<id>
@@ -105,7 +133,8 @@ class NatsLink {
 
  private:
   NatsLink(ClusterNames names) : names_(std::move(names)) {}
-  Status BindKv(bool create);  // kv_ bound to the bucket, created when `create`
+  // kv_ bound to the bucket, created with `replicas` copies when `create`.
+  Status BindKv(bool create, int replicas = 1);
 
   ClusterNames names_;
   natsConnection* nc_ = nullptr;

@@ -9,6 +9,7 @@ namespace relgraph::net {
 namespace {
 
 constexpr std::string_view kMagic = "relgraph-shard-map 1";
+constexpr std::string_view kVersionedMagic = "relgraph-cluster-map 1\n";
 
 Status Bad(size_t line, const std::string& what) {
   return Status::InvalidArgument("shard map line " + std::to_string(line) + ": " + what);
@@ -154,9 +155,14 @@ Status ValidateShardMap(const ShardMap& map) {
   return Status::OK();
 }
 
-std::string EncodeShardMap(const ShardMap& map) {
+namespace {
+
+std::string Encode(const ShardMap& map, bool with_generation) {
   std::string out(kMagic);
   out += "\nbuckets " + std::to_string(map.buckets) + "\n";
+  if (with_generation && map.generation >= 2) {
+    out += "generation " + std::to_string(map.generation) + "\n";
+  }
   for (const ShardInfo& s : map.shards) {
     out += "shard " + std::to_string(s.id) + " " + s.address + "\n";
   }
@@ -178,10 +184,47 @@ std::string EncodeShardMap(const ShardMap& map) {
   return out;
 }
 
+}  // namespace
+
+std::string EncodeShardMap(const ShardMap& map) {
+  return Encode(map, /*with_generation=*/true);
+}
+
+uint64_t ShardMapDigest(const ShardMap& map) {
+  const std::string text = Encode(map, /*with_generation=*/false);
+  return XXH3_64bits(text.data(), text.size());
+}
+
+std::string EncodeVersionedShardMap(const ShardMap& map) {
+  return std::string(kVersionedMagic) + "version " + std::to_string(map.version) + "\n" +
+         EncodeShardMap(map);
+}
+
+Result<ShardMap> ParseVersionedShardMap(std::string_view text) {
+  if (text.substr(0, kVersionedMagic.size()) != kVersionedMagic) {
+    return Status::InvalidArgument(
+        "does not start with '" +
+        std::string(kVersionedMagic.substr(0, kVersionedMagic.size() - 1)) + "'");
+  }
+  text.remove_prefix(kVersionedMagic.size());
+  constexpr std::string_view kVersion = "version ";
+  const size_t nl = text.find('\n');
+  uint64_t version = 0;
+  if (text.substr(0, kVersion.size()) != kVersion || nl == std::string_view::npos ||
+      !ParseU64(text.substr(kVersion.size(), nl - kVersion.size()), &version)) {
+    return Status::InvalidArgument("expected 'version N' on its second line");
+  }
+  auto map = ParseShardMap(text.substr(nl + 1));
+  if (!map.ok()) return map.status();
+  map->version = version;
+  return map;
+}
+
 Result<ShardMap> ParseShardMap(std::string_view text) {
   ShardMap map;
   map.buckets = 0;
   std::vector<bool> covered;
+  bool has_generation = false;
   size_t line_no = 0;
   while (!text.empty()) {
     const size_t nl = text.find('\n');
@@ -200,6 +243,10 @@ Result<ShardMap> ParseShardMap(std::string_view text) {
       map.buckets = static_cast<uint32_t>(n);
       map.owner.assign(map.buckets, 0);
       covered.assign(map.buckets, false);
+    } else if (w[0] == "generation" && w.size() == 2 && ParseU64(w[1], &n) && n >= 2 &&
+               !has_generation) {
+      map.generation = n;
+      has_generation = true;
     } else if (w[0] == "shard" && w.size() == 3 && ParseU64(w[1], &n) && n <= 65535) {
       map.shards.push_back({static_cast<uint32_t>(n), std::string(w[2])});
     } else if (w[0] == "owner" && w.size() == 3 && map.buckets > 0 && ParseU64(w[2], &m)) {
@@ -240,7 +287,8 @@ Result<ShardMap> ParseShardMap(std::string_view text) {
       map.move = mv;
     } else {
       return Bad(line_no,
-                 "'" + std::string(line) + "' is not a buckets, shard, owner or move line");
+                 "'" + std::string(line) +
+                     "' is not a buckets, generation, shard, owner or move line");
     }
   }
   if (line_no == 0) return Status::InvalidArgument("shard map: empty");

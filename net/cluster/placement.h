@@ -7,6 +7,8 @@
 // The map's text form (stored in a JetStream key-value bucket, readable with any NATS tool):
 //   relgraph-shard-map 1            format version
 //   buckets 4096                    the bucket count, 1..65536
+//   generation <g>                  the map's generation, >= 2; absent: generation 1 (see
+//                                   below)
 //   shard <id> <host:port>          one line per shard: id 1..65535, its relgraphd address
 //   owner <first>-<last> <id>       buckets first..last (inclusive) belong to shard id
 //   move <first>-<last> <from> <to> <phase> <id> [<flipped_ms>]
@@ -19,6 +21,14 @@
 // Every bucket has exactly one owner line covering it; owners are known shards. The moving
 // buckets are owned by `from` in phase prepare and by `to` after it. Lines are separated by
 // '\n'; no other lines are allowed.
+//
+// Which map is newer: (generation, version), compared in that order (NewerThan). The version
+// is the key-value revision, which only goes up in one JetStream store but restarts at 1 in a
+// fresh one; the generation is in the text, so it survives a restore. Writing a map into a
+// store that did not hold its predecessor (`relgraph-admin cluster import-map`, or `cluster
+// init --force` over shards that hold a map) raises the generation above every map the
+// shards hold, so they take it, and every map written after it, although its revision is
+// lower. Every other write keeps the generation of the map it replaces.
 //
 // Thread-safety: pure functions and plain values.
 #pragma once
@@ -70,7 +80,8 @@ struct BucketMove {
 };
 
 struct ShardMap {
-  uint64_t version = 0;  // the key-value revision it was read at (0: not stored yet)
+  uint64_t version = 0;     // the key-value revision it was read at (0: not stored yet)
+  uint64_t generation = 1;  // raised by a restore (above); in the text when >= 2
   uint32_t buckets = kDefaultBuckets;
   std::vector<ShardInfo> shards;   // in id order
   std::vector<uint32_t> owner;     // owner[bucket] = shard id; size() == buckets
@@ -83,6 +94,12 @@ struct ShardMap {
   const ShardInfo* Find(uint32_t id) const;  // nullptr when unknown
   // How many buckets each shard owns, in shards' order.
   std::vector<uint32_t> BucketCounts() const;
+  // Whether this map is newer than `other`: a higher generation, or the same one and a higher
+  // version (see "Which map is newer" above).
+  bool NewerThan(const ShardMap& other) const {
+    return generation != other.generation ? generation > other.generation
+                                          : version > other.version;
+  }
 };
 
 // kInvalidArgument naming the first rule broken: bucket count out of range, owner size,
@@ -93,6 +110,20 @@ Status ValidateShardMap(const ShardMap& map);
 std::string EncodeShardMap(const ShardMap& map);
 // kInvalidArgument naming the line that breaks the format, or ValidateShardMap's error.
 Result<ShardMap> ParseShardMap(std::string_view text);
+// What the map says, without its version and generation: XXH3_64bits (seed 0) of its text
+// form written as generation 1. Two maps with one digest place every user alike and name the
+// same move. Shards report it in INFO (cluster_map_digest). REQUIRES: a valid map.
+uint64_t ShardMapDigest(const ShardMap& map);
+
+// The map with its version, as a shard keeps it in its data directory (map_file.h) and as
+// `relgraph-admin cluster export-map` writes it (docs/cluster.md, "Backing up the map"):
+//   relgraph-cluster-map 1          format version
+//   version <n>                     the map's version (its key-value revision when read)
+//   <the map's text form>           as EncodeShardMap
+// REQUIRES: a valid map.
+std::string EncodeVersionedShardMap(const ShardMap& map);
+// kInvalidArgument naming the rule broken (first line, version line, or ParseShardMap's).
+Result<ShardMap> ParseVersionedShardMap(std::string_view text);
 // `shards` (in any order) owning equal contiguous ranges of `buckets`, the first shards one
 // more when it does not divide. kInvalidArgument as ValidateShardMap.
 Result<ShardMap> EvenShardMap(std::vector<ShardInfo> shards, uint32_t buckets = kDefaultBuckets);

@@ -82,6 +82,8 @@ TEST_CASE("admin: --help and -h at every level print usage on stdout and exit 0"
       {{"cluster", "init", "--help"}, "usage: relgraph-admin cluster init"},
       {{"cluster", "show", "-h"}, "usage: relgraph-admin cluster show"},
       {{"cluster", "move-bucket", "--help"}, "usage: relgraph-admin cluster move-bucket"},
+      {{"cluster", "export-map", "--help"}, "usage: relgraph-admin cluster export-map"},
+      {{"cluster", "import-map", "-h"}, "--force"},
       // --help wins over missing or bad flags: nothing runs, nothing connects to NATS.
       {{"cluster", "move-bucket", "--buckets=x", "--help"}, "--timeout-ms"},
   };
@@ -95,6 +97,11 @@ TEST_CASE("admin: --help and -h at every level print usage on stdout and exit 0"
   CHECK(Admin({"cluster", "move-bucket", "--help"}).out.find("cluster init") == std::string::npos);
   CHECK(Admin({"cluster", "frobnicate", "--help"}).code == 2);
   CHECK(Admin({"cluster"}).code == 2);
+  // Usage errors before anything connects.
+  CHECK(Admin({"cluster", "import-map", "--nats=nats://127.0.0.1:1"}).code == 2);
+  CHECK(Admin({"cluster", "init", "--shards=1=127.0.0.1:7707", "--nats-replicas=9"}).code == 2);
+  CHECK(Admin({"cluster", "show", "--nats=127.0.0.1:4222"}).code == 2);
+  CHECK(Admin({"cluster", "export-map", "--force"}).code == 2);
 }
 
 TEST_CASE("admin: import, verify, export round-trip the edge list; import refuses existing data") {

@@ -48,13 +48,19 @@ but `snapshot --server`, which asks a running relgraphd.
                             a replication group's lease and members (docs/replication.md)
   group switchover --group=NAME [--to=HOST:PORT] [--nats=URL]
                             hand the group's lease to a caught-up member
-  cluster init --nats=URL --shards=ID=HOST:PORT,... [--buckets=N]
+  cluster init --nats=URL --shards=ID=HOST:PORT,... [--buckets=N] [--nats-replicas=N]
+               [--force]
                             create a cluster's shard map (docs/cluster.md): the shards
                             own equal ranges of the buckets (4096 by default)
   cluster show --nats=URL   print the shard map, with each shard's bucket count
   cluster move-bucket --nats=URL --buckets=FIRST[-LAST] --to=ID [--timeout-ms=120000]
                             move buckets of one shard to shard ID online; run it again
                             to finish a move that was interrupted
+  cluster export-map --nats=URL [--out=FILE]
+                            back the shard map up, with its version
+  cluster import-map --nats=URL --in=FILE [--nats-replicas=N] [--force]
+                            restore it into a JetStream that lost it
+                            (relgraph-admin cluster --help for each one's rules)
 
 Exit status: 0 on success, 1 on failure, 2 on a usage error.
 )";

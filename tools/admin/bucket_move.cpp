@@ -48,6 +48,20 @@ Status WaitFor(std::chrono::milliseconds timeout, const std::string& what,
 
 }  // namespace
 
+bool InfoHoldsMap(const std::map<std::string, uint64_t>& fields, const std::string& prefix,
+                  uint64_t generation, uint64_t version) {
+  auto field = [&](const std::string& name, uint64_t absent) {
+    auto it = fields.find(name);
+    return it == fields.end() ? absent : it->second;
+  };
+  net::ShardMap held, wanted;
+  held.generation = field(prefix + "_generation", 1);
+  held.version = field(prefix + "_version", 0);
+  wanted.generation = generation;
+  wanted.version = version;
+  return !wanted.NewerThan(held);
+}
+
 Result<BucketMoveReport> MoveBuckets(const BucketMoveRequest& request,
                                      const std::function<void(const std::string&)>& progress) {
   const auto start = Clock::now();
@@ -151,7 +165,8 @@ Result<BucketMoveReport> MoveBuckets(const BucketMoveRequest& request,
         [&]() -> Result<bool> {
           auto f = info_of(mv.to);
           if (!f.ok()) return f.status();
-          if ((*f)["cluster_map_version"] < map->version || (*f)["cluster_inbox_held"] != 1) {
+          if (!InfoHoldsMap(*f, "cluster_map", map->generation, map->version) ||
+              (*f)["cluster_inbox_held"] != 1) {
             return false;
           }
           // The old owner must count the moving users' follows as leaving before any outbox
@@ -159,7 +174,7 @@ Result<BucketMoveReport> MoveBuckets(const BucketMoveRequest& request,
           // longer come to it for them.
           auto old = info_of(mv.from);
           if (!old.ok()) return old.status();
-          return (*old)["cluster_map_version"] >= map->version;
+          return InfoHoldsMap(*old, "cluster_map", map->generation, map->version);
         }));
     report.prepare_ms = MsSince(t);
     RELGRAPH_RETURN_IF_ERROR(advance(net::MovePhase::kFlip));
@@ -167,14 +182,16 @@ Result<BucketMoveReport> MoveBuckets(const BucketMoveRequest& request,
   }
   if (mv.phase == net::MovePhase::kFlip) {
     const auto t = Clock::now();
-    const uint64_t flip = map->version;
+    const uint64_t flip = map->version, generation = map->generation;
     RELGRAPH_RETURN_IF_ERROR(
         WaitFor(request.timeout, "every outbox routing by the flipped map", [&]() -> Result<bool> {
           auto infos = cc.ShardInfos();
           if (!infos.ok()) return infos.status();
           for (auto& [id, f] : *infos) {
-            if (f["cluster_map_version"] < flip || f["cluster_outbox_map_version"] < flip)
+            if (!InfoHoldsMap(f, "cluster_map", generation, flip) ||
+                !InfoHoldsMap(f, "cluster_outbox_map", generation, flip)) {
               return false;
+            }
           }
           return true;
         }));

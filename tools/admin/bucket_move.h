@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 
 #include "net/cluster/nats_link.h"
@@ -45,6 +46,15 @@ struct BucketMoveReport {
   // then from this run's start only.
   bool pause_from_flip = true;
 };
+
+// Whether a shard's INFO `fields` report a map at least as new as (generation, version) by
+// net/cluster/placement.h's order: `prefix` "cluster_map" for the map it holds,
+// "cluster_outbox_map" for the one its outbox routes by (PREFIX_generation, PREFIX_version;
+// a shard without the generation field holds generation 1). Comparing versions alone would
+// take a shard still on a map from before a restore (a higher revision of a lower
+// generation) for one that saw the move.
+bool InfoHoldsMap(const std::map<std::string, uint64_t>& fields, const std::string& prefix,
+                  uint64_t generation, uint64_t version);
 
 // kInvalidArgument for buckets out of range, an unknown shard, buckets of several owners or
 // already on `to`; kAlreadyExists when another move is in progress (the map names it);

@@ -2,18 +2,38 @@
 
 #include <charconv>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "net/cluster/nats_link.h"
 #include "net/cluster/placement.h"
 #include "tools/admin/bucket_move.h"
+#include "tools/admin/map_backup.h"
 
 namespace relgraph::admin {
 namespace {
 
 constexpr const char* kInitUsage =
-    R"(  cluster init --nats=URL --shards=ID=HOST:PORT,... [--buckets=N]
+    R"(  cluster init --nats=URL --shards=ID=HOST:PORT,... [--buckets=N] [--nats-replicas=N]
+               [--force]
                             create a cluster's shard map (docs/cluster.md): the shards
-                            own equal ranges of the buckets (4096 by default)
+                            own equal ranges of the buckets (4096 by default); the
+                            key-value bucket and streams get N copies (1 by default, 3
+                            on a three-node NATS cluster). Refused when a shard holds
+                            another map (after a lost JetStream store: import-map) or
+                            does not answer, unless --force
+)";
+constexpr const char* kExportUsage =
+    R"(  cluster export-map --nats=URL [--out=FILE]
+                            write the shard map with its version to FILE (or stdout),
+                            a backup import-map restores
+)";
+constexpr const char* kImportUsage =
+    R"(  cluster import-map --nats=URL --in=FILE [--nats-replicas=N] [--force]
+                            restore a shard map (export-map's file, or a shard's
+                            DATADIR/cluster-map) into a JetStream that lost it. Refused
+                            when NATS holds a map, when a shard holds a different newer
+                            map, or when a shard does not answer, unless --force
 )";
 constexpr const char* kShowUsage =
     R"(  cluster show --nats=URL   print the shard map, with each shard's bucket count
@@ -23,8 +43,10 @@ constexpr const char* kMoveUsage =
                             move buckets of one shard to shard ID online; run it again
                             to finish a move that was interrupted
 )";
+constexpr const char* kCommands = "init, show, move-bucket, export-map or import-map";
 constexpr const char* kTail = R"(
---nats defaults to nats://127.0.0.1:4222.
+--nats defaults to nats://127.0.0.1:4222; it takes a comma-separated list of the servers of
+one NATS cluster (nats://127.0.0.1:4222,nats://127.0.0.1:4223,...).
 Exit status: 0 on success, 1 on failure, 2 on a usage error.
 )";
 
@@ -34,10 +56,12 @@ int Help(const std::vector<std::string>& positional, std::ostream& out, std::ost
   const char* one = what == "init"          ? kInitUsage
                     : what == "show"        ? kShowUsage
                     : what == "move-bucket" ? kMoveUsage
+                    : what == "export-map"  ? kExportUsage
+                    : what == "import-map"  ? kImportUsage
                                             : nullptr;
   if (!what.empty() && one == nullptr) {
-    err << "relgraph-admin cluster: unknown cluster command '" << what
-        << "' (init, show or move-bucket)\n";
+    err << "relgraph-admin cluster: unknown cluster command '" << what << "' (" << kCommands
+        << ")\n";
     return 2;
   }
   out << "usage: relgraph-admin cluster " << (what.empty() ? "COMMAND" : what)
@@ -46,7 +70,7 @@ int Help(const std::vector<std::string>& positional, std::ostream& out, std::ost
     out << one;
   } else {
     out << "The shard map of a relgraph cluster on NATS JetStream (docs/cluster.md).\n\n"
-        << kInitUsage << kShowUsage << kMoveUsage;
+        << kInitUsage << kShowUsage << kMoveUsage << kExportUsage << kImportUsage;
   }
   out << kTail;
   return 0;
@@ -88,7 +112,9 @@ bool ParseNumber(const std::string& s, T* out) {
 }
 
 void Print(const net::ShardMap& m, std::ostream& out) {
-  out << "shard map version " << m.version << ", " << m.buckets << " buckets\n";
+  out << "shard map ";
+  if (m.generation > 1) out << "generation " << m.generation << " ";
+  out << "version " << m.version << ", " << m.buckets << " buckets\n";
   const std::vector<uint32_t> counts = m.BucketCounts();
   for (size_t i = 0; i < m.shards.size(); ++i) {
     out << "  shard " << m.shards[i].id << " at " << m.shards[i].address << ": " << counts[i]
@@ -97,13 +123,39 @@ void Print(const net::ShardMap& m, std::ostream& out) {
   out << "\n" << net::EncodeShardMap(m);
 }
 
+// export-map: the map with its version to `path` (written whole, then renamed over it) or,
+// with no path, to `out`.
+int ExportMapCommand(const std::string& url, const std::string& path, std::ostream& out,
+                     std::ostream& err) {
+  auto map = ExportMap(url);
+  if (!map.ok()) return Fail(err, "export-map", map.status());
+  const std::string text = net::EncodeVersionedShardMap(*map);
+  if (path.empty()) {
+    out << text;
+    return 0;
+  }
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream f(temp, std::ios::binary | std::ios::trunc);
+    f << text;
+    f.flush();
+    if (!f) return Fail(err, "export-map", Status(Code::kIOError, "cannot write " + temp));
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    return Fail(err, "export-map", Status(Code::kIOError, "cannot rename " + temp + " to " + path));
+  }
+  out << "shard map " << (map->generation > 1 ? "generation " + std::to_string(map->generation) + " " : "")
+      << "version " << map->version << " written to " << path << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int ClusterCommand(const std::vector<std::string>& positional,
                    const std::map<std::string, std::string>& flags, bool help, std::ostream& out,
                    std::ostream& err) {
   if (help) return Help(positional, out, err);
-  if (positional.size() != 1) return Usage(err, "expected init, show or move-bucket");
+  if (positional.size() != 1) return Usage(err, std::string("expected ") + kCommands);
   const std::string& what = positional[0];
   auto flag = [&](const char* name) {
     auto it = flags.find(name);
@@ -111,12 +163,44 @@ int ClusterCommand(const std::vector<std::string>& positional,
   };
   for (const auto& [name, value] : flags) {
     const bool known = name == "--nats" ||
-                       (what == "init" && (name == "--shards" || name == "--buckets")) ||
+                       (what == "init" && (name == "--shards" || name == "--buckets" ||
+                                           name == "--nats-replicas" || name == "--force")) ||
+                       (what == "export-map" && name == "--out") ||
+                       (what == "import-map" &&
+                        (name == "--in" || name == "--nats-replicas" || name == "--force")) ||
                        (what == "move-bucket" &&
                         (name == "--buckets" || name == "--to" || name == "--timeout-ms"));
     if (!known) return Usage(err, "unknown flag " + name + " for " + what);
   }
   const std::string url = flag("--nats").empty() ? "nats://127.0.0.1:4222" : flag("--nats");
+  if (auto servers = net::ParseNatsServers(url); !servers.ok()) {
+    return Usage(err, "--nats: " + servers.status().message());
+  }
+  MapWriteRequest seed;
+  seed.nats_url = url;
+  seed.force = flags.contains("--force");
+  if (!flag("--nats-replicas").empty() &&
+      (!ParseNumber(flag("--nats-replicas"), &seed.replicas) || seed.replicas < 1 ||
+       seed.replicas > 5)) {
+    return Usage(err, "--nats-replicas takes 1 to 5, not '" + flag("--nats-replicas") + "'");
+  }
+  auto warn = [&err](const std::string& line) { err << line << "\n"; };
+  if (what == "export-map") return ExportMapCommand(url, flag("--out"), out, err);
+  if (what == "import-map") {
+    if (flag("--in").empty()) return Usage(err, "import-map needs --in=FILE");
+    std::ifstream in(flag("--in"), std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in) return Fail(err, what, Status::NotFound("cannot read " + flag("--in")));
+    auto map = net::ParseVersionedShardMap(text.str());
+    if (!map.ok()) return Fail(err, what, Status::InvalidArgument(flag("--in") + ": " +
+                                                                  map.status().message()));
+    seed.map = std::move(*map);
+    auto written = WriteSeedMap(seed, MapWrite::kImport, warn);
+    if (!written.ok()) return Fail(err, what, written.status());
+    Print(*written, out);
+    return 0;
+  }
   if (what == "init") {
     if (flag("--shards").empty()) return Usage(err, "init needs --shards=ID=HOST:PORT,...");
     auto shards = ParseShards(flag("--shards"));
@@ -127,12 +211,10 @@ int ClusterCommand(const std::vector<std::string>& positional,
     }
     auto map = net::EvenShardMap(std::move(*shards), buckets);
     if (!map.ok()) return Usage(err, map.status().message());
-    auto link = net::NatsLink::Connect(url);
-    if (!link.ok()) return Fail(err, what, link.status());
-    auto version = (*link)->CreateMap(*map);
-    if (!version.ok()) return Fail(err, what, version.status());
-    map->version = *version;
-    Print(*map, out);
+    seed.map = std::move(*map);
+    auto written = WriteSeedMap(seed, MapWrite::kInit, warn);
+    if (!written.ok()) return Fail(err, what, written.status());
+    Print(*written, out);
     return 0;
   }
   if (what == "show") {
@@ -175,7 +257,7 @@ int ClusterCommand(const std::vector<std::string>& positional,
     out << line;
     return 0;
   }
-  return Usage(err, "unknown cluster command '" + what + "' (init, show or move-bucket)");
+  return Usage(err, "unknown cluster command '" + what + "' (" + kCommands + ")");
 }
 
 }  // namespace relgraph::admin

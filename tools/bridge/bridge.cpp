@@ -31,6 +31,7 @@ void OnAsyncPublishError(jsCtx*, jsPubAckErr*, void* closure) {
 }
 
 Status Connect(const std::string& url, JetStream* j) {
+  // `url` may be a comma-separated list of one NATS cluster's servers (the client takes any).
   natsStatus s = natsConnection_ConnectTo(&j->nc, url.c_str());
   if (s != NATS_OK) return net::NatsError("connecting to " + url, s);
   jsOptions jo;

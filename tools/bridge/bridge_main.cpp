@@ -26,7 +26,8 @@ LSN as the message id; resumes where it stopped after any crash.
 
   --relgraph=HOST:PORT   the relgraphd to read                  [127.0.0.1:7707]
   --token=TOKEN          its auth token (or RELGRAPH_TOKEN)
-  --nats=URL             the NATS server                        [nats://127.0.0.1:4222]
+  --nats=URL[,URL...]    the NATS server, or several of one NATS cluster
+                                                                [nats://127.0.0.1:4222]
   --stream=NAME          the JetStream stream, created if absent [RELGRAPH]
   --subject-prefix=P     subjects P.follow, P.publish, ...      [relgraph]
   --cursor=NAME          the bridge's named cursor in relgraph  [relgraph-bridge]

@@ -29,7 +29,7 @@ namespace {
 void PrintUsage() {
   std::printf(
       "usage: relgraph-cli [-h HOST] [-p PORT] [-a TOKEN] [--json] [COMMAND ARGS...]\n"
-      "       relgraph-cli --cluster=nats://HOST:PORT [-a TOKEN] [--json] [COMMAND ARGS...]\n"
+      "       relgraph-cli --cluster=nats://HOST:PORT[,...] [-a TOKEN] [--json] [COMMAND ARGS...]\n"
       "       relgraph-cli --help | -h | --version\n"
       "  defaults: -h 127.0.0.1 -p 7707; RELGRAPH_TOKEN supplies -a\n"
       "  without a command: an interactive session ('help', 'quit')\n"

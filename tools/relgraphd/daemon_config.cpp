@@ -339,7 +339,8 @@ usage: relgraphd [--key=value ...]      every key may also be set in a --config 
                               its lease can lapse elsewhere; renew + 2 x store
                               timeout must not exceed lease - margin [300]
   --cluster=nats://HOST:PORT  run as a shard of the cluster whose shard map and
-                              stream are on that NATS JetStream (docs/cluster.md) [none]
+                              stream are on that NATS JetStream (docs/cluster.md); a
+                              comma-separated list names several NATS nodes [none]
   --shard-id=N                this shard's id in the map (with --cluster) [none]
   --max-following=N           most users one user may follow        [1000]
   --max-blocks=N              most users one user may block         [100000]

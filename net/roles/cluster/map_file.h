@@ -1,10 +1,14 @@
 // The last shard map a shard saw, kept in its data directory, so that a shard started while
 // NATS is down serves its users by it until it joins (docs/cluster.md, "When a process
-// dies"). The file, DATADIR/cluster-map:
+// dies"). The file, DATADIR/cluster-map, is the map with its version in the form
+// net/cluster/placement.h gives (EncodeVersionedShardMap):
 //
 //   relgraph-cluster-map 1          format version
 //   version <n>                     the map's version (its key-value revision)
 //   <the map's text form>           net/cluster/placement.h, EncodeShardMap
+//
+// It is also the form `relgraph-admin cluster export-map` writes, so either is a backup
+// `cluster import-map` restores.
 //
 // It is written as cluster-map.tmp, fsynced, renamed over cluster-map, and the directory
 // fsynced, so a crash leaves the old map or the new one, never a mix.

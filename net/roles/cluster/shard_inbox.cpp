@@ -76,6 +76,7 @@ void ShardNode::InboxLoop() {
     natsSubscription_Destroy(sub);
     sub = nullptr;
   };
+  auto checked = std::chrono::steady_clock::now();
   while (!stop_.load()) {
     if (inbox_hold_.load()) {  // a bucket move: nothing more until its state is here
       inbox_held_ = true;
@@ -95,7 +96,19 @@ void ShardNode::InboxLoop() {
     natsMsgList list{};
     jsErrCode jerr = static_cast<jsErrCode>(0);
     natsStatus s = natsSubscription_Fetch(&list, sub, 64, 200, &jerr);
-    if (s == NATS_TIMEOUT) continue;
+    if (s == NATS_TIMEOUT) {
+      // A pull from a consumer that is gone only times out: after the JetStream store was
+      // lost and the stream made again (import-map), the consumer must be made again too.
+      if (std::chrono::steady_clock::now() - checked >= std::chrono::seconds(2)) {
+        checked = std::chrono::steady_clock::now();
+        if (link_->ConsumerStateOf(options_.shard_id).status().code() == Code::kNotFound) {
+          Log("inbox: consumer " + link_->ConsumerOf(options_.shard_id) +
+              " is gone (was the JetStream store lost?): subscribing again");
+          drop_subscription();
+        }
+      }
+      continue;
+    }
     if (s != NATS_OK) {
       Log("inbox: " +
           net::NatsError("fetching from " + link_->SubjectOf(options_.shard_id), s, jerr)

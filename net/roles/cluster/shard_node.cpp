@@ -48,10 +48,13 @@ void ShardNode::SetMap(net::ShardMap map, bool from_nats, bool force) {
         (held != nullptr ? std::to_string(held->version) : std::string("none")));
     return;
   }
-  const uint64_t version = map.version;
+  const uint64_t version = map.version, generation = map.generation;
+  const uint64_t digest = net::ShardMapDigest(map);
   {
     std::lock_guard lock(map_mu_);
-    if (map_ != nullptr && map_->version >= version && !force) return;
+    // By (generation, version), not the revision alone: a map restored into a fresh JetStream
+    // has a lower revision and a higher generation (net/cluster/placement.h).
+    if (map_ != nullptr && !map.NewerThan(*map_) && !force) return;
     map_ = std::make_shared<const net::ShardMap>(std::move(map));
     // Before anything is routed here by a map that moves buckets to this shard.
     inbox_hold_ = MustHoldInbox(*map_);
@@ -60,6 +63,8 @@ void ShardNode::SetMap(net::ShardMap map, bool from_nats, bool force) {
   {
     std::lock_guard lock(stats_mu_);
     stats_.map_version = version;
+    stats_.map_generation = generation;
+    stats_.map_digest = digest;
   }
   if (from_nats && !options_.data_dir.empty()) {
     // The newest map held, whichever thread took it: a later start without NATS serves by it.
@@ -125,6 +130,26 @@ Status ShardNode::Join() {
     return Status::InvalidArgument("the shard map (version " + std::to_string(map->version) +
                                    ") has no shard " + std::to_string(options_.shard_id));
   }
+  if (!options_.data_dir.empty()) {
+    // A JetStream store lost and a fresh map written (cluster init) while this shard was
+    // down: taking it would hand this shard's moved buckets back to their old owners. It
+    // waits, serving by the map it saved, for the map to be restored (import-map), whose
+    // generation is higher (net/cluster/placement.h, "Which map is newer").
+    auto saved = LoadShardMapFile(options_.env != nullptr ? options_.env : Env::Posix(),
+                                  options_.data_dir);
+    if (saved.ok() && saved->NewerThan(*map) &&
+        net::ShardMapDigest(*saved) != net::ShardMapDigest(*map)) {
+      return Status(Code::kUnavailable,
+                    "NATS holds shard map generation " + std::to_string(map->generation) +
+                        " version " + std::to_string(map->version) +
+                        ", older than and different from generation " +
+                        std::to_string(saved->generation) + " version " +
+                        std::to_string(saved->version) + " saved in " +
+                        JoinPath(options_.data_dir, kShardMapFileName) +
+                        " (was the JetStream store lost?); restore the map with relgraph-admin "
+                        "cluster import-map --in=THAT_FILE");
+    }
+  }
   if (map->move && map->move->to == options_.shard_id) {
     // Brought in before a restart: the inbox need not wait again.
     auto done = (*link)->MoveDone(map->move->id);
@@ -134,7 +159,7 @@ Status ShardNode::Join() {
   RELGRAPH_RETURN_IF_ERROR((*link)->EnsureStream());
   RELGRAPH_RETURN_IF_ERROR((*link)->EnsureMoveStream());
   link_ = std::move(*link);
-  // NATS holds the truth, even when its revisions restarted below the map saved here.
+  // NATS holds the truth, now that it holds no older map than the one saved here.
   SetMap(std::move(*map), /*from_nats=*/true, /*force=*/true);
   map_thread_ = std::thread([this] { MapLoop(); });
   outbox_thread_ = std::thread([this] { OutboxLoop(); });
@@ -194,6 +219,8 @@ void ShardNode::AddInfo(std::vector<net::InfoField>* fields) const {
   add("cluster_shard_id", options_.shard_id);
   add("cluster_joined", joined_.load() ? 1 : 0);
   add("cluster_map_version", s.map_version);
+  add("cluster_map_generation", s.map_generation);
+  add("cluster_map_digest", s.map_digest);
   add("cluster_forwarded_lsn", s.forwarded_lsn);
   add("cluster_messages_sent", s.messages_sent);
   add("cluster_records_sent", s.records_sent);
@@ -207,6 +234,7 @@ void ShardNode::AddInfo(std::vector<net::InfoField>* fields) const {
   add("cluster_inbound_pending", pending.ok() ? *pending : UINT64_MAX);
   add("cluster_inbound_delay_ms", s.inbound_delay_ms);
   add("cluster_outbox_map_version", s.outbox_map_version);
+  add("cluster_outbox_map_generation", s.outbox_map_generation);
   add("cluster_inbox_held", inbox_held_.load() ? 1 : 0);
   add("cluster_moves_exported", s.moves_exported);
   add("cluster_moves_imported", s.moves_imported);
@@ -217,6 +245,7 @@ void ShardNode::MapLoop() {
   while (!stop_.load()) {
     Status s = link_->WatchMap(stop_, [this](net::ShardMap m) { SetMap(std::move(m)); });
     if (stop_.load()) break;
+    if (s.ok()) continue;  // it read a revision the watch had missed: watch again
     Log("watching the shard map: " + s.ToString() + "; again shortly");
     if (!Backoff()) break;
   }

@@ -77,7 +77,10 @@ class ShardNode final : public ClusterGate {
   // absent, and starts the map, outbox, inbox and move threads, which retry NATS failures by
   // themselves. When NATS does not answer (kUnavailable), it still returns OK: the shard
   // serves by the map saved in the data directory (or, with none, refuses every command,
-  // kUnavailable) and a join thread tries again with backoff until it joins (joined()).
+  // kUnavailable) and a join thread tries again with backoff until it joins (joined()). So
+  // too when NATS holds a map older than the one saved in the data directory by
+  // (generation, version) and different (a lost JetStream store given a fresh `cluster
+  // init`): the shard waits for the map to be restored (`cluster import-map`).
   Status Start();
   // Stops the threads (the outbox moves its cursor first). Idempotent.
   void Stop() override;
@@ -86,7 +89,9 @@ class ShardNode final : public ClusterGate {
   void AddInfo(std::vector<net::InfoField>* fields) const override;
 
   struct Stats {
-    uint64_t map_version = 0;
+    uint64_t map_version = 0;      // of the map held (0: none)
+    uint64_t map_generation = 0;   // of the map held (net/cluster/placement.h; 0: none)
+    uint64_t map_digest = 0;       // ShardMapDigest of the map held (0: none)
     uint64_t forwarded_lsn = 0;  // every change up to here is in JetStream
     uint64_t messages_sent = 0;
     uint64_t records_sent = 0;
@@ -97,6 +102,7 @@ class ShardNode final : public ClusterGate {
     uint64_t post_conflicts = 0;      // remote posts skipped: another author here has the id
     uint64_t inbound_delay_ms = 0;    // publish to apply, of the last message applied
     uint64_t outbox_map_version = 0;  // the map the outbox routes by, from its next batch on
+    uint64_t outbox_map_generation = 0;  // and its generation
     uint64_t moves_exported = 0;      // bucket moves whose state this shard published
     uint64_t moves_imported = 0;      // bucket moves whose state this shard brought in
     uint64_t foreign_dropped = 0;     // records dropped as no user of this shard needs them

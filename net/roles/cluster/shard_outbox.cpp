@@ -69,6 +69,7 @@ void ShardNode::OutboxLoop() {
     {
       std::lock_guard lock(stats_mu_);
       stats_.outbox_map_version = m->version;
+      stats_.outbox_map_generation = m->generation;
     }
     std::map<uint32_t, Outgoing> out;
     uint64_t read_to = 0;

@@ -112,14 +112,14 @@ TEST_CASE("a move line that breaks a rule is refused, naming it") {
     CHECK_MESSAGE(r.status().message().find(words) != std::string::npos, r.status().message());
   };
   parse_refused(good + "move 0-1 1 2 sideways 4\n", "move phase 'sideways'");
-  parse_refused(good + "move 0-1 1 2 prepare\n", "not a buckets, shard, owner or move line");
+  parse_refused(good + "move 0-1 1 2 prepare\n", "not a buckets, generation, shard, owner or move line");
   parse_refused(good + "move 0-1 1 2 prepare 4\nmove 2-2 1 2 prepare 5\n", "a second move line");
   parse_refused(good + "move 0-9 1 2 prepare 4\n", "outside 0-7");
   parse_refused(good + "move 0-1 1 x prepare 4\n", "expected 'move FIRST-LAST FROM TO PHASE ID [FLIPPED_MS]'");
   parse_refused(good + "move 0-1 1 2 flip 4\n", "expected shard 2 in phase flip");
   CHECK(ParseShardMap(good + "move 0-1 1 2 prepare 4\n").ok());
   parse_refused(good + "move 0-1 1 2 prepare 4 1700000000000\n", "flip time in phase prepare");
-  parse_refused(good + "move 0-1 1 2 prepare 4 5 6\n", "not a buckets, shard, owner or move line");
+  parse_refused(good + "move 0-1 1 2 prepare 4 5 6\n", "not a buckets, generation, shard, owner or move line");
 }
 
 TEST_CASE("a move line keeps its flip time; one written without it still reads") {
@@ -138,6 +138,88 @@ TEST_CASE("a move line keeps its flip time; one written without it still reads")
   auto again = ParseShardMap(text);
   REQUIRE(again.ok());
   CHECK(again->move->flipped_ms == 1700000000123);
+}
+
+TEST_CASE("a map's generation survives its text form; generation 1 is not written") {
+  std::mt19937_64 rng(8);
+  for (int i = 0; i < 500; ++i) {
+    ShardMap m = RandomMap(rng);
+    m.generation = rng() % 2 == 0 ? 1 : 2 + rng() % 1000;
+    const std::string text = EncodeShardMap(m);
+    CHECK((text.find("\ngeneration ") != std::string::npos) == (m.generation > 1));
+    auto parsed = ParseShardMap(text);
+    REQUIRE_MESSAGE(parsed.ok(), parsed.status().ToString());
+    CHECK(parsed->generation == m.generation);
+    CHECK(parsed->owner == m.owner);
+  }
+  const std::string good = EncodeShardMap(TwoShards());
+  for (const char* bad : {"generation 1\n", "generation 0\n", "generation x\n",
+                          "generation 3\ngeneration 4\n"}) {
+    auto r = ParseShardMap(good + bad);
+    CHECK_MESSAGE(!r.ok(), bad);
+  }
+}
+
+TEST_CASE("the digest tells maps apart by what they say, not by version or generation") {
+  std::mt19937_64 rng(9);
+  for (int i = 0; i < 500; ++i) {
+    ShardMap a = RandomMap(rng);
+    ShardMap b = a;
+    b.version = a.version + 1 + rng() % 100;
+    b.generation = a.generation + 1 + rng() % 5;
+    CHECK(ShardMapDigest(a) == ShardMapDigest(b));
+    // One bucket to another shard, when there is another and no move pins it.
+    if (a.shards.size() < 2 || a.move) continue;
+    const uint32_t bucket = static_cast<uint32_t>(rng() % a.buckets);
+    b.owner[bucket] = a.owner[bucket] == a.shards[0].id ? a.shards[1].id : a.shards[0].id;
+    CHECK(ShardMapDigest(a) != ShardMapDigest(b));
+  }
+  ShardMap a = TwoShards(), b = TwoShards();
+  b.shards[1].address = "127.0.0.1:7799";
+  CHECK(ShardMapDigest(a) != ShardMapDigest(b));
+}
+
+TEST_CASE("newer is by generation first, then version, whatever the revisions") {
+  // (generation, version) pairs in order: a restore (generation 2) comes after revision 40 of
+  // generation 1 although its revisions restart at 1.
+  const std::vector<std::pair<uint64_t, uint64_t>> order = {{1, 1}, {1, 2}, {1, 40}, {2, 1},
+                                                            {2, 3}, {3, 1}, {3, 99}};
+  for (size_t i = 0; i < order.size(); ++i) {
+    for (size_t j = 0; j < order.size(); ++j) {
+      ShardMap a = TwoShards(), b = TwoShards();
+      a.generation = order[i].first;
+      a.version = order[i].second;
+      b.generation = order[j].first;
+      b.version = order[j].second;
+      CHECK_MESSAGE(a.NewerThan(b) == (i > j), i << " vs " << j);
+    }
+  }
+}
+
+TEST_CASE("the versioned form (a shard's saved map, export-map's file) keeps version and generation") {
+  std::mt19937_64 rng(10);
+  for (int i = 0; i < 300; ++i) {
+    ShardMap m = RandomMap(rng);
+    m.version = rng() % 1000;
+    m.generation = 1 + rng() % 3;
+    const std::string text = EncodeVersionedShardMap(m);
+    CHECK(text.rfind("relgraph-cluster-map 1\nversion " + std::to_string(m.version) + "\n", 0) ==
+          0);
+    auto parsed = ParseVersionedShardMap(text);
+    REQUIRE_MESSAGE(parsed.ok(), parsed.status().ToString());
+    CHECK(parsed->version == m.version);
+    CHECK(parsed->generation == m.generation);
+    CHECK(ShardMapDigest(*parsed) == ShardMapDigest(m));
+  }
+  const std::string map = EncodeShardMap(TwoShards());
+  CHECK(ParseVersionedShardMap(map).status().message().find("does not start with") !=
+        std::string::npos);
+  CHECK(ParseVersionedShardMap("relgraph-cluster-map 1\nversion -1\n" + map)
+            .status()
+            .message()
+            .find("version N") != std::string::npos);
+  CHECK(ParseVersionedShardMap("relgraph-cluster-map 1\nversion 3\n").status().code() ==
+        Code::kInvalidArgument);
 }
 
 }  // namespace
