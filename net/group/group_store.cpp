@@ -1,5 +1,7 @@
 #include "net/group/group_store.h"
 
+#include "net/cluster/nats_link.h"
+
 namespace relgraph::net {
 namespace {
 
@@ -23,15 +25,11 @@ bool WrongRevision(natsStatus s) {
 Result<std::unique_ptr<GroupStore>> GroupStore::Connect(const GroupStoreOptions& options) {
   std::unique_ptr<GroupStore> store(new GroupStore());
   store->options_ = options;
-  natsOptions* opts = nullptr;
-  natsStatus s = natsOptions_Create(&opts);
-  if (s == NATS_OK) s = natsOptions_SetURL(opts, options.nats_urls.c_str());
-  if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
-  if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 100);
-  if (s == NATS_OK) s = natsOptions_SetTimeout(opts, options.op_timeout.count());
-  if (s == NATS_OK) s = natsConnection_Connect(&store->nc_, opts);
-  natsOptions_Destroy(opts);
-  if (s != NATS_OK) return StoreError("connecting to " + options.nats_urls, s);
+  // Any of the servers, moving to another when one hangs (net/cluster/nats_link.h).
+  auto nc = ConnectNats(options.nats_urls);
+  if (!nc.ok()) return nc.status();
+  store->nc_ = *nc;
+  natsStatus s = NATS_OK;
   jsOptions jo;
   jsOptions_Init(&jo);
   jo.Wait = options.op_timeout.count();

@@ -1,12 +1,13 @@
 // Automatic failover in the spirit of Jepsen, with real processes (docs/replication.md,
-// "Automatic failover"): a nats-server holding the lease and three relgraphd members of one
-// group, --fsync=always and --sync-replicas=1, under writers that find the primary
-// themselves (net::GroupClient). Faults, cycle after cycle, in a random order that covers each
-// kind: kill -9 of the primary or of a replica, SIGSTOP/SIGCONT of either (a paused primary is
-// a partitioned one), kill -9 of NATS (no failover may follow: every member still hears the
-// primary). After the last one: every acknowledged follow present and no acknowledged
-// unfollow undone, every node's change stream identical from LSN 1 and its data directory
-// verifying with the same digests, and each epoch led by one node only.
+// "Automatic failover"): a three-node NATS cluster holding the lease (three replicas) and
+// three relgraphd members of one group, --fsync=always and --sync-replicas=1, under writers
+// that find the primary themselves (net::GroupClient). Faults, cycle after cycle, in a random
+// order that covers each kind: kill -9 of the primary or of a replica, SIGSTOP/SIGCONT of
+// either (a paused primary is a partitioned one), kill -9 of one NATS node, and all of NATS
+// paused (no failover may follow either: every member still hears the primary, and writes
+// go on meanwhile, the failsafe). After the last one: every acknowledged follow present and no
+// acknowledged unfollow undone, every node's change stream identical from LSN 1 and its data
+// directory verifying with the same digests, and each epoch led by one node only.
 // RELGRAPH_GROUP_FAULT_CYCLES=N sets the number of cycles (6 by default).
 #include <doctest.h>
 
@@ -28,7 +29,7 @@
 #include "net/client/group_client.h"
 #include "net/group/group_store.h"
 #include "tests/net/roles/replication/replication_node.h"
-#include "tests/tools/nats_server_process.h"
+#include "tests/tools/nats_cluster_process.h"
 
 namespace relgraph {
 namespace {
@@ -64,7 +65,7 @@ std::string ReadText(const std::string& path) {
 
 struct Group {
   testing::TestDir dir;
-  testing::NatsServerProcess nats{dir.path()};
+  testing::NatsClusterProcess nats{dir.path()};
   std::vector<std::unique_ptr<Node>> nodes;
   std::vector<std::string> logs;  // each node's log over all its runs
 
@@ -73,7 +74,8 @@ struct Group {
     logs.resize(n);
   }
   std::vector<std::string> Flags() const {
-    return {"--fsync=always", "--sync-replicas=1", "--group=g", "--group-nats=" + nats.url()};
+    return {"--fsync=always", "--sync-replicas=1", "--group=g", "--group-nats=" + nats.urls(),
+            "--group-nats-replicas=3"};
   }
   void Start(size_t i) { nodes[i]->Start(Flags()); }
   void SaveLog(size_t i) { logs[i] += ReadText(nodes[i]->log); }
@@ -97,7 +99,7 @@ struct Group {
   // The member the lease names, once it serves as primary; -1 after `wait`.
   int Primary(milliseconds wait = milliseconds(15000)) {
     net::GroupStoreOptions o;
-    o.nats_urls = nats.url();
+    o.nats_urls = nats.urls();
     o.op_timeout = milliseconds(1000);
     const auto deadline = Clock::now() + wait;
     while (Clock::now() < deadline) {
@@ -208,11 +210,11 @@ TEST_CASE("group: faults on primaries, replicas and NATS lose no acknowledged wr
   const char* env = std::getenv("RELGRAPH_GROUP_FAULT_CYCLES");
   const int cycles = env != nullptr ? std::atoi(env) : 6;
   std::mt19937 rng(static_cast<uint32_t>(std::random_device{}()));
-  std::vector<int> kinds = {0, 1, 2, 3, 4};
+  std::vector<int> kinds = {0, 1, 2, 3, 4, 5};
   std::shuffle(kinds.begin(), kinds.end(), rng);
   uint64_t failovers = 0;
   for (int cycle = 0; cycle < cycles; ++cycle) {
-    int kind = cycle < 5 ? kinds[cycle] : static_cast<int>(rng() % 5);
+    int kind = cycle < 6 ? kinds[cycle] : static_cast<int>(rng() % 6);
     if (const char* forced = std::getenv("RELGRAPH_GROUP_FAULTS")) {  // "1,0,4": these, in turn
       const std::string list = forced;
       size_t at = 0;
@@ -254,12 +256,25 @@ TEST_CASE("group: faults on primaries, replicas and NATS lose no acknowledged wr
         std::this_thread::sleep_for(milliseconds(2000));
         g.nodes[replica]->Signal(SIGCONT);
         break;
-      case 4: {  // NATS dies and comes back: every member still hears the primary
-        g.nats.Kill();
+      case 4: {  // one NATS node dies and comes back: nothing changes
+        const int n = static_cast<int>(rng() % 3);
+        g.nats.Kill(n);
         std::this_thread::sleep_for(milliseconds(2500));  // past the lease's TTL
-        g.nats.Restart();
+        g.nats.Restart(n);
         const int after = g.Primary();
-        CHECK_MESSAGE(after == p, "a NATS restart moved the primary");
+        CHECK_MESSAGE(after == p, "losing one NATS node moved the primary");
+        if (after >= 0) CHECK(g.nodes[after]->Info("epoch") == epoch);
+        break;
+      }
+      case 5: {  // all of NATS hangs, every member is alive: no failover, writes go on
+        for (int n = 0; n < 3; ++n) g.nats.Stop(n);
+        const uint64_t during = ledger.Acked();
+        std::this_thread::sleep_for(milliseconds(3000));  // twice the lease's TTL
+        const uint64_t done = ledger.Acked() - during;
+        for (int n = 0; n < 3; ++n) g.nats.Cont(n);
+        CHECK_MESSAGE(done > 100, "writes stopped while NATS was away (the failsafe)");
+        const int after = g.Primary();
+        CHECK_MESSAGE(after == p, "a NATS outage moved the primary");
         if (after >= 0) CHECK(g.nodes[after]->Info("epoch") == epoch);
         break;
       }
@@ -290,7 +305,7 @@ TEST_CASE("group: faults on primaries, replicas and NATS lose no acknowledged wr
                         << replicas);
       }
       std::ostringstream o, e;
-      admin::Run({"group", "status", "--group=g", "--nats=" + g.nats.url()}, o, e);
+      admin::Run({"group", "status", "--group=g", "--nats=" + g.nats.urls()}, o, e);
       MESSAGE(o.str() << e.str());
     }
     REQUIRE_MESSAGE(ledger.Acked() >= before + 200, "writes did not resume after fault " << kind);
