@@ -41,6 +41,7 @@ pids+=($!)
 url="nats://127.0.0.1:$nats_port"
 for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$nats_port") 2>/dev/null && break; sleep 0.05; done
 lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print "cpu: " $2}'
+group=bench
 
 declare -A port pid_of
 nodes=""
@@ -63,7 +64,7 @@ start_member() {
 }
 # The member the lease names.
 holder() {
-  build/relgraph-admin group status --group=bench --nats="$url" --json |
+  build/relgraph-admin group status --group="$group" --nats="$url" --json |
     sed -n 's/.*"lease":{"holder":"\([^"]*\)".*/\1/p'
 }
 member_of() {
@@ -96,21 +97,19 @@ stats() {
 
 if [[ $cost != 0 ]]; then
   # Pipelined follows on a primary with two replicas, without and with the group's lease.
-  run_setup() {  # $1: group or plain
-    for i in 1 2 3; do rm -rf "$work/m$i"; done
-    if [[ $1 == group ]]; then
-      for i in 1 2 3; do start_member "$i" --group=cost$RANDOM$i --group-nats="$url"; done
-    fi
-  }
   declare -a plain_rates group_rates
   for round in 1 2 3; do
     for kind in plain group; do
-      for i in 1 2 3; do [[ -n ${pid_of[$i]:-} ]] && kill -9 "${pid_of[$i]}" 2>/dev/null || true; done
-      wait 2>/dev/null || true
+      for i in 1 2 3; do
+        if [[ -n ${pid_of[$i]:-} ]]; then
+          kill -9 "${pid_of[$i]}" 2>/dev/null || true
+          wait "${pid_of[$i]}" 2>/dev/null || true
+        fi
+      done
       for i in 1 2 3; do rm -rf "$work/m$i"; done
-      g="cost$round"
+      group="cost$round"
       if [[ $kind == group ]]; then
-        for i in 1 2 3; do start_member "$i" --group="$g" --group-nats="$url"; done
+        for i in 1 2 3; do start_member "$i" --group="$group" --group-nats="$url"; done
         h=$(wait_primary)
       else
         start_member 1
@@ -118,8 +117,8 @@ if [[ $cost != 0 ]]; then
         start_member 3 --replica-of="127.0.0.1:${port[1]}"
         h="127.0.0.1:${port[1]}"
       fi
-      rate=$(build/relgraph-bench --target=server --host=127.0.0.1 --port="${h##*:}" \
-        --workloads=follow --ops="$cost" --edges=100000 --csv | awk -F, '$1=="follow" {print $3}')
+      rate=$(build/relgraph-bench --target=server --server="$h" \
+        --workloads=follow --ops="$cost" --edges=100000 --format=csv | awk -F, '$1=="follow" {print $4}')
       echo "round $round $kind: follow $rate ops/s"
       if [[ $kind == group ]]; then group_rates+=("$rate"); else plain_rates+=("$rate"); fi
     done

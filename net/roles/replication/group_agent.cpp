@@ -423,10 +423,10 @@ void GroupAgent::ServeForcedPromotion() {
 }
 
 Status GroupAgent::ReplicaOf(const std::string&, bool) {
+  const std::string holder = view().holder;  // lease_ is the agent thread's
   return Status::InvalidArgument("this node is a member of group " + options_.group +
                                  ": the group's lease decides whom it follows (now " +
-                                 (lease_.holder.empty() ? std::string("nobody") : lease_.holder) +
-                                 ")");
+                                 (holder.empty() ? std::string("nobody") : holder) + ")");
 }
 
 Result<Epoch> GroupAgent::Promote(bool force) {
