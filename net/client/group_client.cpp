@@ -61,8 +61,7 @@ void GroupClient::Redirect(const std::string& address) {
   }
 }
 
-bool GroupClient::Backoff(int attempt, std::chrono::steady_clock::time_point deadline,
-                          const Status&) {
+bool GroupClient::Backoff(std::chrono::steady_clock::time_point deadline) {
   ++retries_;
   // Sent to a named primary: at once the first time, then every 5 ms (a switchover's
   // hand-over lasts tens of ms, during which the two name each other). Without one (an

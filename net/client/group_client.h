@@ -48,7 +48,7 @@ class GroupClient : public TypedCalls<GroupClient> {
     Status last;
     named_ = unnamed_ = 0;
     for (int attempt = 0;; ++attempt) {
-      if (attempt > 0 && !Backoff(attempt, deadline, last)) return Unknown(last, op, false);
+      if (attempt > 0 && !Backoff(deadline)) return Unknown(last, op, false);
       Client* c = Link(to_replica, &last);
       if (c == nullptr) continue;
       auto r = c->Call(request);
@@ -85,8 +85,8 @@ class GroupClient : public TypedCalls<GroupClient> {
   Client* Link(bool to_replica, Status* why);
   void Drop(bool to_replica);
   void Redirect(const std::string& address);
-  // Sleeps before attempt `attempt`; false when the deadline passed.
-  bool Backoff(int attempt, std::chrono::steady_clock::time_point deadline, const Status& last);
+  // Sleeps before the next attempt of a call; false when that would pass the deadline.
+  bool Backoff(std::chrono::steady_clock::time_point deadline);
   Status Unknown(const Status& last, Opcode op, bool sent) const;
 
   GroupClientOptions options_;
