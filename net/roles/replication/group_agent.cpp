@@ -451,7 +451,10 @@ Result<Epoch> GroupAgent::Promote(bool force) {
 void GroupAgent::Tick() {
   const auto now = SteadyClock::now();
   if (!store_) {
-    if (now < next_connect_) return;
+    if (now < next_connect_) {
+      ServeForcedPromotion();  // answers "unreachable" rather than spinning until the retry
+      return;
+    }
     auto s = net::GroupStore::Connect(options_.store);
     if (!s.ok()) {
       next_connect_ = now + milliseconds(500);
