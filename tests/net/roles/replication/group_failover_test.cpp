@@ -96,6 +96,19 @@ struct Group {
     for (const auto& n : nodes) out.push_back(n->address());
     return out;
   }
+  // Whether the lease lists `count` members within 10 s.
+  bool WaitMembersListed(size_t count) {
+    net::GroupStoreOptions o;
+    o.nats_urls = nats.urls();
+    o.op_timeout = milliseconds(1000);
+    auto store = net::GroupStore::Connect(o);
+    for (int i = 0; store.ok() && i < 200; ++i) {
+      auto lease = (*store)->ReadLease("g");
+      if (lease.ok() && lease->value.members.size() >= count) return true;
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    return false;
+  }
   // The member the lease names, once it serves as primary; -1 after `wait`.
   int Primary(milliseconds wait = milliseconds(15000)) {
     net::GroupStoreOptions o;
@@ -267,6 +280,8 @@ TEST_CASE("group: faults on primaries, replicas and NATS lose no acknowledged wr
         break;
       }
       case 5: {  // all of NATS hangs, every member is alive: no failover, writes go on
+        // The failsafe needs both replicas listed in the lease (its renewals add them).
+        REQUIRE(g.WaitMembersListed(2));
         for (int n = 0; n < 3; ++n) g.nats.Stop(n);
         const uint64_t during = ledger.Acked();
         std::this_thread::sleep_for(milliseconds(3000));  // twice the lease's TTL
