@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "net/client/client.h"
+#include "net/cluster/nats_link.h"
 #include "relgraph_version.h"
 
 namespace relgraph {
@@ -37,16 +38,10 @@ Status ParseMs(const std::string& key, const std::string& value, uint64_t min,
 }
 
 // nats://HOST:PORT, or several separated by commas (a NATS cluster).
+// (net/cluster/nats_link.h's list, which every NATS connection reads.)
 Status ParseNatsUrls(const std::string& key, const std::string& value, std::string* out) {
-  size_t at = 0;
-  while (at <= value.size()) {
-    const size_t comma = std::min(value.find(',', at), value.size());
-    const std::string url = value.substr(at, comma - at);
-    if (url.rfind("nats://", 0) != 0 || url.size() <= 7) {
-      return Status::InvalidArgument("--" + key + " takes nats://HOST:PORT[,nats://...], not '" +
-                                     value + "'");
-    }
-    at = comma + 1;
+  if (auto servers = net::ParseNatsServers(value); !servers.ok()) {
+    return Bad(key, value, servers.status().message());
   }
   *out = value;
   return Status::OK();

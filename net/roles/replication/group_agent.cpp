@@ -23,8 +23,6 @@ int64_t Ms(SteadyClock::duration d) {
 // How long a member may be detached before the primary stops counting it (when the rest
 // still hold every acknowledged write): a restart or a short outage keeps its place.
 constexpr int kDetachedTtls = 5;
-// How long a switchover waits for its target to hold every record.
-constexpr auto kSwitchoverCatchUp = milliseconds(1000);
 
 }  // namespace
 
@@ -119,14 +117,19 @@ void GroupAgent::Loop() {
   }
 }
 
+std::map<std::string, uint64_t> GroupAgent::AttachedDurable() const {
+  std::map<std::string, uint64_t> attached;
+  for (const net::ReplicaEntry& r : replication_->Replicas()) {
+    attached[r.name] = std::max(attached[r.name], r.durable_lsn);  // attached twice: reconnecting
+  }
+  return attached;
+}
+
 std::vector<std::string> GroupAgent::CountedMembers(const net::GroupLease& current) const {
   std::set<std::string> s(current.members.begin(), current.members.end());
   if (!current.holder.empty()) s.insert(current.holder);
   s.erase(options_.address);
-  std::map<std::string, uint64_t> attached;  // name -> durable LSN
-  for (const net::ReplicaEntry& r : replication_->Replicas()) {
-    attached[r.name] = std::max(attached[r.name], r.durable_lsn);
-  }
+  const std::map<std::string, uint64_t> attached = AttachedDurable();
   for (const auto& [name, durable] : attached) s.insert(name);
   // A member long detached leaves the count when the others still hold every acknowledged
   // write (the election rule's invariant: sync_replicas of the members hold each one).
@@ -225,7 +228,6 @@ void GroupAgent::Hold(uint64_t revision, const net::GroupLease& lease,
   seen_at_ = sent;
   lease_ = lease;
   lease_exists_ = true;
-  counted_ = lease.members;
   replication_->SetCountedMembers(lease.members);
   // No other node can see this revision lapse before sent + TTL: stop acknowledging earlier.
   replication_->SetLeaseValidUntil(sent + options_.lease_ttl - options_.fence_margin);
@@ -285,72 +287,6 @@ void GroupAgent::StepDown(const std::string& holder) {
   SetView([&](View& v) { v.holding = false; });
 }
 
-void GroupAgent::HandleSwitchover() {
-  auto request = store_->ReadSwitchover(options_.group);
-  if (!request.ok() || !request->has_value()) return;
-  const std::string asked = (*request)->to;
-  // The target: the member named, or the most caught-up counted member streaming from here.
-  std::string to = asked;
-  uint64_t best = 0;
-  std::map<std::string, uint64_t> attached;
-  for (const net::ReplicaEntry& r : replication_->Replicas()) {
-    attached[r.name] = std::max(attached[r.name], r.durable_lsn);
-  }
-  if (to.empty()) {
-    for (const std::string& m : counted_) {
-      auto it = attached.find(m);
-      if (it != attached.end() && (to.empty() || it->second > best)) {
-        to = m;
-        best = it->second;
-      }
-    }
-  }
-  const bool counted = std::find(counted_.begin(), counted_.end(), to) != counted_.end();
-  if (to.empty() || to == options_.address || !attached.contains(to) || !counted) {
-    store_->DeleteSwitchover(options_.group).IgnoreError();
-    Note("switchover refused: " +
-         (to.empty() ? std::string("no member streams from this primary")
-                     : to + " is not a counted member streaming from this primary"));
-    return;
-  }
-  replication_->PauseWrites(to);
-  const auto deadline = SteadyClock::now() + kSwitchoverCatchUp;
-  bool caught_up = false;
-  while (!caught_up && SteadyClock::now() < deadline) {
-    for (const net::ReplicaEntry& r : replication_->Replicas()) {
-      caught_up = caught_up || (r.name == to && r.durable_lsn >= db_->last_lsn());
-    }
-    if (!caught_up) std::this_thread::sleep_for(milliseconds(1));
-  }
-  net::GroupLease l = OwnLease(lease_);
-  l.holder = to;
-  l.handover = true;
-  std::set<std::string> members(l.members.begin(), l.members.end());
-  members.erase(to);
-  members.insert(options_.address);
-  l.members.assign(members.begin(), members.end());
-  Result<uint64_t> rev = Status(Code::kTimeout, to + " did not catch up within 1 s");
-  if (caught_up) rev = store_->UpdateLease(options_.group, l, own_revision_);
-  store_->DeleteSwitchover(options_.group).IgnoreError();
-  if (!rev.ok()) {
-    replication_->ResumeWrites();
-    Note("switchover to " + to + " abandoned: " + rev.status().ToString());
-    return;
-  }
-  holding_ = false;
-  own_revision_ = 0;
-  seen_revision_ = *rev;
-  seen_at_ = SteadyClock::now();
-  lease_ = l;
-  replication_->SetLeaseValidUntil(SteadyClock::time_point{});
-  if (options_.log) options_.log("switchover: handed the lease to " + to);
-  control_->Follow(to, false).IgnoreError();
-  SetView([&](View& v) {
-    v.holding = false;
-    v.holder = to;
-  });
-}
-
 void GroupAgent::Elect(SteadyClock::time_point now) {
   const uint64_t lapsed = lease_exists_ ? seen_revision_ : 0;
   if (reported_lapse_ != lapsed) {
@@ -396,56 +332,6 @@ void GroupAgent::Elect(SteadyClock::time_point now) {
   if (out.kind == net::ElectionOutcome::Kind::kTake) {
     Claim(lapsed, lease_exists_ ? lease_ : net::GroupLease{}, false).status().IgnoreError();
   }
-}
-
-void GroupAgent::ServeForcedPromotion() {
-  {
-    std::lock_guard lock(mu_);
-    if (!force_requested_) return;
-  }
-  Result<Epoch> result = Status(Code::kUnavailable, "the group's store does not answer");
-  if (holding_) {
-    result = Status::InvalidArgument("this node already holds the lease");
-  } else if (store_) {
-    auto read = store_->ReadLease(options_.group);
-    if (read.ok()) {
-      result = Claim(read->revision, read->value, false);
-    } else if (read.status().code() == Code::kNotFound) {
-      result = Claim(0, net::GroupLease{}, false);
-    } else {
-      result = read.status();
-    }
-  }
-  std::lock_guard lock(mu_);
-  force_requested_ = false;
-  force_result_ = std::move(result);
-  wake_.notify_all();
-}
-
-Status GroupAgent::ReplicaOf(const std::string&, bool) {
-  const std::string holder = view().holder;  // lease_ is the agent thread's
-  return Status::InvalidArgument("this node is a member of group " + options_.group +
-                                 ": the group's lease decides whom it follows (now " +
-                                 (holder.empty() ? std::string("nobody") : holder) + ")");
-}
-
-Result<Epoch> GroupAgent::Promote(bool force) {
-  if (!force) {
-    return Status::InvalidArgument(
-        "this node is a member of group " + options_.group +
-        ", whose election picks the primary: hand the lease over with `relgraph-admin group "
-        "switchover`, or take it now with promote --force");
-  }
-  std::unique_lock lock(mu_);
-  force_requested_ = true;
-  force_result_.reset();
-  wake_.notify_all();
-  if (!wake_.wait_for(lock, std::chrono::seconds(10),
-                      [&] { return force_result_.has_value() || stop_; }) ||
-      !force_result_) {
-    return Status(Code::kTimeout, "promote --force: the group's agent did not answer");
-  }
-  return std::move(*force_result_);
 }
 
 void GroupAgent::Tick() {

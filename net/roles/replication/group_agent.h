@@ -93,11 +93,14 @@ class GroupAgent final : public RoleChanger {
   // The lease's record as this node would write it now (holder = this node).
   net::GroupLease OwnLease(const net::GroupLease& base) const;
   std::vector<std::string> CountedMembers(const net::GroupLease& current) const;
+  // The replicas streaming from this node now, each with its durable LSN.
+  std::map<std::string, uint64_t> AttachedDurable() const;
   void Report(uint64_t lapsed_revision);
   void Renew(std::chrono::steady_clock::time_point now);
   // Takes the lease at `expected` (0: creates it) and becomes the primary: in a new epoch, or
   // in its current one when `resume`.
-  Result<Epoch> Claim(uint64_t expected, net::GroupLease from, bool resume);  // from: a copy, lease_ changes
+  Result<Epoch> Claim(uint64_t expected, net::GroupLease from,
+                      bool resume);  // from: a copy, lease_ changes
   // This node wrote `lease` at `revision`, having sent the write at `sent`: its fence moves on.
   void Hold(uint64_t revision, const net::GroupLease& lease,
             std::chrono::steady_clock::time_point sent);
@@ -128,7 +131,6 @@ class GroupAgent final : public RoleChanger {
   uint64_t reported_lapse_ = UINT64_MAX;  // the lapsed revision last reported
   std::chrono::steady_clock::time_point lapse_seen_at_{};
   std::chrono::steady_clock::time_point started_at_{};
-  std::vector<std::string> counted_;  // the members published in the lease
   std::chrono::steady_clock::time_point last_switchover_check_{};
   // When each member was last seen attached (CountedMembers keeps it).
   mutable std::map<std::string, std::chrono::steady_clock::time_point> last_attached_;

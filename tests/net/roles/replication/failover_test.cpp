@@ -20,10 +20,12 @@
 
 #include "net/client/client.h"
 #include "tests/net/roles/replication/replication_node.h"
+#include "tests/net/roles/replication/write_ledger.h"
 
 namespace relgraph {
 namespace {
 
+using testing::Ledger;
 using testing::Node;
 using testing::VerifyDigests;
 using testing::WaitCaughtUp;
@@ -34,25 +36,6 @@ std::vector<std::string> With(std::vector<std::string> a, const std::vector<std:
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
-
-// What the writers were told: a pair followed and acknowledged must be there at the end; one
-// unfollowed and acknowledged must not; a pair whose last write's outcome is unknown (its
-// primary died, or the reply timed out) may be either.
-struct Ledger {
-  enum class State { kFollowed, kUnfollowed, kUnknown };
-  std::mutex mu;
-  std::map<std::pair<uint64_t, uint64_t>, State> pairs;
-  uint64_t acked = 0;
-  void Set(uint64_t a, uint64_t b, State s) {
-    std::lock_guard lock(mu);
-    pairs[{a, b}] = s;
-    if (s != State::kUnknown) ++acked;
-  }
-  uint64_t Acked() {
-    std::lock_guard lock(mu);
-    return acked;
-  }
-};
 
 // One writer: follows of fresh pairs, and now and then an unfollow of one it followed.
 void Write(const Node& primary, uint64_t writer, std::atomic<uint64_t>* next, Ledger* ledger,

@@ -29,32 +29,17 @@
 #include "net/client/group_client.h"
 #include "net/group/group_store.h"
 #include "tests/net/roles/replication/replication_node.h"
+#include "tests/net/roles/replication/write_ledger.h"
 #include "tests/tools/nats_cluster_process.h"
 
 namespace relgraph {
 namespace {
 
+using testing::Ledger;
 using testing::Node;
 using testing::VerifyDigests;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-
-// What the writers were told (as in failover_test.cpp).
-struct Ledger {
-  enum class State { kFollowed, kUnfollowed, kUnknown };
-  std::mutex mu;
-  std::map<std::pair<uint64_t, uint64_t>, State> pairs;
-  uint64_t acked = 0;
-  void Set(uint64_t a, uint64_t b, State s) {
-    std::lock_guard lock(mu);
-    pairs[{a, b}] = s;
-    if (s != State::kUnknown) ++acked;
-  }
-  uint64_t Acked() {
-    std::lock_guard lock(mu);
-    return acked;
-  }
-};
 
 std::string ReadText(const std::string& path) {
   std::ifstream in(path);
