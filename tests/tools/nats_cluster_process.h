@@ -2,8 +2,9 @@
 // processes (NATS_SERVER_PATH), each with its own client port, route port, store directory
 // and server name, routed to each other as one cluster (docs/cluster.md, "Three NATS
 // nodes"). The constructor returns once JetStream has a meta leader (it answers account
-// info on every node) that can place three replicas. One node at a time can be killed (SIGKILL, as in a crash), restarted
-// on its ports with its store, paused (SIGSTOP: a hung or partitioned node) and resumed.
+// info on every node) that can place three replicas. One node at a time can be killed (SIGKILL, as
+// in a crash), restarted on its ports with its store, paused (SIGSTOP: a hung or partitioned node)
+// and resumed.
 //
 //   testing::NatsClusterProcess nats(dir.path());
 //   relgraph-admin cluster init --nats=<nats.urls()> --nats-replicas=3 ...
@@ -159,8 +160,8 @@ class NatsClusterProcess {
       if (nc != nullptr) natsConnection_Destroy(nc);
       if (!placed) std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
-    REQUIRE_MESSAGE(placed, "the NATS cluster cannot place three replicas (see " << dir_
-                                                                                 << "/nats*.log)");
+    REQUIRE_MESSAGE(placed,
+                    "the NATS cluster cannot place three replicas (see " << dir_ << "/nats*.log)");
   }
 
   std::string dir_;

@@ -8,9 +8,10 @@
 // messages; the lost one comes back only after its ack wait, behind them. So the inbox applies
 // a message at once only when the consumer's own numbering proves it is the next one: it is a
 // first delivery (delivered count 1) whose consumer sequence follows that of the first
-// delivery of the last message applied. A consumer delivers first deliveries in stream order,
-// from the message after the last one it delivered, and numbers every delivery, redeliveries
-// too, one after the other; a gap in the numbering is a lost delivery. Anything else is
+// delivery of the last message applied, in the same fetch. A consumer delivers first
+// deliveries in stream order, from the message after the last one it delivered, and numbers
+// every delivery, redeliveries too, one after the other; a gap in the numbering is a lost
+// delivery. Anything else is
 // checked: the inbox reads the subject's messages after `through` from the stream itself and
 // applies those it finds before the delivered one.
 //
@@ -45,6 +46,11 @@ class InboxOrder {
     chain_ = 0;
     newest_ = 0;
   }
+  // A new fetch's deliveries follow: the first one is checked. The deliveries that answer one
+  // pull request come from one consumer leader, numbered from its own state; across requests
+  // a new leader may number again from an older state, which shows only if one of its
+  // deliveries numbered at or below the highest seen arrives (they may all be lost).
+  void NewBatch() { chain_ = 0; }
   // What to do with delivery `d`, the next one received. A consumer sequence not above every
   // one received before is a consumer numbering again from an older state (a new leader that
   // had not heard of the last deliveries): the numbering proves nothing until a delivery is

@@ -179,8 +179,10 @@ void ShardNode::InboxLoop() {
       uint64_t filled = 0;
       auto said = [&] {
         if (filled > 0) {
-          Log("inbox: " + std::to_string(filled) + " message(s) the consumer had not delivered "
-              "in order read from the stream, before stream sequence " + std::to_string(seq));
+          Log("inbox: " + std::to_string(filled) +
+              " message(s) the consumer had not delivered "
+              "in order read from the stream, before stream sequence " +
+              std::to_string(seq));
         }
       };
       while (order.through() + 1 < seq) {
@@ -208,6 +210,7 @@ void ShardNode::InboxLoop() {
       said();
       return true;
     };
+    order.NewBatch();
     std::vector<natsMsg*> handled;
     int64_t last_publish_ns = 0;
     bool stopped = false;  // a gap not filled or a failed WAL: the rest waits, unacknowledged

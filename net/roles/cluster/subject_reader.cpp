@@ -38,8 +38,7 @@ bool NumberField(std::string_view json, std::string_view key, uint64_t* out) {
 }  // namespace
 
 std::string MsgGetRequest(uint64_t from, std::string_view subject) {
-  return "{\"seq\":" + std::to_string(from) + ",\"next_by_subj\":\"" + std::string(subject) +
-         "\"}";
+  return "{\"seq\":" + std::to_string(from) + ",\"next_by_subj\":\"" + std::string(subject) + "\"}";
 }
 
 bool DecodeBase64(std::string_view in, std::string* out) {
@@ -81,8 +80,8 @@ Result<StreamMessage> ParseMsgGetReply(std::string_view json) {
     std::string_view description;
     NumberField(error, "code", &code);
     StringField(error, "description", &description);
-    const std::string what = "message get: " + std::string(description) + " (code " +
-                             std::to_string(code) + ")";
+    const std::string what =
+        "message get: " + std::string(description) + " (code " + std::to_string(code) + ")";
     return code == 404 ? Status::NotFound(what) : Status(Code::kUnavailable, what);
   }
   const size_t m = json.find("\"message\":");
@@ -107,8 +106,7 @@ Result<StreamMessage> ParseMsgGetReply(std::string_view json) {
 }
 
 Result<StreamMessage> NextOnSubject(natsConnection* nc, const std::string& stream,
-                                    const std::string& subject, uint64_t from,
-                                    int64_t timeout_ms) {
+                                    const std::string& subject, uint64_t from, int64_t timeout_ms) {
   const std::string api = "$JS.API.STREAM.MSG.GET." + stream;
   const std::string body = MsgGetRequest(from, subject);
   natsMsg* reply = nullptr;
@@ -122,7 +120,8 @@ Result<StreamMessage> NextOnSubject(natsConnection* nc, const std::string& strea
   natsMsg_Destroy(reply);
   if (parsed.ok() && parsed->subject != subject) {
     return Status(Code::kUnavailable, "message get: asked for " + subject + ", got " +
-                                          parsed->subject + " (a NATS server without next_by_subj?)");
+                                          parsed->subject +
+                                          " (a NATS server without next_by_subj?)");
   }
   return parsed;
 }

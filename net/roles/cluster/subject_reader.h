@@ -37,7 +37,6 @@ bool DecodeBase64(std::string_view in, std::string* out);
 // The first message of `subject` in `stream` at or after sequence `from`, waiting up to
 // `timeout_ms`. kNotFound when there is none; kUnavailable when NATS did not answer.
 Result<StreamMessage> NextOnSubject(natsConnection* nc, const std::string& stream,
-                                    const std::string& subject, uint64_t from,
-                                    int64_t timeout_ms);
+                                    const std::string& subject, uint64_t from, int64_t timeout_ms);
 
 }  // namespace relgraph

@@ -18,8 +18,8 @@ namespace {
 
 struct ConsumerModel {
   uint64_t consumer_seq = 0;
-  uint64_t delivered_stream = 0;            // the last message delivered the first time
-  std::map<uint64_t, uint64_t> pending;     // stream sequence -> times delivered
+  uint64_t delivered_stream = 0;         // the last message delivered the first time
+  std::map<uint64_t, uint64_t> pending;  // stream sequence -> times delivered
   std::set<uint64_t> acked;
 };
 
@@ -113,6 +113,7 @@ struct Run {
     if (r < 20) {
       Append();
     } else if (r < 96) {
+      order.NewBatch();  // one fetch, answered by the consumer's leader of the moment
       for (int i = 1 + static_cast<int>(rng() % 6); i > 0; --i) Deliver(loss);
     } else if (r < 98) {
       order.Reset(AckFloor());  // subscribed again
@@ -130,7 +131,10 @@ void Check(uint64_t seed, bool leader_changes) {
   Run run(seed, leader_changes);
   for (int i = 0; i < 400; ++i) run.Step(/*loss=*/15);
   // The faults end; every message comes in the end.
-  for (int i = 0; i < 20000 && run.applied.size() < run.ours.size(); ++i) run.Deliver(0);
+  for (int i = 0; i < 20000 && run.applied.size() < run.ours.size(); ++i) {
+    if (i % 8 == 0) run.order.NewBatch();
+    run.Deliver(0);
+  }
   CHECK(run.applied.size() == run.ours.size());
 }
 
@@ -169,6 +173,10 @@ TEST_CASE("inbox order: a deliveries' gap is checked, the next first delivery is
   order.Applied(23, &d5);
   CHECK(order.Classify({21, 6, 1}) == InboxOrder::Verdict::kRepeat);  // numbered again
   CHECK(order.Classify({24, 8, 1}) == InboxOrder::Verdict::kCheck);   // so not proven
+  const Delivery d9{24, 8, 1};
+  order.Applied(24, &d9);
+  order.NewBatch();
+  CHECK(order.Classify({25, 9, 1}) == InboxOrder::Verdict::kCheck);  // another fetch
 }
 
 }  // namespace

@@ -97,6 +97,10 @@ struct ShardCluster {
     net::ClusterClientOptions o;
     o.nats_url = nats_;
     auto c = net::ClusterClient::Connect(o);
+    for (int i = 0; i < 3 && !c.ok(); ++i) {  // a NATS cluster electing leaders may time out
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      c = net::ClusterClient::Connect(o);
+    }
     REQUIRE_MESSAGE(c.ok(), c.status().ToString());
     return std::move(*c);
   }

@@ -20,7 +20,9 @@ TEST_CASE("subject reader: a reply's sequence, subject and data") {
   REQUIRE(m.ok());
   CHECK(m->seq == 1234);
   CHECK(m->subject == "a.shard.2");
-  CHECK(m->data == std::string("\x00\x01\x02\x03\x04" "bar", 8));
+  CHECK(m->data == std::string("\x00\x01\x02\x03\x04"
+                               "bar",
+                               8));
 }
 
 TEST_CASE("subject reader: no message is kNotFound, other errors kUnavailable") {
@@ -36,9 +38,8 @@ TEST_CASE("subject reader: no message is kNotFound, other errors kUnavailable") 
 TEST_CASE("subject reader: a reply without a sequence or with bad base64 is refused") {
   CHECK(ParseMsgGetReply(R"({"message":{"subject":"a","data":"AA=="}})").status().code() ==
         Code::kInvalidArgument);
-  CHECK(ParseMsgGetReply(R"({"message":{"subject":"a","seq":3,"data":"A*=="}})")
-            .status()
-            .code() == Code::kInvalidArgument);
+  CHECK(ParseMsgGetReply(R"({"message":{"subject":"a","seq":3,"data":"A*=="}})").status().code() ==
+        Code::kInvalidArgument);
   CHECK(ParseMsgGetReply("{}").status().code() == Code::kInvalidArgument);
   auto empty = ParseMsgGetReply(R"({"message":{"subject":"a","seq":3,"time":"t"}})");
   REQUIRE(empty.ok());
