@@ -2,8 +2,9 @@
 // processes (NATS_SERVER_PATH), each with its own client port, route port, store directory
 // and server name, routed to each other as one cluster (docs/cluster.md, "Three NATS
 // nodes"). The constructor returns once JetStream has a meta leader (it answers account
-// info on every node). One node at a time can be killed (SIGKILL, as in a crash), restarted
-// on its ports with its store, paused (SIGSTOP: a hung or partitioned node) and resumed.
+// info on every node) that can place three replicas. One node at a time can be killed (SIGKILL, as
+// in a crash), restarted on its ports with its store, paused (SIGSTOP: a hung or partitioned node)
+// and resumed.
 //
 //   testing::NatsClusterProcess nats(dir.path());
 //   relgraph-admin cluster init --nats=<nats.urls()> --nats-replicas=3 ...
@@ -123,6 +124,44 @@ class NatsClusterProcess {
       REQUIRE_MESSAGE(ready, "NATS node " << i << " has no JetStream meta leader (see " << dir_
                                           << "/nats" << i << ".*.log)");
     }
+    WaitPlacement();
+  }
+
+  // With every node running: until the meta leader can place three replicas (it knows every
+  // peer), which it may not yet when each node first answers ("no suitable peers for
+  // placement"), up to 30 s. Tried by creating and deleting a three-replica memory stream.
+  void WaitPlacement() {
+    for (int i = 0; i < kNodes; ++i) {
+      if (pid_[i] <= 0) return;
+    }
+    const std::string name = "NATS_CLUSTER_PROCESS_PROBE";
+    const std::string subject = "nats_cluster_process.probe";
+    bool placed = false;
+    for (int attempt = 0; attempt < 60 && !placed; ++attempt) {
+      natsConnection* nc = nullptr;
+      jsCtx* js = nullptr;
+      if (natsConnection_ConnectTo(&nc, urls().c_str()) == NATS_OK &&
+          natsConnection_JetStream(&js, nc, nullptr) == NATS_OK) {
+        const char* subjects[] = {subject.c_str()};
+        jsStreamConfig cfg;
+        jsStreamConfig_Init(&cfg);
+        cfg.Name = name.c_str();
+        cfg.Subjects = subjects;
+        cfg.SubjectsLen = 1;
+        cfg.Storage = js_MemoryStorage;
+        cfg.Replicas = kNodes;
+        jsStreamInfo* si = nullptr;
+        if (js_AddStream(&si, js, &cfg, nullptr, nullptr) == NATS_OK) {
+          jsStreamInfo_Destroy(si);
+          placed = js_DeleteStream(js, name.c_str(), nullptr, nullptr) == NATS_OK;
+        }
+      }
+      if (js != nullptr) jsCtx_Destroy(js);
+      if (nc != nullptr) natsConnection_Destroy(nc);
+      if (!placed) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    REQUIRE_MESSAGE(placed,
+                    "the NATS cluster cannot place three replicas (see " << dir_ << "/nats*.log)");
   }
 
   std::string dir_;

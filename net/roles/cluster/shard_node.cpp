@@ -228,6 +228,7 @@ void ShardNode::AddInfo(std::vector<net::InfoField>* fields) const {
   add("cluster_records_applied", s.records_applied);
   add("cluster_records_skipped", s.records_skipped);
   add("cluster_messages_rejected", s.messages_rejected);
+  add("cluster_messages_filled", s.messages_filled);
   add("cluster_post_conflicts", s.post_conflicts);
   auto pending = InboundPending();
   // All ones: JetStream did not answer, so the pending count is unknown.

@@ -10,9 +10,9 @@
 // all. The inbox thread pulls the shard's own subject through a durable consumer and applies
 // each message with Db::ApplyRemote, which logs each change with its origin's LSN and skips
 // what it applied before; it acknowledges a message to JetStream only once its records are
-// fsynced. A crash anywhere thus resends or redelivers, and nothing is applied twice; each
-// (re)subscription restarts the consumer at its ack floor, so that what comes again comes in
-// order, before anything newer.
+// fsynced. A crash anywhere thus resends or redelivers, and nothing is applied twice. Messages
+// are applied in stream order even when the consumer delivers out of it (a delivery lost with
+// a NATS node): a gap in its numbering is filled from the stream first (inbox_order.h).
 //
 // A shard that cannot reach NATS at start still starts: it serves its users by the last map
 // it saw (saved in its data directory, net/roles/cluster/map_file.h) and keeps trying to join,
@@ -98,7 +98,8 @@ class ShardNode final : public ClusterGate {
     uint64_t messages_applied = 0;
     uint64_t records_applied = 0;
     uint64_t records_skipped = 0;     // redelivered, applied before
-    uint64_t messages_rejected = 0;   // undecodable or refused by ApplyRemote (terminated)
+    uint64_t messages_rejected = 0;   // undecodable or refused by ApplyRemote (acknowledged)
+    uint64_t messages_filled = 0;     // read from the stream to fill a gap in the deliveries
     uint64_t post_conflicts = 0;      // remote posts skipped: another author here has the id
     uint64_t inbound_delay_ms = 0;    // publish to apply, of the last message applied
     uint64_t outbox_map_version = 0;  // the map the outbox routes by, from its next batch on
@@ -138,9 +139,10 @@ class ShardNode final : public ClusterGate {
   // moved on meanwhile (the move thread looks again); a NATS or WAL failure otherwise (the
   // move thread tries again).
   Status ImportMove(const std::shared_ptr<const net::ShardMap>& m, const net::BucketMove& mv);
-  // (Re)creates the inbound consumer to deliver, in stream order, every message after its ack
-  // floor, and pulls from it. See InboxLoop for why.
-  Result<natsSubscription*> SubscribeInbox();
+  // Binds a pull subscription to the inbound consumer, made first if there is none (then
+  // `*created`, delivering the subject from its start); `*ack_floor` is its ack floor. An
+  // existing consumer is never deleted or made again. See shard_inbox.cpp for why.
+  Result<natsSubscription*> SubscribeInbox(uint64_t* ack_floor, bool* created);
   // Sleeps `retry` unless stopped; false once stopped.
   bool Backoff();
   void Log(const std::string& line) const;

@@ -48,7 +48,14 @@ struct ShardCluster {
     std::vector<std::string> args = {"cluster", "init", "--nats=" + nats_,
                                      "--shards=" + shards_flag};
     args.insert(args.end(), init_flags.begin(), init_flags.end());
-    const AdminResult init = Admin(args);
+    // A NATS cluster just started, on a busy machine, may time out making the replicated
+    // bucket: init is tried again then (it refuses only once a map is stored).
+    AdminResult init = Admin(args);
+    for (int i = 0; i < 3 && init.code != 0 && init.err.find("Timeout") != std::string::npos;
+         ++i) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      init = Admin(args);
+    }
     REQUIRE_MESSAGE(init.code == 0, init.err);
     for (uint32_t id = 1; id <= shards; ++id) StartShard(id);
     for (uint32_t id = 1; id <= shards; ++id) WaitJoined(id);
@@ -90,6 +97,10 @@ struct ShardCluster {
     net::ClusterClientOptions o;
     o.nats_url = nats_;
     auto c = net::ClusterClient::Connect(o);
+    for (int i = 0; i < 3 && !c.ok(); ++i) {  // a NATS cluster electing leaders may time out
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      c = net::ClusterClient::Connect(o);
+    }
     REQUIRE_MESSAGE(c.ok(), c.status().ToString());
     return std::move(*c);
   }
