@@ -1,5 +1,6 @@
 #include "net/cluster/cluster_client.h"
 
+#include <algorithm>
 #include <thread>
 
 namespace relgraph::net {
@@ -28,7 +29,7 @@ Status ClusterClient::RefreshMap() {
   for (auto it = clients_.begin(); it != clients_.end();) {
     const ShardInfo* now = m->Find(it->first);
     const ShardInfo* before = map_.Find(it->first);
-    if (now == nullptr || before == nullptr || now->address != before->address) {
+    if (now == nullptr || before == nullptr || now->Addresses() != before->Addresses()) {
       it = clients_.erase(it);
     } else {
       ++it;
@@ -50,6 +51,7 @@ Result<Client*> ClusterClient::ShardClient(uint32_t id) {
     return Status::NotFound("shard " + std::to_string(id) + " is not in the shard map (version " +
                             std::to_string(map_.version) + ")");
   }
+  if (!info->group.empty()) return GroupPrimary(*info);
   ClientOptions o = options_.client;
   RELGRAPH_RETURN_IF_ERROR(ParseHostPort(info->address, &o.host, &o.port));
   auto client = Client::Connect(o);
@@ -62,6 +64,77 @@ Result<Client*> ClusterClient::ShardClient(uint32_t id) {
   return raw;
 }
 
+Result<Client*> ClusterClient::GroupPrimary(const ShardInfo& shard) {
+  // The member found or named last, then every member in turn.
+  std::vector<std::string> tries;
+  if (auto it = primary_at_.find(shard.id); it != primary_at_.end()) tries.push_back(it->second);
+  for (const std::string& m : shard.members) {
+    if (tries.empty() || m != tries.front()) tries.push_back(m);
+  }
+  std::string why;
+  for (const std::string& address : tries) {
+    ClientOptions o = options_.client;
+    if (!ParseHostPort(address, &o.host, &o.port).ok()) continue;
+    auto client = Client::Connect(o);
+    if (!client.ok()) {
+      why += (why.empty() ? "" : "; ") + address + ": " + client.status().message();
+      continue;
+    }
+    auto info = (*client)->Info();
+    if (!info.ok()) {
+      why += (why.empty() ? "" : "; ") + address + ": " + info.status().message();
+      continue;
+    }
+    const auto role = std::find_if(info->fields.begin(), info->fields.end(),
+                                   [](const InfoField& f) { return f.name == "role"; });
+    if (role == info->fields.end() || role->value != 0) {
+      why += (why.empty() ? "" : "; ") + address + " is a replica";
+      continue;
+    }
+    primary_at_[shard.id] = address;
+    Client* raw = client->get();
+    clients_[shard.id] = std::move(*client);
+    return raw;
+  }
+  primary_at_.erase(shard.id);
+  return Status(Code::kUnavailable, "shard " + std::to_string(shard.id) + " (group " + shard.group +
+                                        "): no member answers as its primary (" + why + ")");
+}
+
+bool ClusterClient::Grouped(uint32_t id) const {
+  const ShardInfo* info = map_.Find(id);
+  return info != nullptr && !info->group.empty();
+}
+
+void ClusterClient::LosePrimary(uint32_t id, const std::string& named) {
+  clients_.erase(id);
+  std::string host;
+  uint16_t port = 0;
+  if (!named.empty() && ParseHostPort(named, &host, &port).ok()) {
+    primary_at_[id] = named;
+  } else {
+    primary_at_.erase(id);
+  }
+}
+
+bool ClusterClient::WaitForPrimary(std::optional<std::chrono::steady_clock::time_point>* since) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!since->has_value()) *since = now;
+  const auto waited = now - **since;
+  if (waited >= options_.failover_timeout) return false;
+  const auto step = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(waited) / 4,
+                               std::chrono::milliseconds(5), std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(step);
+  return true;
+}
+
+Status ClusterClient::OutcomeUnknown(const Status& last, uint32_t id) const {
+  return Status(Code::kUnavailable,
+                "shard " + std::to_string(id) +
+                    " lost its primary after the command was sent: " + "its outcome is unknown (" +
+                    last.ToString() + "); it is not sent again: it is not retry-safe");
+}
+
 template <typename Request>
 Result<typename Request::Reply> ClusterClient::Page(const PageQuery& query) {
   // The viewer's relations come from the viewer's shard when it is not the owner's.
@@ -70,8 +143,8 @@ Result<typename Request::Reply> ClusterClient::Page(const PageQuery& query) {
   Request request;
   static_cast<PageQuery&>(request) = query;
   if (split) request.viewer.reset();
-  auto page =
-      Routed<typename Request::Reply>(query.user, [&](Client& c) { return c.Call(request); });
+  auto page = Routed<typename Request::Reply>(query.user, Request::kOpcode,
+                                              [&](Client& c) { return c.Call(request); });
   if (!page.ok() || !split || page->entries.empty()) return page;
   std::vector<uint64_t> users;
   users.reserve(page->entries.size());
@@ -127,8 +200,8 @@ Result<KnownFollowersReply> ClusterClient::KnownFollowers(uint64_t viewer, uint6
   KnownFollowersReply out;
   // In RELATIONS batches of the server's size.
   for (size_t at = 0; at < followees.size(); at += kMaxRelationsIds) {
-    const std::span<const uint64_t> part(
-        followees.data() + at, std::min<size_t>(kMaxRelationsIds, followees.size() - at));
+    const std::span<const uint64_t> part(followees.data() + at,
+                                         std::min<size_t>(kMaxRelationsIds, followees.size() - at));
     auto relations = Relations(target, part);  // bit "followed by": the followee follows target
     if (!relations.ok()) return relations.status();
     for (size_t i = 0; i < part.size(); ++i) {
@@ -154,6 +227,11 @@ Result<std::map<uint32_t, std::map<std::string, uint64_t>>> ClusterClient::Shard
                     "INFO of shard " + std::to_string(s.id) + ": " + info.status().message());
     }
     for (const InfoField& f : info->fields) out[s.id][f.name] = f.value;
+    if (Grouped(s.id) && out[s.id]["role"] != 0) {  // its primary stepped down since
+      LosePrimary(s.id, "");
+      return Status(Code::kUnavailable, "shard " + std::to_string(s.id) +
+                                            ": the member asked is no longer its primary");
+    }
   }
   return out;
 }

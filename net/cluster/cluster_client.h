@@ -7,6 +7,12 @@
 // bucket over), or `moved` while the map just read gives it the user (its own map lags the
 // key's), is asked again shortly, for up to moving_wait.
 //
+// A shard served by a replication group (the map lists its members) is asked at its primary:
+// the member that answers INFO as one. A member that refuses with read_only (it is a replica
+// now), a broken connection or a primary that stepped down sends the client to the members
+// again, for up to failover_timeout; a command whose outcome became unknown is sent again
+// only when it is retry-safe (RetrySafe, command_table.h), as GroupClient does.
+//
 // Barrier waits until every change made before it is applied on every shard it concerns:
 // afterwards every read equals what one node holding every change would answer.
 //
@@ -38,6 +44,9 @@ struct ClusterClientOptions {
   // `moving` while it takes the bucket over, or `moved` until it sees the map that gives it
   // the bucket) before its error is returned.
   std::chrono::milliseconds moving_wait{30000};
+  // How long a command to a shard served by a replication group waits for the group to have
+  // a primary (a failover or a switchover) before its error is returned.
+  std::chrono::milliseconds failover_timeout{10000};
 };
 
 class ClusterClient : public TypedCalls<ClusterClient> {
@@ -55,7 +64,8 @@ class ClusterClient : public TypedCalls<ClusterClient> {
       return Status::InvalidArgument(std::string(OpcodeName(Request::kOpcode)) +
                                      " is about no user: ask a shard (ShardClient)");
     }
-    return Routed<typename Request::Reply>(r.user, [&](Client& c) { return c.Call(request); });
+    return Routed<typename Request::Reply>(r.user, Request::kOpcode,
+                                           [&](Client& c) { return c.Call(request); });
   }
 
   // Follow, Unfollow, Relation, Relations, Counts, RemoveUser, the feed's calls, Block,
@@ -79,11 +89,12 @@ class ClusterClient : public TypedCalls<ClusterClient> {
   // not answer (restarting) is waited for too; kTimeout after `timeout`.
   Status Barrier(std::chrono::milliseconds timeout = std::chrono::milliseconds(30000));
 
-  // Runs fn(Client&) on the shard that owns `user`, following `moved` as Call does (a tool
-  // that sends its own requests: relgraph-cli --cluster).
+  // Runs fn(Client&) on the shard that owns `user`, following `moved` and a group's primary
+  // as Call does (a tool that sends its own requests: relgraph-cli --cluster); what fn sends
+  // is taken as not retry-safe.
   template <typename Reply, typename Fn>
   Result<Reply> OnOwnerOf(uint64_t user, Fn&& fn) {
-    return Routed<Reply>(user, std::forward<Fn>(fn));
+    return Routed<Reply>(user, std::nullopt, std::forward<Fn>(fn));
   }
   // Reads the map from NATS again (after `moved`, or to see a bucket move).
   Status RefreshMap();
@@ -96,19 +107,42 @@ class ClusterClient : public TypedCalls<ClusterClient> {
 
  private:
   explicit ClusterClient(ClusterClientOptions options) : options_(std::move(options)) {}
-  // Runs fn on the owner of `user`, following `moved` (after reading the map again) and
-  // reconnecting once after a dropped connection.
+  // Runs fn on the owner of `user`, following `moved` (after reading the map again), a
+  // group's primary, and reconnecting once after a dropped connection. `op`: what fn sends,
+  // when known (whether it may be sent again after its outcome became unknown).
   template <typename Reply, typename Fn>
-  Result<Reply> Routed(uint64_t user, Fn&& fn) {
+  Result<Reply> Routed(uint64_t user, std::optional<Opcode> op, Fn&& fn) {
     Status last;
-    std::optional<std::chrono::steady_clock::time_point> moving_since;
+    std::optional<std::chrono::steady_clock::time_point> moving_since, failover_since;
     for (int attempt = 0; attempt <= options_.max_redirects; ++attempt) {
       const uint32_t owner = map_.OwnerOf(user);
       auto client = ShardClient(owner);
-      if (!client.ok()) return client.status();
+      if (!client.ok()) {
+        // A group between primaries: the next one is elected within the lease's TTL.
+        if (Grouped(owner) && WaitForPrimary(&failover_since)) {
+          --attempt;
+          continue;
+        }
+        return client.status();
+      }
       Result<Reply> r = fn(**client);
       if (r.ok()) return r;
       last = r.status();
+      if (Grouped(owner)) {
+        const bool refused = last.code() == Code::kReadOnly;  // not carried out
+        const bool unknown = !(*client)->healthy() ||
+                             (last.code() == Code::kUnavailable &&
+                              last.message().find("outcome is unknown") != std::string::npos);
+        if (refused || unknown) {
+          LosePrimary(owner, refused ? last.message() : std::string());
+          if (unknown && !(op && RetrySafe(*op))) return OutcomeUnknown(last, owner);
+          if (WaitForPrimary(&failover_since)) {
+            --attempt;
+            continue;
+          }
+          return last;
+        }
+      }
       if (last.code() == Code::kMoved) {
         RELGRAPH_RETURN_IF_ERROR(RefreshMap());
         // The map read just now gives the user to the shard that refused it: that shard has
@@ -131,6 +165,17 @@ class ClusterClient : public TypedCalls<ClusterClient> {
   // After a `moving` answer (or a `moved` from a shard whose map lags): sleeps a little and
   // says true, or false once moving_wait passed since the first one (*since).
   bool WaitWhileMoving(std::optional<std::chrono::steady_clock::time_point>* since);
+  // Shard `id`'s primary, when a group serves it: the member answering INFO as a primary.
+  Result<Client*> GroupPrimary(const ShardInfo& shard);
+  // Whether shard `id` is served by a replication group.
+  bool Grouped(uint32_t id) const;
+  // After a refusal or a lost primary: drops the connection to shard `id`; `named`, a
+  // read_only's message, is the primary the refusing member names (empty: none known).
+  void LosePrimary(uint32_t id, const std::string& named);
+  // Sleeps before looking for a group's primary again (5 ms, doubling to 100 ms); false once
+  // failover_timeout passed since the first wait (*since).
+  bool WaitForPrimary(std::optional<std::chrono::steady_clock::time_point>* since);
+  Status OutcomeUnknown(const Status& last, uint32_t id) const;
   template <typename Request>  // a PageQuery: following, fans, friends, blocks, requests
   Result<typename Request::Reply> Page(const PageQuery& query);
 
@@ -138,6 +183,8 @@ class ClusterClient : public TypedCalls<ClusterClient> {
   std::unique_ptr<NatsLink> link_;
   ShardMap map_;
   std::map<uint32_t, std::unique_ptr<Client>> clients_;
+  // A group's member last found (or named) to be its primary; absent: ask the members in turn.
+  std::map<uint32_t, std::string> primary_at_;
 };
 
 }  // namespace relgraph::net

@@ -42,6 +42,40 @@ bool ValidAddress(std::string_view a) {
   return std::none_of(a.begin(), a.end(), [](char c) { return c == ' ' || c == '\n'; });
 }
 
+bool ValidGroupName(std::string_view g) {
+  return !g.empty() && g.size() <= 64 && std::all_of(g.begin(), g.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+  });
+}
+
+// A shard's group: a valid name and its members' addresses (the first is `address`, none
+// repeated), or neither.
+Status ValidateGroup(const ShardInfo& s) {
+  const std::string what = "shard map: shard " + std::to_string(s.id);
+  if (s.group.empty() && s.members.empty()) return Status::OK();
+  if (!ValidGroupName(s.group)) {
+    return Status::InvalidArgument(what + " group name '" + s.group +
+                                   "', expected 1 to 64 of A-Z a-z 0-9 _ -");
+  }
+  if (s.members.empty() || s.members.front() != s.address) {
+    return Status::InvalidArgument(what + " group " + s.group +
+                                   ": its members must start with the shard's address");
+  }
+  for (size_t i = 0; i < s.members.size(); ++i) {
+    if (!ValidAddress(s.members[i]) || s.members[i].find(',') != std::string::npos) {
+      return Status::InvalidArgument(what + " member address '" + s.members[i] +
+                                     "', expected host:port");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (s.members[j] == s.members[i]) {
+        return Status::InvalidArgument(what + " member " + s.members[i] + " listed twice");
+      }
+    }
+  }
+  return Status::OK();
+}
+
 // "first-last" within 0..buckets-1.
 bool ParseRange(std::string_view w, uint32_t buckets, uint32_t* first, uint32_t* last) {
   const size_t dash = w.find('-');
@@ -115,6 +149,7 @@ Status ValidateShardMap(const ShardMap& map) {
       return Status::InvalidArgument("shard map: shard " + std::to_string(s.id) + " address '" +
                                      s.address + "', expected host:port");
     }
+    RELGRAPH_RETURN_IF_ERROR(ValidateGroup(s));
   }
   for (uint32_t b = 0; b < map.buckets; ++b) {
     if (map.Find(map.owner[b]) == nullptr) {
@@ -164,7 +199,13 @@ std::string Encode(const ShardMap& map, bool with_generation) {
     out += "generation " + std::to_string(map.generation) + "\n";
   }
   for (const ShardInfo& s : map.shards) {
-    out += "shard " + std::to_string(s.id) + " " + s.address + "\n";
+    if (s.group.empty()) {
+      out += "shard " + std::to_string(s.id) + " " + s.address + "\n";
+      continue;
+    }
+    out += "shard " + std::to_string(s.id) + " ";
+    for (size_t i = 0; i < s.members.size(); ++i) out += (i > 0 ? "," : "") + s.members[i];
+    out += " group " + s.group + "\n";
   }
   for (uint32_t first = 0; first < map.buckets;) {
     uint32_t last = first;
@@ -247,8 +288,22 @@ Result<ShardMap> ParseShardMap(std::string_view text) {
                !has_generation) {
       map.generation = n;
       has_generation = true;
-    } else if (w[0] == "shard" && w.size() == 3 && ParseU64(w[1], &n) && n <= 65535) {
+    } else if (w[0] == "shard" && w.size() == 3 && ParseU64(w[1], &n) && n <= 65535 &&
+               w[2].find(',') == std::string_view::npos) {
       map.shards.push_back({static_cast<uint32_t>(n), std::string(w[2])});
+    } else if (w[0] == "shard" && w.size() == 5 && ParseU64(w[1], &n) && n <= 65535 &&
+               w[3] == "group") {
+      ShardInfo s;
+      s.id = static_cast<uint32_t>(n);
+      s.group = std::string(w[4]);
+      for (std::string_view rest = w[2];;) {
+        const size_t comma = rest.find(',');
+        s.members.emplace_back(rest.substr(0, comma));
+        if (comma == std::string_view::npos) break;
+        rest = rest.substr(comma + 1);
+      }
+      s.address = s.members.front();
+      map.shards.push_back(std::move(s));
     } else if (w[0] == "owner" && w.size() == 3 && map.buckets > 0 && ParseU64(w[2], &m)) {
       uint32_t first = 0, last = 0;
       if (!ParseRange(w[1], map.buckets, &first, &last)) {
@@ -286,9 +341,8 @@ Result<ShardMap> ParseShardMap(std::string_view text) {
       }
       map.move = mv;
     } else {
-      return Bad(line_no,
-                 "'" + std::string(line) +
-                     "' is not a buckets, generation, shard, owner or move line");
+      return Bad(line_no, "'" + std::string(line) +
+                              "' is not a buckets, generation, shard, owner or move line");
     }
   }
   if (line_no == 0) return Status::InvalidArgument("shard map: empty");

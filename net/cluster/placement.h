@@ -9,7 +9,11 @@
 //   buckets 4096                    the bucket count, 1..65536
 //   generation <g>                  the map's generation, >= 2; absent: generation 1 (see
 //                                   below)
-//   shard <id> <host:port>          one line per shard: id 1..65535, its relgraphd address
+//   shard <id> <host:port>          one line per shard: id 1..65535, its relgraphd address;
+//   shard <id> <host:port>,<host:port>... group <name>
+//                                   a shard served by replication group <name> (its lease in
+//                                   the cluster's NATS, docs/replication.md): every member's
+//                                   address, any one of them the primary at a time
 //   owner <first>-<last> <id>       buckets first..last (inclusive) belong to shard id
 //   move <first>-<last> <from> <to> <phase> <id> [<flipped_ms>]
 //                                   at most one: buckets first..last are moving from shard
@@ -52,7 +56,15 @@ uint32_t BucketOf(uint64_t user, uint32_t buckets);
 
 struct ShardInfo {
   uint32_t id = 0;
-  std::string address;  // host:port of its relgraphd
+  std::string address;  // host:port of its relgraphd; with a group, its first member's
+  // A shard served by a replication group: the group's name (1..64 of [A-Za-z0-9_-]) and
+  // every member's host:port, `address` first. Both empty for a shard of one node.
+  std::string group;
+  std::vector<std::string> members;
+  // Where the shard may be reached: its members, or its one address.
+  std::vector<std::string> Addresses() const {
+    return members.empty() ? std::vector<std::string>{address} : members;
+  }
   friend bool operator==(const ShardInfo&, const ShardInfo&) = default;
 };
 
@@ -97,8 +109,7 @@ struct ShardMap {
   // Whether this map is newer than `other`: a higher generation, or the same one and a higher
   // version (see "Which map is newer" above).
   bool NewerThan(const ShardMap& other) const {
-    return generation != other.generation ? generation > other.generation
-                                          : version > other.version;
+    return generation != other.generation ? generation > other.generation : version > other.version;
   }
 };
 

@@ -26,7 +26,8 @@
 namespace relgraph::admin {
 namespace {
 
-constexpr const char* kUsage = R"(usage: relgraph-admin COMMAND [ARGS] [--help] | --version  (-h is --help)
+constexpr const char* kUsage =
+    R"(usage: relgraph-admin COMMAND [ARGS] [--help] | --version  (-h is --help)
 
 Operations on a relgraph data directory (DATADIR) or snapshot file (SNAPSHOT); all offline
 but `snapshot --server`, which asks a running relgraphd.
@@ -48,10 +49,11 @@ but `snapshot --server`, which asks a running relgraphd.
                             a replication group's lease and members (docs/replication.md)
   group switchover --group=NAME [--to=HOST:PORT] [--nats=URL]
                             hand the group's lease to a caught-up member
-  cluster init --nats=URL --shards=ID=HOST:PORT,... [--buckets=N] [--nats-replicas=N]
-               [--force]
+  cluster init --nats=URL --shards=ID=HOST:PORT[+HOST:PORT...][@GROUP],... [--buckets=N]
+               [--nats-replicas=N] [--force]
                             create a cluster's shard map (docs/cluster.md): the shards
-                            own equal ranges of the buckets (4096 by default)
+                            own equal ranges of the buckets (4096 by default); several
+                            members joined by + make the shard a replication group
   cluster show --nats=URL   print the shard map, with each shard's bucket count
   cluster move-bucket --nats=URL --buckets=FIRST[-LAST] --to=ID [--timeout-ms=120000]
                             move buckets of one shard to shard ID online; run it again
@@ -229,9 +231,8 @@ int Import(Context& c) {
         << " over the cap, " << stats.duplicates << " duplicates\n  wrote ";
   PrintSnapshotInfo(c.out, JoinPath(dir, SnapshotName(0)), imported->snapshot);
   if (stats.over_cap > 0) {  // the default cap drops follows silently otherwise
-    c.err << "relgraph-admin import: dropped " << stats.over_cap
-          << " follows past the cap of " << io.max_following
-          << " followees per user; --no-cap keeps every follow\n";
+    c.err << "relgraph-admin import: dropped " << stats.over_cap << " follows past the cap of "
+          << io.max_following << " followees per user; --no-cap keeps every follow\n";
   }
   return 0;
 }

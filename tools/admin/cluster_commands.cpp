@@ -14,10 +14,12 @@ namespace relgraph::admin {
 namespace {
 
 constexpr const char* kInitUsage =
-    R"(  cluster init --nats=URL --shards=ID=HOST:PORT,... [--buckets=N] [--nats-replicas=N]
-               [--force]
+    R"(  cluster init --nats=URL --shards=ID=HOST:PORT[+HOST:PORT...][@GROUP],... [--buckets=N]
+               [--nats-replicas=N] [--force]
                             create a cluster's shard map (docs/cluster.md): the shards
-                            own equal ranges of the buckets (4096 by default); the
+                            own equal ranges of the buckets (4096 by default); a shard
+                            listing several members joined by + is served by a
+                            replication group (named GROUP, else shard-ID); the
                             key-value bucket and streams get N copies (1 by default, 3
                             on a three-node NATS cluster). Refused when a shard holds
                             another map (after a lost JetStream store: import-map) or
@@ -86,7 +88,9 @@ int Usage(std::ostream& err, const std::string& what) {
   return 2;
 }
 
-// "1=10.0.0.1:7707,2=10.0.0.2:7707" -> shards; kInvalidArgument naming the bad item.
+// "1=10.0.0.1:7707,2=10.0.0.2:7707" -> shards; a shard served by a replication group lists
+// its members joined by '+' and may name the group after '@' ("1=a:7707+b:7707@users-1";
+// without a name, "shard-ID"). kInvalidArgument naming the bad item.
 Result<std::vector<net::ShardInfo>> ParseShards(const std::string& list) {
   std::vector<net::ShardInfo> shards;
   size_t at = 0;
@@ -97,9 +101,27 @@ Result<std::vector<net::ShardInfo>> ParseShards(const std::string& list) {
     uint32_t id = 0;
     if (eq == std::string::npos ||
         std::from_chars(item.data(), item.data() + eq, id).ptr != item.data() + eq) {
-      return Status::InvalidArgument("--shards item '" + item + "', expected ID=HOST:PORT");
+      return Status::InvalidArgument("--shards item '" + item +
+                                     "', expected ID=HOST:PORT[+HOST:PORT...][@GROUP]");
     }
-    shards.push_back({id, item.substr(eq + 1)});
+    net::ShardInfo shard{id, ""};
+    std::string addresses = item.substr(eq + 1);
+    if (const size_t name = addresses.find('@'); name != std::string::npos) {
+      shard.group = addresses.substr(name + 1);
+      addresses.resize(name);
+    }
+    for (size_t from = 0;;) {
+      const size_t plus = addresses.find('+', from);
+      shard.members.push_back(addresses.substr(from, plus - from));
+      if (plus == std::string::npos) break;
+      from = plus + 1;
+    }
+    shard.address = shard.members.front();
+    if (shard.members.size() > 1 && shard.group.empty()) {
+      shard.group = "shard-" + std::to_string(id);
+    }
+    if (shard.group.empty()) shard.members.clear();  // one node, no group
+    shards.push_back(std::move(shard));
     at = comma + 1;
   }
   return shards;
@@ -117,8 +139,14 @@ void Print(const net::ShardMap& m, std::ostream& out) {
   out << "version " << m.version << ", " << m.buckets << " buckets\n";
   const std::vector<uint32_t> counts = m.BucketCounts();
   for (size_t i = 0; i < m.shards.size(); ++i) {
-    out << "  shard " << m.shards[i].id << " at " << m.shards[i].address << ": " << counts[i]
-        << " buckets\n";
+    const net::ShardInfo& shard = m.shards[i];
+    out << "  shard " << shard.id << " at " << shard.address;
+    if (!shard.group.empty()) {
+      out << " (group " << shard.group << ":";
+      for (const std::string& member : shard.members) out << " " << member;
+      out << ")";
+    }
+    out << ": " << counts[i] << " buckets\n";
   }
   out << "\n" << net::EncodeShardMap(m);
 }
@@ -144,7 +172,8 @@ int ExportMapCommand(const std::string& url, const std::string& path, std::ostre
   if (std::rename(temp.c_str(), path.c_str()) != 0) {
     return Fail(err, "export-map", Status(Code::kIOError, "cannot rename " + temp + " to " + path));
   }
-  out << "shard map " << (map->generation > 1 ? "generation " + std::to_string(map->generation) + " " : "")
+  out << "shard map "
+      << (map->generation > 1 ? "generation " + std::to_string(map->generation) + " " : "")
       << "version " << map->version << " written to " << path << "\n";
   return 0;
 }
@@ -179,9 +208,8 @@ int ClusterCommand(const std::vector<std::string>& positional,
   MapWriteRequest seed;
   seed.nats_url = url;
   seed.force = flags.contains("--force");
-  if (!flag("--nats-replicas").empty() &&
-      (!ParseNumber(flag("--nats-replicas"), &seed.replicas) || seed.replicas < 1 ||
-       seed.replicas > 5)) {
+  if (!flag("--nats-replicas").empty() && (!ParseNumber(flag("--nats-replicas"), &seed.replicas) ||
+                                           seed.replicas < 1 || seed.replicas > 5)) {
     return Usage(err, "--nats-replicas takes 1 to 5, not '" + flag("--nats-replicas") + "'");
   }
   auto warn = [&err](const std::string& line) { err << line << "\n"; };
@@ -193,8 +221,8 @@ int ClusterCommand(const std::vector<std::string>& positional,
     text << in.rdbuf();
     if (!in) return Fail(err, what, Status::NotFound("cannot read " + flag("--in")));
     auto map = net::ParseVersionedShardMap(text.str());
-    if (!map.ok()) return Fail(err, what, Status::InvalidArgument(flag("--in") + ": " +
-                                                                  map.status().message()));
+    if (!map.ok())
+      return Fail(err, what, Status::InvalidArgument(flag("--in") + ": " + map.status().message()));
     seed.map = std::move(*map);
     auto written = WriteSeedMap(seed, MapWrite::kImport, warn);
     if (!written.ok()) return Fail(err, what, written.status());
@@ -202,7 +230,8 @@ int ClusterCommand(const std::vector<std::string>& positional,
     return 0;
   }
   if (what == "init") {
-    if (flag("--shards").empty()) return Usage(err, "init needs --shards=ID=HOST:PORT,...");
+    if (flag("--shards").empty())
+      return Usage(err, "init needs --shards=ID=HOST:PORT[+HOST:PORT...][@GROUP],...");
     auto shards = ParseShards(flag("--shards"));
     if (!shards.ok()) return Usage(err, shards.status().message());
     uint32_t buckets = net::kDefaultBuckets;

@@ -23,30 +23,32 @@ std::string MapName(uint64_t generation, uint64_t version) {
 std::vector<ShardMapReport> AskShards(const net::ShardMap& map) {
   std::vector<ShardMapReport> reports;
   for (const net::ShardInfo& shard : map.shards) {
-    ShardMapReport r;
-    r.id = shard.id;
-    r.address = shard.address;
-    net::ClientOptions o;
-    o.connect_timeout = std::chrono::milliseconds(2000);
-    o.io_timeout = std::chrono::milliseconds(5000);
-    r.reached = net::ParseHostPort(shard.address, &o.host, &o.port);
-    if (r.reached.ok()) {
-      auto client = net::Client::Connect(o);
-      auto info = client.ok() ? (*client)->Info() : Result<net::InfoReply>(client.status());
-      if (info.ok()) {
-        std::map<std::string, uint64_t> f;
-        for (const net::InfoField& field : info->fields) f[field.name] = field.value;
-        r.holds_map = f["cluster_map_version"] > 0;
-        // A shard of a release before generations holds generation 1.
-        r.generation = f.contains("cluster_map_generation") ? f["cluster_map_generation"] : 1;
-        r.version = f["cluster_map_version"];
-        r.digest = f["cluster_map_digest"];
-      } else {
-        r.reached = info.status();
-        r.listening = r.reached.message().find(std::strerror(ECONNREFUSED)) == std::string::npos;
+    for (const std::string& address : shard.Addresses()) {  // every member of a group
+      ShardMapReport r;
+      r.id = shard.id;
+      r.address = address;
+      net::ClientOptions o;
+      o.connect_timeout = std::chrono::milliseconds(2000);
+      o.io_timeout = std::chrono::milliseconds(5000);
+      r.reached = net::ParseHostPort(address, &o.host, &o.port);
+      if (r.reached.ok()) {
+        auto client = net::Client::Connect(o);
+        auto info = client.ok() ? (*client)->Info() : Result<net::InfoReply>(client.status());
+        if (info.ok()) {
+          std::map<std::string, uint64_t> f;
+          for (const net::InfoField& field : info->fields) f[field.name] = field.value;
+          r.holds_map = f["cluster_map_version"] > 0;
+          // A shard of a release before generations holds generation 1.
+          r.generation = f.contains("cluster_map_generation") ? f["cluster_map_generation"] : 1;
+          r.version = f["cluster_map_version"];
+          r.digest = f["cluster_map_digest"];
+        } else {
+          r.reached = info.status();
+          r.listening = r.reached.message().find(std::strerror(ECONNREFUSED)) == std::string::npos;
+        }
       }
+      reports.push_back(std::move(r));
     }
-    reports.push_back(std::move(r));
   }
   return reports;
 }

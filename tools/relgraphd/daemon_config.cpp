@@ -319,9 +319,10 @@ usage: relgraphd [--key=value ...]      every key may also be set in a --config 
                               [the group's, else 0]
   --group=NAME                join replication group NAME with automatic failover:
                               its lease in NATS JetStream names the primary; the
-                              others follow it (no --replica-of) [none]
+                              others follow it (no --replica-of); with --cluster,
+                              the group the shard map names for this shard [none]
   --group-nats=URL[,URL...]   the NATS servers holding the group's lease
-                                                       [nats://127.0.0.1:4222]
+                              [--cluster's, else nats://127.0.0.1:4222]
   --advertise=HOST:PORT       this node's address for members and clients
                                                        [the --listen address]
   --group-nats-replicas=N     replicas of the lease's bucket when this node

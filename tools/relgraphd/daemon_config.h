@@ -37,7 +37,8 @@ struct DaemonConfig {
   // member of, the NATS servers holding its lease, and the address members and clients reach
   // this node at (the listen address unless it is a wildcard).
   std::string group;
-  std::string group_nats = "nats://127.0.0.1:4222";
+  // Empty: --cluster's servers for a shard's group, else nats://127.0.0.1:4222 (EffectiveGroupNats).
+  std::string group_nats;
   std::string advertise;
   uint32_t group_nats_replicas = 1;
   std::chrono::milliseconds group_lease{1500};

@@ -137,7 +137,9 @@ int Main(int argc, char** argv) {
   }
   if (!config->cluster.empty() && !config->replica_of.empty()) {
     std::fprintf(stderr,
-                 "relgraphd: a replica of a shard follows its primary alone: drop --cluster\n");
+                 "relgraphd: a shard's replica is a member of the shard's replication group: "
+                 "give --group (the group the shard map names) instead of --replica-of "
+                 "(docs/cluster.md, \"Shard replicas\")\n");
     return 2;
   }
   if (!config->cluster.empty() && config->db.feed.posts_per_author > kMaxPostsPerRecord) {
@@ -154,11 +156,8 @@ int Main(int argc, char** argv) {
                  "--replica-of\n");
     return 2;
   }
-  if (!config->group.empty() && !config->cluster.empty()) {
-    std::fprintf(stderr,
-                 "relgraphd: --group with --cluster: a shard's group is named by the "
-                 "shard map (docs/cluster.md); drop --group\n");
-    return 2;
+  if (config->group_nats.empty()) {
+    config->group_nats = config->cluster.empty() ? "nats://127.0.0.1:4222" : config->cluster;
   }
   if (!config->group.empty()) {
     if (Status s = CheckGroupTiming(GroupOptionsOf(*config, "(this node)")); !s.ok()) {
@@ -234,6 +233,10 @@ int Main(int argc, char** argv) {
     so.broadcast_fans = config->db.feed.celebrity_fans;
     so.data_dir = config->data_dir;  // the last shard map seen is kept there
     so.log = [](const std::string& line) { Log(LogLevel::kError, "cluster %s", line.c_str()); };
+    so.group = config->group;  // the shard's outbox, inbox and mover run on its primary
+    if (group_member) {
+      so.commit_wait = [&replication](uint64_t lsn) { return replication.WaitReplicated(lsn); };
+    }
     shard = std::make_unique<ShardNode>(db->get(), so);
     if (Status s = shard->Start(); !s.ok()) {
       Log(LogLevel::kError, "cannot join the cluster at %s as shard %u: %s",
@@ -266,6 +269,7 @@ int Main(int argc, char** argv) {
   fo.log = [](const std::string& line) { Log(LogLevel::kInfo, "replication %s", line.c_str()); };
   RoleControl role(db->get(), &replication, fo);
   replication.SetRoleChanger(&role);
+  if (shard && group_member) role.SetRoleObserver([&shard](bool p) { shard->SetPrimary(p); });
   std::unique_ptr<GroupAgent> agent;
   if (group_member) {
     GroupAgentOptions go = GroupOptionsOf(*config, advertise);
@@ -299,8 +303,8 @@ int Main(int argc, char** argv) {
   NotifySystemd("STOPPING=1\nSTATUS=flushing and stopping").IgnoreError();
   if (agent) agent->Stop(/*release=*/true);  // a member takes over at once
   role.Stop();
+  replication.Stop();  // a shard's threads waiting for the group end first
   if (shard) shard->Stop();
-  replication.Stop();
   if (!closed.ok()) {
     Log(LogLevel::kError, "closing the WAL failed: %s", closed.ToString().c_str());
     return 1;

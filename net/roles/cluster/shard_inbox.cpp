@@ -98,7 +98,7 @@ void ShardNode::InboxLoop() {
     sub = nullptr;
   };
   auto checked = std::chrono::steady_clock::now();
-  while (!stop_.load()) {
+  while (!Halted()) {
     if (inbox_hold_.load()) {  // a bucket move: nothing more until its state is here
       inbox_held_ = true;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -238,8 +238,8 @@ void ShardNode::InboxLoop() {
       if (verdict != InboxOrder::Verdict::kRepeat) order.Applied(d.stream_seq, &d);
       handled.push_back(msg);
     }
-    // Durable here before JetStream may forget them.
-    if (Status sync = db_->SyncThrough(commit); !sync.ok()) {
+    // Durable here (and on the group's synchronous replicas) before JetStream may forget them.
+    if (Status sync = Commit(commit); !sync.ok()) {
       Log("inbox: " + sync.ToString());
       handled.clear();
       wal_failed = true;

@@ -37,13 +37,13 @@ void ShardNode::MoveLoop() {
   bool drop = true;
   uint32_t dropped_to = 0;  // the shard they went to, when known
   uint64_t seen = 0;
-  while (!stop_.load()) {
+  while (!Halted()) {
     std::shared_ptr<const net::ShardMap> m;
     {
       std::unique_lock lock(map_mu_);
       map_changed_.wait_for(lock, std::chrono::milliseconds(200),
-                            [&] { return stop_.load() || map_->version != seen; });
-      if (stop_.load()) break;
+                            [&] { return Halted() || map_->version != seen; });
+      if (Halted()) break;
       m = map_;
     }
     seen = m->version;
@@ -90,13 +90,15 @@ Status ShardNode::ExportMove(const net::ShardMap& m, const net::BucketMove& mv) 
   // order) and its back-fills for them (before the new owner's posts).
   const uint64_t logged = db_->last_lsn();
   while (stats().forwarded_lsn < logged) {
-    if (stop_.load()) return Status(Code::kUnavailable, "stopped");
+    if (Halted()) return Status(Code::kUnavailable, "stopped");
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   const auto started = std::chrono::steady_clock::now();
   auto state = db_->ExportUsers([&m](UserId u) { return m.Moving(u); });
   const auto exported = std::chrono::steady_clock::now();
   if (!state.ok()) return state.status();
+  // What the state shows must survive this node's failover before another shard takes it.
+  RELGRAPH_RETURN_IF_ERROR(Commit(db_->last_lsn()));
   const uint64_t attempt = std::random_device{}() * uint64_t{0x100000000} + std::random_device{}();
   const std::vector<std::string> pieces = EncodeMovePieces(attempt, *state);
   const std::string subject = link_->MoveSubjectOf(mv.id);
@@ -130,7 +132,7 @@ Status ShardNode::ImportMove(const std::shared_ptr<const net::ShardMap>& m,
   if (s != NATS_OK) return net::NatsError("subscribing to " + subject, s, jerr);
   MoveAssembler assembler;
   Status result;  // stopped, or the map moved on: the move thread looks again
-  while (!stop_.load() && map()->version == m->version) {
+  while (!Halted() && map()->version == m->version) {
     natsMsg* msg = nullptr;
     s = natsSubscription_NextMsg(&msg, sub, 200);
     if (s == NATS_TIMEOUT) continue;
@@ -156,6 +158,9 @@ Status ShardNode::ImportMove(const std::shared_ptr<const net::ShardMap>& m,
     const auto started = std::chrono::steady_clock::now();
     result = db_->MoveIn(mv.from, state->value(), [&m](UserId u) { return m->Moving(u); });
     const int64_t import_ms = MsBetween(started, std::chrono::steady_clock::now());
+    if (!result.ok()) break;
+    // Held by the group before the mark: a failover before it brings the state in again.
+    result = Commit(db_->last_lsn());
     if (!result.ok()) break;
     // Until the mark is stored, a restart brings the same state in again: harmless, as
     // nothing about the moving users was decided here meanwhile.

@@ -29,10 +29,15 @@ void ShardNode::Log(const std::string& line) const {
 
 bool ShardNode::Backoff() {
   for (auto until = std::chrono::steady_clock::now() + options_.retry;
-       !stop_.load() && std::chrono::steady_clock::now() < until;) {
+       !Halted() && std::chrono::steady_clock::now() < until;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  return !stop_.load();
+  return !Halted();
+}
+
+Status ShardNode::Commit(uint64_t lsn) {
+  RELGRAPH_RETURN_IF_ERROR(db_->SyncThrough(lsn));
+  return options_.commit_wait ? options_.commit_wait(lsn) : Status::OK();
 }
 
 std::shared_ptr<const net::ShardMap> ShardNode::map() const {
@@ -91,13 +96,13 @@ Status ShardNode::Start() {
     return joined;
   }
   // NATS does not answer: serve by the map last seen, and join when NATS is back.
-  const std::string saved_in =
-      options_.data_dir.empty() ? std::string("no data directory")
-                                : JoinPath(options_.data_dir, kShardMapFileName);
+  const std::string saved_in = options_.data_dir.empty()
+                                   ? std::string("no data directory")
+                                   : JoinPath(options_.data_dir, kShardMapFileName);
   Result<net::ShardMap> saved = Status::NotFound(saved_in);
   if (!options_.data_dir.empty()) {
-    saved = LoadShardMapFile(options_.env != nullptr ? options_.env : Env::Posix(),
-                             options_.data_dir);
+    saved =
+        LoadShardMapFile(options_.env != nullptr ? options_.env : Env::Posix(), options_.data_dir);
   }
   if (saved.ok() && saved->Find(options_.shard_id) != nullptr) {
     const uint64_t version = saved->version;
@@ -108,8 +113,8 @@ Status ShardNode::Start() {
         "; changes for other shards wait in the WAL; trying to join again with backoff");
   } else {
     const std::string why =
-        saved.ok() ? "the map saved in " + saved_in + " has no shard " +
-                         std::to_string(options_.shard_id)
+        saved.ok()
+            ? "the map saved in " + saved_in + " has no shard " + std::to_string(options_.shard_id)
         : saved.status().code() == Code::kNotFound
             ? "this shard has never seen the shard map (no " + saved_in + ")"
             : "the saved shard map does not read (" + saved.status().ToString() + ")";
@@ -126,28 +131,37 @@ Status ShardNode::Join() {
   if (!link.ok()) return link.status();
   auto map = (*link)->ReadMap();
   if (!map.ok()) return map.status();
-  if (map->Find(options_.shard_id) == nullptr) {
+  const net::ShardInfo* self = map->Find(options_.shard_id);
+  if (self == nullptr) {
     return Status::InvalidArgument("the shard map (version " + std::to_string(map->version) +
                                    ") has no shard " + std::to_string(options_.shard_id));
+  }
+  if (self->group != options_.group) {
+    const auto named = [](const std::string& g) {
+      return g.empty() ? std::string("no group (one node)") : "group " + g;
+    };
+    return Status::InvalidArgument("the shard map (version " + std::to_string(map->version) +
+                                   ") serves shard " + std::to_string(options_.shard_id) + " by " +
+                                   named(self->group) + ", this node is in " +
+                                   named(options_.group) + " (--group)");
   }
   if (!options_.data_dir.empty()) {
     // A JetStream store lost and a fresh map written (cluster init) while this shard was
     // down: taking it would hand this shard's moved buckets back to their old owners. It
     // waits, serving by the map it saved, for the map to be restored (import-map), whose
     // generation is higher (net/cluster/placement.h, "Which map is newer").
-    auto saved = LoadShardMapFile(options_.env != nullptr ? options_.env : Env::Posix(),
-                                  options_.data_dir);
+    auto saved =
+        LoadShardMapFile(options_.env != nullptr ? options_.env : Env::Posix(), options_.data_dir);
     if (saved.ok() && saved->NewerThan(*map) &&
         net::ShardMapDigest(*saved) != net::ShardMapDigest(*map)) {
-      return Status(Code::kUnavailable,
-                    "NATS holds shard map generation " + std::to_string(map->generation) +
-                        " version " + std::to_string(map->version) +
-                        ", older than and different from generation " +
-                        std::to_string(saved->generation) + " version " +
-                        std::to_string(saved->version) + " saved in " +
-                        JoinPath(options_.data_dir, kShardMapFileName) +
-                        " (was the JetStream store lost?); restore the map with relgraph-admin "
-                        "cluster import-map --in=THAT_FILE");
+      return Status(
+          Code::kUnavailable,
+          "NATS holds shard map generation " + std::to_string(map->generation) + " version " +
+              std::to_string(map->version) + ", older than and different from generation " +
+              std::to_string(saved->generation) + " version " + std::to_string(saved->version) +
+              " saved in " + JoinPath(options_.data_dir, kShardMapFileName) +
+              " (was the JetStream store lost?); restore the map with relgraph-admin "
+              "cluster import-map --in=THAT_FILE");
     }
   }
   if (map->move && map->move->to == options_.shard_id) {
@@ -162,11 +176,59 @@ Status ShardNode::Join() {
   // NATS holds the truth, now that it holds no older map than the one saved here.
   SetMap(std::move(*map), /*from_nats=*/true, /*force=*/true);
   map_thread_ = std::thread([this] { MapLoop(); });
+  std::lock_guard lock(workers_mu_);
+  joined_ = true;
+  if (options_.group.empty() || primary_wanted_) StartWorkersLocked();
+  return Status::OK();
+}
+
+void ShardNode::StartWorkersLocked() {
+  if (workers_running_ || stop_.load()) return;
+  workers_stop_ = false;
+  if (!options_.group.empty()) {
+    // A member that becomes primary learns whether the move it takes part in was brought in
+    // (by the member before it, or by itself before a restart): the inbox need not wait.
+    const auto m = map();
+    if (m->move && m->move->to == options_.shard_id && imported_move_.load() != m->move->id) {
+      auto done = link_->MoveDone(m->move->id);
+      if (done.ok() && *done) imported_move_ = m->move->id;
+    }
+    std::lock_guard lock(map_mu_);
+    inbox_hold_ = MustHoldInbox(*map_);
+  }
   outbox_thread_ = std::thread([this] { OutboxLoop(); });
   inbox_thread_ = std::thread([this] { InboxLoop(); });
   move_thread_ = std::thread([this] { MoveLoop(); });
-  joined_ = true;
-  return Status::OK();
+  workers_running_ = true;
+}
+
+void ShardNode::StopWorkersLocked() {
+  if (!workers_running_) return;
+  {
+    std::lock_guard lock(map_mu_);
+    workers_stop_ = true;
+  }
+  map_changed_.notify_all();
+  for (std::thread* t : {&outbox_thread_, &inbox_thread_, &move_thread_}) {
+    if (t->joinable()) t->join();
+  }
+  inbox_held_ = false;
+  workers_running_ = false;
+}
+
+void ShardNode::SetPrimary(bool primary) {
+  if (options_.group.empty()) return;
+  std::lock_guard lock(workers_mu_);
+  primary_wanted_ = primary;
+  if (!joined_.load()) return;  // Join starts them
+  if (primary) {
+    StartWorkersLocked();
+    Log("primary of group " + options_.group + ": the outbox, inbox and mover run here");
+  } else if (workers_running_) {
+    StopWorkersLocked();
+    Log("no longer the primary of group " + options_.group +
+        ": the outbox, inbox and mover stopped here");
+  }
 }
 
 void ShardNode::JoinLoop() {
@@ -202,9 +264,11 @@ void ShardNode::Stop() {
   map_changed_.notify_all();
   // The join thread first: once it is done, no other thread starts.
   if (join_thread_.joinable()) join_thread_.join();
-  for (std::thread* t : {&map_thread_, &outbox_thread_, &inbox_thread_, &move_thread_}) {
-    if (t->joinable()) t->join();
+  {
+    std::lock_guard lock(workers_mu_);
+    StopWorkersLocked();
   }
+  if (map_thread_.joinable()) map_thread_.join();
   db_->SetPlacement(nullptr);
 }
 
@@ -218,6 +282,7 @@ void ShardNode::AddInfo(std::vector<net::InfoField>* fields) const {
   auto add = [fields](const char* name, uint64_t value) { fields->push_back({name, value}); };
   add("cluster_shard_id", options_.shard_id);
   add("cluster_joined", joined_.load() ? 1 : 0);
+  add("cluster_active", workers_running_.load() ? 1 : 0);
   add("cluster_map_version", s.map_version);
   add("cluster_map_generation", s.map_generation);
   add("cluster_map_digest", s.map_digest);
@@ -248,7 +313,10 @@ void ShardNode::MapLoop() {
     if (stop_.load()) break;
     if (s.ok()) continue;  // it read a revision the watch had missed: watch again
     Log("watching the shard map: " + s.ToString() + "; again shortly");
-    if (!Backoff()) break;
+    for (auto until = std::chrono::steady_clock::now() + options_.retry;
+         !stop_.load() && std::chrono::steady_clock::now() < until;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   }
 }
 

@@ -26,7 +26,16 @@
 // holds the inbox, then brings the state in from the move's subject and marks the move done;
 // as the old owner it publishes the state there, and drops it once the move line is gone.
 //
-// Thread-safety: Admit and AddInfo may be called from any thread; Start and Stop from one.
+// A shard may be served by a replication group (docs/cluster.md, "Shard replicas"): every
+// member watches the map and answers reads about the shard's users, and the outbox, inbox and
+// mover run on the group's primary alone, started and stopped as its role changes
+// (SetPrimary). They hand on only what the group holds (commit_wait): a record another shard
+// applied, a message acknowledged to JetStream or a move marked done survives a failover, so
+// the new primary resumes the outbox from its replicated cursor and the inbox from the
+// consumer's ack floor with nothing lost or applied twice.
+//
+// Thread-safety: Admit and AddInfo may be called from any thread; Start and Stop from one;
+// SetPrimary from any.
 #pragma once
 
 #include <atomic>
@@ -42,8 +51,8 @@
 #include "engine/db.h"
 #include "net/cluster/nats_link.h"
 #include "net/cluster/placement.h"
-#include "storage/env/env.h"
 #include "net/roles/service/cluster_gate.h"
+#include "storage/env/env.h"
 
 namespace relgraph {
 
@@ -64,6 +73,15 @@ struct ShardNodeOptions {
   uint32_t broadcast_fans = 10'000;
   // Log lines (failures, retries); nullptr: stderr.
   std::function<void(const std::string&)> log;
+  // The replication group serving this shard (docs/cluster.md, "Shard replicas"); it must be
+  // the one the map names for this shard. Empty: the shard is one node, and its outbox, inbox
+  // and mover run once it joins; in a group they run only while SetPrimary(true) holds.
+  std::string group;
+  // Waits until everything up to an LSN is held as a write's reply promises: fsynced here
+  // (always done first), and on the group's synchronous replicas while this node holds the
+  // lease (Replication::WaitReplicated). nullptr: fsynced here is enough. The outbox sends,
+  // the inbox acknowledges and a move hands over or marks done only what this returned OK for.
+  std::function<Status(uint64_t lsn)> commit_wait;
 };
 
 class ShardNode final : public ClusterGate {
@@ -82,37 +100,44 @@ class ShardNode final : public ClusterGate {
   // (generation, version) and different (a lost JetStream store given a fresh `cluster
   // init`): the shard waits for the map to be restored (`cluster import-map`).
   Status Start();
-  // Stops the threads (the outbox moves its cursor first). Idempotent.
+  // Stops the threads (the outbox of a shard of one node moves its cursor first). Idempotent.
   void Stop() override;
+  // A group member's role (RoleControl's observer): true starts the outbox, inbox and move
+  // threads (at once when joined, else when it joins), false stops them and returns once they
+  // have stopped. Ignored for a shard of one node. Thread-safe; calls are serialized.
+  void SetPrimary(bool primary);
 
   Status Admit(net::Opcode opcode, uint64_t user, uint64_t viewer) const override;
   void AddInfo(std::vector<net::InfoField>* fields) const override;
 
   struct Stats {
-    uint64_t map_version = 0;      // of the map held (0: none)
-    uint64_t map_generation = 0;   // of the map held (net/cluster/placement.h; 0: none)
-    uint64_t map_digest = 0;       // ShardMapDigest of the map held (0: none)
-    uint64_t forwarded_lsn = 0;  // every change up to here is in JetStream
+    uint64_t map_version = 0;     // of the map held (0: none)
+    uint64_t map_generation = 0;  // of the map held (net/cluster/placement.h; 0: none)
+    uint64_t map_digest = 0;      // ShardMapDigest of the map held (0: none)
+    uint64_t forwarded_lsn = 0;   // every change up to here is in JetStream
     uint64_t messages_sent = 0;
     uint64_t records_sent = 0;
     uint64_t messages_applied = 0;
     uint64_t records_applied = 0;
-    uint64_t records_skipped = 0;     // redelivered, applied before
-    uint64_t messages_rejected = 0;   // undecodable or refused by ApplyRemote (acknowledged)
-    uint64_t messages_filled = 0;     // read from the stream to fill a gap in the deliveries
-    uint64_t post_conflicts = 0;      // remote posts skipped: another author here has the id
-    uint64_t inbound_delay_ms = 0;    // publish to apply, of the last message applied
-    uint64_t outbox_map_version = 0;  // the map the outbox routes by, from its next batch on
+    uint64_t records_skipped = 0;        // redelivered, applied before
+    uint64_t messages_rejected = 0;      // undecodable or refused by ApplyRemote (acknowledged)
+    uint64_t messages_filled = 0;        // read from the stream to fill a gap in the deliveries
+    uint64_t post_conflicts = 0;         // remote posts skipped: another author here has the id
+    uint64_t inbound_delay_ms = 0;       // publish to apply, of the last message applied
+    uint64_t outbox_map_version = 0;     // the map the outbox routes by, from its next batch on
     uint64_t outbox_map_generation = 0;  // and its generation
-    uint64_t moves_exported = 0;      // bucket moves whose state this shard published
-    uint64_t moves_imported = 0;      // bucket moves whose state this shard brought in
-    uint64_t foreign_dropped = 0;     // records dropped as no user of this shard needs them
+    uint64_t moves_exported = 0;         // bucket moves whose state this shard published
+    uint64_t moves_imported = 0;         // bucket moves whose state this shard brought in
+    uint64_t foreign_dropped = 0;        // records dropped as no user of this shard needs them
   };
   Stats stats() const;
   // The newest map seen; nullptr before any (never joined, none saved).
   std::shared_ptr<const net::ShardMap> map() const;
   // Whether the shard has joined the cluster (its threads run); INFO cluster_joined.
   bool joined() const { return joined_.load(); }
+  // Whether the outbox, inbox and mover run on this node (joined, and a group's primary or a
+  // shard of one node); INFO cluster_active.
+  bool active() const { return workers_running_.load(); }
 
  private:
   // One attempt to join: NATS, the map, the streams; then the threads start. kUnavailable
@@ -143,8 +168,15 @@ class ShardNode final : public ClusterGate {
   // `*created`, delivering the subject from its start); `*ack_floor` is its ack floor. An
   // existing consumer is never deleted or made again. See shard_inbox.cpp for why.
   Result<natsSubscription*> SubscribeInbox(uint64_t* ack_floor, bool* created);
-  // Sleeps `retry` unless stopped; false once stopped.
+  // Sleeps `retry` unless halted; false once halted.
   bool Backoff();
+  // Whether the outbox, inbox and move threads must end: the node stops, or steps down.
+  bool Halted() const { return stop_.load() || workers_stop_.load(); }
+  // Starts and stops those threads. REQUIRES: workers_mu_ held; joined (for Start).
+  void StartWorkersLocked();
+  void StopWorkersLocked();
+  // Durable here, then held by the group (options_.commit_wait).
+  Status Commit(uint64_t lsn);
   void Log(const std::string& line) const;
   // Takes `map` if newer than the one held (`from_nats`: a map read at joining replaces the
   // saved one whatever its version: NATS holds the truth). Maps from NATS are saved to the
@@ -167,13 +199,17 @@ class ShardNode final : public ClusterGate {
   std::atomic<bool> stop_{false};
   std::atomic<bool> joined_{false};
   std::thread join_thread_;
-  std::mutex save_mu_;  // serializes saving the map to the data directory
+  std::mutex save_mu_;                         // serializes saving the map to the data directory
   std::atomic<bool> inbox_subscribed_{false};  // InboundPending is unknown until then
   std::atomic<bool> inbox_hold_{false};        // a move asks the inbox to wait
   std::atomic<bool> inbox_held_{false};        // the inbox waits (nothing half-applied)
   std::atomic<uint64_t> imported_move_{0};     // the move whose state this shard brought in
   std::condition_variable map_changed_;        // with map_mu_: wakes the move thread
   std::thread map_thread_, outbox_thread_, inbox_thread_, move_thread_;
+  std::mutex workers_mu_;                     // starting and stopping the three below
+  std::atomic<bool> workers_running_{false};  // written under workers_mu_
+  bool primary_wanted_ = false;               // guarded by workers_mu_: SetPrimary's last word
+  std::atomic<bool> workers_stop_{false};     // the outbox, inbox and mover end (Halted)
   mutable std::mutex stats_mu_;
   Stats stats_;  // guarded by stats_mu_
 };

@@ -39,7 +39,7 @@ void ShardNode::OutboxLoop() {
     uint32_t count = 0;
     uint64_t first = 0, last = 0;
   };
-  while (!stop_.load()) {
+  while (!Halted()) {
     if (reader == nullptr) {
       auto resume = db_->CursorResumeLsn(options_.outbox_cursor);
       uint64_t from = 0;
@@ -109,10 +109,21 @@ void ShardNode::OutboxLoop() {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
       continue;
     }
+    // Only what the group holds leaves the shard: a record another shard applied must
+    // survive this node's failover, or the new primary would log other records at its LSNs
+    // and the receiver would skip them as seen.
+    if (!out.empty()) {
+      if (Status held = Commit(read_to); !held.ok()) {
+        Log("outbox: LSN " + std::to_string(read_to) + " is not held: " + held.ToString());
+        reader.reset();  // read again from the cursor
+        if (!Backoff()) break;
+        continue;
+      }
+    }
     // Every message of the batch in JetStream before the position moves past it; a failed
     // publish is retried (JetStream drops a repeated message id; the receiver skips by LSN).
     bool sent = out.empty();
-    while (!sent && !stop_.load()) {
+    while (!sent && !Halted()) {
       Status failure;
       for (auto& [target, o] : out) {
         if (o.count == 0) continue;  // this one made it on an earlier try
@@ -146,7 +157,9 @@ void ShardNode::OutboxLoop() {
     }
     ack(false);
   }
-  ack(true);
+  // A group member stops its outbox on stepping down (nothing more may be logged here) or
+  // after giving up its lease: the cursor's next position is the new primary's to log.
+  if (options_.group.empty()) ack(true);
 }
 
 std::vector<uint32_t> ShardNode::TargetsOf(const net::ShardMap& m, const WalOp& op) const {

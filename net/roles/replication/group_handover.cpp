@@ -45,12 +45,17 @@ void GroupAgent::HandleSwitchover() {
     return;
   }
   replication_->PauseWrites(to);
+  // No client write is taken from here on; records written by no client (a shard's inbox, a
+  // move) go on, but none past `through` is acknowledged until the pause ends, so the target
+  // needs everything up to `through` and whatever was acknowledged before the hold began.
+  const uint64_t through = db_->last_lsn();
+  replication_->HoldAcknowledgementsAfter(through);
   const auto deadline = SteadyClock::now() + kSwitchoverCatchUp;
   bool caught_up = false;
   while (!caught_up && SteadyClock::now() < deadline) {
     const auto held = AttachedDurable();
     auto it = held.find(to);
-    caught_up = it != held.end() && it->second >= db_->last_lsn();
+    caught_up = it != held.end() && it->second >= std::max(through, replication_->acked_lsn());
     if (!caught_up) std::this_thread::sleep_for(milliseconds(1));
   }
   net::GroupLease l = OwnLease(lease_);

@@ -46,6 +46,7 @@ void Replication::SetReplicaOf(std::string primary) {
     primary_ = std::move(primary);
     replica_.store(true, std::memory_order_release);
     paused_.store(false, std::memory_order_release);
+    hold_after_.store(UINT64_MAX, std::memory_order_release);
     ++role_changes_;
   }
   acked_.notify_all();  // a primary's waiting replies fail
@@ -59,6 +60,7 @@ void Replication::BecomePrimary() {
     link_.state = "primary";
     confirmed_.clear();
     paused_.store(false, std::memory_order_release);
+    hold_after_.store(UINT64_MAX, std::memory_order_release);
     replica_.store(false, std::memory_order_release);
     ++role_changes_;
   }
@@ -77,8 +79,17 @@ void Replication::PauseWrites(std::string to) {
 }
 
 void Replication::ResumeWrites() {
+  {
+    std::lock_guard lock(mu_);
+    paused_.store(false, std::memory_order_release);
+    hold_after_.store(UINT64_MAX, std::memory_order_release);
+  }
+  acked_.notify_all();
+}
+
+void Replication::HoldAcknowledgementsAfter(uint64_t lsn) {
   std::lock_guard lock(mu_);
-  paused_.store(false, std::memory_order_release);
+  if (paused_.load()) hold_after_.store(lsn, std::memory_order_release);
 }
 
 void Replication::SetPromotionCheck(std::function<Status()> check) {
@@ -211,7 +222,7 @@ Status Replication::WaitReplicated(uint64_t lsn) {
   if (lsn == 0) return Status::OK();
   const bool fenced = fenced_.load(std::memory_order_acquire);
   if (!fenced && sync_replicas() == 0) return Status::OK();
-  if (fenced && sync_replicas() == 0 && !is_replica() &&
+  if (fenced && sync_replicas() == 0 && !is_replica() && !paused_.load() &&
       std::chrono::steady_clock::now().time_since_epoch().count() <
           lease_until_ns_.load(std::memory_order_acquire)) {
     NoteAcked(lsn);  // the common case in a group without synchronous replicas: no lock
@@ -232,7 +243,8 @@ Status Replication::WaitReplicated(uint64_t lsn) {
                         "): the write's outcome is unknown");
     }
     const auto now = std::chrono::steady_clock::now();
-    const bool fence_ok = MayAcknowledgeLocked(now);
+    const bool fence_ok = MayAcknowledgeLocked(now) &&
+                          !(paused_.load() && lsn > hold_after_.load(std::memory_order_acquire));
     if (fence_ok && ReplicatedLocked(lsn) >= sync_replicas()) {
       NoteAcked(lsn);
       return Status::OK();

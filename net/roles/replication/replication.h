@@ -87,6 +87,10 @@ class Replication {
   // A switchover: writes are refused as on a replica (naming `to`), while replies already
   // waiting are released as usual. ResumeWrites ends it (a switchover that failed).
   void PauseWrites(std::string to);
+  // During a pause, nothing logged after `lsn` is acknowledged (WaitReplicated waits until the
+  // pause ends or the role changes): records written by no client (a shard's inbox, a move)
+  // would otherwise be confirmed past what the switchover's target was seen to hold.
+  void HoldAcknowledgementsAfter(uint64_t lsn);
   void ResumeWrites();
   // Whether a write must be refused now: a replica, or a primary handing over.
   bool refuses_writes() const {
@@ -157,7 +161,8 @@ class Replication {
   std::vector<std::string> peers_;                 // guarded by mu_
   std::atomic<bool> replica_{false};
   std::atomic<bool> paused_{false};
-  std::string pause_target_;  // guarded by mu_
+  std::atomic<uint64_t> hold_after_{UINT64_MAX};  // with paused_: HoldAcknowledgementsAfter
+  std::string pause_target_;                      // guarded by mu_
   mutable std::mutex mu_;
   std::condition_variable acked_;
   std::string primary_;             // guarded by mu_

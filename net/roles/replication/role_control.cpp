@@ -41,8 +41,15 @@ Status RoleControl::Follow(const std::string& primary, bool resync) {
     }
   }
   o.resync = resync;
+  std::lock_guard change(change_mu_);
+  {
+    std::lock_guard lock(mu_);
+    replication_->SetReplicaOf(primary);  // writes refused, waiting replies fail
+  }
+  // A shard's outbox, inbox and mover stop before a follower applies anything here: what
+  // they logged meanwhile is a tail the new primary lacks, which the follower discards.
+  Tell(false);
   std::lock_guard lock(mu_);
-  replication_->SetReplicaOf(primary);  // writes refused from here on
   StopFollowerLocked();
   if (primary.empty()) return Status::OK();
   follower_ = std::make_unique<ReplicaFollower>(db_, replication_, o);
@@ -54,31 +61,49 @@ Status RoleControl::Follow(const std::string& primary, bool resync) {
   return Status::OK();
 }
 
+void RoleControl::SetRoleObserver(std::function<void(bool primary)> observer) {
+  std::lock_guard change(change_mu_);
+  observer_ = std::move(observer);
+}
+
+void RoleControl::Tell(bool primary) {
+  if (observer_) observer_(primary);
+}
+
 Result<Epoch> RoleControl::Promote(bool force) {
   if (!force) RELGRAPH_RETURN_IF_ERROR(replication_->CheckPromotion());
   return BecomePrimary(0);
 }
 
 Result<Epoch> RoleControl::BecomePrimary(uint64_t at_least) {
-  std::lock_guard lock(mu_);
-  StopFollowerLocked();
-  auto epoch = db_->StartEpoch(at_least);  // fsynced before the node takes a write
-  if (!epoch.ok()) return epoch.status();
-  replication_->BecomePrimary();
-  if (template_.log) {
-    template_.log("primary in epoch " + std::to_string(epoch->number) + " from LSN " +
-                  std::to_string(epoch->first_lsn));
+  std::lock_guard change(change_mu_);
+  Result<Epoch> epoch = Status(Code::kUnavailable, "not started");
+  {
+    std::lock_guard lock(mu_);
+    StopFollowerLocked();
+    epoch = db_->StartEpoch(at_least);  // fsynced before the node takes a write
+    if (!epoch.ok()) return epoch.status();
+    replication_->BecomePrimary();
+    if (template_.log) {
+      template_.log("primary in epoch " + std::to_string(epoch->number) + " from LSN " +
+                    std::to_string(epoch->first_lsn));
+    }
   }
+  Tell(true);
   return epoch;
 }
 
 void RoleControl::ResumeAsPrimary() {
-  std::lock_guard lock(mu_);
-  StopFollowerLocked();
-  replication_->BecomePrimary();
-  if (template_.log) {
-    template_.log("primary again in epoch " + std::to_string(db_->epoch().number));
+  std::lock_guard change(change_mu_);
+  {
+    std::lock_guard lock(mu_);
+    StopFollowerLocked();
+    replication_->BecomePrimary();
+    if (template_.log) {
+      template_.log("primary again in epoch " + std::to_string(db_->epoch().number));
+    }
   }
+  Tell(true);
 }
 
 }  // namespace relgraph

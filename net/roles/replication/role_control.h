@@ -7,6 +7,7 @@
 // Thread-safety: thread-safe; role changes are serialized.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,14 +42,23 @@ class RoleControl final : public RoleChanger {
   // held the lease): stops following and takes writes, in its current epoch.
   void ResumeAsPrimary();
   std::string following() const;  // the primary followed now; empty when none
-  void Stop();                    // stops the follower (shutdown); idempotent
+  // Told of each role change, in order, with whether this node now takes writes (a shard's
+  // outbox, inbox and mover run on its group's primary alone): after a node became primary;
+  // for a replica, once writes are refused and before its follower starts, so nothing the
+  // observer stops writes beside the follower. Called on the thread changing the role; it may
+  // block (role changes wait for it). Set before the first role change.
+  void SetRoleObserver(std::function<void(bool primary)> observer);
+  void Stop();  // stops the follower (shutdown); idempotent
 
  private:
   void StopFollowerLocked();
+  void Tell(bool primary);  // the observer, under change_mu_
 
   Db* const db_;
   Replication* const replication_;
   const FollowerOptions template_;
+  std::mutex change_mu_;  // one role change (and its observer) at a time; before mu_
+  std::function<void(bool)> observer_;
   mutable std::mutex mu_;
   std::unique_ptr<ReplicaFollower> follower_;  // guarded by mu_
   std::string following_;                      // guarded by mu_

@@ -15,7 +15,17 @@ ShardMap RandomMap(std::mt19937_64& rng) {
   std::set<uint32_t> ids;
   const int n = 1 + static_cast<int>(rng() % 5);
   while (static_cast<int>(ids.size()) < n) ids.insert(1 + static_cast<uint32_t>(rng() % 65535));
-  for (uint32_t id : ids) shards.push_back({id, "10.0.0." + std::to_string(id % 250) + ":7707"});
+  for (uint32_t id : ids) {
+    ShardInfo s{id, "10.0.0." + std::to_string(id % 250) + ":7707"};
+    if (rng() % 2 == 0) {  // served by a replication group of 1 to 3 members
+      s.group = "shard-" + std::to_string(id);
+      s.members.push_back(s.address);
+      for (int k = 1 + static_cast<int>(rng() % 3); --k > 0;) {
+        s.members.push_back("10.1." + std::to_string(k) + "." + std::to_string(id % 250) + ":7707");
+      }
+    }
+    shards.push_back(s);
+  }
   ShardMap m;
   m.buckets = 1 + static_cast<uint32_t>(rng() % 300);
   m.shards = shards;
@@ -81,6 +91,30 @@ ShardMap TwoShards() {
   return *m;
 }
 
+TEST_CASE("a shard's group line: members, the group's name, and the rules broken") {
+  auto m = ParseShardMap(
+      "relgraph-shard-map 1\nbuckets 4\nshard 1 a:1,b:2,c:3 group s1\nshard 2 d:4\nowner 0-3 1\n");
+  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  CHECK(m->shards[0].address == "a:1");
+  CHECK(m->shards[0].group == "s1");
+  CHECK(m->shards[0].Addresses() == std::vector<std::string>{"a:1", "b:2", "c:3"});
+  CHECK(m->shards[1].Addresses() == std::vector<std::string>{"d:4"});
+  CHECK(m->shards[1].group.empty());
+  for (const char* bad : {"shard 1 a:1,b:2\n",             // members without a group
+                          "shard 1 a:1,a:1 group s1\n",    // a member twice
+                          "shard 1 a:1,b group s1\n",      // not host:port
+                          "shard 1 a:1 group bad.name\n",  // not a group name
+                          "shard 1 a:1 crowd s1\n"}) {
+    auto parsed =
+        ParseShardMap(std::string("relgraph-shard-map 1\nbuckets 4\n") + bad + "owner 0-3 1\n");
+    CHECK_MESSAGE(!parsed.ok(), bad);
+  }
+  ShardMap broken = TwoShards();
+  broken.shards[0].group = "g";
+  broken.shards[0].members = {"127.0.0.1:9999"};  // not starting with the shard's address
+  CHECK(ValidateShardMap(broken).message().find("must start with") != std::string::npos);
+}
+
 TEST_CASE("a move line that breaks a rule is refused, naming it") {
   ShardMap m = TwoShards();  // buckets 0-3 on 1, 4-7 on 2
   m.move = BucketMove{0, 1, 1, 2, MovePhase::kPrepare, 9};
@@ -112,14 +146,17 @@ TEST_CASE("a move line that breaks a rule is refused, naming it") {
     CHECK_MESSAGE(r.status().message().find(words) != std::string::npos, r.status().message());
   };
   parse_refused(good + "move 0-1 1 2 sideways 4\n", "move phase 'sideways'");
-  parse_refused(good + "move 0-1 1 2 prepare\n", "not a buckets, generation, shard, owner or move line");
+  parse_refused(good + "move 0-1 1 2 prepare\n",
+                "not a buckets, generation, shard, owner or move line");
   parse_refused(good + "move 0-1 1 2 prepare 4\nmove 2-2 1 2 prepare 5\n", "a second move line");
   parse_refused(good + "move 0-9 1 2 prepare 4\n", "outside 0-7");
-  parse_refused(good + "move 0-1 1 x prepare 4\n", "expected 'move FIRST-LAST FROM TO PHASE ID [FLIPPED_MS]'");
+  parse_refused(good + "move 0-1 1 x prepare 4\n",
+                "expected 'move FIRST-LAST FROM TO PHASE ID [FLIPPED_MS]'");
   parse_refused(good + "move 0-1 1 2 flip 4\n", "expected shard 2 in phase flip");
   CHECK(ParseShardMap(good + "move 0-1 1 2 prepare 4\n").ok());
   parse_refused(good + "move 0-1 1 2 prepare 4 1700000000000\n", "flip time in phase prepare");
-  parse_refused(good + "move 0-1 1 2 prepare 4 5 6\n", "not a buckets, generation, shard, owner or move line");
+  parse_refused(good + "move 0-1 1 2 prepare 4 5 6\n",
+                "not a buckets, generation, shard, owner or move line");
 }
 
 TEST_CASE("a move line keeps its flip time; one written without it still reads") {
@@ -153,8 +190,8 @@ TEST_CASE("a map's generation survives its text form; generation 1 is not writte
     CHECK(parsed->owner == m.owner);
   }
   const std::string good = EncodeShardMap(TwoShards());
-  for (const char* bad : {"generation 1\n", "generation 0\n", "generation x\n",
-                          "generation 3\ngeneration 4\n"}) {
+  for (const char* bad :
+       {"generation 1\n", "generation 0\n", "generation x\n", "generation 3\ngeneration 4\n"}) {
     auto r = ParseShardMap(good + bad);
     CHECK_MESSAGE(!r.ok(), bad);
   }
@@ -196,7 +233,8 @@ TEST_CASE("newer is by generation first, then version, whatever the revisions") 
   }
 }
 
-TEST_CASE("the versioned form (a shard's saved map, export-map's file) keeps version and generation") {
+TEST_CASE(
+    "the versioned form (a shard's saved map, export-map's file) keeps version and generation") {
   std::mt19937_64 rng(10);
   for (int i = 0; i < 300; ++i) {
     ShardMap m = RandomMap(rng);
