@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -33,8 +34,18 @@ type reply struct {
 }
 
 type pending struct {
-	op Opcode
-	ch chan reply // cap 1; nil: nobody waits (fire and forget)
+	op    Opcode
+	ch    chan reply // cap 1; nil: nobody waits (fire and forget), or a batch's
+	batch *batch     // set for a request of a Pipeline
+	idx   int        // its place in the batch
+}
+
+// batch collects the replies of a Pipeline's requests; done closes when all have come (or
+// the connection broke).
+type batch struct {
+	replies []reply
+	left    int32 // under Conn.mu
+	done    chan struct{}
 }
 
 // frame is a pushed frame.
@@ -217,6 +228,39 @@ func (c *Conn) startStream(ctx context.Context, op Opcode, body []byte, pushOps 
 	return b, c.pushes, nil
 }
 
+// sendBatch appends every request of a batch in one go (one write) and returns the batch
+// whose done closes when every reply has come.
+func (c *Conn) sendBatch(ops []Opcode, bodies [][]byte) (*batch, error) {
+	b := &batch{replies: make([]reply, len(ops)), left: int32(len(ops)), done: make(chan struct{})}
+	c.mu.Lock()
+	if c.broken != nil {
+		err := c.broken
+		c.mu.Unlock()
+		return nil, &ConnError{Addr: c.addr, Err: err}
+	}
+	wasEmpty := len(c.wbuf) == 0
+	for i, op := range ops {
+		id := c.nextID
+		c.nextID++
+		if c.nextID == 0 {
+			c.nextID = 1
+		}
+		c.pend[id] = pending{op: op, batch: b, idx: i}
+		c.wbuf = appendFrame(c.wbuf, id, op, 0, bodies[i])
+	}
+	if len(ops) == 0 {
+		close(b.done)
+	}
+	c.mu.Unlock()
+	if wasEmpty {
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
+	}
+	return b, nil
+}
+
 // sendNoWait sends a request whose reply only matters when it is an error: that breaks the
 // stream (REPLICA_ACK on the replicating connection, which must not wait on pushes).
 func (c *Conn) sendNoWait(op Opcode, body []byte) error {
@@ -237,8 +281,15 @@ func (c *Conn) fail(err error) {
 	close(c.done)
 	c.nc.Close()
 	for _, p := range pend {
-		if p.ch != nil {
+		switch {
+		case p.ch != nil:
 			p.ch <- reply{err: err}
+		case p.batch != nil:
+			p.batch.replies[p.idx] = reply{err: err}
+			p.batch.left--
+			if p.batch.left == 0 {
+				close(p.batch.done)
+			}
 		}
 	}
 }
@@ -251,6 +302,7 @@ func (c *Conn) writeLoop() {
 		case <-c.done:
 			return
 		}
+		runtime.Gosched() // callers woken with us add their frames: fewer, larger writes
 		c.mu.Lock()
 		buf := c.wbuf
 		c.wbuf = spare[:0]
@@ -312,6 +364,15 @@ func (c *Conn) readLoop() {
 		}
 		p, ok := c.pend[id]
 		delete(c.pend, id)
+		if ok && p.batch != nil && p.op == op {
+			p.batch.replies[p.idx] = reply{status: status, body: body}
+			p.batch.left--
+			if p.batch.left == 0 {
+				close(p.batch.done)
+			}
+			c.mu.Unlock()
+			continue
+		}
 		c.mu.Unlock()
 		if !ok {
 			continue // its caller stopped waiting
