@@ -327,3 +327,40 @@ func TestFetchSnapshotAndReplicate(t *testing.T) {
 		t.Errorf("info edges: %v %v %v", v, ok, err)
 	}
 }
+
+// A Pipeline: one write, each Future its own typed result or error; after a restart the
+// batch is sent again on a new connection (every request in it is retry-safe).
+func TestPipelineBatch(t *testing.T) {
+	s := startServer(t)
+	c := s.client(t, Options{PoolSize: 1})
+	ctx := ctxT(t)
+	for round := 0; round < 2; round++ {
+		p := c.Pipeline()
+		var follows []*Future[FollowResult]
+		for i := 0; i < 200; i++ {
+			follows = append(follows, p.FollowAt(uint64(1+round), uint64(10+i), t0+int64(i)))
+		}
+		self := p.Follow(3, 3)
+		rel := p.Relation(10, uint64(1+round))
+		counts := p.Counts(uint64(1 + round))
+		if err := p.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for i, f := range follows {
+			r, err := f.Get()
+			if err != nil || !r.Created || r.FollowedAt != t0+int64(i) {
+				t.Fatalf("round %d follow %d: %+v %v", round, i, r, err)
+			}
+		}
+		if _, err := self.Get(); !errors.Is(err, CodeSelfFollow) {
+			t.Errorf("self-follow in a batch: %v", err)
+		}
+		if r, err := rel.Get(); err != nil || r != RelFollowedBy {
+			t.Errorf("relation in a batch: %v %v", r, err)
+		}
+		if n, err := counts.Get(); err != nil || n.Following != 200 {
+			t.Errorf("counts in a batch: %+v %v", n, err)
+		}
+		s.restart() // the next round's batch meets a broken connection first
+	}
+}

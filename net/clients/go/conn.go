@@ -277,19 +277,21 @@ func (c *Conn) fail(err error) {
 	c.broken = err
 	pend := c.pend
 	c.pend = map[uint32]pending{}
-	c.mu.Unlock()
-	close(c.done)
-	c.nc.Close()
-	for _, p := range pend {
-		switch {
-		case p.ch != nil:
-			p.ch <- reply{err: err}
-		case p.batch != nil:
+	for _, p := range pend { // batches are counted under mu, as the reader counts them
+		if p.batch != nil {
 			p.batch.replies[p.idx] = reply{err: err}
 			p.batch.left--
 			if p.batch.left == 0 {
 				close(p.batch.done)
 			}
+		}
+	}
+	c.mu.Unlock()
+	close(c.done)
+	c.nc.Close()
+	for _, p := range pend {
+		if p.ch != nil {
+			p.ch <- reply{err: err}
 		}
 	}
 }
@@ -322,6 +324,7 @@ func (c *Conn) writeLoop() {
 func (c *Conn) readLoop() {
 	r := bufio.NewReaderSize(c.nc, 64<<10)
 	var hdr [headerBytes]byte
+	var slab []byte
 	defer func() {
 		c.mu.Lock()
 		p := c.pushes
@@ -342,7 +345,17 @@ func (c *Conn) readLoop() {
 			c.fail(fmt.Errorf("bad frame length %d from the server", length))
 			return
 		}
-		body := make([]byte, length-6)
+		// Small bodies are cut from a shared slab (one allocation per 64 KiB of replies).
+		n := int(length - 6)
+		var body []byte
+		if n <= 1024 {
+			if len(slab) < n {
+				slab = make([]byte, 64<<10)
+			}
+			body, slab = slab[:n:n], slab[n:]
+		} else {
+			body = make([]byte, n)
+		}
 		if _, err := io.ReadFull(r, body); err != nil {
 			c.fail(err)
 			return

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -36,7 +37,17 @@ func main() {
 	latencyOps := flag.Int("latency-ops", 20000, "operations of the unpipelined workload")
 	conns := flag.Int("connections", 4, "pooled connections")
 	depth := flag.Int("depth", 64, "goroutines per connection (requests in flight on each)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the client here")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		_ = pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 
 	ctx := context.Background()
 	c, err := relgraph.Connect(ctx, relgraph.Options{Addr: *server, Token: *token, PoolSize: *conns, CallTimeout: time.Minute})
