@@ -1,0 +1,3 @@
+module relgraph
+
+go 1.19
