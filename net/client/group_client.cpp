@@ -79,6 +79,25 @@ bool GroupClient::Backoff(std::chrono::steady_clock::time_point deadline) {
   return true;
 }
 
+void GroupClient::NoteWrite(Client* primary) {
+  auto position = primary->Call(PositionRequest{});
+  floor_unknown_ = !position.ok();
+  if (position.ok()) ReadAtLeast(position->applied_lsn);
+}
+
+bool GroupClient::ReplicaHasFloor(Client* replica) {
+  if (floor_unknown_) return false;
+  const auto deadline = std::chrono::steady_clock::now() + options_.read_wait;
+  for (auto wait = std::chrono::milliseconds(1);;
+       wait = std::min(wait * 2, std::chrono::milliseconds(20))) {
+    auto position = replica->Call(PositionRequest{});
+    if (!position.ok()) return false;
+    if (position->applied_lsn >= read_floor_) return true;
+    if (std::chrono::steady_clock::now() + wait > deadline) return false;
+    std::this_thread::sleep_for(wait);
+  }
+}
+
 Status GroupClient::Unknown(const Status& last, Opcode op, bool sent) const {
   std::string what = std::string(OpcodeName(op));
   if (sent) {

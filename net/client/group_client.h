@@ -15,6 +15,7 @@
 // Thread-safety: one GroupClient per thread, like Client.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -33,6 +34,12 @@ struct GroupClientOptions {
   // How long one call keeps looking for a primary before it gives up (kUnavailable).
   std::chrono::milliseconds failover_timeout{10000};
   bool replica_reads = false;  // send requests that only read to a replica
+  // With replica_reads: every read sees this client's own writes (docs/replication.md,
+  // "Reading your own writes"). After each write the client asks the primary its POSITION (one
+  // round trip more), which raises read_floor(); before a read it asks the replica, and reads
+  // there once the replica applied that far, waiting up to `read_wait`, else from the primary.
+  bool read_your_writes = false;
+  std::chrono::milliseconds read_wait{200};
 };
 
 class GroupClient : public TypedCalls<GroupClient> {
@@ -51,8 +58,16 @@ class GroupClient : public TypedCalls<GroupClient> {
       if (attempt > 0 && !Backoff(deadline)) return Unknown(last, op, false);
       Client* c = Link(to_replica, &last);
       if (c == nullptr) continue;
+      // A replica behind what this client must see: the primary answers instead.
+      if (to_replica && (read_floor_ > 0 || floor_unknown_) && !ReplicaHasFloor(c)) {
+        c = Link(false, &last);
+        if (c == nullptr) continue;
+      }
       auto r = c->Call(request);
-      if (r.ok()) return r;
+      if (r.ok()) {
+        if (!ReadsOnly(op) && options_.read_your_writes) NoteWrite(c);
+        return r;
+      }
       last = r.status();
       if (!c->healthy()) {  // sent, and the connection failed: carried out or not
         Drop(to_replica);
@@ -73,6 +88,11 @@ class GroupClient : public TypedCalls<GroupClient> {
     }
   }
 
+  // The LSN every read must see at least: raised by this client's writes (read_your_writes),
+  // or set by ReadAtLeast (an LSN carried over from another client, a user's session). 0: none.
+  uint64_t read_floor() const { return read_floor_; }
+  void ReadAtLeast(uint64_t lsn) { read_floor_ = std::max(read_floor_, lsn); }
+
   // The member this client last found to be the primary ("" before it found one).
   const std::string& primary() const { return primary_address_; }
   // How many times a call was sent again or went elsewhere (for tests and the bench).
@@ -88,6 +108,12 @@ class GroupClient : public TypedCalls<GroupClient> {
   // Sleeps before the next attempt of a call; false when that would pass the deadline.
   bool Backoff(std::chrono::steady_clock::time_point deadline);
   Status Unknown(const Status& last, Opcode op, bool sent) const;
+  // After a write acknowledged on `primary`: read_floor_ rises to the primary's applied LSN,
+  // which covers the write (POSITION runs after it on the same connection). When POSITION
+  // fails, reads go to the primary until a later write's succeeds.
+  void NoteWrite(Client* primary);
+  // Whether `replica` applied read_floor_, asking its POSITION until read_wait passes.
+  bool ReplicaHasFloor(Client* replica);
 
   GroupClientOptions options_;
   std::unique_ptr<Client> primary_;
@@ -96,6 +122,8 @@ class GroupClient : public TypedCalls<GroupClient> {
   size_t next_node_ = 0;  // the member asked next when the primary is unknown
   uint64_t retries_ = 0;
   int named_ = 0, unnamed_ = 0;  // this call's attempts sent to a named primary, and not
+  uint64_t read_floor_ = 0;
+  bool floor_unknown_ = false;  // a write's POSITION failed: read from the primary
 };
 
 }  // namespace relgraph::net

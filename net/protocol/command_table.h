@@ -136,6 +136,7 @@ using CommandTable = RowList<
     RequestRow<PromoteRequest, Family::kReplication, InCluster::kNo>,
     RequestRow<ReplicationRequest, Family::kReplication, InCluster::kNo>,
     RequestRow<ReplicaOfRequest, Family::kReplication, InCluster::kNo>,
+    RequestRow<PositionRequest, Family::kReplication, InCluster::kNo>,
     // ---- blocks, private accounts, follow requests ----
     RequestRow<BlockRequest, Family::kAccess, InCluster::kYes, RouteBy<&BlockRequest::user>>,
     RequestRow<UnblockRequest, Family::kAccess, InCluster::kYes, RouteBy<&PairQuery::user>>,
@@ -228,6 +229,7 @@ constexpr bool ReadsOnly(Opcode op) {
     case Opcode::kRequests:
     case Opcode::kCursors:
     case Opcode::kReplication:
+    case Opcode::kPosition:
       return true;
     default:
       return false;

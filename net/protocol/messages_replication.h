@@ -127,6 +127,21 @@ struct ReplicationRequest : Empty {
   using Reply = ReplicationReply;
 };
 
+// POSITION: where this node's history stands, cheaply: a client reading its own writes from a
+// replica asks the primary after its write and the replica before its read (docs/replication.md,
+// "Reading your own writes").
+struct PositionReply {
+  ReplicationRole role = ReplicationRole::kPrimary;
+  uint64_t epoch = 0;
+  uint64_t applied_lsn = 0;  // every record up to here is applied: reads executed after see it
+  uint64_t durable_lsn = 0;  // fsynced here
+  RELGRAPH_WIRE_FIELDS(role, epoch, applied_lsn, durable_lsn)
+};
+struct PositionRequest : Empty {
+  static constexpr Opcode kOpcode = Opcode::kPosition;
+  using Reply = PositionReply;
+};
+
 template <typename Fn>
 Status ForEachWireRecord(std::string_view body, RecordsBody* header, Fn&& fn) {
   auto cut = [] { return Status(Code::kProtocolError, "records body cut short"); };

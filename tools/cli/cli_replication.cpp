@@ -40,6 +40,18 @@ void AddReplicationCommands(CommandMap* m) {
           o.AddText("replica_of", w[1]);
           return json ? o.Json() : o.Text();
         }}},
+      {Opcode::kPosition,
+       {"position", 1,
+        [](net::Client& c, const auto&, bool json) -> Result<std::string> {
+          auto r = c.Call(net::PositionRequest{});
+          if (!r.ok()) return r.status();
+          Rendered o;
+          o.AddText("role", r->role == net::ReplicationRole::kReplica ? "replica" : "primary");
+          o.Add("epoch", r->epoch);
+          o.Add("applied_lsn", r->applied_lsn);
+          o.Add("durable_lsn", r->durable_lsn);
+          return json ? o.Json() : o.Text();
+        }}},
       {Opcode::kReplication,
        {"replication", 1,
         [](net::Client& c, const auto&, bool json) -> Result<std::string> {

@@ -104,6 +104,7 @@ constexpr Row kHandlers[] = {
     MakeRow<net::PromoteRequest, &CommandService::Promote>(net::kCommandBackground),
     MakeRow<net::ReplicationRequest, &CommandService::ReplicationStatus>(net::kCommandReads),
     MakeRow<net::ReplicaOfRequest, &CommandService::ReplicaOf>(net::kCommandBackground),
+    MakeRow<net::PositionRequest, &CommandService::Position>(net::kCommandReads),
     MakeRow<net::BlockRequest, &CommandService::Block>(net::kCommandWrites),
     MakeRow<net::UnblockRequest, &CommandService::Unblock>(net::kCommandWrites),
     MakeRow<net::BlocksRequest, &CommandService::Blocks>(net::kCommandReads),

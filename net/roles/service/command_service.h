@@ -88,6 +88,7 @@ class CommandService final : public net::Service {
   Result<net::PromoteReply> Promote(const net::PromoteRequest&, Context&);
   Result<net::Empty> ReplicaOf(const net::ReplicaOfRequest&, Context&);
   Result<net::ReplicationReply> ReplicationStatus(const net::ReplicationRequest&, Context&);
+  Result<net::PositionReply> Position(const net::PositionRequest&, Context&);
   // Blocks, private accounts, requests (access_commands.cpp).
   Result<net::BlockReply> Block(const net::BlockRequest&, Context&);
   Result<net::ChangedReply> Unblock(const net::UnblockRequest&, Context&);

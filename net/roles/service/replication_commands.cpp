@@ -79,4 +79,14 @@ Result<net::ReplicationReply> CommandService::ReplicationStatus(const net::Repli
   return r;
 }
 
+Result<net::PositionReply> CommandService::Position(const net::PositionRequest&, Context&) {
+  net::PositionReply r;
+  r.role =
+      replication_->is_replica() ? net::ReplicationRole::kReplica : net::ReplicationRole::kPrimary;
+  r.epoch = db_->epoch().number;
+  r.applied_lsn = db_->last_lsn();
+  r.durable_lsn = db_->durable_lsn();
+  return r;
+}
+
 }  // namespace relgraph

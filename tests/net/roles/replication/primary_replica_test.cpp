@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "net/client/client.h"
+#include "net/client/group_client.h"
 #include "storage/env/file_names.h"
 #include "tests/net/roles/replication/replication_node.h"
 #include "tests/storage/test_dir.h"
@@ -358,6 +359,50 @@ TEST_CASE("replication: REPLICA_OF re-points nodes at run time, a primary steppi
   other.Stop();
   CHECK(VerifyDigests(a) == VerifyDigests(b));
   CHECK(VerifyDigests(other) == VerifyDigests(b));
+}
+
+TEST_CASE("replication: POSITION, and a client reading its own writes from a lagging replica") {
+  Node a, b;
+  a.Start({"--fsync=always"});
+  b.Start({"--fsync=always", "--replica-of=" + a.address()});
+  {
+    auto c = a.Connect();
+    for (uint64_t i = 1; i <= 10; ++i) REQUIRE(c->Follow(i, i + 1).ok());
+  }
+  WaitCaughtUp(a, b);
+  auto pa = a.Connect()->Call(net::PositionRequest{});
+  REQUIRE(pa.ok());
+  CHECK(pa->role == net::ReplicationRole::kPrimary);
+  CHECK(pa->applied_lsn == a.Info("last_lsn"));
+  CHECK(pa->durable_lsn == pa->applied_lsn);  // --fsync=always, nothing in flight
+  auto pb = b.Connect()->Call(net::PositionRequest{});
+  REQUIRE(pb.ok());
+  CHECK(pb->role == net::ReplicationRole::kReplica);
+  CHECK(pb->applied_lsn == pa->applied_lsn);
+  CHECK(pb->epoch == pa->epoch);
+  // b stops hearing a (it follows an address nobody answers at): it still serves reads, from a
+  // state that no longer moves, the worst a lagging replica can do.
+  REQUIRE(b.Connect()->Call(net::ReplicaOfRequest{"127.0.0.1:1", false}).ok());
+  for (const bool own : {false, true}) {
+    net::GroupClientOptions o;
+    o.nodes = {a.address(), b.address()};  // writes find a first; reads then go to b
+    o.replica_reads = true;
+    o.read_your_writes = own;
+    o.read_wait = std::chrono::milliseconds(20);
+    auto c = net::GroupClient::Connect(o);
+    REQUIRE(c.ok());
+    int seen = 0;
+    for (uint64_t i = 0; i < 20; ++i) {
+      const uint64_t follower = (own ? 2000 : 1000) + i;
+      REQUIRE((*c)->Follow(follower, 5).ok());
+      auto rel = (*c)->Relation(follower, 5);
+      REQUIRE(rel.ok());
+      seen += *rel == net::RelationCode::kFollowing;
+    }
+    CAPTURE(own);
+    CHECK(seen == (own ? 20 : 0));  // without the floor, the replica's stale answer
+    if (own) CHECK((*c)->read_floor() >= pa->applied_lsn + 20);
+  }
 }
 
 }  // namespace
