@@ -121,6 +121,11 @@ class Connection:
             self._pending.clear()
             self._cond.notify_all()
         try:
+            # shutdown() wakes a thread blocked in recv() on it; close() alone would not.
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        try:
             self.sock.close()
         except OSError:
             pass

@@ -62,6 +62,7 @@ class Server:
                 return  # it answers: a server with --auth-token
             except relgraph.RelgraphError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
                     raise RuntimeError(f"relgraphd did not start: see {self.data_dir}")
                 time.sleep(0.02)
 
