@@ -34,6 +34,8 @@ class AsyncConnection:
         self._task: Optional[asyncio.Task] = None
         self.hello: Optional[Hello] = None
         self.pushes: Optional[asyncio.Queue] = None  # frames of a stream opened on it
+        self._out: list = []  # frames of this turn of the event loop, written together
+        self._flush_scheduled = False
 
     @classmethod
     async def open(cls, host: str, port: int, token: str = "", connect_timeout: float = 5.0,
@@ -113,25 +115,40 @@ class AsyncConnection:
         if self._broken is not None:
             raise ConnectionLost(self._broken.message)
         loop = asyncio.get_running_loop()
-        futs, frames, ids = [], [], []
+        futs, ids = [], []
+        out = self._out
         for opcode, body in requests:
             rid = next(self._ids) & 0xFFFFFFFF
             fut = loop.create_future()
             self._pending[rid] = fut
             futs.append(fut)
             ids.append(rid)
-            frames.append(P.HEADER.pack(6 + len(body), rid, opcode, 0))
-            frames.append(body)
-        self._writer.write(b"".join(frames))
+            out.append(P.HEADER.pack(6 + len(body), rid, opcode, 0))
+            out.append(body)
+        if not self._flush_scheduled:
+            # Every request made in this turn of the loop leaves in one write.
+            self._flush_scheduled = True
+            loop.call_soon(self._flush)
+        timer = loop.call_later(self.timeout if timeout is None else timeout, self._expire, ids)
         try:
             if len(futs) == 1:
-                return [await asyncio.wait_for(futs[0], self.timeout if timeout is None else timeout)]
-            return list(await asyncio.wait_for(asyncio.gather(*futs),
-                                               self.timeout if timeout is None else timeout))
-        except asyncio.TimeoutError:
-            for rid in ids:
-                self._pending.pop(rid, None)
-            raise Timeout(f"no reply from {self.host}:{self.port} in time") from None
+                return [await futs[0]]
+            return list(await asyncio.gather(*futs))
+        finally:
+            timer.cancel()
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        if self._out and self._broken is None:
+            data = b"".join(self._out)
+            self._out.clear()
+            self._writer.write(data)
+
+    def _expire(self, ids) -> None:
+        for rid in ids:
+            fut = self._pending.pop(rid, None)
+            if fut is not None and not fut.done():
+                fut.set_exception(Timeout(f"no reply from {self.host}:{self.port} in time"))
 
     def send_raw(self, opcode: int, body: bytes) -> int:
         """Opens a stream: its replies and pushes arrive on self.pushes."""
