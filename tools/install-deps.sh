@@ -9,7 +9,7 @@ packages=(g++ cmake make pkg-config libboost-dev libboost-container-dev libxxhas
           dpkg-dev file systemd    # cpack -G DEB, and systemd-analyze for the unit's test
           redis-server libhiredis-dev postgresql libpq-dev  # relgraph-bench's comparison targets
           gnuplot-nox              # tools/compare.sh's charts
-          python3-pytest python3-setuptools python3-venv python3-redis)  # net/clients/python: tests, pip install, redis-py for its benchmark
+          python3-pytest python3-setuptools python3-wheel python3-venv python3-redis)  # net/clients/python: tests, pip install, redis-py for its benchmark
 if [ "${RELGRAPH_WITH_CLANG:-0}" = 1 ]; then
   packages+=(clang libclang-rt-dev)
 fi

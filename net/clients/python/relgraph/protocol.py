@@ -395,10 +395,18 @@ def _bool(v: int) -> bool:
     return v == 1
 
 
+# Every relation value, made once: Relation(v) builds a flag value on each call.
+_REL = tuple(Relation(v) for v in range(64))
+
+
+def _rel(v: int) -> Relation:
+    return _REL[v] if v < 64 else Relation(v)
+
+
 def dec_follow(body: bytes) -> FollowResult:
     _exact(body, 10, "FOLLOW")
     created, rel, at = _FOLLOW_REPLY.unpack(body)
-    return FollowResult(_bool(created), Relation(rel), at)
+    return FollowResult(_bool(created), _rel(rel), at)
 
 
 def dec_bool(body: bytes) -> bool:
@@ -408,13 +416,13 @@ def dec_bool(body: bytes) -> bool:
 
 def dec_relation(body: bytes) -> Relation:
     _exact(body, 1, "RELATION")
-    return Relation(body[0])
+    return _rel(body[0])
 
 
 def dec_relations(body: bytes) -> List[Relation]:
     if len(body) < 2 or len(body) != 2 + _U16.unpack_from(body)[0]:
         raise ProtocolError("RELATIONS reply: bad length")
-    return [Relation(v) for v in body[2:]]
+    return [_rel(v) for v in body[2:]]
 
 
 _ENTRY = struct.Struct("<QqBB")
@@ -423,7 +431,7 @@ _ENTRY = struct.Struct("<QqBB")
 def _page(r: Reader, total: Optional[int]) -> Page:
     n = r.u16()
     p = r._need(n * _ENTRY.size)
-    entries = [PageEntry(u, ts, Relation(rel), _bool(m))
+    entries = [PageEntry(u, ts, _rel(rel), _bool(m))
                for u, ts, rel, m in _ENTRY.iter_unpack(r.b[p:p + n * _ENTRY.size])]
     nxt = None
     if r.present():
