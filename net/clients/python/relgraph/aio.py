@@ -348,6 +348,10 @@ class AsyncSubscription:
             from_, lsn, self.kinds, self.name if from_ == SubscribeFrom.CURSOR else ""))
         self._conn = conn
         frame = await self._next_frame(c.timeout)
+        if frame is None:
+            conn.close()
+            self._conn = None
+            raise Timeout("no SUBSCRIBE reply in time")
         rid, op, status, body = frame
         if status:
             conn.close()

@@ -90,3 +90,22 @@ def test_change_stream_resumes_after_a_drop(fresh_server):
         again.close()
         await c.close()
     run(main())
+
+
+def test_change_stream_from_now_resumes_where_it_was(fresh_server):
+    async def main():
+        c = relgraph.AsyncClient("127.0.0.1", fresh_server.port)
+        await c.follow(1, 2, T0)  # before the subscription: never delivered
+        sub = c.subscribe(from_now=True)
+        assert await sub.get(0.05) is None
+        await c.follow(3, 4, T0)
+        first = await sub.get(10)
+        sub._conn._writer.transport.abort()
+        for i in range(5):
+            await c.follow(5, 10 + i, T0 + i)  # written while the subscription is away
+        got = [first] + [await sub.get(10) for _ in range(5)]
+        assert [(e.a, e.b) for e in got] == [(3, 4)] + [(5, 10 + i) for i in range(5)]
+        assert sub.reconnects == 1 and await sub.get(0.2) is None
+        sub.close()
+        await c.close()
+    run(main())

@@ -145,3 +145,22 @@ def test_fetch_snapshot_and_replicate(fresh_server, tmp_path):
     frames.close()
     c.replica_ack("py-test", 1, 1)
     c.close()
+
+
+def test_a_stream_started_from_now_resumes_where_it_was(fresh_server):
+    """After a drop, the stream goes on from its position, not from "now" again: what was
+    written while it was away still arrives."""
+    c = fresh_server.client()
+    c.follow(1, 2, T0)  # before the subscription: never delivered
+    sub = c.subscribe(from_now=True)
+    assert sub.get(0.05) is None
+    c.follow(3, 4, T0)
+    (e,) = drain(sub, 1)
+    sub._conn.sock.shutdown(2)
+    for i in range(5):
+        c.follow(5, 10 + i, T0 + i)  # written while the subscription is away
+    got = drain(sub, 5)
+    assert [(x.a, x.b) for x in [e] + got] == [(3, 4)] + [(5, 10 + i) for i in range(5)]
+    assert sub.reconnects == 1 and sub.get(0.2) is None
+    sub.close()
+    c.close()
