@@ -9,7 +9,9 @@ packages=(g++ cmake make pkg-config libboost-dev libboost-container-dev libxxhas
           dpkg-dev file systemd    # cpack -G DEB, and systemd-analyze for the unit's test
           redis-server libhiredis-dev postgresql libpq-dev  # relgraph-bench's comparison targets
           gnuplot-nox              # tools/compare.sh's charts
-          golang-go)               # the Go client (net/clients/go) and its tests
+          golang-go                # the Go client (net/clients/go) and its tests
+          python3-pytest python3-setuptools python3-wheel python3-venv  # net/clients/python
+          python3-redis)           # redis-py, beside which the Python client is measured
 if [ "${RELGRAPH_WITH_CLANG:-0}" = 1 ]; then
   packages+=(clang libclang-rt-dev)
 fi

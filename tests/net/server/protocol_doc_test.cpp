@@ -116,8 +116,8 @@ std::vector<Example> Session() {
     q.user = 1;
     q.limit = 20;
     q.viewer = 2;
-    add("FOLLOWING of 1, limit 20, viewer 2: [3 (viewer: none), 2 (viewer: relation(2, 2) = "
-        "none)], no next",
+    add("FOLLOWING of 1, limit 20, viewer 2: [3 (viewer: relation(2, 3) = followed_by, as 3 "
+        "follows 2), 2 (viewer: relation(2, 2) = none)], no next",
         q);
   }
   {
