@@ -37,6 +37,14 @@ func (c *Client) Replication(ctx context.Context) (Replication, error) {
 	return do(ctx, c, OpReplication, nil, decodeReplication)
 }
 
+// Position tells the node's role, epoch and applied and durable LSN. Requests sent after it on
+// the same connection see at least AppliedLSN.
+func (c *Client) Position(ctx context.Context) (Position, error) {
+	return do(ctx, c, OpPosition, nil, func(d *dec) Position {
+		return Position{Role: d.u8(), Epoch: d.u64(), AppliedLSN: d.u64(), DurableLSN: d.u64()}
+	})
+}
+
 // Promote makes a replica a primary of a new epoch (never retried: each starts an epoch).
 func (c *Client) Promote(ctx context.Context, force bool) (PromoteReply, error) {
 	var e enc

@@ -319,6 +319,10 @@ func TestFetchSnapshotAndReplicate(t *testing.T) {
 	if err != nil || rep.State != "primary" || rep.Role != 0 {
 		t.Errorf("replication: %+v %v", rep, err)
 	}
+	pos, err := c.Position(ctx)
+	if err != nil || pos.Role != 0 || pos.AppliedLSN != 20 || pos.DurableLSN > pos.AppliedLSN {
+		t.Errorf("position: %+v %v", pos, err)
+	}
 	if _, err := c.Promote(ctx, false); !errors.Is(err, CodeInvalidArgument) {
 		t.Errorf("promote a primary: %v", err)
 	}

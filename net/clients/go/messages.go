@@ -225,6 +225,13 @@ type ReplicaInfo struct {
 	AckAgeMs               uint64
 }
 
+// Position is POSITION's reply: where a node's history stands (reading one's own writes from a
+// replica: docs/replication.md).
+type Position struct {
+	Role                          uint8 // 0 primary, 1 replica
+	Epoch, AppliedLSN, DurableLSN uint64
+}
+
 // Replication is REPLICATION's reply.
 type Replication struct {
 	Role                                          uint8 // 0 primary, 1 replica

@@ -193,6 +193,10 @@ class Commands:
         """REPLICATION: ReplicationStatus."""
         return self._call(P.REPLICATION, b"", P.dec_replication)
 
+    def position(self):
+        """POSITION: Position (role, epoch, applied and durable LSN)."""
+        return self._call(P.POSITION, b"", P.dec_position)
+
     def replica_of(self, primary: str, resync: bool = False):
         """REPLICA_OF: follow `primary` (HOST:PORT) from now on."""
         return self._call(P.REPLICA_OF, P.enc_replica_of(primary, resync), P.dec_empty)

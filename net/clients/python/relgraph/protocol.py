@@ -19,7 +19,8 @@ from .errors import ProtocolError, error_for
 from .types import (BlockResult, Counts, CursorInfo, Event, EventsFrame, FeedPage,
                     FetchSnapshotResult, FollowResult, Hello, KnownFollowers, Page, PageEntry,
                     Post, PostCursor, PromoteResult, PublishResult, Record, RecordsFrame,
-                    Relation, ReplicaInfo, ReplicateResult, ReplicationStatus, SetPrivateResult,
+                    Position, Relation, ReplicaInfo, ReplicateResult, ReplicationStatus,
+                    SetPrivateResult,
                     SnapshotInfo, SubscribeResult, Cursor)
 
 PROTOCOL_VERSION = 2
@@ -69,6 +70,7 @@ REPLICA_ACK = 0x39
 PROMOTE = 0x3A
 REPLICATION = 0x3B
 REPLICA_OF = 0x3C
+POSITION = 0x3D
 BLOCK = 0x40
 UNBLOCK = 0x41
 BLOCKS = 0x42
@@ -95,7 +97,7 @@ class Command:
 def _rows() -> Dict[int, Command]:
     reads = {PING, INFO, RELATION, RELATIONS, FOLLOWING, FANS, FRIENDS, COUNTS, KNOWN_FOLLOWERS,
              TIMELINE, USER_POSTS, MUTES, HIDES, BLOCKS, IS_PRIVATE, REQUESTS, CURSORS,
-             REPLICATION}
+             REPLICATION, POSITION}
     not_retry_safe = {HELLO, PROMOTE, SUBSCRIBE, REPLICATE, FETCH_SNAPSHOT}
     pushes = {NOTICE, EVENTS, SNAPSHOT_DATA, RECORDS}
     rows = {}
@@ -577,6 +579,11 @@ def dec_replication(body: bytes) -> ReplicationStatus:
     r.done()
     return ReplicationStatus(role, primary, state, message, epoch, epoch_id, applied,
                              primary_lsn, lag, sync, replicas)
+
+
+def dec_position(body: bytes) -> Position:
+    _exact(body, 25, "POSITION")
+    return Position(*struct.unpack("<BQQQ", body))
 
 
 def dec_block(body: bytes) -> BlockResult:

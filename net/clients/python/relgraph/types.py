@@ -252,6 +252,15 @@ class ReplicaInfo:
 
 
 @dataclass(slots=True)
+class Position:
+    """POSITION: where a node's history stands (reading one's own writes from a replica)."""
+    role: int  # 0 primary, 1 replica
+    epoch: int
+    applied_lsn: int  # requests executed after POSITION on its connection see this far
+    durable_lsn: int
+
+
+@dataclass(slots=True)
 class ReplicationStatus:
     role: int  # 0 primary, 1 replica
     primary: str

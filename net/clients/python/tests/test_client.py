@@ -5,6 +5,7 @@ following read_only to the primary, the auth token."""
 import random
 import socket
 import threading
+import time
 
 import pytest
 
@@ -198,6 +199,16 @@ def test_writes_on_a_replica_follow_read_only_to_the_primary(fresh_server):
         # PROMOTE is not retry-safe: never redirected (here the node is the primary anyway).
         with pytest.raises(relgraph.InvalidArgument):
             c.promote()
+        # POSITION: the replica applies what the primary logged; the roles say which is which.
+        primary = fresh_server.client().position()
+        assert primary.role == 0 and primary.applied_lsn >= 1
+        for _ in range(200):
+            mirror = direct.position()
+            if mirror.applied_lsn >= primary.applied_lsn:
+                break
+            time.sleep(0.01)
+        assert mirror.role == 1 and mirror.applied_lsn >= primary.applied_lsn
+        assert mirror.epoch == primary.epoch
         direct.close()
         c.close()
     finally:
