@@ -2,12 +2,13 @@
 // cluster, three shards each served by a replication group of two relgraphd members
 // (--fsync=always, --sync-replicas=1), under writers making cross-shard follows and unfollows
 // through ClusterClient. Faults, cycle after cycle: kill -9 of a shard's primary, SIGSTOP of
-// one past its lease (a partitioned primary), and a bucket move in flight while the primary
-// of the shard giving the buckets away is killed. Then: every acknowledged follow is on both
+// one past its lease (a partitioned primary), a bucket move in flight while the primary of
+// the shard giving the buckets away is killed, kill -9 of a shard's replica, and kill -9 of one
+// NATS node (restarted later). Then: every acknowledged follow is on both
 // shards it concerns (the follower's list and the followee's fans), no acknowledged unfollow
 // is undone, every pair whose outcome is unknown reads the same from both sides, the move
 // finished, and each group's members verify with the same digests.
-// RELGRAPH_SHARD_GROUP_CYCLES=N sets the number of cycles (3 by default, one of each kind).
+// RELGRAPH_SHARD_GROUP_CYCLES=N sets the number of cycles (5 by default, one of each kind).
 #include <doctest.h>
 
 #include <atomic>
@@ -173,13 +174,13 @@ TEST_CASE(
   REQUIRE(WritesResume(ledger, 300));
 
   const char* env = std::getenv("RELGRAPH_SHARD_GROUP_CYCLES");
-  const int cycles = env != nullptr ? std::atoi(env) : 3;
+  const int cycles = env != nullptr ? std::atoi(env) : 5;
   std::mt19937 rng(static_cast<uint32_t>(std::random_device{}()));
-  std::vector<int> kinds = {0, 1, 2};
+  std::vector<int> kinds = {0, 1, 2, 3, 4};
   std::shuffle(kinds.begin(), kinds.end(), rng);
   int moves = 0;
   for (int cycle = 0; cycle < cycles; ++cycle) {
-    const int kind = cycle < 3 ? kinds[cycle] : static_cast<int>(rng() % 3);
+    const int kind = cycle < 5 ? kinds[cycle] : static_cast<int>(rng() % 5);
     const uint32_t shard = 1 + rng() % kShards;
     const int p = g.Primary(shard);
     REQUIRE_MESSAGE(p >= 0, "no primary of shard " << shard << " before cycle " << cycle);
@@ -225,6 +226,18 @@ TEST_CASE(
         CHECK_MESSAGE(code == 0, "move of buckets " << first << "-" << last << " to shard " << to
                                                     << ": " << said);
         moves += code == 0;
+        break;
+      }
+      case 3:  // kill -9 of a shard's replica: its primary waits for it (sync_replicas=1)
+        g.members[shard][1 - p]->Kill();
+        std::this_thread::sleep_for(milliseconds(500 + rng() % 1000));
+        g.Start(shard, 1 - p);
+        break;
+      case 4: {  // one NATS node dies and comes back: the shards go on
+        const int n = static_cast<int>(rng() % 3);
+        g.nats.Kill(n);
+        std::this_thread::sleep_for(milliseconds(2000));
+        g.nats.Restart(n);
         break;
       }
     }
