@@ -1,5 +1,7 @@
 #include "net/group/group_store.h"
 
+#include <thread>
+
 #include "net/cluster/nats_link.h"
 
 namespace relgraph::net {
@@ -52,6 +54,7 @@ Result<std::unique_ptr<GroupStore>> GroupStore::Connect(const GroupStoreOptions&
 }
 
 GroupStore::~GroupStore() {
+  if (lease_watch_ != nullptr) kvWatcher_Destroy(lease_watch_);
   if (kv_ != nullptr) kvStore_Destroy(kv_);
   if (js_ != nullptr) jsCtx_Destroy(js_);
   if (nc_ != nullptr) natsConnection_Destroy(nc_);
@@ -144,6 +147,36 @@ Result<std::vector<Versioned<GroupMember>>> GroupStore::Members(const std::strin
   kvWatcher_Destroy(w);
   if (!result.ok()) return result;
   return out;
+}
+
+bool GroupStore::WaitLeaseChange(const std::string& group, std::chrono::milliseconds timeout) {
+  if (lease_watch_ != nullptr && watched_group_ != group) {
+    kvWatcher_Destroy(lease_watch_);
+    lease_watch_ = nullptr;
+  }
+  if (lease_watch_ == nullptr) {
+    kvWatchOptions o;
+    kvWatchOptions_Init(&o);
+    o.MetaOnly = true;  // the caller reads the lease itself
+    o.Timeout = options_.op_timeout.count();
+    if (kvStore_Watch(&lease_watch_, kv_, LeaseKey(group).c_str(), &o) != NATS_OK) {
+      lease_watch_ = nullptr;
+      std::this_thread::sleep_for(timeout);
+      return true;
+    }
+    watched_group_ = group;
+  }
+  kvEntry* e = nullptr;
+  const natsStatus s = kvWatcher_Next(&e, lease_watch_, timeout.count());
+  if (s == NATS_TIMEOUT) return false;
+  if (s == NATS_OK) {
+    if (e == nullptr) return false;  // the end of the current values: nothing new
+    kvEntry_Destroy(e);
+    return true;
+  }
+  kvWatcher_Destroy(lease_watch_);  // broken (NATS went away): made again next call
+  lease_watch_ = nullptr;
+  return true;
 }
 
 Result<std::optional<GroupSwitchover>> GroupStore::ReadSwitchover(const std::string& group) {

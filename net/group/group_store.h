@@ -64,6 +64,12 @@ class GroupStore {
   Result<std::vector<Versioned<GroupMember>>> Members(const std::string& group);
   Status DeleteMember(const std::string& group, const std::string& address);
 
+  // Waits up to `timeout` for the group's lease key to change, pushed by NATS (a watch, so a
+  // member learns of a new holder at once instead of at its next poll). True when a change
+  // came (the first call also sees the current value) or the watch failed (it is made again
+  // next call); false on timeout. For one thread at a time (the group's agent).
+  bool WaitLeaseChange(const std::string& group, std::chrono::milliseconds timeout);
+
   Result<std::optional<GroupSwitchover>> ReadSwitchover(const std::string& group);
   Status PutSwitchover(const std::string& group, const GroupSwitchover& request);
   Status DeleteSwitchover(const std::string& group);
@@ -76,6 +82,8 @@ class GroupStore {
   natsConnection* nc_ = nullptr;
   jsCtx* js_ = nullptr;
   kvStore* kv_ = nullptr;
+  kvWatcher* lease_watch_ = nullptr;  // WaitLeaseChange's, of watched_group_'s lease
+  std::string watched_group_;
 };
 
 }  // namespace relgraph::net

@@ -98,7 +98,18 @@ GroupAgent::View GroupAgent::view() const {
 }
 
 void GroupAgent::Loop() {
-  while (Sleep(options_.poll_interval)) Tick();
+  for (;;) {
+    if (store_ && !holding_) {
+      // A member waits on a watch of the lease: a new holder (a switchover's target, a
+      // primary elected elsewhere) is seen at once; the poll interval bounds the wait.
+      store_->WaitLeaseChange(options_.group, options_.poll_interval);
+      std::lock_guard lock(mu_);
+      if (stop_) break;
+    } else if (!Sleep(options_.poll_interval)) {
+      break;
+    }
+    Tick();
+  }
   bool release = false;
   {
     std::lock_guard lock(mu_);
