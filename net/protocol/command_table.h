@@ -97,6 +97,7 @@ using CommandTable = RowList<
     RequestRow<PingRequest, Family::kSession, InCluster::kNo>,
     RequestRow<InfoRequest, Family::kAdmin, InCluster::kNo>,
     RequestRow<SnapshotRequest, Family::kAdmin, InCluster::kNo>,
+    RequestRow<ShardMapRequest, Family::kAdmin, InCluster::kNo>,
     // ---- the graph ----
     RequestRow<FollowRequest, Family::kGraph, InCluster::kYes, RouteBy<&FollowRequest::follower>>,
     RequestRow<UnfollowRequest, Family::kGraph, InCluster::kYes, RouteBy<&UnfollowRequest::follower>>,
@@ -230,6 +231,7 @@ constexpr bool ReadsOnly(Opcode op) {
     case Opcode::kCursors:
     case Opcode::kReplication:
     case Opcode::kPosition:
+    case Opcode::kShardMap:
       return true;
     default:
       return false;

@@ -72,6 +72,18 @@ struct InfoRequest : Empty {
   using Reply = InfoReply;
 };
 
+// SHARD_MAP: the shard map a cluster's shard holds, so a client routes without a NATS library
+// (docs/cluster.md, "Clients without NATS"): the versioned text form (net/cluster/placement.h,
+// EncodeVersionedShardMap), which the client parses.
+struct ShardMapReply {
+  std::string map;
+  RELGRAPH_WIRE_FIELDS(map)
+};
+struct ShardMapRequest : Empty {
+  static constexpr Opcode kOpcode = Opcode::kShardMap;
+  using Reply = ShardMapReply;
+};
+
 struct SnapshotReply {
   uint64_t lsn = 0;
   uint64_t edges = 0;

@@ -50,6 +50,16 @@ void AddAdminCommands(CommandMap* m) {
             o.AddInt("created_ms", r.created_ms);
           });
         }}},
+      {Opcode::kShardMap,
+       {"shard-map", 1,
+        [](net::Client& c, const auto&, bool json) -> Result<std::string> {
+          auto r = c.Call(net::ShardMapRequest{});
+          if (!r.ok()) return r.status();
+          if (!json) return r->map;
+          Rendered o;
+          o.AddText("map", r->map);
+          return o.Json();
+        }}},
   });
 }
 

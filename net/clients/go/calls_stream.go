@@ -45,6 +45,12 @@ func (c *Client) Position(ctx context.Context) (Position, error) {
 	})
 }
 
+// ShardMap returns the shard map a cluster's shard holds, in its versioned text form
+// (docs/cluster.md, "Clients without NATS").
+func (c *Client) ShardMap(ctx context.Context) (string, error) {
+	return do(ctx, c, OpShardMap, nil, func(d *dec) string { return d.str() })
+}
+
 // Promote makes a replica a primary of a new epoch (never retried: each starts an epoch).
 func (c *Client) Promote(ctx context.Context, force bool) (PromoteReply, error) {
 	var e enc

@@ -49,6 +49,7 @@ const (
 	OpReplication    Opcode = 0x3b
 	OpReplicaOf      Opcode = 0x3c
 	OpPosition       Opcode = 0x3d
+	OpShardMap       Opcode = 0x3e
 	OpBlock          Opcode = 0x40
 	OpUnblock        Opcode = 0x41
 	OpBlocks         Opcode = 0x42
@@ -71,7 +72,7 @@ var opNames = map[Opcode]string{
 	OpSnapshotData: "SNAPSHOT_DATA", OpAck: "ACK", OpCursors: "CURSORS",
 	OpDeleteCursor: "DELETE_CURSOR", OpReplicate: "REPLICATE", OpRecords: "RECORDS",
 	OpReplicaAck: "REPLICA_ACK", OpPromote: "PROMOTE", OpReplication: "REPLICATION",
-	OpReplicaOf: "REPLICA_OF", OpPosition: "POSITION", OpBlock: "BLOCK", OpUnblock: "UNBLOCK", OpBlocks: "BLOCKS",
+	OpReplicaOf: "REPLICA_OF", OpPosition: "POSITION", OpShardMap: "SHARD_MAP", OpBlock: "BLOCK", OpUnblock: "UNBLOCK", OpBlocks: "BLOCKS",
 	OpSetPrivate: "SET_PRIVATE", OpIsPrivate: "IS_PRIVATE", OpRequests: "REQUESTS",
 	OpApprove: "APPROVE", OpReject: "REJECT", OpWithdraw: "WITHDRAW",
 }
@@ -103,7 +104,7 @@ func ReadsOnly(op Opcode) bool {
 	switch op {
 	case OpPing, OpInfo, OpRelation, OpRelations, OpFollowing, OpFans, OpFriends, OpCounts,
 		OpKnownFollowers, OpTimeline, OpUserPosts, OpMutes, OpHides, OpBlocks, OpIsPrivate,
-		OpRequests, OpCursors, OpReplication, OpPosition:
+		OpRequests, OpCursors, OpReplication, OpPosition, OpShardMap:
 		return true
 	}
 	return false

@@ -272,6 +272,15 @@ void ShardNode::Stop() {
   db_->SetPlacement(nullptr);
 }
 
+Result<std::string> ShardNode::MapText() const {
+  const auto m = map();
+  if (m == nullptr) {
+    return Status(Code::kUnavailable, "shard " + std::to_string(options_.shard_id) +
+                                          " has not seen the shard map yet (not joined)");
+  }
+  return net::EncodeVersionedShardMap(*m);
+}
+
 ShardNode::Stats ShardNode::stats() const {
   std::lock_guard lock(stats_mu_);
   return stats_;

@@ -109,6 +109,7 @@ class ShardNode final : public ClusterGate {
 
   Status Admit(net::Opcode opcode, uint64_t user, uint64_t viewer) const override;
   void AddInfo(std::vector<net::InfoField>* fields) const override;
+  Result<std::string> MapText() const override;
 
   struct Stats {
     uint64_t map_version = 0;     // of the map held (0: none)

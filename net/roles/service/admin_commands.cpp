@@ -51,6 +51,15 @@ uint64_t CommandService::OpsPerSecond() {
   return last_rate_;
 }
 
+Result<net::ShardMapReply> CommandService::ShardMap(const net::ShardMapRequest&, Context&) {
+  if (gate_ == nullptr) {
+    return Status(Code::kUnsupported, "shard_map: this node is not a shard of a cluster");
+  }
+  auto text = gate_->MapText();
+  if (!text.ok()) return text.status();
+  return net::ShardMapReply{std::move(*text)};
+}
+
 Result<net::InfoReply> CommandService::Info(const net::InfoRequest&, Context& c) {
   net::InfoReply r;
   auto add = [&r](const char* name, uint64_t value) { r.fields.push_back({name, value}); };

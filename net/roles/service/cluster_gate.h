@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "net/protocol/messages.h"
@@ -24,6 +25,9 @@ class ClusterGate {
   virtual Status Admit(net::Opcode opcode, uint64_t user, uint64_t viewer) const = 0;
   // The shard's INFO fields (map version, outbox and inbox positions, lag).
   virtual void AddInfo(std::vector<net::InfoField>* fields) const = 0;
+  // The shard map this shard holds, in its versioned text form (net/cluster/placement.h,
+  // EncodeVersionedShardMap); kUnavailable before it has one.
+  virtual Result<std::string> MapText() const = 0;
   // The server is stopping: stop sending and applying changes, before the Db closes.
   virtual void Stop() = 0;
 };

@@ -71,6 +71,7 @@ constexpr Row MakeRow(uint32_t flags) {
 // server must run it (net/service.h). The requests it does not serve are kNotServed.
 constexpr Row kHandlers[] = {
     MakeRow<net::InfoRequest, &CommandService::Info>(net::kCommandServerStats),
+    MakeRow<net::ShardMapRequest, &CommandService::ShardMap>(net::kCommandReads),
     MakeRow<net::SnapshotRequest, &CommandService::Snapshot>(net::kCommandBackground),
     MakeRow<net::FollowRequest, &CommandService::Follow>(net::kCommandWrites |
                                                          net::kCommandBatches),

@@ -57,6 +57,7 @@ class CommandService final : public net::Service {
 
   // The handlers, one per command (public so the table can name them).
   Result<net::InfoReply> Info(const net::InfoRequest&, Context&);
+  Result<net::ShardMapReply> ShardMap(const net::ShardMapRequest&, Context&);
   Result<net::SnapshotReply> Snapshot(const net::SnapshotRequest&, Context&);
   Result<net::FollowReply> Follow(const net::FollowRequest&, Context&);
   Result<net::UnfollowReply> Unfollow(const net::UnfollowRequest&, Context&);

@@ -39,6 +39,7 @@ class RefusingGate final : public ClusterGate {
     return Status::OK();
   }
   void AddInfo(std::vector<InfoField>*) const override {}
+  Result<std::string> MapText() const override { return std::string("map"); }
   void Stop() override {}
 };
 

@@ -197,6 +197,10 @@ class Commands:
         """POSITION: Position (role, epoch, applied and durable LSN)."""
         return self._call(P.POSITION, b"", P.dec_position)
 
+    def shard_map(self) -> str:
+        """SHARD_MAP: the shard map a cluster's shard holds, in its versioned text form."""
+        return self._call(P.SHARD_MAP, b"", P.dec_shard_map)
+
     def replica_of(self, primary: str, resync: bool = False):
         """REPLICA_OF: follow `primary` (HOST:PORT) from now on."""
         return self._call(P.REPLICA_OF, P.enc_replica_of(primary, resync), P.dec_empty)

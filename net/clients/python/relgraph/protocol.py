@@ -71,6 +71,7 @@ PROMOTE = 0x3A
 REPLICATION = 0x3B
 REPLICA_OF = 0x3C
 POSITION = 0x3D
+SHARD_MAP = 0x3E
 BLOCK = 0x40
 UNBLOCK = 0x41
 BLOCKS = 0x42
@@ -97,7 +98,7 @@ class Command:
 def _rows() -> Dict[int, Command]:
     reads = {PING, INFO, RELATION, RELATIONS, FOLLOWING, FANS, FRIENDS, COUNTS, KNOWN_FOLLOWERS,
              TIMELINE, USER_POSTS, MUTES, HIDES, BLOCKS, IS_PRIVATE, REQUESTS, CURSORS,
-             REPLICATION, POSITION}
+             REPLICATION, POSITION, SHARD_MAP}
     not_retry_safe = {HELLO, PROMOTE, SUBSCRIBE, REPLICATE, FETCH_SNAPSHOT}
     pushes = {NOTICE, EVENTS, SNAPSHOT_DATA, RECORDS}
     rows = {}
@@ -584,6 +585,13 @@ def dec_replication(body: bytes) -> ReplicationStatus:
 def dec_position(body: bytes) -> Position:
     _exact(body, 25, "POSITION")
     return Position(*struct.unpack("<BQQQ", body))
+
+
+def dec_shard_map(body: bytes) -> str:
+    r = Reader(body, "SHARD_MAP reply")
+    text = r.string()
+    r.done()
+    return text
 
 
 def dec_block(body: bytes) -> BlockResult:

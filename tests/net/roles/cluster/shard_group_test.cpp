@@ -154,6 +154,24 @@ TEST_CASE(
     "shard groups: primaries killed and paused, a move in flight: nothing acknowledged lost") {
   ShardGroups g;
   for (uint32_t id = 1; id <= kShards; ++id) REQUIRE_MESSAGE(g.Primary(id) >= 0, "shard " << id);
+  {
+    // Every member, primary or replica, hands out the map it holds (SHARD_MAP): the one in
+    // NATS, naming each shard's group and members.
+    const net::ShardMap want = g.Client()->map();
+    for (uint32_t id = 1; id <= kShards; ++id) {
+      for (int k = 0; k < 2; ++k) {
+        auto text = g.members[id][k]->Connect()->Call(net::ShardMapRequest{});
+        REQUIRE_MESSAGE(text.ok(), text.status().ToString());
+        auto m = net::ParseVersionedShardMap(text->map);
+        REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+        CHECK(net::ShardMapDigest(*m) == net::ShardMapDigest(want));
+        CHECK(m->version == want.version);
+        CHECK(m->Find(id)->group == "shard-" + std::to_string(id));
+        CHECK(m->Find(id)->Addresses() ==
+              std::vector<std::string>{g.members[id][0]->address(), g.members[id][1]->address()});
+      }
+    }
+  }
   Ledger ledger;
   std::atomic<uint64_t> next{0};
   std::atomic<bool> stop{false};

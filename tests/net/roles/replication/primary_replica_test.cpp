@@ -375,6 +375,8 @@ TEST_CASE("replication: POSITION, and a client reading its own writes from a lag
   CHECK(pa->role == net::ReplicationRole::kPrimary);
   CHECK(pa->applied_lsn == a.Info("last_lsn"));
   CHECK(pa->durable_lsn == pa->applied_lsn);  // --fsync=always, nothing in flight
+  // Outside a cluster there is no shard map to hand out.
+  CHECK(a.Connect()->Call(net::ShardMapRequest{}).status().code() == Code::kUnsupported);
   auto pb = b.Connect()->Call(net::PositionRequest{});
   REQUIRE(pb.ok());
   CHECK(pb->role == net::ReplicationRole::kReplica);
