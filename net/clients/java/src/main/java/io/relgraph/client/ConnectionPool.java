@@ -66,14 +66,21 @@ final class ConnectionPool implements AutoCloseable {
     return address;
   }
 
-  /** A live connection: the next live slot round robin, else dial the next slot. */
+  /**
+   * The next slot's connection round robin, dialed if it is not connected; when that dial fails
+   * (or backs off), any other live connection.
+   */
   Connection get() {
     int start = Math.floorMod(next.getAndIncrement(), slots.length);
-    for (int i = 0; i < slots.length; i++) {
-      Connection c = slots[(start + i) % slots.length].live();
-      if (c != null) return c;
+    try {
+      return slots[start].get();
+    } catch (ConnectionException e) {
+      for (int i = 1; i < slots.length; i++) {
+        Connection c = slots[(start + i) % slots.length].live();
+        if (c != null) return c;
+      }
+      throw e;
     }
-    return slots[start].get();
   }
 
   /** Every slot's connection, dialing those that are not connected (for a Pipeline's fan-out). */

@@ -48,6 +48,11 @@ public final class Subscription implements AutoCloseable {
     return resumeLsn;
   }
 
+  /** The connection carrying the stream now (tests drop it). */
+  Connection connection() {
+    return conn;
+  }
+
   /** How many times the subscription was made again after a dropped connection. */
   public long resubscribes() {
     return resubscribes;
