@@ -9,7 +9,12 @@ packages=(g++ cmake make pkg-config libboost-dev libboost-container-dev libxxhas
           dpkg-dev file systemd    # cpack -G DEB, and systemd-analyze for the unit's test
           redis-server libhiredis-dev postgresql libpq-dev  # relgraph-bench's comparison targets
           gnuplot-nox              # tools/compare.sh's charts
-          golang-go)               # the Go client (net/clients/go) and its tests
+          golang-go                # the Go client (net/clients/go) and its tests
+          # the Java client (net/clients/java): Java 17, Maven and JUnit 5, and the Maven
+          # plugins its pom.xml names, built offline from Debian's repository
+          openjdk-17-jdk-headless maven junit5 libmaven-clean-plugin-java
+          libmaven-resources-plugin-java libmaven-compiler-plugin-java libsurefire-java
+          libmaven-jar-plugin-java)
 if [ "${RELGRAPH_WITH_CLANG:-0}" = 1 ]; then
   packages+=(clang libclang-rt-dev)
 fi
