@@ -15,11 +15,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * One connection to relgraphd after a successful HELLO, multiplexed: any number of threads' requests
  * are in flight at once, each matched to its reply by request id (docs/protocol.md "Frames").
  *
- * <p>Why this design: writes are combined, not queued to a thread. A caller appends its frame to
- * the output buffer under a lock; the first caller to find no write under way becomes the writer
- * and writes whatever the buffer holds, frames other callers append meanwhile included, until it
- * is empty. So many concurrent (or {@link #enqueue}d) requests leave in few system calls while a
- * lone request is written at once by its caller. One reader thread per connection reads frames,
+ * <p>Why this design: writes are combined. A caller appends its frame to the output buffer under a
+ * lock. A request alone on the connection is written by its caller at once (no thread hand-off
+ * on the latency path); one sent while others are in flight is left to the connection's writer
+ * thread, which writes whatever the buffer holds, frames other callers append meanwhile
+ * included, until it is empty. So many concurrent (or {@link #enqueue}d and {@link #flush}ed)
+ * requests leave in few system calls. One reader thread per connection reads frames,
  * decodes each reply on that thread and completes its future (callbacks attached with
  * {@code thenApply} and friends run there unless an executor is given: they must not block).
  * Frames pushed by a stream (EVENTS, SNAPSHOT_DATA, RECORDS) go to the {@link PushHandler} the
@@ -81,6 +82,8 @@ public final class Connection implements AutoCloseable {
   private byte[] writeBuf = new byte[16 * 1024]; // the writer's own
   private boolean writing; // guarded by lock: a caller is writing
   private int nextId = 1; // guarded by lock
+  private final java.util.concurrent.locks.Condition work = lock.newCondition();
+  private boolean writerParked; // guarded by lock: the writer thread waits for frames
   private volatile RelgraphException closed; // why the connection ended, once it has
   private volatile RelgraphException notice; // the NOTICE the server sent before closing
 
@@ -134,6 +137,9 @@ public final class Connection implements AutoCloseable {
       Thread t = new Thread(c::readLoop, "relgraph-reader-" + address);
       t.setDaemon(true);
       t.start();
+      Thread w = new Thread(c::writeLoop, "relgraph-writer-" + address);
+      w.setDaemon(true);
+      w.start();
       return c;
     } catch (SocketTimeoutException e) {
       closeQuietly(s);
@@ -197,12 +203,39 @@ public final class Connection implements AutoCloseable {
     return pending.size();
   }
 
-  /** Sends a request now; the future completes with the decoded reply or the error. */
+  /**
+   * Sends a request; the future completes with the decoded reply or the error. A request alone
+   * on the connection is written by its caller at once; one among others in flight is left to
+   * the writer thread, which writes all that callers appended meanwhile in one system call.
+   */
   public <T> CompletableFuture<T> send(Opcode op, byte[] body, Codec.Decoder<T> decoder,
       long deadlineNanos) {
-    CompletableFuture<T> f = enqueue(op, body, decoder, deadlineNanos, null);
-    flush();
+    boolean alone = pending.isEmpty();
+    CompletableFuture<T> f = enqueue(op, body, decoder, deadlineNanos, null, !alone);
+    if (alone) flush();
     return f;
+  }
+
+  /** The writer thread: writes whatever callers left to it, until the connection ends. */
+  private void writeLoop() {
+    while (closed == null) {
+      lock.lock();
+      try {
+        while ((outLen == 0 || writing) && closed == null) {
+          writerParked = true;
+          try {
+            work.await();
+          } catch (InterruptedException e) {
+            return;
+          } finally {
+            writerParked = false;
+          }
+        }
+      } finally {
+        lock.unlock();
+      }
+      flush();
+    }
   }
 
   /**
@@ -211,6 +244,11 @@ public final class Connection implements AutoCloseable {
    */
   public <T> CompletableFuture<T> enqueue(Opcode op, byte[] body, Codec.Decoder<T> decoder,
       long deadlineNanos, PushHandler push) {
+    return enqueue(op, body, decoder, deadlineNanos, push, false);
+  }
+
+  private <T> CompletableFuture<T> enqueue(Opcode op, byte[] body, Codec.Decoder<T> decoder,
+      long deadlineNanos, PushHandler push, boolean wakeWriter) {
     CompletableFuture<T> f = new CompletableFuture<>();
     int frameLen = HEADER_BYTES + body.length;
     if (frameLen > hello.maxFrame()) {
@@ -237,6 +275,7 @@ public final class Connection implements AutoCloseable {
       putHeader(outBuf, outLen, id, op, body.length);
       System.arraycopy(body, 0, outBuf, outLen + HEADER_BYTES, body.length);
       outLen += frameLen;
+      if (wakeWriter && writerParked) work.signal();
     } finally {
       lock.unlock();
     }
@@ -313,6 +352,7 @@ public final class Connection implements AutoCloseable {
     try {
       if (closed != null) return;
       closed = cause;
+      work.signalAll();
     } finally {
       lock.unlock();
     }
