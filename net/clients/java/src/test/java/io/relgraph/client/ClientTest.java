@@ -194,6 +194,40 @@ class ClientTest {
   }
 
   @Test
+  void aBrokenConnectionRetriesOnlyRetrySafeCommands() throws Exception {
+    List<DocTables.Row> rows = DocTables.table(DocTables.doc(), "## Examples");
+    byte[] hello = rows.get(0).hex().get(0);
+    byte[] helloReply = rows.get(0).hex().get(1);
+    byte[] ping = rows.get(1).hex().get(0);
+    // PING is retry-safe: the server drops the connection after reading it; the client dials
+    // again and sends it again (request 2 of the new connection).
+    List<List<ScriptedServer.Step>> sessions = List.of(
+        List.of(ScriptedServer.Step.of("HELLO", hello, helloReply),
+            new ScriptedServer.Step("PING, dropped", ping, List.of(), true)),
+        List.of(ScriptedServer.Step.of("HELLO again", hello, helloReply),
+            ScriptedServer.Step.of("PING again", ping, rows.get(1).hex().get(1))));
+    try (ScriptedServer srv = new ScriptedServer(sessions);
+         RelgraphClient c = RelgraphClient.connect(ClientOptions.to(srv.address()).withToken("secret")
+             .withPoolSize(1).withBackoff(Duration.ofMillis(5), Duration.ofMillis(20)))) {
+      c.ping();
+      assertEquals(List.of(), srv.mismatches);
+      assertEquals(4, srv.stepsDone);
+    }
+    // PROMOTE is not: its outcome is unknown, and the client says so instead of sending it again.
+    byte[] promote = Connection.frame(2, Opcode.PROMOTE, Codec.promote(false));
+    sessions = List.of(List.of(ScriptedServer.Step.of("HELLO", hello, helloReply),
+        new ScriptedServer.Step("PROMOTE, dropped", promote, List.of(), true)));
+    try (ScriptedServer srv = new ScriptedServer(sessions);
+         RelgraphClient c = RelgraphClient.connect(ClientOptions.to(srv.address()).withToken("secret")
+             .withPoolSize(1).withBackoff(Duration.ofMillis(5), Duration.ofMillis(20)))) {
+      ConnectionException e = assertThrows(ConnectionException.class, () -> c.promote(false));
+      assertTrue(e.sent(), "the outcome is unknown");
+      assertEquals(Opcode.PROMOTE, e.op());
+      assertEquals(List.of(), srv.mismatches);
+    }
+  }
+
+  @Test
   void authToken() throws Exception {
     try (TestServer s = new TestServer("--auth-token=s3cret")) {
       RelgraphException e = assertThrows(RelgraphException.class,
