@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -45,6 +46,7 @@ public final class RelgraphClient implements GraphCommands, FeedCommands, Access
     return t;
   });
   private final ScheduledFuture<?> sweep;
+  private volatile boolean closed;
 
   private RelgraphClient(ClientOptions options) {
     this.options = options;
@@ -146,15 +148,21 @@ public final class RelgraphClient implements GraphCommands, FeedCommands, Access
       result.completeExceptionally(e);
       return;
     }
-    if (n >= options.maxRetries() || System.nanoTime() + pause - deadline > 0) {
+    if (closed || n >= options.maxRetries() || System.nanoTime() + pause - deadline > 0) {
       result.completeExceptionally(e instanceof ConnectionException ce ? ce.withOp(op, ce.sent()) : e);
       return;
     }
-    Runnable again = () -> attempt(op, body, decoder, result, n + 1, deadline);
+    Runnable again = () -> {
+      try {
+        retries.execute(() -> attempt(op, body, decoder, result, n + 1, deadline));
+      } catch (RejectedExecutionException closing) {
+        result.completeExceptionally(e);
+      }
+    };
     if (pause == 0) {
-      retries.execute(again);
+      again.run();
     } else {
-      CompletableFuture.delayedExecutor(pause, TimeUnit.NANOSECONDS, retries).execute(again);
+      CompletableFuture.delayedExecutor(pause, TimeUnit.NANOSECONDS).execute(again);
     }
   }
 
@@ -242,6 +250,7 @@ public final class RelgraphClient implements GraphCommands, FeedCommands, Access
 
   @Override
   public void close() {
+    closed = true;
     sweep.cancel(false);
     pool.close();
     retries.shutdown();

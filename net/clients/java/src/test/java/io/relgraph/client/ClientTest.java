@@ -228,6 +228,19 @@ class ClientTest {
   }
 
   @Test
+  void closingEndsCallsWaitingForARetry() throws Exception {
+    int port = TestServer.freePort(); // nothing listens: every dial fails and is retried
+    RelgraphClient c = RelgraphClient.create(ClientOptions.to("127.0.0.1:" + port)
+        .withBackoff(Duration.ofMillis(200), Duration.ofMillis(400)));
+    CompletableFuture<Void> f = c.pingAsync(); // its first dial failed; a retry is scheduled
+    c.close();
+    // The retry finds the client closed: the future completes (it must not be left hanging).
+    java.util.concurrent.ExecutionException e = assertThrows(
+        java.util.concurrent.ExecutionException.class, () -> f.get(20, java.util.concurrent.TimeUnit.SECONDS));
+    assertTrue(e.getCause() instanceof ConnectionException, e.getCause().toString());
+  }
+
+  @Test
   void authToken() throws Exception {
     try (TestServer s = new TestServer("--auth-token=s3cret")) {
       RelgraphException e = assertThrows(RelgraphException.class,
