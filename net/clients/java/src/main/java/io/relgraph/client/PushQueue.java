@@ -58,9 +58,13 @@ final class PushQueue<T> implements Connection.PushHandler {
     return timeoutNanos < 0 ? queue.take() : queue.poll(timeoutNanos, TimeUnit.NANOSECONDS);
   }
 
-  /** The owner is gone: the reader thread stops waiting for room. */
+  /**
+   * The owner is done with this stream: the reader thread stops waiting for room, what is
+   * queued is dropped, and a thread waiting in {@link #poll} wakes to a Dropped item.
+   */
   void abandon() {
     abandoned = true;
     queue.clear();
+    queue.offer(new Dropped(new ConnectionException("stream closed by its owner", false, null, null)));
   }
 }

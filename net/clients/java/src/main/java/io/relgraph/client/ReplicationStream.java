@@ -52,7 +52,7 @@ public final class ReplicationStream implements AutoCloseable {
 
   @Override
   public void close() {
-    conn.close();
     frames.abandon();
+    conn.close();
   }
 }

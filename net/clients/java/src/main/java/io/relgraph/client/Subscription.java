@@ -120,6 +120,7 @@ public final class Subscription implements AutoCloseable {
         conn.close();
       } else if (item instanceof PushQueue.Dropped) {
         if (closed) continue;
+        frames.abandon(); // anything the old connection still pushes is stale: resume re-reads it
         resume(deadline, timeout != null);
       }
     }
@@ -177,12 +178,13 @@ public final class Subscription implements AutoCloseable {
     client.ack(name, lsn);
   }
 
+  /** Ends the stream; a thread waiting in {@link #next} wakes and gets a ConnectionException. */
   @Override
   public void close() {
     closed = true;
-    Connection c = conn;
-    if (c != null) c.close();
     PushQueue<Events> q = frames;
     if (q != null) q.abandon();
+    Connection c = conn;
+    if (c != null) c.close();
   }
 }

@@ -52,6 +52,21 @@ class StreamTest {
   }
 
   @Test
+  void closeWakesAWaitingReader() throws Exception {
+    try (TestServer srv = new TestServer(); RelgraphClient c = RelgraphClient.connect(srv.options())) {
+      Subscription s = c.subscribe(SubscribeOptions.fromNow());
+      java.util.concurrent.CompletableFuture<Event> waiting =
+          java.util.concurrent.CompletableFuture.supplyAsync(s::next); // no event will come
+      Thread.sleep(100); // let the reader block in next() (the test holds either way)
+      s.close();
+      java.util.concurrent.ExecutionException e = assertThrows(
+          java.util.concurrent.ExecutionException.class,
+          () -> waiting.get(20, java.util.concurrent.TimeUnit.SECONDS));
+      assertTrue(e.getCause() instanceof ConnectionException, e.getCause().toString());
+    }
+  }
+
+  @Test
   void namedCursorsAndKinds() throws Exception {
     try (TestServer srv = new TestServer(); RelgraphClient c = RelgraphClient.connect(srv.options())) {
       c.ack("indexer", 0); // pins the WAL from the start
