@@ -10,9 +10,10 @@ packages=(g++ cmake make pkg-config libboost-dev libboost-container-dev libxxhas
           redis-server libhiredis-dev postgresql libpq-dev  # relgraph-bench's comparison targets
           gnuplot-nox              # tools/compare.sh's charts
           golang-go                # the Go client (net/clients/go) and its tests
-          # the Java client (net/clients/java): Java 17, Maven and JUnit 5, and the Maven
-          # plugins its pom.xml names, built offline from Debian's repository
-          openjdk-17-jdk-headless maven junit5 libmaven-clean-plugin-java
+          # the Java client (net/clients/java): Java 17, Maven and JUnit 5, the Maven plugins
+          # its pom.xml names, built offline from Debian's repository with maven-debian-helper's
+          # /etc/maven/settings-debian.xml
+          openjdk-17-jdk-headless maven maven-debian-helper junit5 libmaven-clean-plugin-java
           libmaven-resources-plugin-java libmaven-compiler-plugin-java libsurefire-java
           libmaven-jar-plugin-java)
 if [ "${RELGRAPH_WITH_CLANG:-0}" = 1 ]; then
