@@ -11,7 +11,13 @@ packages=(g++ cmake make pkg-config libboost-dev libboost-container-dev libxxhas
           gnuplot-nox              # tools/compare.sh's charts
           golang-go                # the Go client (net/clients/go) and its tests
           python3-pytest python3-setuptools python3-wheel python3-venv  # net/clients/python
-          python3-redis)           # redis-py, beside which the Python client is measured
+          python3-redis            # redis-py, beside which the Python client is measured
+          # the Java client (net/clients/java): Java 17, Maven and JUnit 5, the Maven plugins
+          # its pom.xml names, built offline from Debian's repository with maven-debian-helper's
+          # /etc/maven/settings-debian.xml
+          openjdk-17-jdk-headless maven maven-debian-helper junit5 libmaven-clean-plugin-java
+          libmaven-resources-plugin-java libmaven-compiler-plugin-java libsurefire-java
+          libmaven-jar-plugin-java)
 if [ "${RELGRAPH_WITH_CLANG:-0}" = 1 ]; then
   packages+=(clang libclang-rt-dev)
 fi

@@ -1,0 +1,4 @@
+package io.relgraph.client;
+
+/** COUNTS's reply. */
+public record Counts(long following, long fans, long friends) {}

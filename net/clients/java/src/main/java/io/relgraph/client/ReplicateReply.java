@@ -1,0 +1,4 @@
+package io.relgraph.client;
+
+/** REPLICATE's reply. */
+public record ReplicateReply(long epoch, long epochId, long newestLsn) {}
