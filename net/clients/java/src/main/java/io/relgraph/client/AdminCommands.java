@@ -37,6 +37,27 @@ public interface AdminCommands extends Calls {
     return await(replicationAsync());
   }
 
+  /** The node's role, epoch and applied and durable LSN (reading one's own writes). */
+  default CompletableFuture<Position> positionAsync() {
+    return call(Opcode.POSITION, Codec.empty(), Codec.POSITION);
+  }
+
+  default Position position() {
+    return await(positionAsync());
+  }
+
+  /**
+   * The shard map a cluster's shard holds, in its versioned text form (docs/cluster.md,
+   * "Clients without NATS"); unsupported outside a cluster.
+   */
+  default CompletableFuture<String> shardMapAsync() {
+    return call(Opcode.SHARD_MAP, Codec.empty(), Codec.SHARD_MAP);
+  }
+
+  default String shardMap() {
+    return await(shardMapAsync());
+  }
+
   /** Never retried: each PROMOTE starts a new epoch. */
   default CompletableFuture<PromoteReply> promoteAsync(boolean force) {
     return call(Opcode.PROMOTE, Codec.promote(force), Codec.PROMOTE);

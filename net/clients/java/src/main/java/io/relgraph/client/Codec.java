@@ -227,6 +227,11 @@ public final class Codec {
     return new Records(first, newest, sentUs, records);
   };
 
+  public static final Decoder<Position> POSITION =
+      r -> new Position(r.u8(), r.u64(), r.u64(), r.u64());
+
+  public static final Decoder<String> SHARD_MAP = WireReader::str;
+
   public static final Decoder<PromoteReply> PROMOTE =
       r -> new PromoteReply(r.u64(), r.u64(), r.u64());
 

@@ -13,7 +13,7 @@ public enum Opcode {
   SUBSCRIBE(0x30), EVENTS(0x31), FETCH_SNAPSHOT(0x32), SNAPSHOT_DATA(0x33), ACK(0x34),
   CURSORS(0x35), DELETE_CURSOR(0x36),
   REPLICATE(0x37), RECORDS(0x38), REPLICA_ACK(0x39), PROMOTE(0x3a), REPLICATION(0x3b),
-  REPLICA_OF(0x3c),
+  REPLICA_OF(0x3c), POSITION(0x3d), SHARD_MAP(0x3e),
   BLOCK(0x40), UNBLOCK(0x41), BLOCKS(0x42), SET_PRIVATE(0x43), IS_PRIVATE(0x44), REQUESTS(0x45),
   APPROVE(0x46), REJECT(0x47), WITHDRAW(0x48);
 
@@ -55,6 +55,7 @@ public enum Opcode {
       case PING: case INFO: case RELATION: case RELATIONS: case FOLLOWING: case FANS: case FRIENDS:
       case COUNTS: case KNOWN_FOLLOWERS: case TIMELINE: case USER_POSTS: case MUTES: case HIDES:
       case BLOCKS: case IS_PRIVATE: case REQUESTS: case CURSORS: case REPLICATION:
+      case POSITION: case SHARD_MAP:
         return true;
       default:
         return false;

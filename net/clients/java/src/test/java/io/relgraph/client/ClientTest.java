@@ -292,6 +292,11 @@ class ClientTest {
         }
       }
       assertEquals(0, c.replication().role());
+      Position p = c.position();
+      assertEquals(0, p.role());
+      assertTrue(p.appliedLsn() >= 20 && p.durableLsn() <= p.appliedLsn(), p.toString());
+      RelgraphException outside = assertThrows(RelgraphException.class, c::shardMap);
+      assertEquals(ErrorCode.UNSUPPORTED, outside.code());
     }
   }
 }
