@@ -12,7 +12,7 @@ packages=(g++ cmake make pkg-config libboost-dev libboost-container-dev libxxhas
           golang-go                # the Go client (net/clients/go) and its tests
           python3-pytest python3-setuptools python3-wheel python3-venv  # net/clients/python
           python3-redis            # redis-py, beside which the Python client is measured
-          prometheus)              # promtool and a real Prometheus for the /metrics tests
+          prometheus curl)         # promtool and a real Prometheus for the /metrics tests
 if [ "${RELGRAPH_WITH_CLANG:-0}" = 1 ]; then
   packages+=(clang libclang-rt-dev)
 fi
