@@ -385,6 +385,14 @@ class Db {
   Status WalHealth() const;
   // The snapshot this process wrote last, if any.
   std::optional<SnapshotInfo> last_snapshot() const;
+  // What the WAL and snapshots did, for /metrics (docs/http.md). Lists the data directory
+  // (the WAL's segments): for a scrape, not for a hot path. Zeros in memory.
+  struct StorageStats {
+    WalStats wal;                      // since the WAL was opened (WalWriter::stats)
+    uint64_t wal_segments = 0;         // segment files the WAL holds now
+    uint64_t last_snapshot_us = 0;     // how long the last snapshot written here took (0: none)
+  };
+  StorageStats storage_stats() const;
   DurabilityMode durability() const { return options_.durability; }
   const RecoveryInfo& recovery() const { return recovery_; }
   const std::string& dir() const { return dir_; }
@@ -437,6 +445,7 @@ class Db {
   // fixes its image or a bucket is exported: they must not see one half done. Before mu_.
   mutable std::mutex steps_mu_;
   mutable std::mutex last_snapshot_mu_;
+  uint64_t last_snapshot_us_ = 0;  // guarded by last_snapshot_mu_
   std::optional<SnapshotInfo> last_snapshot_;
   bool closed_ = false;  // guarded by mu_ (written with snapshot_mu_ held too)
   std::unique_ptr<Graph> graph_;

@@ -73,6 +73,7 @@ Status Db::WriteFeedState(const Graph::AccessImage& access, SnapshotWriter* writ
 Result<SnapshotInfo> Db::Snapshot() {
   if (!wal_) return Status::InvalidArgument("an in-memory Db has no snapshots");
   std::lock_guard one_at_a_time(snapshot_mu_);
+  const auto began = std::chrono::steady_clock::now();
   uint64_t lsn, edges;
   size_t users;
   Graph::AccessImage access;
@@ -127,6 +128,9 @@ Result<SnapshotInfo> Db::Snapshot() {
   {
     std::lock_guard lock(last_snapshot_mu_);
     last_snapshot_ = *info;
+    last_snapshot_us_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                  std::chrono::steady_clock::now() - began)
+                                                  .count());
   }
   return info;
 }
@@ -201,6 +205,19 @@ Result<Db::SnapshotFile> Db::OpenNewestSnapshot() {
 std::optional<SnapshotInfo> Db::last_snapshot() const {
   std::lock_guard lock(last_snapshot_mu_);
   return last_snapshot_;
+}
+
+Db::StorageStats Db::storage_stats() const {
+  StorageStats s;
+  {
+    std::lock_guard lock(last_snapshot_mu_);
+    s.last_snapshot_us = last_snapshot_us_;
+  }
+  if (!wal_) return s;
+  s.wal = wal_->stats();
+  auto segments = ListWalSegments(env_, dir_);
+  if (segments.ok()) s.wal_segments = segments->size();
+  return s;
 }
 
 Status Db::ResetToSnapshot(const std::string& path) {

@@ -17,7 +17,8 @@ packages=(g++ cmake make pkg-config libboost-dev libboost-container-dev libxxhas
           # /etc/maven/settings-debian.xml
           openjdk-17-jdk-headless maven maven-debian-helper junit5 libmaven-clean-plugin-java
           libmaven-resources-plugin-java libmaven-compiler-plugin-java libsurefire-java
-          libmaven-jar-plugin-java)
+          libmaven-jar-plugin-java
+          prometheus curl)         # promtool and a real Prometheus for the /metrics tests
 if [ "${RELGRAPH_WITH_CLANG:-0}" = 1 ]; then
   packages+=(clang libclang-rt-dev)
 fi

@@ -23,6 +23,12 @@ void Release(std::string& buffer) {
   if (buffer.empty() && buffer.capacity() > kKeepBufferBytes) std::string().swap(buffer);
 }
 
+uint64_t NanosSince(std::chrono::steady_clock::time_point start) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count());
+}
+
 }  // namespace
 
 Connection::Connection(ServerCore& core, IoWorker& worker, boost::asio::ip::tcp::socket socket)
@@ -104,6 +110,7 @@ void Connection::OnReadable(const boost::system::error_code& ec) {
     return;
   }
   last_request_ = Clock::now();
+  worker_.recorder().RecordBytesIn(n);
   if (in_.empty()) {
     // The common case: run the frames where they were read, keep only what is left over.
     const std::string_view got(scratch.data(), n);
@@ -164,12 +171,16 @@ void Connection::RunWriteBatch(WriteBatchScratch& batch) {
   if (batch.frames.size() == 1) HandleFrame(batch.frames[0]);
   if (batch.frames.size() > 1) {
     batch.replies.clear();
+    const auto began = std::chrono::steady_clock::now();
     const uint64_t ticket = core_.service->ExecuteBatch(batch.items, &batch.replies);
+    // Each request of the batch gets an equal share of its time (command_metrics.h).
+    const uint64_t share = NanosSince(began) / batch.frames.size();
     const size_t first = out_.size();
     size_t begin = 0;
     for (size_t i = 0; i < batch.frames.size(); ++i) {
       const Frame& f = batch.frames[i];
       const BatchItem& item = batch.items[i];
+      worker_.recorder().Record(f.opcode, share, item.status.code());
       if (item.status.ok()) {
         const size_t start = BeginFrame(&out_, f.request_id, f.opcode, 0);
         out_.append(batch.replies, begin, item.reply_end - begin);
@@ -192,6 +203,12 @@ void Connection::HoldUntilDurable(size_t offset, uint64_t ticket) {
   core_.durability.Request(ticket);
 }
 
+void Connection::Refuse(const Frame& frame, const Status& why, bool close) {
+  worker_.recorder().Record(frame.opcode, 0, why.code());  // refused before running: no time
+  if (close) return FailAndClose(frame.request_id, frame.opcode, why);
+  AppendErrorFrame(&out_, frame.request_id, frame.opcode, why);
+}
+
 void Connection::FailAndClose(uint32_t request_id, uint8_t opcode, const Status& why) {
   AppendErrorFrame(&out_, request_id, opcode, why);
   closing_ = true;
@@ -199,23 +216,26 @@ void Connection::FailAndClose(uint32_t request_id, uint8_t opcode, const Status&
   MaybeFinish();
 }
 
+Status Connection::CheckHello(const Frame& frame, HelloRequest* hello) const {
+  if (Status s = WireDecode(frame.body, hello, "hello request"); !s.ok()) return s;
+  if (hello->version < kMinProtocolVersion || hello->version > kProtocolVersion) {
+    return Status(Code::kUnsupported, "protocol version " + std::to_string(hello->version) +
+                                          " is not supported (this server speaks " +
+                                          std::to_string(kMinProtocolVersion) + " to " +
+                                          std::to_string(kProtocolVersion) + ")");
+  }
+  if (!core_.options.auth_token.empty() && !core_.TokenMatches(hello->token)) {
+    return Status(Code::kUnauthenticated, "the token is not valid");
+  }
+  return Status::OK();
+}
+
 void Connection::HandleHello(const Frame& frame) {
   HelloRequest hello;
-  if (Status s = WireDecode(frame.body, &hello, "hello request"); !s.ok()) {
-    return FailAndClose(frame.request_id, frame.opcode, s);
-  }
-  if (hello.version < kMinProtocolVersion || hello.version > kProtocolVersion) {
-    return FailAndClose(
-        frame.request_id, frame.opcode,
-        Status(Code::kUnsupported, "protocol version " + std::to_string(hello.version) +
-                                       " is not supported (this server speaks " +
-                                       std::to_string(kMinProtocolVersion) + " to " +
-                                       std::to_string(kProtocolVersion) + ")"));
-  }
-  if (!core_.options.auth_token.empty() && !core_.TokenMatches(hello.token)) {
-    return FailAndClose(frame.request_id, frame.opcode,
-                        Status(Code::kUnauthenticated, "the token is not valid"));
-  }
+  const Status s = CheckHello(frame, &hello);
+  // Its outcome, counted without timing (a handshake is once per connection).
+  worker_.recorder().Record(frame.opcode, 0, s.code());
+  if (!s.ok()) return FailAndClose(frame.request_id, frame.opcode, s);
   greeted_ = true;
   const size_t start = BeginFrame(&out_, frame.request_id, frame.opcode, 0);
   // The reply has the fields of the client's version and no more: an older client's decoder
@@ -237,7 +257,7 @@ void Connection::HandleFrame(const Frame& frame) {
         core_.options.auth_token.empty()
             ? Status(Code::kProtocolError, "the first frame must be HELLO")
             : Status(Code::kUnauthenticated, "authenticate with HELLO and a token first");
-    return FailAndClose(frame.request_id, frame.opcode, why);
+    return Refuse(frame, why, /*close=*/true);
   }
   std::string& sink = out_;
   if (op == Opcode::kNotice) {
@@ -249,30 +269,31 @@ void Connection::HandleFrame(const Frame& frame) {
                                "request may use it"));
   }
   if (frame.flags_or_status != 0) {
-    AppendErrorFrame(&sink, frame.request_id, frame.opcode,
+    Refuse(frame,
                      Status::InvalidArgument("request flags must be 0, got " +
                                              std::to_string(frame.flags_or_status)));
     return;
   }
   if (op == Opcode::kPing) {
     if (!frame.body.empty()) {
-      AppendErrorFrame(
-          &sink, frame.request_id, frame.opcode,
+      Refuse(
+          frame,
           Status(Code::kProtocolError, "ping request: the body must be empty, got " +
                                            std::to_string(frame.body.size()) + " bytes"));
       return;
     }
     EndFrame(&sink, BeginFrame(&sink, frame.request_id, frame.opcode, 0));
+    worker_.recorder().Record(frame.opcode, 0, Code::kOk);
     return;
   }
   if (op == Opcode::kHello) {
-    AppendErrorFrame(&sink, frame.request_id, frame.opcode,
+    Refuse(frame,
                      Status(Code::kProtocolError, "HELLO was already done on this connection"));
     return;
   }
   if (op == Opcode::kEvents || op == Opcode::kSnapshotData) {
-    AppendErrorFrame(
-        &sink, frame.request_id, frame.opcode,
+    Refuse(
+        frame,
         Status(Code::kProtocolError, std::string(OpcodeName(op)) +
                                          " frames are sent by the server only (SUBSCRIBE or "
                                          "FETCH_SNAPSHOT to get them)"));
@@ -280,13 +301,13 @@ void Connection::HandleFrame(const Frame& frame) {
   }
   const CommandSpec* spec = core_.service->Find(frame.opcode);
   if (spec == nullptr) {
-    AppendErrorFrame(&sink, frame.request_id, frame.opcode,
+    Refuse(frame,
                      Status(Code::kUnsupported, "unknown opcode " + std::to_string(frame.opcode)));
     return;
   }
   if (spec->flags & kCommandBackground) return RunBackground(*spec, frame);
   if ((spec->flags & kCommandSubscribes) && subscription_) {
-    AppendErrorFrame(&sink, frame.request_id, frame.opcode,
+    Refuse(frame,
                      Status::InvalidArgument(
                          "this connection already carries the pushed frames of request " +
                          std::to_string(subscription_request_id_) + "; open another connection"));
@@ -295,7 +316,9 @@ void Connection::HandleFrame(const Frame& frame) {
 
   const size_t start = BeginFrame(&sink, frame.request_id, frame.opcode, 0);
   const ServerStats stats = (spec->flags & kCommandServerStats) ? core_.Stats() : ServerStats{};
+  const auto began = std::chrono::steady_clock::now();
   ExecuteResult r = core_.service->Execute(*spec, frame.body, &sink, stats);
+  worker_.recorder().Record(frame.opcode, NanosSince(began), r.status.code());
   if (!r.status.ok()) {
     sink.resize(start);
     AppendErrorFrame(&sink, frame.request_id, frame.opcode, r.status);
@@ -318,7 +341,10 @@ void Connection::RunBackground(const CommandSpec& spec, const Frame& frame) {
                          request_id = frame.request_id, op = frame.opcode] {
     std::string reply;
     const size_t start = BeginFrame(&reply, request_id, op, 0);
+    const auto began = std::chrono::steady_clock::now();
     const ExecuteResult r = self->core_.service->Execute(spec, body, &reply, self->core_.Stats());
+    // This thread is the background runner's: its own recorder.
+    self->core_.background_recorder.Record(op, NanosSince(began), r.status.code());
     if (r.status.ok()) {
       EndFrame(&reply, start);
     } else {
@@ -391,7 +417,10 @@ void Connection::DoWrite() {
   last_write_progress_ = Clock::now();
   boost::asio::async_write(socket_, boost::asio::buffer(writing_),
                            [self = shared_from_this()](const boost::system::error_code& ec,
-                                                       size_t) { self->OnWrite(ec); });
+                                                       size_t n) {
+                             self->worker_.recorder().RecordBytesOut(n);
+                             self->OnWrite(ec);
+                           });
 }
 
 void Connection::OnWrite(const boost::system::error_code& ec) {

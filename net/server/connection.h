@@ -33,6 +33,7 @@
 #include "net/server/asio.h"
 
 #include "net/protocol/frame.h"
+#include "net/protocol/messages.h"
 #include "net/server/server_core.h"
 #include "net/service.h"
 
@@ -91,6 +92,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // nothing when it already is.
   void HoldUntilDurable(size_t offset, uint64_t ticket);
   void HandleHello(const Frame& frame);
+  // Decodes HELLO and checks its version and token.
+  Status CheckHello(const Frame& frame, HelloRequest* hello) const;
+  // Replies with an error to a request refused before it ran, counting it (command_metrics.h);
+  // with `close`, then closes the connection.
+  void Refuse(const Frame& frame, const Status& why, bool close = false);
   void RunBackground(const CommandSpec& spec, const Frame& frame);
   void FailAndClose(uint32_t request_id, uint8_t opcode, const Status& why);
   void ReleaseHolds();

@@ -44,6 +44,9 @@ class IoWorker {
   static constexpr size_t kReadScratchBytes = 64 * 1024;
   // Likewise, what a connection gathers a pipelined run of writes into.
   WriteBatchScratch& write_batch_scratch() { return write_batch_scratch_; }
+  // What this thread counts of the commands it runs (written here only; read from any thread).
+  CommandRecorder& recorder() { return recorder_; }
+  const CommandRecorder& recorder() const { return recorder_; }
 
  private:
   void ScheduleSweep();
@@ -55,6 +58,7 @@ class IoWorker {
   ServerCore& core_;
   std::unique_ptr<char[]> read_scratch_ = std::make_unique<char[]>(kReadScratchBytes);
   WriteBatchScratch write_batch_scratch_;
+  CommandRecorder recorder_;
   boost::asio::io_context io_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guard_;
   boost::asio::steady_timer sweep_;

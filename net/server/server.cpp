@@ -85,6 +85,14 @@ void Server::DoAccept() {
       });
 }
 
+CommandMetrics Server::command_metrics() const {
+  CommandMetrics m;
+  if (!started_) return m;
+  for (const auto& w : workers_) w->recorder().AddTo(&m);
+  core_.background_recorder.AddTo(&m);
+  return m;
+}
+
 void Server::Shutdown() {
   if (!started_ || shutdown_started_.exchange(true)) return;
   asio::post(workers_[0]->io(), [this] {

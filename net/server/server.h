@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "net/server/asio.h"
+#include "net/server/command_metrics.h"
 #include "net/server/server_core.h"
 #include "net/server/server_options.h"
 #include "net/service.h"
@@ -40,6 +41,9 @@ class Server {
   // Blocks until the server has stopped, then calls Service::OnShutdown and returns its status.
   Status Wait();
   ServerStats stats() const { return core_.Stats(); }
+  // What the server counted of the commands it ran (command_metrics.h), from every thread
+  // that runs them; from any thread once Start succeeded.
+  CommandMetrics command_metrics() const;
 
  private:
   void DoAccept();

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "net/server/command_metrics.h"
 #include "net/server/server_options.h"
 #include "net/service.h"
 
@@ -89,6 +90,7 @@ struct ServerCore {
   std::atomic<int64_t> connection_bytes{0};  // each Connection adds its record and buffers
   DurabilityWaiter durability;
   BackgroundRunner background;
+  CommandRecorder background_recorder;  // written by the background runner's thread only
 };
 
 }  // namespace relgraph::net

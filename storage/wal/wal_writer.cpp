@@ -43,6 +43,7 @@ WalWriter::WalWriter(Env* env, std::string dir, const WalWriterOptions& options,
       buffer_first_lsn_(next_lsn),
       written_lsn_(next_lsn - 1),
       synced_lsn_(next_lsn - 1),
+      first_lsn_(next_lsn),
       synced_atomic_(next_lsn - 1) {}
 
 Result<std::unique_ptr<WalWriter>> WalWriter::Open(Env* env, const std::string& dir,
@@ -51,6 +52,7 @@ Result<std::unique_ptr<WalWriter>> WalWriter::Open(Env* env, const std::string& 
   if (next_lsn == 0) return Status::InvalidArgument("LSNs start at 1");
   std::unique_ptr<WalWriter> w(new WalWriter(env, dir, options, next_lsn));
   RELGRAPH_RETURN_IF_ERROR(w->OpenSegment(segment_no, next_lsn, /*replace_empty=*/false));
+  w->stats_.segment_no = segment_no;
   w->background_ = std::thread([p = w.get()] { p->BackgroundLoop(); });
   return w;
 }
@@ -101,7 +103,9 @@ Result<uint64_t> WalWriter::AppendBatch(std::span<const Record> records) {
   }
   std::unique_lock lock(mu_);
   if (closed_) return Status(Code::kUnavailable, "WAL is closed");
+  const size_t before = buffer_.size();
   for (const Record& r : records) EncodeWalRecord(next_lsn_++, r.type, r.payload, &buffer_);
+  stats_.appended_bytes += buffer_.size() - before;
   const uint64_t lsn = next_lsn_ - 1;
   if (options_.mode != DurabilityMode::kAlways && buffer_.size() >= options_.buffer_bytes &&
       stall_.ok()) {
@@ -190,8 +194,20 @@ Status WalWriter::FlushLocked(std::unique_lock<std::mutex>& lock, bool sync, boo
   // Only the leader touches the file, so this runs without the mutex.
   Status s;
   bool rolled = false;  // the old segment was fsynced whole and a new one started
+  // The fsyncs of this flush and their time, counted once the mutex is held again.
+  uint64_t fsyncs = 0, fsync_ns[2] = {0, 0};
+  auto sync_file = [&] {
+    const auto began = std::chrono::steady_clock::now();
+    Status r = file_->Sync();
+    if (r.ok()) {
+      fsync_ns[fsyncs++] = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                     std::chrono::steady_clock::now() - began)
+                                                     .count());
+    }
+    return r;
+  };
   if (!batch.empty() && written_bytes_ >= options_.segment_bytes) {
-    s = file_->Sync();
+    s = sync_file();
     if (s.ok()) {
       synced_bytes_ = written_bytes_;
       unsynced_.clear();
@@ -200,7 +216,7 @@ Status WalWriter::FlushLocked(std::unique_lock<std::mutex>& lock, bool sync, boo
     }
   }
   if (s.ok() && !batch.empty()) s = file_->Append(batch);
-  if (s.ok() && need_sync) s = file_->Sync();
+  if (s.ok() && need_sync) s = sync_file();
   if (s.ok()) {
     written_bytes_ += batch.size();
     if (need_sync) {
@@ -213,6 +229,14 @@ Status WalWriter::FlushLocked(std::unique_lock<std::mutex>& lock, bool sync, boo
 
   lock.lock();
   flushing_ = false;
+  for (uint64_t i = 0; i < fsyncs; ++i) {
+    size_t b = 0;
+    while (b < kFsyncBoundsNs.size() && fsync_ns[i] > kFsyncBoundsNs[b]) ++b;
+    ++stats_.fsync_buckets[b];
+    ++stats_.fsyncs;
+    stats_.fsync_ns += fsync_ns[i];
+  }
+  stats_.segment_no = segment_no_;
   if (rolled && synced_lsn_ < written_lsn_) {
     synced_lsn_ = written_lsn_;
     synced_atomic_.store(written_lsn_, std::memory_order_release);
@@ -410,6 +434,13 @@ Status WalWriter::Close() {
   cv_.notify_all();  // committers still waiting are refused
   flush_generation_.fetch_add(1, std::memory_order_release);
   flush_generation_.notify_all();
+  return s;
+}
+
+WalStats WalWriter::stats() const {
+  std::lock_guard lock(mu_);
+  WalStats s = stats_;
+  s.appends = next_lsn_ - first_lsn_;
   return s;
 }
 

@@ -26,6 +26,7 @@
 // Thread-safety: all methods are thread-safe.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -52,6 +53,22 @@ struct WalEvent {
   enum class Kind { kStalled, kResumed, kClosedStalled };
   Kind kind = Kind::kStalled;
   std::string message;
+};
+
+// The fsync latency buckets' upper bounds, in nanoseconds: 10 µs to 10 s.
+inline constexpr std::array<uint64_t, 19> kFsyncBoundsNs = {
+    10'000,      25'000,      50'000,        100'000,       250'000,       500'000,     1'000'000,
+    2'500'000,   5'000'000,   10'000'000,    25'000'000,    50'000'000,    100'000'000, 250'000'000,
+    500'000'000, 1'000'000'000, 2'500'000'000, 5'000'000'000, 10'000'000'000};
+
+// What a WalWriter did since it was opened (WalWriter::stats(); /metrics, docs/http.md).
+struct WalStats {
+  uint64_t appends = 0;         // records appended
+  uint64_t appended_bytes = 0;  // their encoded bytes
+  uint64_t fsyncs = 0;          // fsyncs of segment files that succeeded
+  uint64_t fsync_ns = 0;        // their total time
+  std::array<uint64_t, kFsyncBoundsNs.size() + 1> fsync_buckets{};  // per bucket, not cumulative
+  uint64_t segment_no = 0;      // the segment being written
 };
 
 struct WalWriterOptions {
@@ -114,6 +131,7 @@ class WalWriter {
   // OK, or why the WAL cannot be written now (kIOError naming the segment and the failing
   // call; detail() = errno when known, see IsNoSpace): writes should be refused until OK.
   Status health() const;
+  WalStats stats() const;
 
  private:
   WalWriter(Env* env, std::string dir, const WalWriterOptions& options, uint64_t next_lsn);
@@ -171,6 +189,8 @@ class WalWriter {
   std::chrono::steady_clock::time_point retry_at_;
   std::chrono::milliseconds retry_delay_{0};
   uint64_t repair_attempts_ = 0;
+  WalStats stats_;  // guarded by mu_; appends computed from next_lsn_ and first_lsn_
+  const uint64_t first_lsn_;
   std::thread background_;
   // Mirrors of synced_lsn_ and "a flush finished" that committers read without the mutex:
   // a committer whose record a flush covered wakes once and returns, instead of queueing on mu_.

@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "relgraph_build.h"
 #include "relgraph_version.h"
 #include "tests/net/server/server_test_util.h"
 #include "tests/storage/test_dir.h"
@@ -344,6 +345,19 @@ TEST_CASE("cli: info shows the server's version") {
   auto json = cli::RunCommand(*client, {"info"}, true);
   REQUIRE(json.ok());
   CHECK(json->find(std::string("\"server_version\":\"") + kVersion + "\"") != std::string::npos);
+}
+
+TEST_CASE("cli: info shows the build, the commit relgraphd was built from") {
+  testing::TestServer server;
+  auto client = server.Connect();
+  auto text = cli::RunCommand(*client, {"info"}, false);
+  REQUIRE(text.ok());
+  // kBuildId is the whole commit (or "unknown"); INFO carries its first 16 hex digits.
+  const std::string build = std::string(kBuildId).substr(0, 16);
+  CHECK(text->find("\nserver_build: " + build + "\n") != std::string::npos);
+  auto json = cli::RunCommand(*client, {"info"}, true);
+  REQUIRE(json.ok());
+  CHECK(json->find("\"server_build\":\"" + build + "\"") != std::string::npos);
 }
 
 }  // namespace

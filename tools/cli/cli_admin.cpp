@@ -1,5 +1,6 @@
 // relgraph-cli's session and admin commands: ping, info (values by name where they are
 // modes or versions), snapshot.
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ void AddAdminCommands(CommandMap* m) {
                 o.AddText(f.name, std::to_string(f.value >> 32) + "." +
                                       std::to_string((f.value >> 16) & 0xffff) + "." +
                                       std::to_string(f.value & 0xffff));
+              } else if (f.name == "server_build") {  // a commit's first 16 hex digits
+                char hex[17];
+                std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(f.value));
+                o.AddText(f.name, f.value == 0 ? "unknown" : hex);
               } else {
                 o.Add(f.name, f.value);
               }

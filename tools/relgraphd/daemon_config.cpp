@@ -59,6 +59,13 @@ Status ReadTokenFile(const std::string& path, std::string* token) {
 Status Apply(const std::string& key, const std::string& value, DaemonConfig* c) {
   uint64_t n = 0;
   if (key == "listen") return net::ParseHostPort(value, &c->server.host, &c->server.port);
+  if (key == "http") {
+    c->http = value != "off";
+    return c->http ? net::ParseHostPort(value, &c->http_host, &c->http_port) : Status::OK();
+  }
+  if (key == "ready-max-lag-ms") {
+    return ParseNumber<uint64_t>(key, value, 0, uint64_t{1} << 40, &c->ready_max_lag_ms);
+  }
   if (key == "data-dir") {
     if (value.empty()) return Bad(key, value, "must not be empty");
     c->data_dir = value;
@@ -349,6 +356,11 @@ usage: relgraphd [--key=value ...]      every key may also be set in a --config 
   --feed-inbox-budget-mb=MB   memory for materialized inboxes       [1024]
   --feed-fanout-gather-us=US  fan-out waits this long after a publish,
                               so a burst costs one wake-up (0: none) [1000]
+  --http=HOST:PORT|off        the HTTP port: /healthz, /readyz, /metrics
+                              (docs/http.md); a port taken is logged and
+                              relgraphd serves on without it [127.0.0.1:7780]
+  --ready-max-lag-ms=MS       /readyz: a replica further behind its primary
+                              is not ready                          [10000]
   --log-level=LEVEL           error, info or debug                  [info]
   --config=FILE               read keys from FILE first
   --help                      this text

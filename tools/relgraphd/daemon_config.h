@@ -23,6 +23,11 @@ struct DaemonConfig {
   DbOptions db;
   uint32_t snapshot_interval_s = 3600;  // 0: only on request
   LogLevel log_level = LogLevel::kInfo;
+  // The HTTP port (docs/http.md): /healthz, /readyz, /metrics.
+  bool http = true;  // --http=off: none
+  std::string http_host = "127.0.0.1";
+  uint16_t http_port = 7780;
+  uint64_t ready_max_lag_ms = 10000;  // a replica further behind is not ready
   // Replication (docs/replication.md).
   std::string replica_of;     // "host:port": run as a read-only replica of that primary
   std::string replica_token;  // HELLO token for the primary

@@ -16,6 +16,7 @@
 
 #include "engine/db.h"
 #include "net/roles/cluster/shard_node.h"
+#include "net/roles/http/observe_port.h"
 #include "net/roles/replication/group_agent.h"
 #include "net/roles/replication/group_settings.h"
 #include "net/roles/replication/replica_follower.h"
@@ -175,6 +176,21 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "relgraphd: --resync needs --replica-of\n");
     return 2;
   }
+  // The HTTP port first: /healthz answers and /readyz says "recovering" while the data
+  // directory is opened. Its own thread; a port taken costs the port, not the server.
+  ObservePortOptions oo;
+  oo.http.host = config->http_host;
+  oo.http.port = config->http_port;
+  oo.ready_max_lag_ms = config->ready_max_lag_ms;
+  ObservePort observe(oo);
+  if (config->http) {
+    if (Status s = observe.Start(); !s.ok()) {
+      Log(LogLevel::kError, "no HTTP port: %s", s.ToString().c_str());
+    } else {
+      Log(LogLevel::kInfo, "HTTP on %s:%u (/healthz, /readyz, /metrics)",
+          config->http_host.c_str(), static_cast<unsigned>(observe.port()));
+    }
+  }
   // The replication group's sync_replicas outlives the process (docs/replication.md).
   auto group = LoadGroupSettings(Env::Posix(), config->data_dir);
   if (!group.ok()) {
@@ -289,6 +305,11 @@ int Main(int argc, char** argv) {
         static_cast<unsigned long long>((*db)->last_lsn()),
         config->resync ? ": resynchronizing from its snapshot" : "");
   }
+  observe.Attach(db->get(), &service, &server, &replication);
+  struct DetachObserve {  // before what it reports on goes away, whichever return is taken
+    ObservePort* port;
+    ~DetachObserve() { port->Detach(); }
+  } detach_observe{&observe};
   // Under systemd (Type=notify), the unit is started once the data is recovered and the
   // port accepts connections.
   const std::string ready = "READY=1\nSTATUS=serving on " + config->server.host + ":" +

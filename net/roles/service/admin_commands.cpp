@@ -10,6 +10,7 @@
 
 #include "engine/graph/graph.h"
 #include "engine/mem/resident.h"
+#include "relgraph_build.h"
 #include "relgraph_version.h"
 
 namespace relgraph {
@@ -117,6 +118,7 @@ Result<net::InfoReply> CommandService::Info(const net::InfoRequest&, Context& c)
   add("writes_refused", wal.ok() ? 0 : 1);
   add("writes_refused_reason", wal.ok() ? 0 : IsNoSpace(wal) ? 1 : 2);
   add("server_version", kVersionNumber);  // major << 32 | minor << 16 | patch
+  add("server_build", kBuildNumber);      // the git commit's first 16 hex digits; 0 unknown
   if (gate_ != nullptr) gate_->AddInfo(&r.fields);
   return r;
 }
