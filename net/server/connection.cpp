@@ -269,17 +269,14 @@ void Connection::HandleFrame(const Frame& frame) {
                                "request may use it"));
   }
   if (frame.flags_or_status != 0) {
-    Refuse(frame,
-                     Status::InvalidArgument("request flags must be 0, got " +
-                                             std::to_string(frame.flags_or_status)));
+    Refuse(frame, Status::InvalidArgument("request flags must be 0, got " +
+                                          std::to_string(frame.flags_or_status)));
     return;
   }
   if (op == Opcode::kPing) {
     if (!frame.body.empty()) {
-      Refuse(
-          frame,
-          Status(Code::kProtocolError, "ping request: the body must be empty, got " +
-                                           std::to_string(frame.body.size()) + " bytes"));
+      Refuse(frame, Status(Code::kProtocolError, "ping request: the body must be empty, got " +
+                                                     std::to_string(frame.body.size()) + " bytes"));
       return;
     }
     EndFrame(&sink, BeginFrame(&sink, frame.request_id, frame.opcode, 0));
@@ -287,30 +284,26 @@ void Connection::HandleFrame(const Frame& frame) {
     return;
   }
   if (op == Opcode::kHello) {
-    Refuse(frame,
-                     Status(Code::kProtocolError, "HELLO was already done on this connection"));
+    Refuse(frame, Status(Code::kProtocolError, "HELLO was already done on this connection"));
     return;
   }
   if (op == Opcode::kEvents || op == Opcode::kSnapshotData) {
-    Refuse(
-        frame,
-        Status(Code::kProtocolError, std::string(OpcodeName(op)) +
-                                         " frames are sent by the server only (SUBSCRIBE or "
-                                         "FETCH_SNAPSHOT to get them)"));
+    Refuse(frame,
+           Status(Code::kProtocolError, std::string(OpcodeName(op)) +
+                                            " frames are sent by the server only (SUBSCRIBE or "
+                                            "FETCH_SNAPSHOT to get them)"));
     return;
   }
   const CommandSpec* spec = core_.service->Find(frame.opcode);
   if (spec == nullptr) {
-    Refuse(frame,
-                     Status(Code::kUnsupported, "unknown opcode " + std::to_string(frame.opcode)));
+    Refuse(frame, Status(Code::kUnsupported, "unknown opcode " + std::to_string(frame.opcode)));
     return;
   }
   if (spec->flags & kCommandBackground) return RunBackground(*spec, frame);
   if ((spec->flags & kCommandSubscribes) && subscription_) {
-    Refuse(frame,
-                     Status::InvalidArgument(
-                         "this connection already carries the pushed frames of request " +
-                         std::to_string(subscription_request_id_) + "; open another connection"));
+    Refuse(frame, Status::InvalidArgument(
+                      "this connection already carries the pushed frames of request " +
+                      std::to_string(subscription_request_id_) + "; open another connection"));
     return;
   }
 
@@ -415,12 +408,12 @@ void Connection::DoWrite() {
     for (Hold& h : holds_) h.offset -= n;
   }
   last_write_progress_ = Clock::now();
-  boost::asio::async_write(socket_, boost::asio::buffer(writing_),
-                           [self = shared_from_this()](const boost::system::error_code& ec,
-                                                       size_t n) {
-                             self->worker_.recorder().RecordBytesOut(n);
-                             self->OnWrite(ec);
-                           });
+  boost::asio::async_write(
+      socket_, boost::asio::buffer(writing_),
+      [self = shared_from_this()](const boost::system::error_code& ec, size_t written) {
+        self->worker_.recorder().RecordBytesOut(written);
+        self->OnWrite(ec);
+      });
 }
 
 void Connection::OnWrite(const boost::system::error_code& ec) {
