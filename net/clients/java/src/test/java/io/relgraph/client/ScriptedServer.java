@@ -62,9 +62,10 @@ final class ScriptedServer implements AutoCloseable {
               return;
             }
           }
+          // Counted before the reply leaves: a client that has the reply sees the step done.
+          stepsDone++;
           for (byte[] r : step.replies()) out.write(r);
           out.flush();
-          stepsDone++;
           if (step.closeAfter()) break;
         }
         if (session.isEmpty() || !session.get(session.size() - 1).closeAfter()) {
