@@ -121,23 +121,8 @@ struct ShardGroups {
 void Write(const ShardGroups& g, uint64_t writer, std::atomic<uint64_t>* next, Ledger* ledger,
            const std::atomic<bool>* stop) {
   auto c = g.Client();
-  std::vector<std::pair<uint64_t, uint64_t>> followed;
-  while (!*stop) {
-    const uint64_t n = next->fetch_add(1);
-    if (n % 7 == 3 && !followed.empty()) {
-      const auto [a, b] = followed.back();
-      followed.pop_back();
-      ledger->Set(a, b, Ledger::State::kUnknown);
-      if (c->Unfollow(a, b).ok()) ledger->Set(a, b, Ledger::State::kUnfollowed);
-      continue;
-    }
-    const uint64_t a = 100000 + n, b = 1 + (n * 7 + writer) % kTargets;
-    ledger->Set(a, b, Ledger::State::kUnknown);
-    if (c->Follow(a, b).ok()) {
-      ledger->Set(a, b, Ledger::State::kFollowed);
-      followed.push_back({a, b});
-    }
-  }
+  testing::WriteFreshPairs(
+      *c, [writer](uint64_t n) { return 1 + (n * 7 + writer) % kTargets; }, next, ledger, stop);
 }
 
 // Until the writers acknowledged `count` more writes, up to 30 s.
@@ -176,16 +161,7 @@ TEST_CASE(
   std::atomic<uint64_t> next{0};
   std::atomic<bool> stop{false};
   std::vector<std::thread> writers;
-  struct JoinWriters {  // also when a REQUIRE ends the test early
-    std::atomic<bool>& stop;
-    std::vector<std::thread>& writers;
-    ~JoinWriters() {
-      stop = true;
-      for (auto& t : writers) {
-        if (t.joinable()) t.join();
-      }
-    }
-  } join_writers{stop, writers};
+  testing::JoinWriters join_writers{stop, writers};
   for (uint64_t w = 0; w < 2; ++w) {
     writers.emplace_back([&, w] { Write(g, w, &next, &ledger, &stop); });
   }

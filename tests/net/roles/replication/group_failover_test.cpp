@@ -132,23 +132,8 @@ void Write(std::vector<std::string> nodes, uint64_t writer, std::atomic<uint64_t
   o.failover_timeout = milliseconds(8000);
   auto c = net::GroupClient::Connect(o);
   REQUIRE_MESSAGE(c.ok(), c.status().ToString());
-  std::vector<std::pair<uint64_t, uint64_t>> followed;
-  while (!*stop) {
-    const uint64_t n = next->fetch_add(1);
-    if (n % 7 == 3 && !followed.empty()) {
-      const auto [a, b] = followed.back();
-      followed.pop_back();
-      ledger->Set(a, b, Ledger::State::kUnknown);
-      if ((*c)->Unfollow(a, b).ok()) ledger->Set(a, b, Ledger::State::kUnfollowed);
-      continue;
-    }
-    const uint64_t a = 100000 + n, b = 1 + (n + writer) % 40;
-    ledger->Set(a, b, Ledger::State::kUnknown);
-    if ((*c)->Follow(a, b).ok()) {
-      ledger->Set(a, b, Ledger::State::kFollowed);
-      followed.push_back({a, b});
-    }
-  }
+  testing::WriteFreshPairs(
+      **c, [writer](uint64_t n) { return 1 + (n + writer) % 40; }, next, ledger, stop);
 }
 
 // Every event of the node's change stream from LSN 1 up to its newest LSN.
@@ -192,16 +177,7 @@ TEST_CASE("group: faults on primaries, replicas and NATS lose no acknowledged wr
   std::atomic<uint64_t> next{0};
   std::atomic<bool> stop{false};
   std::vector<std::thread> writers;
-  struct JoinWriters {  // also when a REQUIRE ends the test early
-    std::atomic<bool>& stop;
-    std::vector<std::thread>& writers;
-    ~JoinWriters() {
-      stop = true;
-      for (auto& t : writers) {
-        if (t.joinable()) t.join();
-      }
-    }
-  } join_writers{stop, writers};
+  testing::JoinWriters join_writers{stop, writers};
   for (uint64_t w = 0; w < 3; ++w) {
     writers.emplace_back([&, w] { Write(g.Addresses(), w, &next, &ledger, &stop); });
   }
