@@ -27,12 +27,17 @@ void ShardNode::Log(const std::string& line) const {
   }
 }
 
-bool ShardNode::Backoff() {
-  for (auto until = std::chrono::steady_clock::now() + options_.retry;
-       !Halted() && std::chrono::steady_clock::now() < until;) {
+bool ShardNode::Pause(std::chrono::milliseconds d, bool workers) const {
+  const auto ended = [&] { return workers ? Halted() : stop_.load(); };
+  for (auto until = std::chrono::steady_clock::now() + d;
+       !ended() && std::chrono::steady_clock::now() < until;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  return !Halted();
+  return !ended();
+}
+
+bool ShardNode::Backoff() {
+  return Pause(options_.retry, /*workers=*/true);
 }
 
 Status ShardNode::Commit(uint64_t lsn) {
@@ -235,11 +240,7 @@ void ShardNode::JoinLoop() {
   std::chrono::milliseconds wait = options_.retry;
   std::string last;
   while (!stop_.load()) {
-    for (auto until = std::chrono::steady_clock::now() + wait;
-         !stop_.load() && std::chrono::steady_clock::now() < until;) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (stop_.load()) return;
+    if (!Pause(wait, /*workers=*/false)) return;
     const Status s = Join();
     if (s.ok()) {
       const auto m = map();
@@ -322,10 +323,7 @@ void ShardNode::MapLoop() {
     if (stop_.load()) break;
     if (s.ok()) continue;  // it read a revision the watch had missed: watch again
     Log("watching the shard map: " + s.ToString() + "; again shortly");
-    for (auto until = std::chrono::steady_clock::now() + options_.retry;
-         !stop_.load() && std::chrono::steady_clock::now() < until;) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    Pause(options_.retry, /*workers=*/false);
   }
 }
 

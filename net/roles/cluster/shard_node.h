@@ -169,7 +169,9 @@ class ShardNode final : public ClusterGate {
   // `*created`, delivering the subject from its start); `*ack_floor` is its ack floor. An
   // existing consumer is never deleted or made again. See shard_inbox.cpp for why.
   Result<natsSubscription*> SubscribeInbox(uint64_t* ack_floor, bool* created);
-  // Sleeps `retry` unless halted; false once halted.
+  // Sleeps `d` unless the node stops (or, for a worker, halts); false once it has.
+  bool Pause(std::chrono::milliseconds d, bool workers) const;
+  // A worker's wait after a failure: Pause(retry) for the outbox, inbox and mover.
   bool Backoff();
   // Whether the outbox, inbox and move threads must end: the node stops, or steps down.
   bool Halted() const { return stop_.load() || workers_stop_.load(); }
