@@ -153,23 +153,39 @@ TimestampMs Db::NowMs() const {
   return clock->NowMs();
 }
 
+Status Db::DecidesLocked(UserId user) const {
+  if (!place_ || DecidedHere(place_(user))) return Status::OK();
+  return Status(Code::kMoving, "user " + std::to_string(user) +
+                                   " is being handed over to another shard; retry shortly");
+}
+
 Result<FollowOutcome> Db::Follow(UserId a, UserId b, uint64_t* commit_lsn) {
   uint8_t cluster_flags = 0;
   return Mutate<FollowOutcome>(
-      [&](Graph& g) { return NotifyFollowLocked(a, b, g.Follow(a, b), &cluster_flags); },
+      [&](Graph& g) -> Result<FollowOutcome> {
+        RELGRAPH_RETURN_IF_ERROR(DecidesLocked(a));
+        return NotifyFollowLocked(a, b, g.Follow(a, b), &cluster_flags);
+      },
       FollowRecord(a, b, cluster_flags), commit_lsn);
 }
 
 Result<FollowOutcome> Db::FollowAt(UserId a, UserId b, TimestampMs ts, uint64_t* commit_lsn) {
   uint8_t cluster_flags = 0;
   return Mutate<FollowOutcome>(
-      [&](Graph& g) { return NotifyFollowLocked(a, b, g.FollowAt(a, b, ts), &cluster_flags); },
+      [&](Graph& g) -> Result<FollowOutcome> {
+        RELGRAPH_RETURN_IF_ERROR(DecidesLocked(a));
+        return NotifyFollowLocked(a, b, g.FollowAt(a, b, ts), &cluster_flags);
+      },
       FollowRecord(a, b, cluster_flags), commit_lsn);
 }
 
 Result<bool> Db::Unfollow(UserId a, UserId b, uint64_t* commit_lsn) {
-  return Mutate<bool>([&](Graph& g) { return UnfollowAndNotify(g, *feed_, a, b); },
-                      UnfollowRecord(a, b, NowMs()), commit_lsn);
+  return Mutate<bool>(
+      [&](Graph& g) -> Result<bool> {
+        RELGRAPH_RETURN_IF_ERROR(DecidesLocked(a));
+        return UnfollowAndNotify(g, *feed_, a, b);
+      },
+      UnfollowRecord(a, b, NowMs()), commit_lsn);
 }
 
 void Db::WriteBatch(std::span<const BatchWrite> writes, std::span<BatchWriteResult> results,
@@ -197,6 +213,7 @@ void Db::WriteBatch(std::span<const BatchWrite> writes, std::span<BatchWriteResu
       const BatchWrite& w = writes[i];
       BatchWriteResult& out = results[i];
       MaybeRecord record;
+      if (out.status = DecidesLocked(w.a); !out.status.ok()) continue;
       if (w.kind == BatchWrite::Kind::kFollow) {
         uint8_t cluster_flags = 0;
         auto r = NotifyFollowLocked(

@@ -52,6 +52,8 @@ std::string_view CodeName(Code code) {
       return "moved";
     case Code::kMoving:
       return "moving";
+    case Code::kPermissionDenied:
+      return "permission_denied";
   }
   return "unknown";
 }

@@ -43,8 +43,9 @@ enum class Code : uint16_t {
   kBlocked = 21,            // a block between the two users forbids the follow or request
   kMoved = 22,   // a cluster shard does not own the user's bucket (the message names the owner)
   kMoving = 23,  // a cluster shard is taking the user's bucket over: retry shortly
+  kPermissionDenied = 24,  // the authenticated client lacks the permission the command needs
 };
-inline constexpr uint16_t kMaxCode = 23;
+inline constexpr uint16_t kMaxCode = 24;
 
 // Stable lower-case name of a code, e.g. "follow_limit". Never empty.
 std::string_view CodeName(Code code);

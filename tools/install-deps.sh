@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(g++ cmake make pkg-config libboost-dev libboost-container-dev libxxhash-dev liblz4-dev
           zlib1g-dev doctest-dev
+          libssl-dev openssl       # TLS (net/tls), and the openssl tool docs/security.md uses
           libnats-dev nats-server  # the JetStream bridge, and the server its tests start
           dpkg-dev file systemd    # cpack -G DEB, and systemd-analyze for the unit's test
           redis-server libhiredis-dev postgresql libpq-dev  # relgraph-bench's comparison targets

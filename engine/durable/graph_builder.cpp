@@ -121,7 +121,9 @@ std::unique_ptr<Graph> GraphBuilder::Finish() {
         ++g.users_[a].friends;
       }
     }
-    g.users_[b].fans.BuildFromSorted(run.data(), static_cast<uint32_t>(run.size()), ctx);
+    g.ChangeFans(g.users_[b].fans, [&] {
+      g.users_[b].fans.BuildFromSorted(run.data(), static_cast<uint32_t>(run.size()), ctx);
+    });
     g.edge_count_ += run.size();
   }
   return std::move(graph_);

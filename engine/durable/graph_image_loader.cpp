@@ -258,11 +258,13 @@ Status GraphImageLoader::AddFans(InternalId user, uint32_t total, uint32_t count
   fan_edges_ += count;
   const FanContext ctx = g.fan_context();
   if (count == total) {
-    g.users_[user].fans.BuildFromSorted(entries, count, ctx);
+    g.ChangeFans(g.users_[user].fans,
+                 [&] { g.users_[user].fans.BuildFromSorted(entries, count, ctx); });
   } else {
     fan_parts_.insert(fan_parts_.end(), entries, entries + count);
     if (filled_ < total) return Status::OK();
-    g.users_[user].fans.BuildFromSorted(fan_parts_.data(), total, ctx);
+    g.ChangeFans(g.users_[user].fans,
+                 [&] { g.users_[user].fans.BuildFromSorted(fan_parts_.data(), total, ctx); });
     fan_parts_.clear();
   }
   fans_mutual_ += mutual_;

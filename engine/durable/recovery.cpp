@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <optional>
 
 #include "engine/durable/access_replay.h"
@@ -41,8 +40,7 @@ Status LoadNewestSnapshot(Env* env, const std::string& dir, const GraphOptions& 
       why = "its header says LSN " + std::to_string(read.lsn);
     }
     if (!why.empty()) {
-      info->skipped_snapshots.push_back(path + ": " + why);
-      std::fprintf(stderr, "relgraph: skipping snapshot %s: %s\n", path.c_str(), why.c_str());
+      info->skipped_snapshots.push_back(path + ": " + why);  // the caller logs them
       continue;
     }
     *state = std::move(*loaded);

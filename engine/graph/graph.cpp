@@ -247,7 +247,7 @@ bool Graph::Link(InternalId a, InternalId b, TimestampMs ts, UserId a_external, 
   const bool mutual = back < ub.following.size();
   const FanContext ctx = fan_context(order().WithKnown(a, a_external, b, b_external));
   ua.following.Insert(MakeEntry(b, ts, mutual), ctx.order, slab_);
-  ub.fans.Insert(MakeEntry(a, ts, mutual), ctx);
+  ChangeFans(ub.fans, [&] { ub.fans.Insert(MakeEntry(a, ts, mutual), ctx); });
   if (mutual) {
     ub.following.SetMutual(back, true);
     EdgeEntry* reverse_fan = ua.fans.Find({ub.following.TsAt(back), b_external}, ctx.order);
@@ -283,7 +283,7 @@ void Graph::Unlink(InternalId a, size_t following_index) {
   UserRecord& ub = users_[b];
   const FanContext ctx = fan_context();
   ua.following.EraseAt(following_index, slab_);
-  ub.fans.Erase({EntryTs(e), ids_.External(a)}, ctx);
+  ChangeFans(ub.fans, [&] { ub.fans.Erase({EntryTs(e), ids_.External(a)}, ctx); });
   if (EntryMutual(e)) {
     const size_t back = ub.following.FindPeer(a);
     ub.following.SetMutual(back, false);
@@ -318,7 +318,7 @@ Result<uint64_t> Graph::RemoveUser(UserId a) {
     ++removed;
   });
   edge_count_ -= ua.fans.size();
-  ua.fans.Clear(slab_);
+  ChangeFans(ua.fans, [&] { ua.fans.Clear(slab_); });
   ForgetAccess(ai);
   return removed;
 }
@@ -430,7 +430,7 @@ MemoryUsage Graph::Memory() const {
   m.user_records = users_.MemoryBytes();
   m.edge_blocks = slab_.MemoryBytes();
   m.edge_blocks_live = slab_.LiveBytes();
-  for (size_t i = 0; i < users_.size(); ++i) m.fan_index += users_[i].fans.MemoryBytes();
+  m.fan_index = fan_index_bytes_;  // kept as lists change; CheckInvariants recounts it
   m.rate_limiter = limiter_.MemoryBytes();
   m.access = blocks_.MemoryBytes() + requests_.MemoryBytes();
   return m;

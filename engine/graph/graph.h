@@ -493,6 +493,17 @@ class Graph {
   PairLists requests_;  // owner: the private account asked; peer: who asked
   std::unordered_set<InternalId> private_users_;  // those with kPrivateBit
   uint64_t edge_count_ = 0;
+  // The fan lists' heap beyond the slab (FanList::MemoryBytes summed), kept as they change so
+  // that Memory() (every INFO and /metrics scrape) does not walk every user under the lock.
+  size_t fan_index_bytes_ = 0;
+  // Runs fn(), which changes u's fan list, and keeps fan_index_bytes_ in step.
+  template <typename Fn>
+  void ChangeFans(FanList& fans, Fn&& fn) {
+    const size_t before = fans.MemoryBytes();
+    fn();
+    fan_index_bytes_ += fans.MemoryBytes();
+    fan_index_bytes_ -= before;
+  }
   std::unique_ptr<ImageCapture> image_;   // set between BeginImage and EndImage
   std::optional<Unfinished> unfinished_;  // an operation in steps (BeginRemoveUser)
 };

@@ -113,7 +113,7 @@ Graph::StepsDone Graph::RunSteps(uint32_t max_units) {
         BeforeChange(fan);
         FollowingList& theirs = users_[fan].following;
         theirs.EraseAt(theirs.FindPeer(u), slab_);
-        users_[u].fans.Erase(ctx.order.KeyOf(fans[k]), ctx);
+        ChangeFans(users_[u].fans, [&] { users_[u].fans.Erase(ctx.order.KeyOf(fans[k]), ctx); });
       }
       edge_count_ -= got;
       done.edges_removed = got;

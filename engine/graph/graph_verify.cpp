@@ -13,6 +13,7 @@ Status Graph::CheckInvariants() const {
     return Status::Corruption("user " + std::to_string(ids_.External(u)) + ": " + what);
   };
   uint64_t following_total = 0, fans_total = 0;
+  size_t fan_index_bytes = 0;
   for (InternalId a = 0; a < users_.size(); ++a) {
     const UserRecord& ua = users_[a];
     uint32_t mutual = 0;
@@ -54,6 +55,11 @@ Status Graph::CheckInvariants() const {
     RELGRAPH_RETURN_IF_ERROR(status);
     if (seen != ua.fans.size()) return fail(a, "fans counter differs from a recount");
     fans_total += seen;
+    fan_index_bytes += ua.fans.MemoryBytes();
+  }
+  if (fan_index_bytes != fan_index_bytes_) {
+    return Status::Corruption("fan index bytes " + std::to_string(fan_index_bytes_) +
+                              " differ from a recount's " + std::to_string(fan_index_bytes));
   }
   if (following_total != edge_count_ || fans_total != edge_count_) {
     return Status::Corruption("edge count " + std::to_string(edge_count_) + " differs from " +

@@ -6,7 +6,11 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <map>
+#include <mutex>
 
 #include <cerrno>
 #include <charconv>
@@ -36,6 +40,27 @@ Status WaitFor(int fd, short events, SteadyClock::time_point deadline, const cha
   }
 }
 
+// The client context for `options`, built once per process for the same files (and rebuilt when
+// one of them changes on disk).
+Result<std::shared_ptr<const TlsContext>> ClientContext(const TlsClientOptions& options) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const TlsContext>> cache;
+  std::string key = options.server_name + '\n' + (options.verify_server ? "v" : "-");
+  for (const std::string* file : {&options.ca_file, &options.cert_file, &options.key_file}) {
+    struct stat st {};
+    const bool found = !file->empty() && ::stat(file->c_str(), &st) == 0;
+    key += '\n' + *file + '@' + std::to_string(found ? st.st_mtim.tv_sec : 0) + '.' +
+           std::to_string(found ? st.st_mtim.tv_nsec : 0);
+  }
+  std::lock_guard lock(mu);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  auto built = TlsContext::ForClient(options);
+  if (!built.ok()) return built.status();
+  if (cache.size() > 64) cache.clear();
+  cache.emplace(key, *built);
+  return *built;
+}
+
 }  // namespace
 
 Status ParseHostPort(std::string_view text, std::string* host, uint16_t* port) {
@@ -62,7 +87,8 @@ Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
     client->hello_ = *hello;
     return client;
   }
-  if (hello.status().code() == Code::kProtocolError) {
+  if (hello.status().code() == Code::kProtocolError &&
+      hello.status().message().rfind("bad reply frame", 0) == 0) {
     // The first reply is not a relgraph frame: an HTTP server, Redis, ssh on that port.
     return Status(Code::kProtocolError,
                   "the server at " + options.host + ":" + std::to_string(options.port) +
@@ -122,7 +148,54 @@ Status Client::Open() {
     break;
   }
   ::freeaddrinfo(found);
-  return fd_ >= 0 ? Status::OK() : last;
+  if (fd_ < 0) return last;
+  if (options_.tls.enabled) return StartTls(deadline);
+  return Status::OK();
+}
+
+Status Client::StartTls(SteadyClock::time_point deadline) {
+  const std::string where = options_.host + ":" + std::to_string(options_.port);
+  auto context = ClientContext(options_.tls);
+  if (!context.ok()) return context.status();
+  auto channel = TlsChannel::Create(*context, options_.host);
+  if (!channel.ok()) return channel.status();
+  tls_ = std::move(*channel);
+  std::string raw_seen;  // what the server sent, kept to explain a failed handshake
+  char scratch[4096];
+  for (;;) {
+    auto plain = tls_->ReadPlain(scratch);  // drives the handshake
+    std::string out;
+    tls_->TakeOutput(&out);
+    if (!out.empty()) RELGRAPH_RETURN_IF_ERROR(SendRaw(out, deadline));
+    if (!plain.ok()) {
+      // A relgraph frame where a TLS record should be: a plain server said why it refused.
+      DecodeResult r = DecodeFrame(raw_seen, kMaxReplyFrame);
+      if (r.state == DecodeState::kFrame && r.frame.flags_or_status != 0) {
+        return Status(Code::kProtocolError, "TLS with " + where +
+                                                " failed: the server answered in plain text (is "
+                                                "TLS enabled on it?): " +
+                                                StatusFromReply(r.frame).message());
+      }
+      return Status(plain.status().code(), plain.status().message() + " (" + where + ")");
+    }
+    if (tls_->handshake_done()) {
+      if (*plain > 0) in_.append(scratch, *plain);
+      return Status::OK();
+    }
+    RELGRAPH_RETURN_IF_ERROR(WaitFor(fd_, POLLIN, deadline, ("in the TLS handshake with " + where).c_str()));
+    const ssize_t n = ::recv(fd_, scratch, sizeof(scratch), 0);
+    if (n == 0) {
+      return Status::IOError("the server at " + where +
+                             " closed the connection during the TLS handshake (is TLS enabled "
+                             "on it, and does it want a client certificate?)");
+    }
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+      return Status::IOError(std::string("recv: ") + std::strerror(errno));
+    }
+    if (raw_seen.size() < 4096) raw_seen.append(scratch, static_cast<size_t>(n));
+    tls_->PutInput(std::string_view(scratch, static_cast<size_t>(n)));
+  }
 }
 
 Status Client::Broken(Status why) {
@@ -135,6 +208,14 @@ Status Client::Broken(Status why) {
 }
 
 Status Client::SendAll(std::string_view bytes, SteadyClock::time_point deadline) {
+  if (!tls_) return SendRaw(bytes, deadline);
+  RELGRAPH_RETURN_IF_ERROR(tls_->WritePlain(bytes));
+  std::string out;
+  tls_->TakeOutput(&out);
+  return SendRaw(out, deadline);
+}
+
+Status Client::SendRaw(std::string_view bytes, SteadyClock::time_point deadline) {
   while (!bytes.empty()) {
     const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
     if (n > 0) {
@@ -179,19 +260,46 @@ Status Client::ReadFrame(RawReply* reply, SteadyClock::time_point deadline) {
       in_.erase(0, in_begin_);
       in_begin_ = 0;
     }
-    char buf[65536];
+    RELGRAPH_RETURN_IF_ERROR(ReceiveSome(deadline, "waiting for a reply"));
+  }
+}
+
+Status Client::ReceiveSome(SteadyClock::time_point deadline, const char* waiting_for) {
+  char buf[65536];
+  for (;;) {
     const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-    if (n > 0) {
-      in_.append(buf, static_cast<size_t>(n));
-      continue;
-    }
     if (n == 0) return Status::IOError("the server closed the connection");
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      RELGRAPH_RETURN_IF_ERROR(WaitFor(fd_, POLLIN, deadline, "waiting for a reply"));
-      continue;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        RELGRAPH_RETURN_IF_ERROR(WaitFor(fd_, POLLIN, deadline, waiting_for));
+        continue;
+      }
+      return Status::IOError(std::string("recv: ") + std::strerror(errno));
     }
-    return Status::IOError(std::string("recv: ") + std::strerror(errno));
+    if (!tls_) {
+      in_.append(buf, static_cast<size_t>(n));
+      return Status::OK();
+    }
+    tls_->PutInput(std::string_view(buf, static_cast<size_t>(n)));
+    const size_t had = in_.size();
+    for (;;) {
+      auto plain = tls_->ReadPlain(buf);
+      if (!plain.ok()) {
+        // What came before the end is the server's last word (a refused HELLO's error, a
+        // NOTICE): hand it over; the next read reports the end.
+        if (in_.size() > had) break;
+        if (plain.status().code() == Code::kUnavailable) {
+          return Status::IOError("the server closed the connection");
+        }
+        return plain.status();
+      }
+      if (*plain == 0) break;
+      in_.append(buf, *plain);
+    }
+    std::string out;  // a TLS message the session itself must answer (a key update)
+    if (tls_->TakeOutput(&out)) RELGRAPH_RETURN_IF_ERROR(SendRaw(out, deadline));
+    return Status::OK();
   }
 }
 
@@ -349,6 +457,9 @@ Result<InfoReply> Client::Info() {
 }
 Result<SnapshotReply> Client::Snapshot() {
   return Call(SnapshotRequest{});
+}
+Result<SlowlogReply> Client::Slowlog(uint16_t count, bool reset) {
+  return Call(SlowlogRequest{count, reset});
 }
 Result<PageReply> Client::Following(const PageQuery& query) {
   return Call(FollowingRequest{query});

@@ -7,6 +7,12 @@
 // kProtocolError (a reply that breaks the protocol). After a transport failure the connection
 // is unusable and later calls return kUnavailable; connect again.
 //
+// With options.tls.enabled the connection is TLS (net/tls/tls_channel.h on the same socket):
+// the handshake runs in Connect, before HELLO, within connect_timeout; a certificate refused
+// by either side is kUnauthenticated naming why, a server that answers in plain text is
+// kProtocolError saying so. Contexts (the CA and certificate files read) are cached per
+// process by their files, so reconnecting does not read them again.
+//
 // Thread-safety: one Client per thread (not thread-safe); distinct Clients are independent.
 #pragma once
 
@@ -22,6 +28,8 @@
 #include "net/client/typed_calls.h"
 #include "net/protocol/frame.h"
 #include "net/protocol/messages.h"
+#include "net/tls/tls_channel.h"
+#include "net/tls/tls_options.h"
 #include "storage/status.h"
 
 namespace relgraph::net {
@@ -30,6 +38,7 @@ struct ClientOptions {
   std::string host = "127.0.0.1";
   uint16_t port = kDefaultPort;
   std::string token;  // sent in HELLO
+  TlsClientOptions tls;  // tls.enabled: speak TLS (docs/security.md)
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds io_timeout{30000};  // per call: all replies must arrive within it
 };
@@ -81,6 +90,9 @@ class Client : public TypedCalls<Client> {
   Status Ping();
   Result<InfoReply> Info();
   Result<SnapshotReply> Snapshot();
+  // SLOWLOG (docs/protocol.md, "Slow-command log"): this server's newest `count` slow commands
+  // (0: all), newest first; with `reset`, the server's log is emptied after being read.
+  Result<SlowlogReply> Slowlog(uint16_t count = 0, bool reset = false);
   // Follow, Unfollow, Relation, Relations, Counts, RemoveUser, and the feed's Publish,
   // DeletePost, Timeline, UserPosts, Mute, Hide, Mutes, Hides: TypedCalls'.
   Result<PageReply> Following(const PageQuery& query);
@@ -163,12 +175,20 @@ class Client : public TypedCalls<Client> {
     return reply;
   }
   Status Open();
+  // The TLS handshake on the open socket (options_.tls.enabled).
+  Status StartTls(std::chrono::steady_clock::time_point deadline);
   Status SendAll(std::string_view bytes, std::chrono::steady_clock::time_point deadline);
+  // Writes bytes to the socket as they are (ciphertext under TLS).
+  Status SendRaw(std::string_view bytes, std::chrono::steady_clock::time_point deadline);
+  // Reads what the socket has (waiting for it until the deadline) and appends the plaintext
+  // it carries to in_ (under TLS, possibly nothing yet).
+  Status ReceiveSome(std::chrono::steady_clock::time_point deadline, const char* waiting_for);
   Status ReadFrame(RawReply* reply, std::chrono::steady_clock::time_point deadline);
   Status Broken(Status why);
 
   ClientOptions options_;
   int fd_ = -1;
+  std::unique_ptr<TlsChannel> tls_;  // under TLS
   Status broken_;  // not OK after a transport failure
   uint32_t next_request_id_ = 1;
   std::string queued_;

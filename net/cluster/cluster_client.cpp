@@ -137,15 +137,21 @@ Status ClusterClient::OutcomeUnknown(const Status& last, uint32_t id) const {
 
 template <typename Request>
 Result<typename Request::Reply> ClusterClient::Page(const PageQuery& query) {
-  // The viewer's relations come from the viewer's shard when it is not the owner's.
-  const bool split = query.viewer.has_value() && *query.viewer != 0 &&
-                     map_.OwnerOf(*query.viewer) != map_.OwnerOf(query.user);
   Request request;
   static_cast<PageQuery&>(request) = query;
-  if (split) request.viewer.reset();
-  auto page = Routed<typename Request::Reply>(query.user, Request::kOpcode,
-                                              [&](Client& c) { return c.Call(request); });
-  if (!page.ok() || !split || page->entries.empty()) return page;
+  auto ask = [&](Client& c) { return c.Call(request); };
+  const uint64_t viewer = query.viewer.value_or(0);
+  // With the viewer on the user's shard (by the map held), that shard answers the page whole;
+  // unless a `moved` answer brings a map that parts them: then, as with a viewer elsewhere,
+  // the page is fetched without the viewer and its relations come from the viewer's shard.
+  if (viewer == 0 || map_.OwnerOf(viewer) == map_.OwnerOf(query.user)) {
+    bool parted = false;
+    auto page = Routed<typename Request::Reply>(query.user, Request::kOpcode, ask, viewer, &parted);
+    if (!parted) return page;
+  }
+  request.viewer.reset();
+  auto page = Routed<typename Request::Reply>(query.user, Request::kOpcode, ask);
+  if (!page.ok() || page->entries.empty()) return page;
   std::vector<uint64_t> users;
   users.reserve(page->entries.size());
   for (const PageEntry& e : page->entries) users.push_back(e.user);
@@ -182,8 +188,15 @@ Result<KnownFollowersReply> ClusterClient::KnownFollowers(uint64_t viewer, uint6
     return Status::InvalidArgument("known_followers: limit " + std::to_string(limit) + " is over " +
                                    std::to_string(kMaxPageLimit));
   }
+  // Both on one shard (by the map held): it answers, unless a `moved` answer brings a map
+  // that parts them (then as below).
   if (map_.OwnerOf(viewer) == map_.OwnerOf(target)) {
-    return Call(KnownFollowersRequest{viewer, target, limit});
+    bool parted = false;
+    const KnownFollowersRequest request{viewer, target, limit};
+    auto known = Routed<KnownFollowersReply>(
+        viewer, Opcode::kKnownFollowers, [&](Client& c) { return c.Call(request); }, target,
+        &parted);
+    if (!parted) return known;
   }
   // Every followee of the viewer, newest first, page by page.
   std::vector<uint64_t> followees;

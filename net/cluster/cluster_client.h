@@ -5,7 +5,10 @@
 // `moved` (the map changed under the client) makes the client read the map again and retry,
 // so a stale client corrects itself. A shard that answers `moving` (it is taking the user's
 // bucket over), or `moved` while the map just read gives it the user (its own map lags the
-// key's), is asked again shortly, for up to moving_wait.
+// key's), is asked again shortly, for up to moving_wait. A page with a viewer, or a
+// KNOWN_FOLLOWERS, sent to one shard because the map held put both its users there, is asked
+// across their two shards when a `moved` answer brings a map that parts them (a move took one
+// away): planned again once, never waited on as a lagging shard.
 //
 // A shard served by a replication group (the map lists its members) is asked at its primary:
 // the member that answers INFO as one. A member that refuses with read_only (it is a replica
@@ -56,7 +59,8 @@ class ClusterClient : public TypedCalls<ClusterClient> {
   static Result<std::unique_ptr<ClusterClient>> Connect(const ClusterClientOptions& options);
 
   // Any single-user command, routed by RoutingOf(request).user (a request about no user is
-  // kInvalidArgument: send it to a shard with ShardClient).
+  // kInvalidArgument: send it to a shard with ShardClient). A page with a viewer and
+  // KNOWN_FOLLOWERS are sent whole to that shard: their methods below ask across two shards.
   template <typename Request>
   Result<typename Request::Reply> Call(const Request& request) {
     const Routing r = RoutingOf(request);
@@ -109,9 +113,14 @@ class ClusterClient : public TypedCalls<ClusterClient> {
   explicit ClusterClient(ClusterClientOptions options) : options_(std::move(options)) {}
   // Runs fn on the owner of `user`, following `moved` (after reading the map again), a
   // group's primary, and reconnecting once after a dropped connection. `op`: what fn sends,
-  // when known (whether it may be sent again after its outcome became unknown).
+  // when known (whether it may be sent again after its outcome became unknown). `also`: a
+  // second user the request reads, which the shard asked must own as well (0: none); when a
+  // `moved` answer brings a map that gives it another shard than `user`'s, no shard answers
+  // the request as it is: that answer is returned and *parted set (the caller asks across
+  // the two shards). REQUIRES: parted != nullptr when also != 0.
   template <typename Reply, typename Fn>
-  Result<Reply> Routed(uint64_t user, std::optional<Opcode> op, Fn&& fn) {
+  Result<Reply> Routed(uint64_t user, std::optional<Opcode> op, Fn&& fn, uint64_t also = 0,
+                       bool* parted = nullptr) {
     Status last;
     std::optional<std::chrono::steady_clock::time_point> moving_since, failover_since;
     for (int attempt = 0; attempt <= options_.max_redirects; ++attempt) {
@@ -145,6 +154,10 @@ class ClusterClient : public TypedCalls<ClusterClient> {
       }
       if (last.code() == Code::kMoved) {
         RELGRAPH_RETURN_IF_ERROR(RefreshMap());
+        if (also != 0 && map_.OwnerOf(also) != map_.OwnerOf(user)) {
+          *parted = true;  // a move took one of the two away: not a lag to wait out
+          return last;
+        }
         // The map read just now gives the user to the shard that refused it: that shard has
         // not seen this map yet (its watch lags the key). Asked again shortly, it will have.
         if (map_.OwnerOf(user) == owner && WaitWhileMoving(&moving_since)) --attempt;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <mutex>
 
 namespace relgraph::net {
 
@@ -23,9 +24,12 @@ Result<std::vector<std::string>> ParseNatsServers(const std::string& urls) {
     std::string item = urls.substr(at, comma - at);
     const size_t first = item.find_first_not_of(' ');
     item = first == std::string::npos ? "" : item.substr(first, item.find_last_not_of(' ') + 1 - first);
-    if (item.rfind("nats://", 0) != 0 || item.size() <= 7) {
+    const bool nats = item.rfind("nats://", 0) == 0 && item.size() > 7;
+    const bool tls = item.rfind("tls://", 0) == 0 && item.size() > 6;
+    if (!nats && !tls) {
       return Status::InvalidArgument("NATS server '" + item +
-                                     "', expected nats://HOST:PORT[,nats://HOST:PORT...]");
+                                     "', expected nats://HOST:PORT[,nats://HOST:PORT...] "
+                                     "(or tls://HOST:PORT)");
     }
     servers.push_back(std::move(item));
     at = comma + 1;
@@ -33,7 +37,37 @@ Result<std::vector<std::string>> ParseNatsServers(const std::string& urls) {
   return servers;
 }
 
+namespace {
+std::mutex nats_tls_mu;
+NatsTlsOptions nats_tls;  // nats_tls_mu
+}  // namespace
+
+void SetNatsTls(const NatsTlsOptions& options) {
+  std::lock_guard lock(nats_tls_mu);
+  nats_tls = options;
+}
+
+Result<bool> ApplyNatsTlsFlag(std::string_view arg, NatsTlsOptions* options) {
+  const size_t eq = arg.find('=');
+  const std::string_view key = arg.substr(0, eq);
+  std::string* field = key == "--nats-tls-ca"     ? &options->ca_file
+                       : key == "--nats-tls-cert" ? &options->cert_file
+                       : key == "--nats-tls-key"  ? &options->key_file
+                                                  : nullptr;
+  if (field == nullptr) return false;
+  if (eq == std::string_view::npos || eq + 1 == arg.size()) {
+    return Status::InvalidArgument(std::string(key) + " wants a file: " + std::string(key) + "=FILE");
+  }
+  *field = std::string(arg.substr(eq + 1));
+  return true;
+}
+
 Result<natsConnection*> ConnectNats(const std::string& urls) {
+  NatsTlsOptions tls;
+  {
+    std::lock_guard lock(nats_tls_mu);
+    tls = nats_tls;
+  }
   auto servers = ParseNatsServers(urls);
   if (!servers.ok()) return servers.status();
   std::vector<const char*> list;
@@ -50,6 +84,19 @@ Result<natsConnection*> ConnectNats(const std::string& urls) {
   // traffic through that node for minutes), then the client moves to another node.
   if (s == NATS_OK) s = natsOptions_SetPingInterval(opts, kNatsPingIntervalMs);
   if (s == NATS_OK) s = natsOptions_SetMaxPingsOut(opts, kNatsMaxPingsOut);
+  if (tls.enabled() || urls.find("tls://") != std::string::npos) {
+    if (s == NATS_OK) s = natsOptions_SetSecure(opts, true);
+    if (s == NATS_OK && !tls.ca_file.empty()) {
+      s = natsOptions_LoadCATrustedCertificates(opts, tls.ca_file.c_str());
+    }
+    if (s == NATS_OK && !tls.cert_file.empty()) {
+      s = natsOptions_LoadCertificatesChain(opts, tls.cert_file.c_str(), tls.key_file.c_str());
+    }
+    if (s != NATS_OK) {
+      natsOptions_Destroy(opts);
+      return NatsError("loading NATS's TLS files (--nats-tls-ca/-cert/-key)", s);
+    }
+  }
   if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
   natsOptions_Destroy(opts);
   if (s != NATS_OK) return NatsError("connecting to " + urls, s);
@@ -162,8 +209,9 @@ Result<uint64_t> NatsLink::ReplaceMap(const ShardMap& map, uint64_t expected_ver
 namespace {
 
 // The map in key-value entry `e`, with its revision as version; fn gets it. A map that does
-// not parse is reported on stderr and skipped.
-void Deliver(kvEntry* e, const std::function<void(ShardMap)>& fn) {
+// not parse is skipped and said to on_skip (stderr without one).
+void Deliver(kvEntry* e, const std::function<void(ShardMap)>& fn,
+             const std::function<void(const std::string&)>& on_skip) {
   const std::string text(static_cast<const char*>(kvEntry_Value(e)),
                          static_cast<size_t>(kvEntry_ValueLen(e)));
   auto map = ParseShardMap(text);
@@ -171,16 +219,21 @@ void Deliver(kvEntry* e, const std::function<void(ShardMap)>& fn) {
     map->version = kvEntry_Revision(e);
     fn(std::move(*map));
   } else {
-    std::fprintf(stderr, "relgraph: shard map revision %llu skipped: %s\n",
-                 static_cast<unsigned long long>(kvEntry_Revision(e)),
-                 map.status().ToString().c_str());
+    const std::string why = "shard map revision " + std::to_string(kvEntry_Revision(e)) +
+                            " skipped: " + map.status().ToString();
+    if (on_skip) {
+      on_skip(why);
+    } else {
+      std::fprintf(stderr, "relgraph: %s\n", why.c_str());
+    }
   }
 }
 
 }  // namespace
 
 Status NatsLink::WatchMap(const std::atomic<bool>& stop, const std::function<void(ShardMap)>& fn,
-                          int poll_ms, int check_ms) {
+                          int poll_ms, int check_ms,
+                          const std::function<void(const std::string&)>& on_skip) {
   RELGRAPH_RETURN_IF_ERROR(BindKv(false));
   kvWatcher* w = nullptr;
   kvWatchOptions o;
@@ -201,7 +254,7 @@ Status NatsLink::WatchMap(const std::atomic<bool>& stop, const std::function<voi
     if (e != nullptr) {  // nullptr: the initial state is delivered
       if (kvEntry_Operation(e) == kvOp_Put) {
         delivered = kvEntry_Revision(e);
-        Deliver(e, fn);
+        Deliver(e, fn, on_skip);
       }
       kvEntry_Destroy(e);
     }
@@ -213,7 +266,7 @@ Status NatsLink::WatchMap(const std::atomic<bool>& stop, const std::function<voi
     kvEntry* now = nullptr;
     if (kvStore_Get(&now, kv_, names_.map_key.c_str()) != NATS_OK) continue;  // not there (yet)
     const bool missed = kvEntry_Revision(now) != delivered;
-    if (missed) Deliver(now, fn);
+    if (missed) Deliver(now, fn, on_skip);
     kvEntry_Destroy(now);
     if (missed) break;  // OK: watched again at once
   }

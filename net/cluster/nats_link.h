@@ -62,6 +62,23 @@ inline constexpr int64_t kNatsPingIntervalMs = 1000;
 inline constexpr int kNatsMaxPingsOut = 2;
 Result<natsConnection*> ConnectNats(const std::string& urls);
 
+// NATS's own TLS (docs/security.md), for every NATS connection this process opens from now on:
+// the CAs the servers' certificates are checked against (empty: the system's) and a client
+// certificate for a NATS server that wants one. TLS is on when any file is given or a URL is
+// tls://HOST:PORT. Set once at start by each program from its --nats-tls-* flags.
+struct NatsTlsOptions {
+  std::string ca_file, cert_file, key_file;
+  bool enabled() const { return !ca_file.empty() || !cert_file.empty(); }
+};
+void SetNatsTls(const NatsTlsOptions& options);
+// "--nats-tls-ca=FILE", "--nats-tls-cert=FILE", "--nats-tls-key=FILE": applies `arg` to
+// *options and returns true; false for any other argument; kInvalidArgument without a value.
+Result<bool> ApplyNatsTlsFlag(std::string_view arg, NatsTlsOptions* options);
+inline constexpr char kNatsTlsFlagsHelp[] =
+    "  --nats-tls-ca=FILE     NATS over TLS, its servers checked against these CAs\n"
+    "  --nats-tls-cert=FILE   client certificate for NATS (mutual TLS), with\n"
+    "  --nats-tls-key=FILE    its key\n";
+
 // Creates the stream `name` on `subjects` (file storage, a 2-minute duplicate window,
 // `replicas` copies on as many NATS nodes) unless it exists; another node creating it
 // meanwhile is fine. relgraph-bridge's stream and a cluster's are made so.
@@ -91,12 +108,13 @@ class NatsLink {
   Result<uint64_t> ReplaceMap(const ShardMap& map, uint64_t expected_version);
   // Calls fn with the current map (when there is one) and then each new version, until
   // `stop` is set (checked every `poll_ms`) or the watch fails (then it returns the error). A
-  // stored map that does not parse is reported on stderr and skipped. Every `check_ms` the
+  // stored map that does not parse is skipped and said to `on_skip` (stderr without one). Every `check_ms` the
   // key is also read: a revision the watch did not deliver (the store was lost and the map
   // restored, at a lower revision) is handed to fn, and WatchMap returns OK, to be called
   // again (the watch does not recover from a lost store by itself).
   Status WatchMap(const std::atomic<bool>& stop, const std::function<void(ShardMap)>& fn,
-                  int poll_ms = 200, int check_ms = 2000);
+                  int poll_ms = 200, int check_ms = 2000,
+                  const std::function<void(const std::string&)>& on_skip = nullptr);
 
   // The cluster's replica count: how many copies the key-value bucket holding the map has
   // (set when `relgraph-admin cluster init` or `import-map` created it). kNotFound without

@@ -1,114 +1,41 @@
-// One Session per connection: read a request (with a deadline), answer it through the
-// routes, write, and read the next while the client keeps the connection alive. Sessions are
-// owned by their pending operations (shared_from_this), so Stop only has to close the
-// listener and stop the io_context: destroying it destroys every pending operation, and with
-// them the sessions and their sockets.
+// The listener and the routes; a connection is a Session (http_session.h), over plain TCP or,
+// while the server has a TLS context, over TLS. The context is read once per accepted
+// connection under a mutex, so a reload (ReloadTls) reaches new connections only.
 #include "net/http/http_server.h"
 
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <optional>
+#include <openssl/ssl.h>
+
+#include "net/http/http_session.h"
 
 namespace relgraph::net {
 namespace {
 
+using http_detail::HttpsContext;
+using http_detail::PlainStream;
+using http_detail::Session;
+using http_detail::TlsStream;
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
-constexpr size_t kMaxBodyBytes = 64 << 10;
-constexpr uint32_t kMaxHeaderBytes = 16 << 10;
-
-}  // namespace
-
-struct HttpServer::Impl {
-  explicit Impl(const HttpServer* s) : server(s) {}
-  const HttpServer* const server;
-  std::atomic<uint32_t> connections{0};  // before ioc: sessions die with it and count down
-  asio::io_context ioc;
-  tcp::acceptor acceptor{ioc};
-  bool stopped = false;
-};
-
-namespace {
-
-class Session : public std::enable_shared_from_this<Session> {
- public:
-  Session(tcp::socket socket, const HttpServer* server, std::atomic<uint32_t>* connections,
-          std::chrono::milliseconds timeout)
-      : stream_(std::move(socket)), server_(server), connections_(connections),
-        timeout_(timeout) {}
-  ~Session() { connections_->fetch_sub(1, std::memory_order_relaxed); }
-
-  void Start() { DoRead(); }
-
- private:
-  void DoRead() {
-    parser_.emplace();
-    parser_->body_limit(kMaxBodyBytes);
-    parser_->header_limit(kMaxHeaderBytes);
-    stream_.expires_after(timeout_);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, size_t) {
-                       self->OnRead(ec);
-                     });
-  }
-
-  void OnRead(beast::error_code ec) {
-    if (ec == http::error::body_limit || ec == http::error::header_limit) {
-      return Reply(HttpResponse{413, "text/plain; charset=utf-8", "request too large\n"}, false,
-                   11, false);
+// The TLS context of `tls` for Asio's streams; null when `tls` names no certificate.
+Result<std::shared_ptr<HttpsContext>> MakeHttpsContext(const TlsServerOptions& tls) {
+  if (!tls.enabled()) {
+    if (!tls.key_file.empty() || !tls.ca_file.empty()) {
+      return Status::InvalidArgument("HTTPS: a TLS key or CA file without a certificate file");
     }
-    if (ec) return Close();  // the peer left, timed out or sent what is not HTTP
-    const auto& req = parser_->get();
-    HttpRequest request;
-    request.method = std::string(req.method_string());
-    const std::string_view target(req.target().data(), req.target().size());
-    const size_t q = target.find('?');
-    request.path = std::string(target.substr(0, q));
-    if (q != std::string_view::npos) request.query = std::string(target.substr(q + 1));
-    Reply(server_->Answer(request), req.keep_alive(), req.version(),
-          req.method() == http::verb::head);
+    return std::shared_ptr<HttpsContext>();
   }
+  auto built = TlsContext::ForServer(tls);
+  if (!built.ok()) return built.status();
+  // asio::ssl::context takes ownership of the SSL_CTX it is given (it frees it): give it a
+  // reference of its own, so the TlsContext's stays valid as well.
+  SSL_CTX* native = (*built)->native();
+  SSL_CTX_up_ref(native);
+  return std::make_shared<HttpsContext>(HttpsContext{std::move(*built), asio::ssl::context(native)});
+}
 
-  void Reply(HttpResponse answer, bool keep_alive, unsigned version, bool head) {
-    res_ = {};
-    res_.version(version);
-    res_.result(answer.status);
-    res_.set(http::field::server, "relgraphd");
-    res_.set(http::field::content_type, answer.content_type);
-    res_.set(http::field::cache_control, "no-store");
-    if (answer.status == 405) res_.set(http::field::allow, "GET, HEAD");
-    res_.keep_alive(keep_alive);
-    const size_t length = answer.body.size();
-    if (!head) res_.body() = std::move(answer.body);
-    res_.content_length(length);
-    stream_.expires_after(timeout_);
-    http::async_write(stream_, res_,
-                      [self = shared_from_this(), keep_alive](beast::error_code ec, size_t) {
-                        if (ec || !keep_alive) return self->Close();
-                        self->DoRead();
-                      });
-  }
-
-  void Close() {
-    beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-  }
-
-  beast::tcp_stream stream_;
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
-  http::response<http::string_body> res_;
-  const HttpServer* const server_;
-  std::atomic<uint32_t>* const connections_;
-  const std::chrono::milliseconds timeout_;
-};
-
-void DoAccept(HttpServer::Impl* impl, const HttpServerOptions* options);
+void DoAccept(const std::shared_ptr<HttpServer::Impl>& impl, const HttpServerOptions* options);
 
 }  // namespace
 
@@ -120,11 +47,34 @@ void HttpServer::Route(std::string path, HttpHandler handler) {
   routes_[std::move(path)] = std::move(handler);
 }
 
+void HttpServer::RoutePrefix(std::string prefix, AsyncHttpHandler handler) {
+  prefix_routes_.emplace_back(std::move(prefix), std::move(handler));
+}
+
+void HttpServer::Answer(const HttpRequest& request, HttpRespond respond) const {
+  if (routes_.count(request.path) == 0) {
+    for (const auto& [prefix, handler] : prefix_routes_) {
+      if (request.path.compare(0, prefix.size(), prefix) != 0) continue;
+      if (request.method != "GET" && request.method != "HEAD" && request.method != "POST") {
+        HttpResponse r{405, "text/plain; charset=utf-8",
+                       "method " + request.method + " not allowed: GET, HEAD or POST\n"};
+        r.allow = "GET, HEAD, POST";
+        return respond(std::move(r));
+      }
+      return handler(request, std::move(respond));
+    }
+  }
+  respond(Answer(request));
+}
+
 HttpResponse HttpServer::Answer(const HttpRequest& request) const {
   const auto it = routes_.find(request.path);
   if (it == routes_.end()) {
     std::string known;
     for (const auto& [path, handler] : routes_) known += (known.empty() ? "" : ", ") + path;
+    for (const auto& [prefix, handler] : prefix_routes_) {
+      known += (known.empty() ? "" : ", ") + prefix + "...";
+    }
     return HttpResponse{404, "text/plain; charset=utf-8",
                         "no such path: " + request.path + " (served: " + known + ")\n"};
   }
@@ -141,7 +91,10 @@ Status HttpServer::Start() {
   boost::system::error_code ec;
   const auto address = asio::ip::make_address(options_.host, ec);
   if (ec) return Status::InvalidArgument("HTTP address: not an IP address: '" + options_.host + "'");
-  impl_ = std::make_unique<Impl>(this);
+  auto tls = MakeHttpsContext(options_.tls);
+  if (!tls.ok()) return tls.status();
+  impl_ = std::make_shared<Impl>(this);
+  impl_->tls = std::move(*tls);
   const tcp::endpoint endpoint(address, options_.port);
   const std::string where = options_.host + ":" + std::to_string(options_.port);
   auto& acceptor = impl_->acceptor;
@@ -154,9 +107,19 @@ Status HttpServer::Start() {
     return Status::IOError("cannot listen for HTTP on " + where + ": " + ec.message());
   }
   port_.store(acceptor.local_endpoint().port());
-  DoAccept(impl_.get(), &options_);
+  DoAccept(impl_, &options_);
   for (uint32_t i = 0; i < options_.threads; ++i) {
     threads_.emplace_back([impl = impl_.get()] { impl->ioc.run(); });
+  }
+  return Status::OK();
+}
+
+Status HttpServer::ReloadTls(const TlsServerOptions& tls) {
+  auto context = MakeHttpsContext(tls);
+  if (!context.ok()) return context.status();
+  if (impl_) {
+    std::lock_guard lock(impl_->tls_mu);
+    impl_->tls = std::move(*context);
   }
   return Status::OK();
 }
@@ -170,27 +133,42 @@ void HttpServer::Stop() {
   });
   for (std::thread& t : threads_) t.join();
   threads_.clear();
-  impl_.reset();  // destroys the pending operations, and with them the sessions
+  // Destroys the pending operations, and with them the sessions, unless an asynchronous
+  // answer still holds the Impl: then the last one to let go of it does.
+  impl_.reset();
 }
 
 namespace {
 
-void DoAccept(HttpServer::Impl* impl, const HttpServerOptions* options) {
+std::shared_ptr<HttpsContext> CurrentTls(HttpServer::Impl* impl) {
+  std::lock_guard lock(impl->tls_mu);
+  return impl->tls;
+}
+
+void DoAccept(const std::shared_ptr<HttpServer::Impl>& shared, const HttpServerOptions* options) {
+  HttpServer::Impl* impl = shared.get();
   impl->acceptor.async_accept(
-      asio::make_strand(impl->ioc), [impl, options](beast::error_code ec, tcp::socket socket) {
+      asio::make_strand(impl->ioc),
+      [impl, weak = std::weak_ptr<HttpServer::Impl>(shared), options](beast::error_code ec,
+                                                                      tcp::socket socket) {
         if (ec == asio::error::operation_aborted || !impl->acceptor.is_open()) return;
         if (!ec) {
           if (impl->connections.fetch_add(1, std::memory_order_relaxed) >=
               options->max_connections) {
             impl->connections.fetch_sub(1, std::memory_order_relaxed);
             socket.close(ec);  // over the bound: a monitoring port needs few
+          } else if (std::shared_ptr<HttpsContext> tls = CurrentTls(impl)) {
+            std::make_shared<Session<TlsStream>>(std::move(socket), std::move(tls),
+                                                 impl->server, weak, &impl->connections,
+                                                 options->timeout)
+                ->Start();
           } else {
-            std::make_shared<Session>(std::move(socket), impl->server, &impl->connections,
-                                      options->timeout)
+            std::make_shared<Session<PlainStream>>(std::move(socket), impl->server, weak,
+                                                   &impl->connections, options->timeout)
                 ->Start();
           }
         }
-        DoAccept(impl, options);
+        if (auto alive = weak.lock()) DoAccept(alive, options);
       });
 }
 

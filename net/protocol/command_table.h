@@ -98,6 +98,7 @@ using CommandTable = RowList<
     RequestRow<InfoRequest, Family::kAdmin, InCluster::kNo>,
     RequestRow<SnapshotRequest, Family::kAdmin, InCluster::kNo>,
     RequestRow<ShardMapRequest, Family::kAdmin, InCluster::kNo>,
+    RequestRow<SlowlogRequest, Family::kAdmin, InCluster::kNo>,
     // ---- the graph ----
     RequestRow<FollowRequest, Family::kGraph, InCluster::kYes, RouteBy<&FollowRequest::follower>>,
     RequestRow<UnfollowRequest, Family::kGraph, InCluster::kYes, RouteBy<&UnfollowRequest::follower>>,
@@ -208,8 +209,26 @@ constexpr bool RetrySafe(Opcode op) {
   }
 }
 
+// Whether a request belongs to its connection: HELLO opens it; SUBSCRIBE and FETCH_SNAPSHOT
+// start a stream of frames the server pushes on it; REPLICATE and REPLICA_ACK are a replica's
+// link. The others are one request, one reply: what the HTTP JSON API serves (docs/http.md).
+constexpr bool ConnectionBound(Opcode op) {
+  switch (op) {
+    case Opcode::kHello:
+    case Opcode::kSubscribe:
+    case Opcode::kFetchSnapshot:
+    case Opcode::kReplicate:
+    case Opcode::kReplicaAck:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Whether a request only reads (a replica answers it; every other request a client sends
-// goes to the primary). The service's rows agree (tests/net/roles/service/).
+// goes to the primary). The service's rows agree (tests/net/roles/service/). SLOWLOG is not
+// on the list: it may empty the node's log, and it is about one node, so a routed client
+// asks the primary (to read a replica's, connect to that replica).
 constexpr bool ReadsOnly(Opcode op) {
   switch (op) {
     case Opcode::kPing:

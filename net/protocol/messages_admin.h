@@ -1,5 +1,5 @@
-// Session and admin messages (docs/protocol.md, "Handshake", "Commands"): HELLO, PING, INFO,
-// SNAPSHOT. Field order is wire order.
+// Session and admin messages (docs/protocol.md, "Handshake", "Commands", "Slow-command log"):
+// HELLO, PING, INFO, SNAPSHOT, SHARD_MAP, SLOWLOG. Field order is wire order.
 //
 // Thread-safety: plain data.
 #pragma once
@@ -82,6 +82,32 @@ struct ShardMapReply {
 struct ShardMapRequest : Empty {
   static constexpr Opcode kOpcode = Opcode::kShardMap;
   using Reply = ShardMapReply;
+};
+
+// SLOWLOG: the server's slow-command log (docs/protocol.md, "Slow-command log"): the commands
+// that took at least the threshold, newest first.
+struct SlowlogEntry {
+  uint64_t id = 0;           // grows by one per entry the server keeps, from 1
+  int64_t start_ms = 0;      // when the command started, ms since the Unix epoch
+  uint64_t duration_us = 0;  // as /metrics measures it: decoding, executing, encoding
+  std::string command;       // OpcodeName's ("follow"; "unknown" for an undefined opcode)
+  std::string args;          // the request's fields rendered (request_text.h), at most 128 bytes
+  std::string client;        // the peer's address, "HOST:PORT"
+  RELGRAPH_WIRE_FIELDS(id, start_ms, duration_us, command, args, client)
+  bool operator==(const SlowlogEntry&) const = default;
+};
+struct SlowlogReply {
+  int64_t threshold_us = 0;  // the threshold in force; -1: the log is off
+  uint32_t max_len = 0;      // the most entries it keeps
+  std::vector<SlowlogEntry> entries;  // newest first
+  RELGRAPH_WIRE_FIELDS(threshold_us, max_len, entries)
+};
+struct SlowlogRequest {
+  static constexpr Opcode kOpcode = Opcode::kSlowlog;
+  using Reply = SlowlogReply;
+  uint16_t count = 0;  // the newest `count` entries; 0: all
+  bool reset = false;  // then empty the log (the entries read are gone)
+  RELGRAPH_WIRE_FIELDS(count, reset)
 };
 
 struct SnapshotReply {

@@ -35,6 +35,7 @@ std::string_view RelationCodeName(RelationCode r);
 struct Empty {
   auto WireTie() { return std::tie(); }
   auto WireTie() const { return std::tie(); }
+  static constexpr std::string_view WireNames() { return ""; }
 };
 
 struct WireCursor {

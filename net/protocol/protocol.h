@@ -74,6 +74,7 @@ inline constexpr uint32_t kMaxRelationsIds = 1000;
   X(kReplicaOf, 0x3c, "replica_of")                                                          \
   X(kPosition, 0x3d, "position")                                                             \
   X(kShardMap, 0x3e, "shard_map")                                                            \
+  X(kSlowlog, 0x3f, "slowlog")                                                               \
   X(kBlock, 0x40, "block")                                                                   \
   X(kUnblock, 0x41, "unblock")                                                               \
   X(kBlocks, 0x42, "blocks")                                                                 \

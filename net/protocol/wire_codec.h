@@ -25,13 +25,17 @@
 
 #include "storage/status.h"
 
-// Declares a message's fields, in wire order.
-#define RELGRAPH_WIRE_FIELDS(...) \
-  auto WireTie() {                \
-    return std::tie(__VA_ARGS__); \
-  }                               \
-  auto WireTie() const {          \
-    return std::tie(__VA_ARGS__); \
+// Declares a message's fields, in wire order; WireNames() spells them as written ("a, b, c"),
+// the names the JSON form uses (json_codec.h).
+#define RELGRAPH_WIRE_FIELDS(...)                                 \
+  auto WireTie() {                                                \
+    return std::tie(__VA_ARGS__);                                 \
+  }                                                               \
+  auto WireTie() const {                                          \
+    return std::tie(__VA_ARGS__);                                 \
+  }                                                               \
+  static constexpr std::string_view WireNames() {                 \
+    return #__VA_ARGS__;                                          \
   }
 
 namespace relgraph::net {

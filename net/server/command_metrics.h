@@ -41,6 +41,7 @@ struct CommandMetrics {
   std::array<CommandCounts, 256> commands{};  // by opcode
   uint64_t bytes_in = 0;   // read from clients' sockets
   uint64_t bytes_out = 0;  // written to them
+  uint64_t slow_commands = 0;  // kept by the slow-command log since start (slow_log.h)
 };
 
 class CommandRecorder {

@@ -5,16 +5,15 @@
 
 #include "net/protocol/messages.h"
 #include "net/protocol/protocol.h"
+#include "net/server/command_record.h"
 #include "net/server/io_worker.h"
 
 namespace relgraph::net {
 namespace {
 
 constexpr auto kDrainTimeout = std::chrono::seconds(2);
-// A subscription is pulled while fewer unsent bytes than this wait; and, caught up, looked at
-// again after kEventPoll.
-constexpr size_t kEventLowWater = 256 << 10;
-constexpr auto kEventPoll = std::chrono::milliseconds(1);
+// A peer that has not completed HELLO by then (a TLS handshake included) is cut.
+constexpr auto kHelloTimeout = std::chrono::seconds(10);
 // A drained buffer keeps at most this much capacity, so that a busy connection does not
 // allocate for every small batch while an idle one holds next to nothing.
 constexpr size_t kKeepBufferBytes = 512;
@@ -23,20 +22,16 @@ void Release(std::string& buffer) {
   if (buffer.empty() && buffer.capacity() > kKeepBufferBytes) std::string().swap(buffer);
 }
 
-uint64_t NanosSince(std::chrono::steady_clock::time_point start) {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
-          .count());
-}
-
 }  // namespace
 
 Connection::Connection(ServerCore& core, IoWorker& worker, boost::asio::ip::tcp::socket socket)
     : core_(core), worker_(worker), socket_(std::move(socket)) {
-  last_request_ = last_write_progress_ = Clock::now();
+  accepted_ = last_request_ = last_write_progress_ = Clock::now();
+  tls_context_ = core_.tls();
   boost::system::error_code ignored;
   socket_.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
   socket_.non_blocking(true, ignored);  // OnReadable reads what is there, never waits
+  peer_ = socket_.remote_endpoint(ignored);
   accounted_bytes_ = sizeof(Connection);
   core_.connection_bytes.fetch_add(accounted_bytes_, std::memory_order_relaxed);
 }
@@ -60,6 +55,11 @@ void Connection::Start() {
 }
 
 void Connection::StartRejected(const Status& why) {
+  if (tls_context_) {
+    // A TLS client reads nothing before its handshake: refuse once it is done.
+    reject_after_handshake_ = why;
+    return DoRead();
+  }
   FailAndClose(0, static_cast<uint8_t>(Opcode::kNotice), why);
 }
 
@@ -111,19 +111,27 @@ void Connection::OnReadable(const boost::system::error_code& ec) {
   }
   last_request_ = Clock::now();
   worker_.recorder().RecordBytesIn(n);
-  if (in_.empty()) {
-    // The common case: run the frames where they were read, keep only what is left over.
-    const std::string_view got(scratch.data(), n);
-    const size_t used = ProcessFrames(got);
-    in_.assign(got.substr(used));
+  if (tls_ || tls_context_) {
+    ProcessTls(scratch, n);
   } else {
-    in_.append(scratch.data(), n);
-    in_.erase(0, ProcessFrames(in_));
+    ProcessInput(std::string_view(scratch.data(), n));
   }
+  if (closed_) return;
   DoWrite();
   MaybeFinish();
   ReleaseDrainedBuffers();
   if (!closing_ && !read_paused_) DoRead();
+}
+
+void Connection::ProcessInput(std::string_view got) {
+  if (in_.empty()) {
+    // The common case: run the frames where they were read, keep only what is left over.
+    const size_t used = ProcessFrames(got);
+    in_.assign(got.substr(used));
+  } else {
+    in_.append(got);
+    in_.erase(0, ProcessFrames(in_));
+  }
 }
 
 size_t Connection::ProcessFrames(std::string_view pending) {
@@ -136,7 +144,19 @@ size_t Connection::ProcessFrames(std::string_view pending) {
       read_paused_ = true;  // OnWrite resumes us once the peer has read enough
       break;
     }
-    DecodeResult r = DecodeFrame(pending.substr(used), core_.options.max_frame);
+    // Before HELLO succeeded, frames are capped small: an unknown peer cannot make us buffer.
+    const uint32_t max_frame =
+        greeted_ ? core_.options.max_frame : std::min(core_.options.max_frame, kPreAuthMaxFrame);
+    if (!greeted_ && LooksLikeTlsHandshake(pending.substr(used))) {
+      // Its length field would be refused as too long; say what it really is.
+      core_.Log("a TLS handshake from " + peer_.address().to_string() +
+                " reached this plain port; refused");
+      FailAndClose(0, static_cast<uint8_t>(Opcode::kNotice),
+                   Status(Code::kProtocolError,
+                          "this port does not speak TLS (relgraphd runs without --tls-cert)"));
+      break;
+    }
+    DecodeResult r = DecodeFrame(pending.substr(used), max_frame);
     if (r.state == DecodeState::kNeedMore) {
       read_paused_ = false;
       break;
@@ -163,8 +183,15 @@ size_t Connection::ProcessFrames(std::string_view pending) {
 
 const CommandSpec* Connection::BatchableSpec(const Frame& frame) const {
   if (!greeted_ || frame.flags_or_status != 0) return nullptr;
+  // A command the client may not run (or after a reload, not known yet) goes through
+  // HandleFrame, which refuses it.
+  if (client_generation_ != core_.clients_generation.load(std::memory_order_acquire)) {
+    return nullptr;
+  }
   const CommandSpec* spec = core_.service->Find(frame.opcode);
-  return spec != nullptr && (spec->flags & kCommandBatches) != 0 ? spec : nullptr;
+  if (spec == nullptr || (spec->flags & kCommandBatches) == 0) return nullptr;
+  const Permissions need = RequiredPermissions(static_cast<Opcode>(frame.opcode));
+  return (client_.permissions & need) != 0 ? spec : nullptr;
 }
 
 void Connection::RunWriteBatch(WriteBatchScratch& batch) {
@@ -180,7 +207,7 @@ void Connection::RunWriteBatch(WriteBatchScratch& batch) {
     for (size_t i = 0; i < batch.frames.size(); ++i) {
       const Frame& f = batch.frames[i];
       const BatchItem& item = batch.items[i];
-      worker_.recorder().Record(f.opcode, share, item.status.code());
+      Record(f, share, item.status.code());
       if (item.status.ok()) {
         const size_t start = BeginFrame(&out_, f.request_id, f.opcode, 0);
         out_.append(batch.replies, begin, item.reply_end - begin);
@@ -203,8 +230,13 @@ void Connection::HoldUntilDurable(size_t offset, uint64_t ticket) {
   core_.durability.Request(ticket);
 }
 
+void Connection::Record(const Frame& frame, uint64_t ns, Code code) {
+  RecordCommand(core_, worker_.recorder(), peer_, client_.name, frame.opcode, frame.body, ns,
+                code);
+}
+
 void Connection::Refuse(const Frame& frame, const Status& why, bool close) {
-  worker_.recorder().Record(frame.opcode, 0, why.code());  // refused before running: no time
+  Record(frame, 0, why.code());  // refused before running: no time
   if (close) return FailAndClose(frame.request_id, frame.opcode, why);
   AppendErrorFrame(&out_, frame.request_id, frame.opcode, why);
 }
@@ -214,39 +246,6 @@ void Connection::FailAndClose(uint32_t request_id, uint8_t opcode, const Status&
   closing_ = true;
   DoWrite();
   MaybeFinish();
-}
-
-Status Connection::CheckHello(const Frame& frame, HelloRequest* hello) const {
-  if (Status s = WireDecode(frame.body, hello, "hello request"); !s.ok()) return s;
-  if (hello->version < kMinProtocolVersion || hello->version > kProtocolVersion) {
-    return Status(Code::kUnsupported, "protocol version " + std::to_string(hello->version) +
-                                          " is not supported (this server speaks " +
-                                          std::to_string(kMinProtocolVersion) + " to " +
-                                          std::to_string(kProtocolVersion) + ")");
-  }
-  if (!core_.options.auth_token.empty() && !core_.TokenMatches(hello->token)) {
-    return Status(Code::kUnauthenticated, "the token is not valid");
-  }
-  return Status::OK();
-}
-
-void Connection::HandleHello(const Frame& frame) {
-  HelloRequest hello;
-  const Status s = CheckHello(frame, &hello);
-  // Its outcome, counted without timing (a handshake is once per connection).
-  worker_.recorder().Record(frame.opcode, 0, s.code());
-  if (!s.ok()) return FailAndClose(frame.request_id, frame.opcode, s);
-  greeted_ = true;
-  const size_t start = BeginFrame(&out_, frame.request_id, frame.opcode, 0);
-  // The reply has the fields of the client's version and no more: an older client's decoder
-  // refuses trailing bytes.
-  if (hello.version == 1) {
-    WirePut(&out_, HelloReplyV1{1, core_.options.max_frame, core_.options.server_name});
-  } else {
-    WirePut(&out_, HelloReply{hello.version, core_.options.max_frame, core_.options.server_name,
-                              core_.options.server_version});
-  }
-  EndFrame(&out_, start);
 }
 
 void Connection::HandleFrame(const Frame& frame) {
@@ -273,6 +272,7 @@ void Connection::HandleFrame(const Frame& frame) {
                                           std::to_string(frame.flags_or_status)));
     return;
   }
+  if (FindCommand(frame.opcode) != nullptr && !Permitted(frame, op)) return;
   if (op == Opcode::kPing) {
     if (!frame.body.empty()) {
       Refuse(frame, Status(Code::kProtocolError, "ping request: the body must be empty, got " +
@@ -280,8 +280,13 @@ void Connection::HandleFrame(const Frame& frame) {
       return;
     }
     EndFrame(&sink, BeginFrame(&sink, frame.request_id, frame.opcode, 0));
-    worker_.recorder().Record(frame.opcode, 0, Code::kOk);
+    Record(frame, 0, Code::kOk);
     return;
+  }
+  if (op == Opcode::kSlowlog) {
+    const auto began = std::chrono::steady_clock::now();
+    const Code code = AnswerSlowlog(core_, frame, &sink);
+    return Record(frame, NanosSince(began), code);  // after reading: a read never holds itself
   }
   if (op == Opcode::kHello) {
     Refuse(frame, Status(Code::kProtocolError, "HELLO was already done on this connection"));
@@ -311,7 +316,8 @@ void Connection::HandleFrame(const Frame& frame) {
   const ServerStats stats = (spec->flags & kCommandServerStats) ? core_.Stats() : ServerStats{};
   const auto began = std::chrono::steady_clock::now();
   ExecuteResult r = core_.service->Execute(*spec, frame.body, &sink, stats);
-  worker_.recorder().Record(frame.opcode, NanosSince(began), r.status.code());
+  Record(frame, NanosSince(began), r.status.code());
+  LogAdmin(frame.opcode, client_.name, r.status.code());
   if (!r.status.ok()) {
     sink.resize(start);
     AppendErrorFrame(&sink, frame.request_id, frame.opcode, r.status);
@@ -331,13 +337,16 @@ void Connection::RunBackground(const CommandSpec& spec, const Frame& frame) {
   const uint64_t id = next_background_++;
   holds_.push_back(Hold{out_.size(), 0, id});
   core_.background.Post([self = shared_from_this(), id, &spec, body = std::string(frame.body),
+                         client = client_.name,
                          request_id = frame.request_id, op = frame.opcode] {
     std::string reply;
     const size_t start = BeginFrame(&reply, request_id, op, 0);
     const auto began = std::chrono::steady_clock::now();
     const ExecuteResult r = self->core_.service->Execute(spec, body, &reply, self->core_.Stats());
     // This thread is the background runner's: its own recorder.
-    self->core_.background_recorder.Record(op, NanosSince(began), r.status.code());
+    RecordCommand(self->core_, self->core_.background_recorder, self->peer_, client, op, body,
+                  NanosSince(began), r.status.code());
+    self->LogAdmin(op, client, r.status.code());
     if (r.status.ok()) {
       EndFrame(&reply, start);
     } else {
@@ -364,153 +373,30 @@ void Connection::RunBackground(const CommandSpec& spec, const Frame& frame) {
   });
 }
 
-// ---- replies ----
-
-void Connection::ReleaseHolds() {
-  const uint64_t durable = core_.durability.durable();
-  while (!holds_.empty() && holds_.front().background == 0 && holds_.front().ticket <= durable) {
-    if (core_.durability.Failed(holds_.front().ticket)) {
-      Abort();  // a later wait succeeded past it, but this write's own wait failed
-      return;
-    }
-    holds_.pop_front();
-  }
-}
-
-void Connection::OnDurabilityChange() {
-  if (closed_) return;
-  if (const uint64_t failed = core_.durability.failed_through(); failed != 0) {
-    for (const Hold& h : holds_) {
-      if (h.ticket > core_.durability.durable() && h.ticket <= failed) {
-        // Those writes may be lost: never acknowledge them. The peer sees the connection
-        // drop, which a client must treat as "outcome unknown".
-        Abort();
-        return;
-      }
-    }
-  }
-  ReleaseHolds();
-  DoWrite();
-  MaybeFinish();
-}
-
-void Connection::DoWrite() {
-  ReleaseHolds();
-  const size_t n = sendable_bytes();
-  if (write_active_ || closed_ || n == 0) return;
-  write_active_ = true;
-  if (n == out_.size()) {
-    writing_.swap(out_);
-    out_.clear();
-  } else {
-    writing_.assign(out_, 0, n);
-    out_.erase(0, n);
-    for (Hold& h : holds_) h.offset -= n;
-  }
-  last_write_progress_ = Clock::now();
-  boost::asio::async_write(
-      socket_, boost::asio::buffer(writing_),
-      [self = shared_from_this()](const boost::system::error_code& ec, size_t written) {
-        self->worker_.recorder().RecordBytesOut(written);
-        self->OnWrite(ec);
-      });
-}
-
-void Connection::OnWrite(const boost::system::error_code& ec) {
-  write_active_ = false;
-  writing_.clear();
-  if (closed_) return;
-  if (ec) {
-    Abort();
-    return;
-  }
-  last_write_progress_ = Clock::now();
-  PumpEvents();  // the socket took bytes: room for more events
-  if (read_paused_ && unsent_bytes() <= core_.options.max_unsent_bytes / 2) {
-    read_paused_ = false;
-    in_.erase(0, ProcessFrames(in_));  // frames already received but not yet run
-  }
-  DoWrite();
-  MaybeFinish();
-  ReleaseDrainedBuffers();
-  if (!closing_ && !read_paused_) DoRead();
-}
-
-// ---- the change stream ----
-
-void Connection::PumpEvents() {
-  if (!subscription_ || closed_ || closing_) return;
-  const size_t max_body = core_.options.max_frame - kFrameHeaderBytes;
-  const uint8_t opcode = subscription_->push_opcode();
-  while (subscription_ && unsent_bytes() < kEventLowWater) {
-    const size_t start = BeginFrame(&out_, subscription_request_id_, opcode, 0);
-    const size_t body = out_.size();
-    auto consumed = subscription_->Next(max_body, &out_);
-    if (!consumed.ok()) {
-      // The subscription is over (expired, damage); the connection serves on.
-      out_.resize(start);
-      AppendErrorFrame(&out_, subscription_request_id_, opcode, consumed.status());
-      subscription_.reset();
-      event_poll_.reset();
-      break;
-    }
-    if (out_.size() == body) {
-      out_.resize(start);
-    } else {
-      EndFrame(&out_, start);
-    }
-    if (subscription_->done()) {
-      subscription_.reset();
-      event_poll_.reset();
-      break;
-    }
-    if (*consumed == 0) {
-      ArmEventPoll();
-      break;
-    }
-  }
-  DoWrite();
-}
-
-void Connection::ArmEventPoll() {
-  if (event_poll_armed_ || !event_poll_) return;
-  event_poll_armed_ = true;
-  event_poll_->expires_after(kEventPoll);
-  event_poll_->async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-    self->event_poll_armed_ = false;
-    if (!ec) self->PumpEvents();
-  });
-}
-
-void Connection::MaybeFinish() {
-  if (!closing_ || closed_ || draining_) return;
-  if (write_active_ || !out_.empty() || !holds_.empty()) return;
-  // Everything owed is written. Shut our side, then read until the peer closes: closing with
-  // unread input would make the kernel send a reset that can destroy our last reply in flight.
-  boost::system::error_code ignored;
-  socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
-  draining_ = true;
-  drain_started_ = Clock::now();
-  DoRead();
-}
-
 void Connection::Sweep(Clock::time_point now) {
   if (closed_) return;
   if (draining_) {
     if (now - drain_started_ > kDrainTimeout) Abort();
     return;
   }
-  if (write_active_ && now - last_write_progress_ > core_.options.send_timeout) {
+  if (!greeted_ && !closing_ && now - accepted_ > kHelloTimeout) {
+    core_.Log("a connection from " + peer_.address().to_string() +
+              " did not complete HELLO within " +
+              std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kHelloTimeout).count()) +
+              " s; closed");
+    return Abort();
+  }
+  if (write_active_ && now - last_write_progress_ > core_.send_timeout()) {
     Abort();  // the peer does not read its replies
     return;
   }
   // A subscriber waits for events, not for itself: it is never idle.
   const bool idle = !closing_ && !subscription_ && holds_.empty() && !write_active_ && out_.empty();
-  if (idle && now - last_request_ > core_.options.idle_timeout) {
+  if (idle && now - last_request_ > core_.idle_timeout()) {
     FailAndClose(
         0, static_cast<uint8_t>(Opcode::kNotice),
         Status(Code::kResourceExhausted,
-               "idle for more than " + std::to_string(core_.options.idle_timeout.count()) + " ms"));
+               "idle for more than " + std::to_string(core_.idle_timeout().count()) + " ms"));
   }
 }
 

@@ -21,6 +21,17 @@
 // memory or writers back; caught up, it looks again every millisecond (a timer that exists
 // only while subscribed).
 //
+// On a TLS port the connection carries a TlsChannel (net/tls/tls_channel.h): what the socket
+// gives is put into the channel and the plaintext taken out is run as above (in the same
+// scratch buffer); replies are encrypted into writing_ when written. A first byte that cannot
+// start a TLS handshake gets a plain error frame saying the port wants TLS.
+//
+// Who the client is (ClientIdentity) is settled at HELLO, from its token or its verified
+// certificate; every later command is checked against the permission it needs
+// (net/auth/permissions.h). A reload of the clients (ServerCore::clients_generation) makes
+// the next command look the client up again. Before HELLO, frames are capped at
+// kPreAuthMaxFrame bytes, so an unauthenticated peer cannot make the server buffer a megabyte.
+//
 // Thread-safety: every method runs on the owning IoWorker's thread.
 #pragma once
 
@@ -28,14 +39,18 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 #include "net/server/asio.h"
 
+#include "net/auth/client_registry.h"
 #include "net/protocol/frame.h"
 #include "net/protocol/messages.h"
 #include "net/server/server_core.h"
 #include "net/service.h"
+#include "net/tls/tls_channel.h"
 
 namespace relgraph::net {
 
@@ -43,6 +58,9 @@ class IoWorker;
 
 // What a connection gathers a pipelined run of batchable writes into (kCommandBatches): one per
 // io thread, shared by its connections, so a connection holds no batch memory of its own.
+// Frames before HELLO succeeded may not exceed this (HELLO's body is a version and a token).
+inline constexpr uint32_t kPreAuthMaxFrame = 4096;
+
 struct WriteBatchScratch {
   static constexpr size_t kMaxFrames = 1024;  // a longer run is executed in several batches
   std::vector<Frame> frames;                  // bodies point into the buffer being processed
@@ -92,12 +110,25 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // nothing when it already is.
   void HoldUntilDurable(size_t offset, uint64_t ticket);
   void HandleHello(const Frame& frame);
-  // Decodes HELLO and checks its version and token.
-  Status CheckHello(const Frame& frame, HelloRequest* hello) const;
+  // Whether the client may run `op` (its permissions, looked up again after a reload); a
+  // refusal is answered here.
+  bool Permitted(const Frame& frame, Opcode op);
+  // Runs `got` (plaintext) as the bytes read: the frames, with what is left kept in in_.
+  void ProcessInput(std::string_view got);
+  // A TLS port's bytes: starts the channel on the first ones, decrypts, runs the plaintext.
+  void ProcessTls(std::span<char> scratch, size_t n);
+  // The TLS session failed: log it, send the alert that says why, close.
+  void FailTls(const Status& why);
+  // Notes that `frame`'s command took `ns` and ended with `code` (command_record.h: its
+  // metrics and, when slow, a slow-log entry).
+  void Record(const Frame& frame, uint64_t ns, Code code);
   // Replies with an error to a request refused before it ran, counting it (command_metrics.h);
   // with `close`, then closes the connection.
   void Refuse(const Frame& frame, const Status& why, bool close = false);
   void RunBackground(const CommandSpec& spec, const Frame& frame);
+  // Logs an admin command with who ran it (ServerCore::Log).
+  // From any thread: reads only peer_, which never changes.
+  void LogAdmin(uint8_t opcode, const std::string& client, Code code) const;
   void FailAndClose(uint32_t request_id, uint8_t opcode, const Status& why);
   void ReleaseHolds();
   size_t sendable_bytes() const { return holds_.empty() ? out_.size() : holds_.front().offset; }
@@ -113,6 +144,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ServerCore& core_;
   IoWorker& worker_;
   boost::asio::ip::tcp::socket socket_;
+  boost::asio::ip::tcp::endpoint peer_;  // the client's address, for the slow log
+  std::shared_ptr<const TlsContext> tls_context_;  // a TLS port's, until the channel starts
+  std::unique_ptr<TlsChannel> tls_;                // a TLS connection's session
+  bool tls_close_sent_ = false;
+  bool tls_failed_ = false;           // the session broke: only its alert is still written
+  std::optional<Status> reject_after_handshake_;  // a TLS port's StartRejected
+  ClientIdentity client_;            // who HELLO authenticated
+  uint64_t client_generation_ = 0;   // the clients_generation client_ was looked up in
   std::string in_;       // received, not yet run: an unfinished frame, or frames held while paused
   std::string out_;      // replies not yet handed to the socket, in request order
   std::string writing_;  // being written
@@ -130,6 +169,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool closing_ = false;   // no more requests; close when the owed replies are written
   bool draining_ = false;  // our side is shut; discarding input until the peer closes
   bool closed_ = false;
+  Clock::time_point accepted_;
   Clock::time_point last_request_;
   Clock::time_point last_write_progress_;
   Clock::time_point drain_started_;

@@ -76,7 +76,7 @@ void IoWorker::MaybeStop() {
 void IoWorker::ScheduleSweep() {
   // Sweep often enough that the shortest timeout is honoured within a quarter of itself.
   const auto shortest = std::min(
-      {core_.options.idle_timeout, core_.options.send_timeout, std::chrono::milliseconds(4000)});
+      {core_.idle_timeout(), core_.send_timeout(), std::chrono::milliseconds(4000)});
   const auto period = std::max(std::chrono::milliseconds(10), shortest / 4);
   sweep_.expires_after(period);
   sweep_.async_wait([this](const boost::system::error_code& ec) {

@@ -1,5 +1,6 @@
 #include "net/server/server.h"
 
+#include <algorithm>
 #include <csignal>
 
 #include "net/protocol/protocol.h"
@@ -26,6 +27,7 @@ Status Server::Start() {
     return Status::InvalidArgument("max_frame must be at least 4096 bytes");
   }
   if (o.max_connections < 1) return Status::InvalidArgument("max_connections must be >= 1");
+  RELGRAPH_RETURN_IF_ERROR(ReloadSecurity(o.tls, o.clients_file, o.auth_token));
   for (uint32_t i = 0; i < o.io_threads; ++i) {
     workers_.push_back(std::make_unique<IoWorker>(core_));
   }
@@ -55,6 +57,7 @@ Status Server::Start() {
   }
   core_.durability.Start([this] {
     for (auto& w : workers_) w->NotifyDurability();
+    local_.OnDurabilityChange();
   });
   core_.background.Start();
   DoAccept();
@@ -73,10 +76,11 @@ void Server::DoAccept() {
           const uint64_t open = core_.connections.fetch_add(1, std::memory_order_relaxed);
           core_.connections_total.fetch_add(1, std::memory_order_relaxed);
           std::optional<Status> reject;
-          if (open >= core_.options.max_connections) {
+          const uint32_t limit = core_.max_connections.load(std::memory_order_relaxed);
+          if (open >= limit) {
             reject = Status(Code::kResourceExhausted,
                             "too many connections (the limit is " +
-                                std::to_string(core_.options.max_connections) + ")");
+                                std::to_string(limit) + ")");
           }
           target.Adopt(std::make_shared<Connection>(core_, target, std::move(socket)), reject);
         }
@@ -90,7 +94,63 @@ CommandMetrics Server::command_metrics() const {
   if (!started_) return m;
   for (const auto& w : workers_) w->recorder().AddTo(&m);
   core_.background_recorder.AddTo(&m);
+  local_.AddTo(&m);
+  m.slow_commands = core_.slow_log.total();
   return m;
+}
+
+void Server::Call(const ClientIdentity& who, uint8_t opcode, std::string body, CallDone done) {
+  if (!started_ || shutdown_started_.load()) {
+    return done(Status(Code::kUnavailable, started_ ? "the server is shutting down"
+                                                    : "the server is not serving yet"),
+                {});
+  }
+  if (const CommandInfo* info = FindCommand(opcode); info != nullptr) {
+    const Permissions need = RequiredPermissions(info->opcode);
+    if (need != kPermNone && (who.permissions & need) == 0) {
+      Status denied = PermissionDenied(info->opcode, who.name, who.permissions);
+      core_.Log(denied.message() + " (over HTTP)");
+      return done(std::move(denied), {});
+    }
+  }
+  local_.Call(opcode, std::move(body), std::move(done));
+}
+
+Result<ClientIdentity> Server::Authenticate(std::string_view token,
+                                           std::string_view cert_name) const {
+  return core_.clients()->Authenticate(token, cert_name);
+}
+
+Status Server::ReloadSecurity(const TlsServerOptions& tls, const std::string& clients_file,
+                              const std::string& auth_token) {
+  std::shared_ptr<const TlsContext> context;
+  if (tls.enabled()) {
+    auto built = TlsContext::ForServer(tls);
+    if (!built.ok()) return built.status();
+    context = std::move(*built);
+  } else if (tls.key_file.size() + tls.ca_file.size() > 0) {
+    return Status::InvalidArgument("a TLS key or CA file without a certificate file");
+  }
+  auto registry = ClientRegistry::Load(clients_file, auth_token);
+  if (!registry.ok()) return registry.status();
+  {
+    std::lock_guard lock(core_.security_mu);
+    core_.tls_context = std::move(context);
+    core_.client_registry = std::make_shared<const ClientRegistry>(std::move(*registry));
+  }
+  core_.clients_generation.fetch_add(1, std::memory_order_release);
+  return Status::OK();
+}
+
+void Server::SetLimits(uint32_t max_connections, std::chrono::milliseconds idle_timeout,
+                       std::chrono::milliseconds send_timeout) {
+  core_.max_connections.store(std::max<uint32_t>(1, max_connections), std::memory_order_relaxed);
+  core_.idle_timeout_ms.store(idle_timeout.count(), std::memory_order_relaxed);
+  core_.send_timeout_ms.store(send_timeout.count(), std::memory_order_relaxed);
+}
+
+void Server::SetSlowLog(int64_t threshold_us, uint32_t max_len) {
+  core_.slow_log.Configure(threshold_us, max_len);
 }
 
 void Server::Shutdown() {
@@ -109,6 +169,9 @@ Status Server::Wait() {
   core_.background.Stop();
   core_.service->OnStopping();
   core_.durability.Stop();
+  local_.FailPending(Status(Code::kUnavailable,
+                            "the outcome is unknown: the server stopped before the write was "
+                            "durable"));
   waited_ = true;
   wait_status_ = core_.service->OnShutdown();
   return wait_status_;

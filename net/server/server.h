@@ -15,8 +15,10 @@
 #include <optional>
 #include <vector>
 
+#include "net/auth/client_registry.h"
 #include "net/server/asio.h"
 #include "net/server/command_metrics.h"
+#include "net/server/local_calls.h"
 #include "net/server/server_core.h"
 #include "net/server/server_options.h"
 #include "net/service.h"
@@ -44,11 +46,34 @@ class Server {
   // What the server counted of the commands it ran (command_metrics.h), from every thread
   // that runs them; from any thread once Start succeeded.
   CommandMetrics command_metrics() const;
+  // The settings that change live (relgraphd's SIGHUP): the connection limit (open ones past
+  // a lower limit stay), the idle and send timeouts (each connection's next sweep uses them),
+  // and the slow-command log's threshold and length. From any thread.
+  void SetLimits(uint32_t max_connections, std::chrono::milliseconds idle_timeout,
+                 std::chrono::milliseconds send_timeout);
+  void SetSlowLog(int64_t threshold_us, uint32_t max_len);
+
+  // Runs one request from inside the process, as a connection would run it (local_calls.h):
+  // `done` gets the reply body or the error, once, on a server thread. Before Start and once
+  // the server stops: kUnavailable. Thread-safe.
+  // `who` must hold the permission the command needs (else kPermissionDenied).
+  void Call(const ClientIdentity& who, uint8_t opcode, std::string body, CallDone done);
+  // The client `token` names, or with no token the client whose verified certificate is named
+  // `cert_name` (both empty: the anonymous client, when no client is defined);
+  // kUnauthenticated else. The time taken does not depend on the token. Thread-safe.
+  Result<ClientIdentity> Authenticate(std::string_view token,
+                                     std::string_view cert_name = "") const;
+  // Swaps in new TLS files and a new clients file (relgraphd's SIGHUP): connections opened
+  // from now on use the new certificate; every connection's next command is checked against
+  // the new clients. On any error nothing changes. Also run by Start. Thread-safe.
+  Status ReloadSecurity(const TlsServerOptions& tls, const std::string& clients_file,
+                        const std::string& auth_token);
 
  private:
   void DoAccept();
 
   ServerCore core_;
+  LocalCalls local_{core_};
   std::vector<std::unique_ptr<IoWorker>> workers_;
   std::optional<boost::asio::ip::tcp::acceptor> acceptor_;
   std::optional<boost::asio::signal_set> signals_;

@@ -1,6 +1,9 @@
 #include "net/server/server_core.h"
 
 #include <algorithm>
+#include <string>
+
+#include "net/protocol/protocol.h"
 
 namespace relgraph::net {
 
@@ -105,18 +108,30 @@ ServerStats ServerCore::Stats() const {
   return s;
 }
 
-bool ServerCore::TokenMatches(std::string_view token) const {
-  const std::string& want = options.auth_token;
-  // Compare every byte of the longer string whatever the content, and fold the length
-  // difference in, so timing reveals neither a matching prefix nor the token's length early.
-  const size_t n = std::max(want.size(), token.size());
-  unsigned diff = want.size() != token.size() ? 1u : 0u;
-  for (size_t i = 0; i < n; ++i) {
-    const unsigned char a = i < want.size() ? static_cast<unsigned char>(want[i]) : 0;
-    const unsigned char b = i < token.size() ? static_cast<unsigned char>(token[i]) : 0;
-    diff |= static_cast<unsigned>(a ^ b);
+Status ServerCore::AnswerHello(const Frame& frame, std::string_view cert_name,
+                               ClientIdentity* who, std::string* out) const {
+  HelloRequest hello;
+  if (Status s = WireDecode(frame.body, &hello, "hello request"); !s.ok()) return s;
+  if (hello.version < kMinProtocolVersion || hello.version > kProtocolVersion) {
+    return Status(Code::kUnsupported, "protocol version " + std::to_string(hello.version) +
+                                          " is not supported (this server speaks " +
+                                          std::to_string(kMinProtocolVersion) + " to " +
+                                          std::to_string(kProtocolVersion) + ")");
   }
-  return diff == 0;
+  auto identity = clients()->Authenticate(hello.token, cert_name);
+  if (!identity.ok()) return identity.status();
+  *who = std::move(*identity);
+  const size_t start = BeginFrame(out, frame.request_id, frame.opcode, 0);
+  // The reply has the fields of the client's version and no more: an older client's decoder
+  // refuses trailing bytes.
+  if (hello.version == 1) {
+    WirePut(out, HelloReplyV1{1, options.max_frame, options.server_name});
+  } else {
+    WirePut(out, HelloReply{hello.version, options.max_frame, options.server_name,
+                            options.server_version});
+  }
+  EndFrame(out, start);
+  return Status::OK();
 }
 
 }  // namespace relgraph::net

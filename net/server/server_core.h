@@ -1,7 +1,8 @@
 // State shared by everything inside one Server: options, the service, counters, and the two
 // helper threads (durability waits and background commands). Internal to net/.
 //
-// Thread-safety: counters are atomics; DurabilityWaiter and BackgroundRunner are thread-safe.
+// Thread-safety: counters are atomics; DurabilityWaiter, BackgroundRunner and SlowLog are
+// thread-safe.
 #pragma once
 
 #include <atomic>
@@ -16,9 +17,14 @@
 #include <utility>
 #include <vector>
 
+#include "net/auth/client_registry.h"
+#include "net/protocol/frame.h"
+#include "net/protocol/messages.h"
 #include "net/server/command_metrics.h"
 #include "net/server/server_options.h"
+#include "net/server/slow_log.h"
 #include "net/service.h"
+#include "net/tls/tls_context.h"
 
 namespace relgraph::net {
 
@@ -75,11 +81,43 @@ class BackgroundRunner {
 };
 
 struct ServerCore {
-  ServerCore(const ServerOptions& o, Service* s) : options(o), service(s), durability(s) {}
+  ServerCore(const ServerOptions& o, Service* s)
+      : options(o),
+        service(s),
+        durability(s),
+        slow_log(o.slowlog_us, o.slowlog_max_len, o.on_slow_command),
+        max_connections(o.max_connections),
+        idle_timeout_ms(o.idle_timeout.count()),
+        send_timeout_ms(o.send_timeout.count()) {}
+  std::chrono::milliseconds idle_timeout() const {
+    return std::chrono::milliseconds(idle_timeout_ms.load(std::memory_order_relaxed));
+  }
+  std::chrono::milliseconds send_timeout() const {
+    return std::chrono::milliseconds(send_timeout_ms.load(std::memory_order_relaxed));
+  }
   ServerStats Stats() const;
-  // True when `token` equals the configured one; the time taken does not depend on where
-  // they differ.
-  bool TokenMatches(std::string_view token) const;
+  // Checks HELLO (its version, and its token or `cert_name`, the verified client
+  // certificate's name) and on success sets *who and appends the reply frame to *out;
+  // returns the error to close with.
+  Status AnswerHello(const Frame& frame, std::string_view cert_name, ClientIdentity* who,
+                     std::string* out) const;
+
+  // The TLS context new connections use (nullptr: plain TCP) and the named clients; both
+  // swapped whole by a reload (Server::ReloadSecurity), which bumps clients_generation so a
+  // connection looks its client up again before its next command.
+  std::shared_ptr<const TlsContext> tls() const {
+    std::lock_guard lock(security_mu);
+    return tls_context;
+  }
+  std::shared_ptr<const ClientRegistry> clients() const {
+    std::lock_guard lock(security_mu);
+    return client_registry;
+  }
+  // Reports a security event (a refused handshake or login, an admin command) to
+  // options.on_security_event, if set. Any thread.
+  void Log(const std::string& message) const {
+    if (options.on_security_event) options.on_security_event(message);
+  }
 
   const ServerOptions options;
   Service* const service;
@@ -91,6 +129,16 @@ struct ServerCore {
   DurabilityWaiter durability;
   BackgroundRunner background;
   CommandRecorder background_recorder;  // written by the background runner's thread only
+  SlowLog slow_log;
+  // The limits that change live (Server::SetLimits); options holds their starting values.
+  std::atomic<uint32_t> max_connections;
+  std::atomic<int64_t> idle_timeout_ms;
+  std::atomic<int64_t> send_timeout_ms;
+  mutable std::mutex security_mu;
+  std::shared_ptr<const TlsContext> tls_context;                                // security_mu
+  std::shared_ptr<const ClientRegistry> client_registry =                       // security_mu
+      std::make_shared<const ClientRegistry>();
+  std::atomic<uint64_t> clients_generation{0};
 };
 
 }  // namespace relgraph::net

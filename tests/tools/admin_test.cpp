@@ -7,6 +7,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "net/auth/client_registry.h"
 #include "engine/db.h"
 #include "engine/durable/wal_records.h"
 #include "engine/import/edge_list.h"
@@ -14,7 +15,10 @@
 #include "storage/env/file_names.h"
 #include "storage/wal/wal_reader.h"
 #include "storage/wal/wal_writer.h"
+#include "net/cluster/nats_link.h"
+#include "tests/net/tls/test_certs.h"
 #include "tests/storage/test_dir.h"
+#include "tests/tools/nats_server_process.h"
 #include "tools/admin/admin_commands.h"
 
 namespace relgraph {
@@ -314,6 +318,60 @@ TEST_CASE("admin: verify names an access state the engine could not have made") 
     CHECK(r.code == 1);
     CHECK_MESSAGE(r.err.find(c.damage) != std::string::npos, r.err);
   }
+}
+
+}  // namespace
+}  // namespace relgraph
+
+namespace relgraph {
+namespace {
+
+TEST_CASE("admin token: a fresh token and a clients-file line that authenticates it") {
+  std::ostringstream out, err;
+  REQUIRE(admin::Run({"token", "app", "read,write"}, out, err) == 0);
+  std::istringstream lines(out.str());
+  std::string token, line;
+  std::getline(lines, token);
+  std::getline(lines, line);
+  CHECK(token.size() == 64);
+  auto registry = net::ClientRegistry::Parse(line, "line", "");
+  REQUIRE(registry.ok());
+  auto who = registry->Authenticate(token, "");
+  REQUIRE(who.ok());
+  CHECK(who->name == "app");
+  CHECK(who->permissions == (net::kPermRead | net::kPermWrite));
+  // Two runs never print the same token.
+  std::ostringstream again, err2;
+  REQUIRE(admin::Run({"token", "app", "read"}, again, err2) == 0);
+  CHECK(again.str().substr(0, 64) != token);
+  // Bad input is refused, naming what is wrong.
+  std::ostringstream o3, e3;
+  CHECK(admin::Run({"token", "app", "fly"}, o3, e3) == 2);
+  CHECK(e3.str().find("unknown permission \"fly\"") != std::string::npos);
+  std::ostringstream o4, e4;
+  CHECK(admin::Run({"token", "a b"}, o4, e4) == 2);
+}
+
+TEST_CASE("admin group: --nats-tls-* reach a NATS server that wants TLS; without them, why not") {
+  testing::TestDir dir;
+  const testing::TestPki pki = testing::MakeTestPki(dir.path() + "/pki");
+  const testing::CertFiles admin = testing::IssueClientCert(pki, "admin");
+  testing::NatsServerProcess nats(dir.path(), {"--tlsverify", "--tlscert", pki.server.cert,
+                                               "--tlskey", pki.server.key, "--tlscacert",
+                                               pki.ca});
+  const std::vector<std::string> status = {"group", "status", "--group=g", "--nats=" + nats.url()};
+  Ran plain = Admin(status);
+  CHECK(plain.code == 1);
+  CHECK(plain.err.find("SSL") != std::string::npos);
+  std::vector<std::string> secure = status;
+  secure.insert(secure.end(), {"--nats-tls-ca=" + pki.ca, "--nats-tls-cert=" + admin.cert,
+                               "--nats-tls-key=" + admin.key});
+  Ran over_tls = Admin(secure);
+  INFO(over_tls.out << over_tls.err);
+  CHECK(over_tls.err.find("SSL") == std::string::npos);
+  CHECK(over_tls.err.find("connecting to") == std::string::npos);
+  CHECK(Admin({"group", "status", "--group=g", "--nats-tls-ca"}).code == 2);
+  net::SetNatsTls({});
 }
 
 }  // namespace

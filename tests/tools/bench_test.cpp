@@ -5,10 +5,12 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
 
+#include "tests/net/tls/test_certs.h"
 #include "tests/storage/test_dir.h"
 #include "relgraph_version.h"
 #include "tests/tools/relgraphd_process.h"
@@ -139,6 +141,37 @@ TEST_CASE("relgraph-bench: the server target runs against a real relgraphd, idle
   CHECK(ran.out.find("with 300 idle") != std::string::npos);
   CHECK(ran.out.find("B per idle connection") != std::string::npos);
   CHECK(ran.out.find("error replies") == std::string::npos);
+}
+
+TEST_CASE("relgraph-bench: the server target over mutual TLS as a cert client; connects timed") {
+  testing::TestDir dir;
+  const testing::TestPki pki = testing::MakeTestPki(dir.path() + "/pki");
+  const testing::CertFiles bench = testing::IssueClientCert(pki, "bench");
+  const std::string clients = dir.path() + "/clients";
+  std::ofstream(clients) << "bench read,write,admin cert\n";
+  const std::string log = dir.path() + "/log";
+  const pid_t pid = Spawn({"--listen=127.0.0.1:0", "--data-dir=" + dir.path() + "/data",
+                           "--rate-limit=off", "--snapshot-interval-s=0", "--http=off",
+                           "--tls-cert=" + pki.server.cert, "--tls-key=" + pki.server.key,
+                           "--tls-ca=" + pki.ca, "--tls-require-client-cert",
+                           "--clients-file=" + clients},
+                          log);
+  const std::string server = "--target=server --server=127.0.0.1:" + std::to_string(WaitForPort(log));
+  const std::string tls = " --tls-ca=" + pki.ca + " --tls-cert=" + bench.cert +
+                          " --tls-key=" + bench.key;
+  const Ran ran = RunBench(server + tls + " --edges=2000 --ops=2000 --latency-ops=50 "
+                                          "--workloads=load,counts,connect");
+  // Without the client certificate the server refuses the bench, which says so.
+  const Ran refused = RunBench(server + " --tls-ca=" + pki.ca + " --edges=100 --workloads=load");
+  ::kill(pid, SIGTERM);
+  CHECK(WaitExit(pid) == 0);
+  CHECK(ran.exit_code == 0);
+  const auto rows = TextRows(ran.out);
+  REQUIRE(rows.count("connect") == 1);
+  CHECK(OpsOf(rows.at("connect")) == 50);
+  CHECK(rows.at("connect").find("TLS handshake + HELLO + PING each") != std::string::npos);
+  CHECK(OpsOf(rows.at("counts")) == 2000);
+  CHECK(refused.exit_code != 0);
 }
 
 TEST_CASE("relgraph-bench: the scale run's halves: a snapshot relgraphd restarts from, then rows") {

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <random>
 #include <string>
 #include <thread>
@@ -15,7 +16,9 @@
 
 #include "net/client/event_format.h"
 #include "relgraph_version.h"
+#include "net/auth/client_registry.h"
 #include "tests/net/server/server_test_util.h"
+#include "tests/net/tls/test_certs.h"
 #include "tests/storage/test_dir.h"
 #include "tests/tools/nats_server_process.h"
 #include "tests/tools/run_command.h"
@@ -56,9 +59,21 @@ struct Stored {
 };
 
 struct Reader {
-  explicit Reader(const std::string& url, std::string stream_name = "RELGRAPH")
+  // `tls`: the CA, certificate and key files for a NATS server that wants TLS (none: plain).
+  explicit Reader(const std::string& url, std::string stream_name = "RELGRAPH",
+                  const std::vector<std::string>& tls = {})
       : stream(std::move(stream_name)) {
-    REQUIRE(natsConnection_ConnectTo(&nc, url.c_str()) == NATS_OK);
+    natsOptions* options = nullptr;
+    REQUIRE(natsOptions_Create(&options) == NATS_OK);
+    REQUIRE(natsOptions_SetURL(options, url.c_str()) == NATS_OK);
+    if (tls.size() == 3) {
+      REQUIRE(natsOptions_SetSecure(options, true) == NATS_OK);
+      REQUIRE(natsOptions_LoadCATrustedCertificates(options, tls[0].c_str()) == NATS_OK);
+      REQUIRE(natsOptions_LoadCertificatesChain(options, tls[1].c_str(), tls[2].c_str()) ==
+              NATS_OK);
+    }
+    REQUIRE(natsConnection_Connect(&nc, options) == NATS_OK);
+    natsOptions_Destroy(options);
     REQUIRE(natsConnection_JetStream(&js, nc, nullptr) == NATS_OK);
   }
   ~Reader() {
@@ -235,6 +250,50 @@ TEST_CASE("bridge: --until-lsn=N publishes nothing past N and leaves its cursor 
     }
     CHECK(found);
   }
+}
+
+TEST_CASE("bridge: over TLS to relgraphd and to NATS, as a certificate client with stream only") {
+  testing::TestDir dir, nats_dir;
+  const testing::TestPki pki = testing::MakeTestPki(dir.path() + "/pki");
+  const testing::CertFiles bridge = testing::IssueClientCert(pki, "bridge");
+  const testing::CertFiles reader = testing::IssueClientCert(pki, "reader");
+  {
+    std::ofstream f(dir.path() + "/clients");
+    f << "bridge stream cert\nreader read cert\nwriter write " << net::TokenCredential("w")
+      << "\n";
+  }
+  net::ServerOptions options;
+  options.clients_file = dir.path() + "/clients";
+  options.tls = {pki.server.cert, pki.server.key, pki.ca, /*require_client_cert=*/false};
+  testing::TestServer ts(options, dir.path() + "/data");
+  net::ClientOptions writer = ts.ClientOptions("w");
+  writer.tls.enabled = true;
+  writer.tls.ca_file = pki.ca;
+  auto c = net::Client::Connect(writer);
+  REQUIRE_MESSAGE(c.ok(), c.status().ToString());
+  for (uint64_t i = 1; i <= 300; ++i) c->get()->Queue(net::FollowRequest{i, i + 1, std::nullopt});
+  REQUIRE((*c)->Flush().ok());
+  testing::NatsServerProcess nats(nats_dir.path(), {"--tlsverify", "--tlscert", pki.server.cert,
+                                                    "--tlskey", pki.server.key, "--tlscacert",
+                                                    pki.ca});
+  auto args = [&](const testing::CertFiles& who) {
+    return std::vector<std::string>{"--relgraph=127.0.0.1:" + std::to_string(ts.server->port()),
+                                    "--nats=" + nats.url(), "--stream=SEC", "--subject-prefix=SEC",
+                                    "--cursor=SEC", "--from=1", "--until-lsn=300",
+                                    "--tls-ca=" + pki.ca, "--tls-cert=" + who.cert,
+                                    "--tls-key=" + who.key, "--nats-tls-ca=" + pki.ca,
+                                    "--nats-tls-cert=" + who.cert, "--nats-tls-key=" + who.key};
+  };
+  // A client without the stream permission is refused, and the bridge says so.
+  const pid_t refused = StartBridge(args(reader), dir.path() + "/refused.log");
+  CHECK(Stop(refused, 0) != 0);
+  CHECK(testing::RunShell("cat " + dir.path() + "/refused.log").out.find("permission_denied") !=
+        std::string::npos);
+  const pid_t run = StartBridge(args(bridge), dir.path() + "/bridge.log");
+  CHECK(Stop(run, 0) == 0);
+  Reader stream(nats.url(), "SEC", {pki.ca, bridge.cert, bridge.key});
+  REQUIRE(stream.LastSeq() == 300);
+  for (uint64_t seq = 1; seq <= 300; ++seq) CHECK(stream.Get(seq).lsn == seq);
 }
 
 TEST_CASE("bridge: --version prints the version and connects to nothing") {

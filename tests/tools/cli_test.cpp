@@ -9,17 +9,20 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
 #include <thread>
 
+#include "net/auth/client_registry.h"
+#include "net/protocol/command_table.h"
 #include "relgraph_build.h"
 #include "relgraph_version.h"
 #include "tests/net/server/server_test_util.h"
+#include "tests/net/tls/test_certs.h"
 #include "tests/storage/test_dir.h"
 #include "tests/tools/free_port.h"
-#include "net/protocol/command_table.h"
 #include "tests/tools/run_command.h"
 #include "tools/cli/cli_commands.h"
 
@@ -87,6 +90,46 @@ TEST_CASE("cli: a command against a real server; unknown commands point at help"
   CHECK(out.find("unknown command 'frobnicate' (try 'help')") != std::string::npos);
   CHECK(RunCli(port + "follow 1", &out) == 2);  // bad usage shows the usage line
   CHECK(out.find("usage: follow") != std::string::npos);
+}
+
+TEST_CASE("cli: over TLS by flags or the environment, as a token or a certificate client") {
+  testing::TestDir dir;
+  const testing::TestPki pki = testing::MakeTestPki(dir.path() + "/pki");
+  const testing::CertFiles ops = testing::IssueClientCert(pki, "ops");
+  const std::string clients = dir.path() + "/clients";
+  std::ofstream(clients) << "ops read,write cert\n"
+                         << "reader read " << net::TokenCredential("r-token") << "\n";
+  net::ServerOptions options;
+  options.clients_file = clients;
+  options.tls = {pki.server.cert, pki.server.key, pki.ca, /*require_client_cert=*/false};
+  testing::TestServer server(options);
+  const std::string port = "-p " + std::to_string(server.server->port()) + " ";
+  const std::string ca = "--tls-ca=" + pki.ca + " ";
+  const std::string cert = "--tls-cert=" + ops.cert + " --tls-key=" + ops.key + " ";
+  std::string out;
+  // The certificate names the client "ops", which may write.
+  CHECK(RunCli(port + ca + cert + "follow 1 2", &out) == 0);
+  CHECK(out.find("created: true") != std::string::npos);
+  // The same from the environment.
+  const std::string env = "RELGRAPH_TLS_CA=" + pki.ca + " RELGRAPH_TLS_CERT=" + ops.cert +
+                          " RELGRAPH_TLS_KEY=" + ops.key + " ";
+  CHECK(testing::RunShell(env + RELGRAPH_CLI_PATH + " " + port + "follow 2 3 2>&1").exit_code == 0);
+  // A token decides: the reader reads, and its follow is refused naming the permission.
+  CHECK(RunCli(port + ca + "-a r-token counts 1", &out) == 0);
+  CHECK(out.find("following: 1") != std::string::npos);
+  CHECK(RunCli(port + ca + "-a r-token follow 3 4", &out) == 1);
+  CHECK(out.find("permission_denied") != std::string::npos);
+  CHECK(out.find("write") != std::string::npos);
+  // Neither a token nor a certificate; plain TCP at the TLS port; a server not trusted.
+  CHECK(RunCli(port + ca + "counts 1", &out) == 1);
+  INFO(out);
+  CHECK(out.find("unauthenticated") != std::string::npos);
+  CHECK(RunCli(port + "-a r-token counts 1", &out) == 1);
+  CHECK(out.find("this port speaks TLS only") != std::string::npos);
+  CHECK(RunCli(port + "--tls -a r-token counts 1", &out) == 1);
+  CHECK(out.find("certificate verify failed") != std::string::npos);
+  CHECK(RunCli(port + "--tls-ca=/nonexistent/ca.pem counts 1", &out) != 0);
+  CHECK(out.find("/nonexistent/ca.pem") != std::string::npos);
 }
 
 TEST_CASE("cli: an interactive session reads commands from stdin until quit") {
@@ -160,7 +203,7 @@ TEST_CASE("cli: subscribe prints each event as a line or a JSON object, from any
   CHECK(out.rfind("tail 3 at ", 0) == 0);
   REQUIRE(RunCli(port + "ack tail 1", &out) == 0);
   REQUIRE(RunCli(port + "--json cursors", &out) == 0);
-  CHECK(out.rfind("{\"name\":\"tail\",\"acked_lsn\":1,", 0) == 0);
+  CHECK(out.rfind("{\"cursors\":[{\"name\":\"tail\",\"acked_lsn\":1,", 0) == 0);
   REQUIRE(RunCli(port + "delete-cursor tail", &out) == 0);
   CHECK(RunCli(port + "delete-cursor tail", &out) == 1);
   CHECK(out.find("not_found") != std::string::npos);

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/tools/child_process.h"
 
@@ -19,7 +20,11 @@ namespace relgraph::testing {
 
 struct NatsServerProcess {
   // Stores JetStream data under `dir`; each start logs to dir/nats.<start>.log.
-  explicit NatsServerProcess(const std::string& dir) : dir_(dir) { Start("-1"); }
+  // `extra`: more nats-server arguments (its TLS: --tls --tlscert F --tlskey F ...).
+  explicit NatsServerProcess(const std::string& dir, std::vector<std::string> extra = {})
+      : dir_(dir), extra_(std::move(extra)) {
+    Start("-1");
+  }
   ~NatsServerProcess() {
     if (pid > 0) {
       ::kill(pid, SIGTERM);
@@ -45,8 +50,10 @@ struct NatsServerProcess {
  private:
   void Start(const std::string& port_arg) {
     const std::string log = dir_ + "/nats." + std::to_string(++starts_) + ".log";
-    pid = SpawnProgram({NATS_SERVER_PATH, "-js", "-a", "127.0.0.1", "-p", port_arg, "-sd", dir_},
-                       {.stderr_path = log});
+    std::vector<std::string> args = {NATS_SERVER_PATH, "-js", "-a",  "127.0.0.1",
+                                     "-p",             port_arg, "-sd", dir_};
+    args.insert(args.end(), extra_.begin(), extra_.end());
+    pid = SpawnProgram(args, {.stderr_path = log});
     const std::regex re("Listening for client connections on [0-9.]+:([0-9]+)");
     uint16_t listening = 0;
     for (int i = 0; i < 500 && listening == 0; ++i) {
@@ -63,6 +70,7 @@ struct NatsServerProcess {
   }
 
   std::string dir_;
+  std::vector<std::string> extra_;
   int starts_ = 0;
 };
 

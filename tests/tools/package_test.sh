@@ -120,7 +120,8 @@ declare -A probe_include=(
   [mem]='engine/mem/resident.h' [graph]='engine/graph/graph.h' [feed]='engine/feed/feed.h'
   [durable]='engine/durable/wal_records.h' [stream]='engine/stream/change_reader.h'
   [import]='engine/import/edge_list.h' [engine]='engine/db.h' [cluster]='net/cluster/nats_link.h'
-  [http]='net/http/prometheus_text.h')
+  [http]='net/http/prometheus_text.h' [tls]='net/tls/tls_flags.h'
+  [auth]='net/auth/client_registry.h')
 declare -A probe_call=(
   [status]='(void)relgraph::Status::InvalidArgument("x").ToString();'
   [storage]='(void)relgraph::JoinPath("a", "b");'
@@ -136,12 +137,15 @@ declare -A probe_call=(
   [import]='auto f = &relgraph::EdgeListReader::Open; (void)f;'
   [engine]='auto f = &relgraph::Db::Open; (void)f;'
   [cluster]='auto f = &relgraph::net::NatsLink::Connect; (void)f;'
-  [http]='(void)relgraph::net::EscapeLabelValue("a");')
+  [http]='(void)relgraph::net::EscapeLabelValue("a");'
+  [tls]='relgraph::net::TlsClientOptions o; (void)relgraph::net::ApplyTlsFlag("--tls", &o);'
+  [auth]='(void)relgraph::net::TokenCredential("t");')
 declare -A probe_pc=(
   [status]=relgraph [storage]=relgraph [mem]=relgraph [graph]=relgraph [feed]=relgraph
   [durable]=relgraph [stream]=relgraph [import]=relgraph [engine]=relgraph
   [protocol]=relgraph-client [client]=relgraph-client [server]=relgraph-server
-  [net]=relgraph-server [cluster]=relgraph-cluster [http]=relgraph-server)
+  [net]=relgraph-server [cluster]=relgraph-cluster [http]=relgraph-server
+  [tls]=relgraph-client [auth]=relgraph-server)
 exported=$(grep -oE 'add_library\(relgraph::[a-z_]+' "$prefix/lib/cmake/relgraph/relgraphTargets.cmake" |
            sed 's/.*:://' | sort)
 [ "$(echo "$exported" | wc -l)" -ge 14 ] || fail "relgraphTargets.cmake exports only: $exported"

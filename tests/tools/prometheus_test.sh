@@ -46,9 +46,18 @@ scrape_configs:
     static_configs:
       - targets: ['127.0.0.1:$http']
 YML
-prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
-  --web.listen-address=127.0.0.1:$prom >"$work/prometheus.log" 2>&1 &
-pids+=($!)
+# Started again on another port if its port was taken between the pick and the bind.
+for attempt in 1 2 3; do
+  prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
+    --web.listen-address=127.0.0.1:$prom >"$work/prometheus.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 50); do
+    grep -q "address already in use\|Server is ready" "$work/prometheus.log" && break
+    sleep 0.1
+  done
+  grep -q "address already in use" "$work/prometheus.log" || break
+  prom=$(free_port)
+done
 query() {
   curl -sf -G "http://127.0.0.1:$prom/api/v1/query" --data-urlencode "query=$1" 2>/dev/null || true
 }

@@ -4,6 +4,7 @@
 
 #include "tools/admin/cluster_commands.h"
 #include "tools/admin/group_commands.h"
+#include "tools/admin/token_command.h"
 
 #include <chrono>
 #include <ctime>
@@ -45,6 +46,8 @@ but `snapshot --server`, which asks a running relgraphd.
   wal-dump DATADIR          every WAL record, one per line
   repair DATADIR            keep a backup, truncate the WAL at the last good record,
                             and report what was dropped
+  token NAME PERMISSIONS    a new random token for client NAME, then its clients-file
+                            line (docs/security.md)
   group status --group=NAME [--nats=URL] [--json]
                             a replication group's lease and members (docs/replication.md)
   group switchover --group=NAME [--to=HOST:PORT] [--nats=URL]
@@ -58,6 +61,8 @@ but `snapshot --server`, which asks a running relgraphd.
   cluster move-bucket --nats=URL --buckets=FIRST[-LAST] --to=ID [--timeout-ms=120000]
                             move buckets of one shard to shard ID online; run it again
                             to finish a move that was interrupted
+  cluster ... [--token=T] [--tls-ca=FILE ...] [--nats-tls-ca=FILE ...]
+                            the shards' token and TLS, and NATS's TLS (docs/security.md)
   cluster export-map --nats=URL [--out=FILE]
                             back the shard map up, with its version
   cluster import-map --nats=URL --in=FILE [--nats-replicas=N] [--force]
@@ -473,6 +478,13 @@ int Run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
       {"snapshot", Snapshot}, {"restore", Restore}, {"wal-dump", WalDump}, {"repair", Repair}};
   if (args.command == "cluster") {
     return ClusterCommand(args.positional, args.flags, args.help, out, err);
+  }
+  if (args.command == "token") {
+    if (args.help) {
+      out << kUsage;
+      return 0;
+    }
+    return TokenCommand(args.positional, out, err);
   }
   if (args.command == "group") {
     return GroupCommand(args.positional, args.flags, args.help, out, err);

@@ -71,6 +71,7 @@ Result<BucketMoveReport> MoveBuckets(const BucketMoveRequest& request,
   net::ClusterClientOptions co;
   co.nats_url = request.nats_url;
   co.names = request.names;
+  co.client = request.client;
   auto cc_or = net::ClusterClient::Connect(co);
   if (!cc_or.ok()) return cc_or.status();
   net::ClusterClient& cc = **cc_or;

@@ -19,6 +19,7 @@
 #include <map>
 #include <string>
 
+#include "net/client/client.h"
 #include "net/cluster/nats_link.h"
 #include "storage/status.h"
 
@@ -30,6 +31,7 @@ struct BucketMoveRequest {
   uint32_t first = 0, last = 0;               // the buckets, inclusive
   uint32_t to = 0;                            // the shard taking them
   std::chrono::milliseconds timeout{120000};  // per wait
+  net::ClientOptions client;                  // token and TLS for the shards
 };
 
 struct BucketMoveReport {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "net/cluster/nats_link.h"
+#include "net/tls/tls_flags.h"
 #include "net/cluster/placement.h"
 #include "tools/admin/bucket_move.h"
 #include "tools/admin/map_backup.h"
@@ -190,7 +191,21 @@ int ClusterCommand(const std::vector<std::string>& positional,
     auto it = flags.find(name);
     return it == flags.end() ? std::string() : it->second;
   };
+  // The shards' token and TLS, and NATS's TLS: every subcommand takes them.
+  net::ClientOptions client;
+  net::NatsTlsOptions nats_tls;
   for (const auto& [name, value] : flags) {
+    const std::string arg = value.empty() ? name : name + "=" + value;
+    if (name == "--token") {
+      client.token = value;
+      continue;
+    }
+    auto tls = net::ApplyTlsFlag(arg, &client.tls);
+    if (!tls.ok()) return Usage(err, tls.status().message());
+    if (*tls) continue;
+    auto nats = net::ApplyNatsTlsFlag(arg, &nats_tls);
+    if (!nats.ok()) return Usage(err, nats.status().message());
+    if (*nats) continue;
     const bool known = name == "--nats" ||
                        (what == "init" && (name == "--shards" || name == "--buckets" ||
                                            name == "--nats-replicas" || name == "--force")) ||
@@ -205,8 +220,10 @@ int ClusterCommand(const std::vector<std::string>& positional,
   if (auto servers = net::ParseNatsServers(url); !servers.ok()) {
     return Usage(err, "--nats: " + servers.status().message());
   }
+  net::SetNatsTls(nats_tls);
   MapWriteRequest seed;
   seed.nats_url = url;
+  seed.client = client;
   seed.force = flags.contains("--force");
   if (!flag("--nats-replicas").empty() && (!ParseNumber(flag("--nats-replicas"), &seed.replicas) ||
                                            seed.replicas < 1 || seed.replicas > 5)) {
@@ -257,6 +274,7 @@ int ClusterCommand(const std::vector<std::string>& positional,
   if (what == "move-bucket") {
     BucketMoveRequest request;
     request.nats_url = url;
+    request.client = client;
     const std::string buckets = flag("--buckets");
     const size_t dash = buckets.find('-');
     const std::string first = buckets.substr(0, dash);

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "net/cluster/nats_link.h"
 #include "net/group/group_store.h"
 
 namespace relgraph::admin {
@@ -21,7 +22,8 @@ A replication group with automatic failover (docs/replication.md, "Automatic fai
                             hand the lease to a caught-up member (the named one, else the
                             most advanced), for an upgrade; waits until it is the primary
 
---nats=URL[,URL...] defaults to nats://127.0.0.1:4222.
+--nats=URL[,URL...] defaults to nats://127.0.0.1:4222; --nats-tls-ca=FILE, --nats-tls-cert=FILE
+and --nats-tls-key=FILE (or a tls:// URL) reach a NATS server that wants TLS.
 Exit status: 0 on success, 1 on failure, 2 on a usage error.
 )";
 
@@ -175,7 +177,11 @@ int GroupCommand(const std::vector<std::string>& positional,
     auto it = flags.find(name);
     return it == flags.end() ? std::string() : it->second;
   };
+  net::NatsTlsOptions nats_tls;
   for (const auto& [name, value] : flags) {
+    auto tls = net::ApplyNatsTlsFlag(value.empty() ? name : name + "=" + value, &nats_tls);
+    if (!tls.ok()) return usage(tls.status().message());
+    if (*tls) continue;
     const bool known = name == "--nats" || name == "--group" ||
                        (what == "status" && name == "--json") ||
                        (what == "switchover" && (name == "--to" || name == "--timeout-ms"));
@@ -189,6 +195,7 @@ int GroupCommand(const std::vector<std::string>& positional,
       return usage("--timeout-ms takes a number, not '" + t + "'");
     }
   }
+  net::SetNatsTls(nats_tls);
   net::GroupStoreOptions o;
   o.nats_urls = flag("--nats").empty() ? "nats://127.0.0.1:4222" : flag("--nats");
   o.op_timeout = std::chrono::milliseconds(2000);

@@ -20,20 +20,21 @@ std::string MapName(uint64_t generation, uint64_t version) {
 
 }  // namespace
 
-std::vector<ShardMapReport> AskShards(const net::ShardMap& map) {
+std::vector<ShardMapReport> AskShards(const net::ShardMap& map, const net::ClientOptions& client) {
   std::vector<ShardMapReport> reports;
   for (const net::ShardInfo& shard : map.shards) {
     for (const std::string& address : shard.Addresses()) {  // every member of a group
       ShardMapReport r;
       r.id = shard.id;
       r.address = address;
-      net::ClientOptions o;
+      net::ClientOptions o = client;
       o.connect_timeout = std::chrono::milliseconds(2000);
       o.io_timeout = std::chrono::milliseconds(5000);
       r.reached = net::ParseHostPort(address, &o.host, &o.port);
       if (r.reached.ok()) {
-        auto client = net::Client::Connect(o);
-        auto info = client.ok() ? (*client)->Info() : Result<net::InfoReply>(client.status());
+        auto shard_client = net::Client::Connect(o);
+        auto info = shard_client.ok() ? (*shard_client)->Info()
+                                     : Result<net::InfoReply>(shard_client.status());
         if (info.ok()) {
           std::map<std::string, uint64_t> f;
           for (const net::InfoField& field : info->fields) f[field.name] = field.value;
@@ -127,7 +128,7 @@ Result<net::ShardMap> WriteSeedMap(const MapWriteRequest& request, MapWrite kind
                       (kind == MapWrite::kImport ? "; pass --force to replace it" : ""));
   }
   if (!current.ok() && current.status().code() != Code::kNotFound) return current.status();
-  const std::vector<ShardMapReport> reports = AskShards(request.map);
+  const std::vector<ShardMapReport> reports = AskShards(request.map, request.client);
   RELGRAPH_RETURN_IF_ERROR(CheckShardMaps(request.map, reports, kind, request.force, warn));
 
   net::ShardMap map = request.map;

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "net/client/client.h"
 #include "net/cluster/nats_link.h"
 #include "net/cluster/placement.h"
 #include "storage/status.h"
@@ -39,7 +40,9 @@ struct ShardMapReport {
 };
 
 // Asks each shard of `map` for its INFO (a short timeout each).
-std::vector<ShardMapReport> AskShards(const net::ShardMap& map);
+// `client`: the token and TLS to connect with (host and port come from the map).
+std::vector<ShardMapReport> AskShards(const net::ShardMap& map,
+                                      const net::ClientOptions& client = {});
 
 enum class MapWrite { kInit, kImport };
 
@@ -67,6 +70,7 @@ struct MapWriteRequest {
   net::ShardMap map;  // the map to write (its generation and version are set here)
   bool force = false;
   int replicas = 1;  // copies of the key-value bucket and streams, when this creates them
+  net::ClientOptions client;  // token and TLS for asking the shards (host and port: the map's)
 };
 
 // cluster init (kInit) and import-map (kImport): asks the shards (CheckShardMaps), writes the

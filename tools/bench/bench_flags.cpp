@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "net/tls/tls_flags.h"
 #include "tools/bench/access_workloads.h"
 #include "tools/bench/design_workloads.h"
 #include "tools/bench/durability_workloads.h"
@@ -71,6 +72,8 @@ Over TCP (--target=server, redis://..., postgres://...):
   --server=HOST:PORT     relgraphd (default 127.0.0.1:7707); start it with --rate-limit=off,
                          or `load` is throttled
   --token=TOKEN          its auth token, if it has one
+  --tls, --tls-ca=FILE, --tls-cert=FILE, --tls-key=FILE, --tls-server-name=NAME,
+  --tls-insecure         connect over TLS (docs/security.md)
   --connections=N        client connections of the pipelined rows (default 4)
   --pipeline=D           operations per round trip of the pipelined rows (default 64)
   --latency-ops=N        operations of each *_unpipelined row (default 50000)
@@ -82,18 +85,25 @@ Over TCP (--target=server, redis://..., postgres://...):
              (tools/bench/design_workloads.h says what each does)
   rows of relgraphd only (--target=server):
              ping, ping_unpipelined,
+             connect (--latency-ops connections one after another: TCP, the TLS
+             handshake with --tls*, HELLO, one PING, close; connections/s, p50/p99),
              idle_connections (server memory per idle connection; needs open files for
              idle + busy connections on both sides: ulimit -n),
              stream_catch_up (one subscriber reads the whole stream, events/s),
              bridge_delay (reply to NATS message through a running relgraph-bridge, p50/p99),
              replica_lag (primary's ack to the replica showing it, under pipelined follows),
              follow_subscribers_0, _1, _4 (pipelined follows of new edges with 0, 1 or 4
-             change-stream subscribers reading everything; needs a server with --data-dir)
+             change-stream subscribers reading everything; needs a server with --data-dir),
+             http_follow, http_fans (the JSON API, docs/http.md: follows of new pairs and
+             fans pages of 20 over --connections keep-alive connections, one request in
+             flight on each, p50/p99) and follow_concurrent, fans_concurrent (the same
+             requests at the same concurrency over the binary protocol)
   --idle-connections=N   idle connections of the idle_connections row (default 10000)
   --busy-connections=N   busy connections beside them (default 200)
   --nats=URL             bridge_delay: the NATS server a running relgraph-bridge feeds
   --bridge-rate=N        bridge_delay: follows per second (default 5000; --latency-ops of them)
   --replica=HOST:PORT    replica_lag: a replica of --server (relgraphd --replica-of)
+  --http=HOST:PORT       http_*: the server's HTTP port (default 127.0.0.1:7780)
   Default rows: every shared row, and for relgraphd ping and ping_unpipelined.
 
 A replication group (docs/replication.md, "Automatic failover"), its primary failed or switched
@@ -140,7 +150,9 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
       *out = n;
       return Status::OK();
     };
-    if (key == "--target") {
+    if (auto tls = net::ApplyTlsFlag(arg, &f->server.client.tls); !tls.ok() || *tls) {
+      RELGRAPH_RETURN_IF_ERROR(tls.status());
+    } else if (key == "--target") {
       if (value != "embedded" && value != "cluster" && value != "group" && value != "scale-build" &&
           value != "scale-server" && !IsDesignTarget(value)) {
         return Status::InvalidArgument(
@@ -164,6 +176,8 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
       f->no_load = true;
     } else if (key == "--replica") {
       f->server.replica = value;
+    } else if (key == "--http") {
+      RELGRAPH_RETURN_IF_ERROR(net::ParseHostPort(value, &f->server.http_host, &f->server.http_port));
     } else if (key == "--load-rate") {
       RELGRAPH_RETURN_IF_ERROR(number(&f->load_rate));
       if (f->load_rate < 1) return Status::InvalidArgument("--load-rate must be >= 1");

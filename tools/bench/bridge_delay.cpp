@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "net/cluster/nats_link.h"
+
 namespace relgraph::bench {
 namespace {
 
@@ -57,10 +59,9 @@ Result<WorkloadResult> BridgeDelay(const net::ClientOptions& client_options,
                                    uint64_t ops, uint64_t rate) {
   Receiver r(ops);
   r.base = (uint64_t{1} << 41) + static_cast<uint64_t>(NowNs() % 1'000'000'000) * 1024;
-  natsConnection* nc = nullptr;
-  if (natsConnection_ConnectTo(&nc, nats_url.c_str()) != NATS_OK) {
-    return Status(Code::kUnavailable, "cannot connect to NATS at " + nats_url);
-  }
+  auto connected = net::ConnectNats(nats_url);  // with the process's NATS TLS (--nats-tls-*)
+  if (!connected.ok()) return connected.status();
+  natsConnection* nc = *connected;
   natsSubscription* sub = nullptr;
   const std::string subject = prefix + ".follow";
   if (natsConnection_Subscribe(&sub, nc, subject.c_str(), OnMessage, &r) != NATS_OK) {

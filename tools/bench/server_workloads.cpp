@@ -10,6 +10,7 @@
 
 #include "net/client/subscriber.h"
 #include "tools/bench/bridge_delay.h"
+#include "tools/bench/http_load.h"
 #include "tools/bench/pipelined_clients.h"
 #include "tools/bench/replica_lag.h"
 
@@ -33,12 +34,17 @@ const std::vector<std::string>& ServerWorkloads::Names() {
   static const std::vector<std::string> names = {"ping",
                                                  "ping_unpipelined",
                                                  "idle_connections",
+                                                 "connect",
                                                  "stream_catch_up",
                                                  "bridge_delay",
                                                  "replica_lag",
                                                  "follow_subscribers_0",
                                                  "follow_subscribers_1",
-                                                 "follow_subscribers_4"};
+                                                 "follow_subscribers_4",
+                                                 "follow_concurrent",
+                                                 "http_follow",
+                                                 "fans_concurrent",
+                                                 "http_fans"};
   return names;
 }
 
@@ -145,6 +151,25 @@ Status ServerWorkloads::BusyConnections(const std::atomic<bool>& stop, uint64_t*
   *done += replies_seen;
   *errors += error_replies;
   return failure;
+}
+
+Result<WorkloadResult> ServerWorkloads::Connects() {
+  std::vector<double> micros;
+  micros.reserve(flags_.latency_ops);
+  const auto start = SteadyClock::now();
+  for (uint64_t i = 0; i < flags_.latency_ops; ++i) {
+    const auto t0 = SteadyClock::now();
+    auto client = net::Client::Connect(flags_.client);
+    if (!client.ok()) return client.status();
+    RELGRAPH_RETURN_IF_ERROR((*client)->Ping());
+    client->reset();  // closed: its socket and TLS session end here
+    micros.push_back(std::chrono::duration<double, std::micro>(SteadyClock::now() - t0).count());
+  }
+  const std::string note =
+      flags_.client.tls.enabled ? "TLS handshake + HELLO + PING each" : "TCP + HELLO + PING each";
+  return Summarize("connect", flags_.latency_ops,
+                   std::chrono::duration<double>(SteadyClock::now() - start).count(),
+                   std::move(micros), note);
 }
 
 Result<WorkloadResult> ServerWorkloads::IdleConnections() {
@@ -296,6 +321,7 @@ Result<WorkloadResult> ServerWorkloads::StreamCatchUp() {
 
 Result<WorkloadResult> ServerWorkloads::Run(const std::string& name) {
   if (name == "idle_connections") return IdleConnections();
+  if (name == "connect") return Connects();
   if (name == "stream_catch_up") return StreamCatchUp();
   if (name == "bridge_delay") {
     if (flags_.nats_url.empty()) {
@@ -317,8 +343,58 @@ Result<WorkloadResult> ServerWorkloads::Run(const std::string& name) {
   if (name.starts_with("follow_subscribers_")) {
     return FollowsWithSubscribers(name, name.back() == '4' ? 4 : name.back() == '1' ? 1 : 0);
   }
+  if (name.starts_with("http_") || name.ends_with("_concurrent")) return OneInFlight(name);
   if (name.ends_with(kUnpipelinedSuffix)) return Unpipelined(name, flags_.latency_ops);
   return Pipelined(name, flags_.ops);
+}
+
+}  // namespace relgraph::bench
+
+namespace relgraph::bench {
+
+Result<WorkloadResult> ServerWorkloads::OneInFlight(const std::string& name) {
+  // Follows of new pairs far above the loaded graph's ids (a repeated pair is a no-op), and
+  // fans pages of loaded users; the same requests over both protocols.
+  const bool follows = name.find("follow") != std::string::npos;
+  const uint64_t salt = Mix(seed_ + fresh_pairs_.fetch_add(1'000'003));
+  auto pair = [&](uint64_t i) {
+    constexpr uint64_t kBase = uint64_t{1} << 40;
+    const uint64_t p = Mix(salt + i);
+    return std::pair<uint64_t, uint64_t>{kBase + (p & 0xffffff), kBase + ((p >> 24) & 0xffffff) + 1};
+  };
+  auto fans_of = [&](uint64_t i) { return followers_[Mix(salt + i) % followers_.size()]; };
+  if (name.starts_with("http_")) {
+    const std::string host = flags_.http_host + ":" + std::to_string(flags_.http_port);
+    const std::string auth = flags_.client.token.empty()
+                                 ? ""
+                                 : "Authorization: Bearer " + flags_.client.token + "\r\n";
+    return RunHttpLoad(
+        name, flags_.http_host, flags_.http_port, flags_.connections, flags_.latency_ops,
+        [&](uint64_t i) {
+          if (follows) {
+            const auto [a, b] = pair(i);
+            const std::string body =
+                "{\"follower\":" + std::to_string(a) + ",\"followee\":" + std::to_string(b) + "}";
+            return "POST /v1/follow HTTP/1.1\r\nHost: " + host + "\r\n" + auth +
+                   "Content-Type: application/json\r\nContent-Length: " +
+                   std::to_string(body.size()) + "\r\n\r\n" + body;
+          }
+          return "GET /v1/fans?user=" + std::to_string(fans_of(i)) + "&limit=20 HTTP/1.1\r\nHost: " +
+                 host + "\r\n" + auth + "\r\n";
+        });
+  }
+  return RunConcurrentCalls(name, flags_.client, flags_.connections, flags_.latency_ops,
+                            [&](net::Client& c, uint64_t i) {
+                              if (follows) {
+                                const auto [a, b] = pair(i);
+                                c.Queue(net::FollowRequest{a, b, std::nullopt});
+                              } else {
+                                net::FansRequest q;
+                                q.user = fans_of(i);
+                                q.limit = 20;
+                                c.Queue(q);
+                              }
+                            });
 }
 
 }  // namespace relgraph::bench

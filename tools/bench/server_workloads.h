@@ -37,6 +37,8 @@ struct ServerFlags {
   uint64_t bridge_rate = 5000;  // bridge_delay: follows per second
   std::string replica;          // replica_lag: a replica of the server, "host:port"
   double replica_lag_seconds = 10;
+  std::string http_host = "127.0.0.1";  // http_*: the JSON API (--http)
+  uint16_t http_port = 7780;
 };
 
 class ServerWorkloads {
@@ -52,9 +54,14 @@ class ServerWorkloads {
   Result<WorkloadResult> Pipelined(const std::string& name, uint64_t ops);
   Result<WorkloadResult> Unpipelined(const std::string& name, uint64_t ops);
   Result<WorkloadResult> IdleConnections();
+  // --latency-ops connections one after another, each opened (TCP, the TLS handshake when
+  // the client speaks TLS, HELLO), answering one PING, and closed: connections/s, p50/p99.
+  Result<WorkloadResult> Connects();
   Status BusyConnections(const std::atomic<bool>& stop, uint64_t* done, uint64_t* errors);
   Result<WorkloadResult> FollowsWithSubscribers(const std::string& name, uint32_t subscribers);
   Result<WorkloadResult> StreamCatchUp();
+  // http_follow, http_fans, follow_concurrent, fans_concurrent (http_load.h).
+  Result<WorkloadResult> OneInFlight(const std::string& name);
 
   const ServerFlags flags_;
   const uint64_t seed_;

@@ -31,15 +31,17 @@ void OnAsyncPublishError(jsCtx*, jsPubAckErr*, void* closure) {
 }
 
 Status Connect(const std::string& url, JetStream* j) {
-  // `url` may be a comma-separated list of one NATS cluster's servers (the client takes any).
-  natsStatus s = natsConnection_ConnectTo(&j->nc, url.c_str());
-  if (s != NATS_OK) return net::NatsError("connecting to " + url, s);
+  // `url` may be a comma-separated list of one NATS cluster's servers (the client takes any);
+  // NATS's TLS is the process's (--nats-tls-*, SetNatsTls), as for every NATS link.
+  auto nc = net::ConnectNats(url);
+  if (!nc.ok()) return nc.status();
+  j->nc = *nc;
   jsOptions jo;
   jsOptions_Init(&jo);
   jo.PublishAsync.MaxPending = 1 << 16;
   jo.PublishAsync.ErrHandler = OnAsyncPublishError;
   jo.PublishAsync.ErrHandlerClosure = j;
-  s = natsConnection_JetStream(&j->js, j->nc, &jo);
+  const natsStatus s = natsConnection_JetStream(&j->js, j->nc, &jo);
   return s == NATS_OK ? Status::OK() : net::NatsError("JetStream context", s);
 }
 

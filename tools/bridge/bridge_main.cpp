@@ -11,6 +11,8 @@
 #include <string>
 
 #include "net/client/event_format.h"
+#include "net/cluster/nats_link.h"
+#include "net/tls/tls_flags.h"
 #include "relgraph_version.h"
 #include "tools/bridge/bridge.h"
 
@@ -26,6 +28,10 @@ LSN as the message id; resumes where it stopped after any crash.
 
   --relgraph=HOST:PORT   the relgraphd to read                  [127.0.0.1:7707]
   --token=TOKEN          its auth token (or RELGRAPH_TOKEN)
+  --tls, --tls-ca=FILE, --tls-cert=FILE, --tls-key=FILE, --tls-server-name=NAME,
+  --tls-insecure         reach relgraphd over TLS (docs/security.md)
+  --nats-tls-ca=FILE, --nats-tls-cert=FILE, --nats-tls-key=FILE
+                         reach NATS over TLS (or give a tls:// URL)
   --nats=URL[,URL...]    the NATS server, or several of one NATS cluster
                                                                 [nats://127.0.0.1:4222]
   --stream=NAME          the JetStream stream, created if absent [RELGRAPH]
@@ -41,6 +47,7 @@ LSN as the message id; resumes where it stopped after any crash.
 
 int Main(int argc, char** argv) {
   BridgeOptions o;
+  net::NatsTlsOptions nats_tls_options;
   if (const char* token = std::getenv("RELGRAPH_TOKEN")) o.relgraph.token = token;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -82,6 +89,11 @@ int Main(int argc, char** argv) {
       if (value != "now" && (value.empty() || *end != '\0')) {
         bad = Status::InvalidArgument("--from takes an LSN or 'now', not '" + value + "'");
       }
+    } else if (auto tls = net::ApplyTlsFlag(a, &o.relgraph.tls); !tls.ok() || *tls) {
+      bad = tls.status();
+    } else if (auto nats_tls = net::ApplyNatsTlsFlag(a, &nats_tls_options);
+               !nats_tls.ok() || *nats_tls) {
+      bad = nats_tls.status();
     } else {
       bad = Status::InvalidArgument("unknown flag '" + a + "' (see --help)");
     }
@@ -90,6 +102,7 @@ int Main(int argc, char** argv) {
       return 2;
     }
   }
+  net::SetNatsTls(nats_tls_options);
   std::signal(SIGINT, [](int) { g_stop = true; });
   std::signal(SIGTERM, [](int) { g_stop = true; });
   Bridge bridge(o);

@@ -20,6 +20,8 @@
 
 #include "net/client/client.h"
 #include "net/client/event_format.h"
+#include "net/cluster/nats_link.h"
+#include "net/tls/tls_flags.h"
 #include "relgraph_version.h"
 #include "tools/cli/cli_commands.h"
 
@@ -34,8 +36,10 @@ void PrintUsage() {
       "  defaults: -h 127.0.0.1 -p 7707; RELGRAPH_TOKEN supplies -a\n"
       "  without a command: an interactive session ('help', 'quit')\n"
       "  exit status: 0 done, 1 an error from the server or the connection, 2 bad usage\n"
+      "TLS (docs/security.md; RELGRAPH_TLS_CA, RELGRAPH_TLS_CERT and RELGRAPH_TLS_KEY supply\n"
+      "  --tls-ca, --tls-cert and --tls-key):\n%s%s"
       "\ncommands:\n%s",
-      CommandUsage().c_str());
+      net::kTlsFlagsHelp, net::kNatsTlsFlagsHelp, CommandUsage().c_str());
 }
 
 // Reads commands from stdin until EOF or 'quit', printing each reply through `run`; after a
@@ -171,7 +175,17 @@ int Subscribe(const net::ClientOptions& client, const std::vector<std::string>& 
 int Main(int argc, char** argv) {
   net::ClientOptions options;
   if (const char* token = std::getenv("RELGRAPH_TOKEN")) options.token = token;
+  // The environment's TLS files, so that a shell sets them once; flags win.
+  for (auto [variable, file] : {std::pair{"RELGRAPH_TLS_CA", &options.tls.ca_file},
+                                std::pair{"RELGRAPH_TLS_CERT", &options.tls.cert_file},
+                                std::pair{"RELGRAPH_TLS_KEY", &options.tls.key_file}}) {
+    if (const char* value = std::getenv(variable); value != nullptr && *value != '\0') {
+      options.tls.enabled = true;
+      *file = value;
+    }
+  }
   bool json = false;
+  net::NatsTlsOptions nats_tls;  // --cluster's NATS over TLS
   std::string cluster;  // nats://HOST:PORT: commands go through the cluster's shard map
   std::vector<std::string> words;
   for (int i = 1; i < argc; ++i) {
@@ -201,6 +215,16 @@ int Main(int argc, char** argv) {
         return 2;
       }
       options.port = port;
+    } else if (auto tls = net::ApplyTlsFlag(a, &options.tls); !tls.ok() || *tls) {
+      if (!tls.ok()) {
+        std::fprintf(stderr, "relgraph-cli: %s\n", tls.status().message().c_str());
+        return 2;
+      }
+    } else if (auto nats = net::ApplyNatsTlsFlag(a, &nats_tls); !nats.ok() || *nats) {
+      if (!nats.ok()) {
+        std::fprintf(stderr, "relgraph-cli: %s\n", nats.status().message().c_str());
+        return 2;
+      }
     } else if (a.size() > 1 && a[0] == '-') {
       std::fprintf(stderr, "relgraph-cli: unknown option '%s' (see --help)\n", a.c_str());
       return 2;
@@ -213,6 +237,7 @@ int Main(int argc, char** argv) {
     PrintUsage();
     return 0;
   }
+  net::SetNatsTls(nats_tls);
   if (!cluster.empty()) {
     if (!words.empty() && words[0] == "subscribe") {
       std::fprintf(stderr,

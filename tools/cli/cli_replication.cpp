@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "net/protocol/json_codec.h"
 #include "tools/cli/cli_args.h"
 #include "tools/cli/cli_command.h"
 #include "tools/cli/cli_render.h"
@@ -57,6 +58,7 @@ void AddReplicationCommands(CommandMap* m) {
         [](net::Client& c, const auto&, bool json) -> Result<std::string> {
           auto r = c.Replication();
           if (!r.ok()) return r.status();
+          if (json) return net::ToJson(*r) + "\n";  // as over HTTP (json_codec.h)
           Rendered o;
           o.AddText("role", r->role == net::ReplicationRole::kReplica ? "replica" : "primary");
           if (!r->primary.empty()) o.AddText("primary", r->primary);

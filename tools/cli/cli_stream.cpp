@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "net/protocol/json_codec.h"
 #include "tools/cli/cli_args.h"
 #include "tools/cli/cli_command.h"
 #include "tools/cli/cli_render.h"
@@ -31,19 +32,11 @@ void AddStreamCommands(CommandMap* m) {
         [](net::Client& c, const auto&, bool json) -> Result<std::string> {
           auto list = c.Cursors();
           if (!list.ok()) return list.status();
+          if (json) return net::ToJson(net::CursorsReply{*list}) + "\n";  // as over HTTP
           std::string out;
           for (const net::CursorEntry& k : *list) {
-            if (json) {
-              Rendered r;
-              r.AddText("name", k.name);
-              r.Add("acked_lsn", k.acked_lsn);
-              r.AddInt("acked_ms", k.acked_ms);
-              r.AddBool("expired", k.expired);
-              out += r.Json();
-            } else {
-              out += k.name + " " + std::to_string(k.acked_lsn) + " at " +
-                     std::to_string(k.acked_ms) + (k.expired ? " (expired)" : "") + "\n";
-            }
+            out += k.name + " " + std::to_string(k.acked_lsn) + " at " +
+                   std::to_string(k.acked_ms) + (k.expired ? " (expired)" : "") + "\n";
           }
           return out;
         }}},

@@ -28,6 +28,15 @@ Status ParseNumber(const std::string& key, const std::string& value, T min, T ma
   return Status::OK();
 }
 
+// "--key" alone or "--key=true": true; "--key=false": false.
+Status ParseBool(const std::string& key, const std::string& value, bool* out) {
+  if (value != "" && value != "true" && value != "false") {
+    return Status::InvalidArgument("--" + key + " takes true or false, not '" + value + "'");
+  }
+  *out = value != "false";
+  return Status::OK();
+}
+
 // Milliseconds in [min, one day].
 Status ParseMs(const std::string& key, const std::string& value, uint64_t min,
                std::chrono::milliseconds* out) {
@@ -56,13 +65,22 @@ Status ReadTokenFile(const std::string& path, std::string* token) {
   return Status::OK();
 }
 
+Status ApplyKey(const std::string& key, const std::string& value, DaemonConfig* c);
+
 Status Apply(const std::string& key, const std::string& value, DaemonConfig* c) {
+  RELGRAPH_RETURN_IF_ERROR(ApplyKey(key, value, c));
+  c->given[key] = value;
+  return Status::OK();
+}
+
+Status ApplyKey(const std::string& key, const std::string& value, DaemonConfig* c) {
   uint64_t n = 0;
   if (key == "listen") return net::ParseHostPort(value, &c->server.host, &c->server.port);
   if (key == "http") {
     c->http = value != "off";
     return c->http ? net::ParseHostPort(value, &c->http_host, &c->http_port) : Status::OK();
   }
+  if (key == "http-threads") return ParseNumber<uint32_t>(key, value, 1, 16, &c->http_threads);
   if (key == "ready-max-lag-ms") {
     return ParseNumber<uint64_t>(key, value, 0, uint64_t{1} << 40, &c->ready_max_lag_ms);
   }
@@ -82,6 +100,31 @@ Status Apply(const std::string& key, const std::string& value, DaemonConfig* c) 
     return Status::OK();
   }
   if (key == "auth-token-file") return ReadTokenFile(value, &c->server.auth_token);
+  if (key == "clients-file") {
+    c->server.clients_file = value;
+    return Status::OK();
+  }
+  if (key == "tls-cert" || key == "tls-key" || key == "tls-ca") {
+    if (value.empty()) return Bad(key, value, "wants a file");
+    (key == "tls-cert" ? c->server.tls.cert_file
+                       : key == "tls-key" ? c->server.tls.key_file : c->server.tls.ca_file) = value;
+    return Status::OK();
+  }
+  if (key == "tls-require-client-cert") {
+    return ParseBool(key, value, &c->server.tls.require_client_cert);
+  }
+  if (key == "require-tls") return ParseBool(key, value, &c->require_tls);
+  if (key == "link-tls") {
+    bool on = false;
+    RELGRAPH_RETURN_IF_ERROR(ParseBool(key, value, &on));
+    c->link_tls = on;
+    return Status::OK();
+  }
+  if (key == "nats-tls-ca" || key == "nats-tls-cert" || key == "nats-tls-key") {
+    (key == "nats-tls-ca" ? c->nats_tls_ca
+                          : key == "nats-tls-cert" ? c->nats_tls_cert : c->nats_tls_key) = value;
+    return Status::OK();
+  }
   if (key == "io-threads") return ParseNumber<uint32_t>(key, value, 1, 64, &c->server.io_threads);
   if (key == "max-connections") {
     return ParseNumber<uint32_t>(key, value, 1, 1000000, &c->server.max_connections);
@@ -120,13 +163,7 @@ Status Apply(const std::string& key, const std::string& value, DaemonConfig* c) 
     c->replica_token = value;
     return Status::OK();
   }
-  if (key == "resync") {  // --resync alone means true
-    if (value != "" && value != "true" && value != "false") {
-      return Status::InvalidArgument("--resync takes true or false, not '" + value + "'");
-    }
-    c->resync = value != "false";
-    return Status::OK();
-  }
+  if (key == "resync") return ParseBool(key, value, &c->resync);  // --resync alone: true
   if (key == "cluster") return ParseNatsUrls(key, value, &c->cluster);
   if (key == "group") {
     c->group = value;
@@ -166,13 +203,7 @@ Status Apply(const std::string& key, const std::string& value, DaemonConfig* c) 
   if (key == "max-blocks") {
     return ParseNumber<uint32_t>(key, value, 1, kMaxBlocksLimit, &c->db.graph.max_blocks);
   }
-  if (key == "hide-blocked-by") {
-    if (value != "" && value != "true" && value != "false") {
-      return Status::InvalidArgument("--hide-blocked-by takes true or false, not '" + value + "'");
-    }
-    c->db.graph.hide_blocked_by = value != "false";
-    return Status::OK();
-  }
+  if (key == "hide-blocked-by") return ParseBool(key, value, &c->db.graph.hide_blocked_by);
   FeedOptions& feed = c->db.feed;
   if (key == "feed-posts-per-author") {
     return ParseNumber<uint32_t>(key, value, 1, 50'000, &feed.posts_per_author);
@@ -213,6 +244,21 @@ Status Apply(const std::string& key, const std::string& value, DaemonConfig* c) 
     c->db.graph.rate_limit = {true, double(capacity), double(refill)};
     return Status::OK();
   }
+  if (key == "log-format") {
+    if (value != "text" && value != "json") return Bad(key, value, "expected text or json");
+    c->log_format = value == "json" ? LogFormat::kJson : LogFormat::kText;
+    return Status::OK();
+  }
+  if (key == "slowlog-us") {
+    if (value == "off" || value == "-1") {
+      c->server.slowlog_us = -1;
+      return Status::OK();
+    }
+    return ParseNumber<int64_t>(key, value, 0, int64_t{3600} * 1000000, &c->server.slowlog_us);
+  }
+  if (key == "slowlog-max-len") {
+    return ParseNumber<uint32_t>(key, value, 0, 10000, &c->server.slowlog_max_len);
+  }
   if (key == "log-level") {
     if (value == "error")
       c->log_level = LogLevel::kError;
@@ -226,6 +272,19 @@ Status Apply(const std::string& key, const std::string& value, DaemonConfig* c) 
   }
   return Status::InvalidArgument("unknown option --" + key + " (see --help)");
 }
+
+}  // namespace
+
+net::TlsClientOptions LinkTlsOf(const DaemonConfig& config) {
+  net::TlsClientOptions tls;
+  tls.enabled = config.link_tls.value_or(config.server.tls.enabled());
+  tls.ca_file = config.server.tls.ca_file;
+  tls.cert_file = config.server.tls.cert_file;
+  tls.key_file = config.server.tls.key_file;
+  return tls;
+}
+
+namespace {
 
 // "--key=value" or "--flag" -> key, value.
 Status SplitArg(const std::string& arg, std::string* key, std::string* value) {
@@ -298,6 +357,28 @@ usage: relgraphd [--key=value ...]      every key may also be set in a --config 
                               none: leave it to the OS                [everysec]
   --auth-token=TOKEN          clients must send it in HELLO           [none]
   --auth-token-file=PATH      the same, read from the first line of a file
+  --clients-file=PATH         named clients, their hashed tokens or certificate
+                              names and permissions (docs/security.md); with
+                              --auth-token, that token is one more client
+                              holding every permission              [none]
+  --tls-cert=FILE             speak TLS only (the HTTP port HTTPS), with this
+                              certificate chain (PEM); also this node's client
+                              certificate on its links
+                                                                    [none]
+  --tls-key=FILE              the certificate's private key (PEM)   [none]
+  --tls-ca=FILE               CAs whose client certificates are accepted (mutual
+                              TLS; a client whose certificate's CN names a
+                              "cert" client needs no token), and whose server
+                              certificates this node's links trust  [none]
+  --tls-require-client-cert[=true|false]  refuse TLS clients without a
+                              certificate from --tls-ca             [false]
+  --require-tls[=true|false]  refuse to start unless both ports speak TLS and a
+                              client is defined                     [false]
+  --link-tls[=true|false]     links to a primary speak TLS  [as --tls-cert]
+  --nats-tls-ca=FILE          CAs NATS servers are checked against (tls:// URLs
+                              or a NATS server that requires TLS)   [system]
+  --nats-tls-cert=FILE        client certificate for NATS (mutual TLS) [none]
+  --nats-tls-key=FILE         its key                               [none]
   --io-threads=N              threads serving connections (1..64)   [1]
   --max-connections=N         more are refused with resource_exhausted [10000]
   --max-frame=BYTES           larger frames close the connection    [1048576]
@@ -315,7 +396,8 @@ usage: relgraphd [--key=value ...]      every key may also be set in a --config 
                               the last S seconds         [1073741824,604800]
   --replica-of=HOST:PORT      run as a read-only replica of that primary: copy
                               its snapshot if needed, then apply its WAL [none]
-  --replica-token=TOKEN       the primary's --auth-token, for the replica [none]
+  --replica-token=TOKEN       the token this node sends to its primary (a client
+                              with the replication permission there) [none]
   --resync[=true|false]       a replica that diverged (after a failover) drops its
                               data and copies the primary again      [false]
   --sync-replicas=N           a write is acknowledged only once N replicas hold it
@@ -356,12 +438,20 @@ usage: relgraphd [--key=value ...]      every key may also be set in a --config 
   --feed-inbox-budget-mb=MB   memory for materialized inboxes       [1024]
   --feed-fanout-gather-us=US  fan-out waits this long after a publish,
                               so a burst costs one wake-up (0: none) [1000]
-  --http=HOST:PORT|off        the HTTP port: /healthz, /readyz, /metrics
-                              (docs/http.md); a port taken is logged and
-                              relgraphd serves on without it [127.0.0.1:7780]
+  --http=HOST:PORT|off        the HTTP port: /healthz, /readyz, /metrics and
+                              the JSON API /v1/ (docs/http.md); a port taken
+                              is logged and relgraphd serves on without it
+                                                            [127.0.0.1:7780]
+  --http-threads=N            the HTTP port's own threads (1..16)       [1]
   --ready-max-lag-ms=MS       /readyz: a replica further behind its primary
                               is not ready                          [10000]
+  --slowlog-us=US|off         keep commands taking at least US µs in the
+                              slow-command log (SLOWLOG) and log them; 0:
+                              every command; -1 or off: none         [10000]
+  --slowlog-max-len=N         entries the slow-command log keeps (0..10000) [128]
   --log-level=LEVEL           error, info or debug                  [info]
+  --log-format=FORMAT         text, or json: one object per line with ts,
+                              level, msg and the line's fields       [text]
   --config=FILE               read keys from FILE first
   --help                      this text
   --version                   relgraphd VERSION

@@ -24,21 +24,14 @@
 #include "net/roles/service/command_service.h"
 #include "net/server/server.h"
 #include "relgraph_version.h"
+#include "tools/relgraphd/crash_report.h"
 #include "tools/relgraphd/daemon_config.h"
+#include "tools/relgraphd/daemon_log.h"
+#include "tools/relgraphd/daemon_reload.h"
 #include "tools/relgraphd/systemd_notify.h"
 
 namespace relgraph {
 namespace {
-
-LogLevel g_level = LogLevel::kInfo;
-
-template <typename... Args>
-void Log(LogLevel level, const char* format, Args... args) {
-  if (level > g_level) return;
-  std::fprintf(stderr, "relgraphd: ");
-  std::fprintf(stderr, format, args...);
-  std::fputc('\n', stderr);
-}
 
 // Writes a snapshot every `interval` seconds until stopped.
 class SnapshotScheduler {
@@ -99,6 +92,36 @@ void RaiseOpenFileLimit(uint32_t max_connections) {
   }
 }
 
+bool IsLoopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+// A port others can reach, without TLS or without clients, is said loudly at start;
+// --require-tls refuses to start unless both ports speak TLS and a client is defined.
+bool CheckExposure(const DaemonConfig& config) {
+  const bool tls = config.server.tls.enabled();
+  const bool clients = !config.server.auth_token.empty() || !config.server.clients_file.empty();
+  if (config.require_tls && (!tls || !clients)) {
+    Log(LogLevel::kError, "--require-tls: %s (docs/security.md)",
+        !tls ? "give --tls-cert and --tls-key" : "define a client: --clients-file or --auth-token");
+    return false;
+  }
+  const bool exposed = !IsLoopback(config.server.host) ||
+                       (config.http && !IsLoopback(config.http_host));
+  if (exposed && (!tls || !clients)) {
+    Log(LogLevel::kError,
+        "WARNING: listening on %s:%u%s %s: %s. Anyone who can reach the port can read "
+        "and change the whole graph. See docs/security.md; --require-tls refuses this.",
+        config.server.host.c_str(), static_cast<unsigned>(config.server.port),
+        config.http ? (" and HTTP " + config.http_host + ":" + std::to_string(config.http_port)).c_str() : "",
+        !tls && !clients ? "without TLS and without clients"
+                         : !tls ? "without TLS" : "without clients",
+        !tls ? "tokens, user ids and follows travel in clear text"
+             : "every connection gets every permission");
+  }
+  return true;
+}
+
 // The group agent's settings from the flags.
 GroupAgentOptions GroupOptionsOf(const DaemonConfig& config, const std::string& advertise) {
   GroupAgentOptions go;
@@ -116,9 +139,12 @@ GroupAgentOptions GroupOptionsOf(const DaemonConfig& config, const std::string& 
 }
 
 int Main(int argc, char** argv) {
-  auto config = ParseDaemonConfig(std::vector<std::string>(argv + 1, argv + argc));
+  InstallCrashReport();
+  SighupReloader reloader;  // first: SIGHUP stays blocked in every thread started after it
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  auto config = ParseDaemonConfig(args);
   if (!config.ok()) {
-    std::fprintf(stderr, "relgraphd: %s\n", config.status().ToString().c_str());
+    Log(LogLevel::kError, "%s", config.status().ToString().c_str());
     return 2;
   }
   if (config->help) {
@@ -129,51 +155,53 @@ int Main(int argc, char** argv) {
     std::printf("relgraphd %s\n", kVersion);
     return 0;
   }
-  g_level = config->log_level;
+  SetLog(config->log_level, config->log_format);
   RaiseOpenFileLimit(config->server.max_connections);
 
   if (!config->cluster.empty() && config->shard_id == 0) {
-    std::fprintf(stderr, "relgraphd: --cluster needs --shard-id (this shard's id in the map)\n");
+    Log(LogLevel::kError, "--cluster needs --shard-id (this shard's id in the map)");
     return 2;
   }
   if (!config->cluster.empty() && !config->replica_of.empty()) {
-    std::fprintf(stderr,
-                 "relgraphd: a shard's replica is a member of the shard's replication group: "
-                 "give --group (the group the shard map names) instead of --replica-of "
-                 "(docs/cluster.md, \"Shard replicas\")\n");
+    Log(LogLevel::kError,
+        "a shard's replica is a member of the shard's replication group: "
+        "give --group (the group the shard map names) instead of --replica-of "
+        "(docs/cluster.md, \"Shard replicas\")");
     return 2;
   }
   if (!config->cluster.empty() && config->db.feed.posts_per_author > kMaxPostsPerRecord) {
     // A first fan's back-fill carries an author's retained posts in one WAL record.
-    std::fprintf(stderr,
-                 "relgraphd: a cluster shard keeps at most %u posts per author (posts_per_author "
-                 "is %u)\n",
-                 kMaxPostsPerRecord, config->db.feed.posts_per_author);
+    Log(LogLevel::kError,
+        "a cluster shard keeps at most %u posts per author (posts_per_author "
+        "is %u)",
+        kMaxPostsPerRecord, config->db.feed.posts_per_author);
     return 2;
   }
   if (!config->group.empty() && !config->replica_of.empty()) {
-    std::fprintf(stderr,
-                 "relgraphd: a group member follows whomever the group's lease names: drop "
-                 "--replica-of\n");
+    Log(LogLevel::kError,
+        "a group member follows whomever the group's lease names: drop "
+        "--replica-of");
     return 2;
   }
   if (config->group_nats.empty()) {
     config->group_nats = config->cluster.empty() ? "nats://127.0.0.1:4222" : config->cluster;
   }
+  if (!CheckExposure(*config)) return 2;
+  net::SetNatsTls({config->nats_tls_ca, config->nats_tls_cert, config->nats_tls_key});
   if (!config->group.empty()) {
     if (Status s = CheckGroupTiming(GroupOptionsOf(*config, "(this node)")); !s.ok()) {
-      std::fprintf(stderr, "relgraphd: %s\n", s.message().c_str());
+      Log(LogLevel::kError, "%s", s.message().c_str());
       return 2;
     }
     if (config->server.host == "0.0.0.0" && config->advertise.empty()) {
-      std::fprintf(stderr,
-                   "relgraphd: listening on 0.0.0.0: give --advertise=HOST:PORT, the "
-                   "address the group's members and clients reach this node at\n");
+      Log(LogLevel::kError,
+          "listening on 0.0.0.0: give --advertise=HOST:PORT, the "
+          "address the group's members and clients reach this node at");
       return 2;
     }
   }
   if (config->resync && config->replica_of.empty()) {
-    std::fprintf(stderr, "relgraphd: --resync needs --replica-of\n");
+    Log(LogLevel::kError, "--resync needs --replica-of");
     return 2;
   }
   // The HTTP port first: /healthz answers and /readyz says "recovering" while the data
@@ -181,14 +209,17 @@ int Main(int argc, char** argv) {
   ObservePortOptions oo;
   oo.http.host = config->http_host;
   oo.http.port = config->http_port;
+  oo.http.threads = config->http_threads;
+  oo.http.tls = config->server.tls;  // HTTPS with the binary port's certificate (docs/http.md)
   oo.ready_max_lag_ms = config->ready_max_lag_ms;
   ObservePort observe(oo);
   if (config->http) {
     if (Status s = observe.Start(); !s.ok()) {
       Log(LogLevel::kError, "no HTTP port: %s", s.ToString().c_str());
     } else {
-      Log(LogLevel::kInfo, "HTTP on %s:%u (/healthz, /readyz, /metrics)",
-          config->http_host.c_str(), static_cast<unsigned>(observe.port()));
+      Log(LogLevel::kInfo, "%s on %s:%u (/healthz, /readyz, /metrics, /v1/ JSON API)",
+          oo.http.tls.enabled() ? "HTTPS" : "HTTP", config->http_host.c_str(),
+          static_cast<unsigned>(observe.port()));
     }
   }
   // The replication group's sync_replicas outlives the process (docs/replication.md).
@@ -221,6 +252,9 @@ int Main(int argc, char** argv) {
     return 1;
   }
   const RecoveryInfo& r = (*db)->recovery();
+  for (const std::string& skipped : r.skipped_snapshots) {
+    Log(LogLevel::kError, "skipped snapshot %s (an older one and the WAL serve)", skipped.c_str());
+  }
   Log(LogLevel::kInfo,
       "recovered lsn %llu: snapshot '%s' (%llu edges) + %llu WAL records in %.2f s",
       static_cast<unsigned long long>(r.last_lsn), r.snapshot_file.c_str(),
@@ -265,20 +299,35 @@ int Main(int argc, char** argv) {
         static_cast<unsigned long long>(shard->stats().map_version),
         shard->joined() ? "" : ", not joined yet: NATS does not answer (INFO cluster_joined)");
   }
+  config->server.on_slow_command = [](const net::SlowlogEntry& e) {
+    LogLine(LogLevel::kInfo, "slow command",
+            {{"command", e.command},
+             {"duration_us", std::to_string(e.duration_us), true},
+             {"client", e.client},
+             {"args", e.args}});
+  };
+  config->server.on_security_event = [](const std::string& line) {
+    Log(LogLevel::kInfo, "security: %s", line.c_str());
+  };
   net::Server server(config->server, &service);
   if (Status s = server.Start(); !s.ok()) {
     Log(LogLevel::kError, "%s", s.ToString().c_str());
     return 1;
   }
-  Log(LogLevel::kInfo, "listening on %s:%u%s", config->server.host.c_str(),
+  // SIGHUP reads the HTTP port's certificate again with the binary port's.
+  reloader.OnSecurityReload([&](const DaemonConfig& c) { return observe.ReloadTls(c.server.tls); });
+  reloader.Start(args, *config, &server);  // SIGHUP: daemon_reload.h
+  Log(LogLevel::kInfo, "listening on %s:%u%s%s", config->server.host.c_str(),
       static_cast<unsigned>(server.port()),
-      config->server.auth_token.empty() ? "" : " (token required)");
+      config->server.tls.enabled() ? " over TLS" : "",
+      server.Authenticate("").ok() ? " (no clients defined: anyone may do anything)" : "");
   // The address members and clients reach this node at.
   const std::string advertise = !config->advertise.empty()
                                     ? config->advertise
                                     : config->server.host + ":" + std::to_string(server.port());
   FollowerOptions fo;
   fo.primary.token = config->replica_token;
+  fo.primary.tls = LinkTlsOf(*config);
   fo.name = advertise;
   fo.resync_when_diverged = group_member;  // a group saves a diverged tail and resyncs
   if (group_member) fo.silence_timeout = config->group_lease;
@@ -321,6 +370,7 @@ int Main(int argc, char** argv) {
     SnapshotScheduler snapshots(db->get(), config->snapshot_interval_s);
     closed = server.Wait();  // returns after SIGINT/SIGTERM and a drained shutdown
   }
+  reloader.Stop();
   NotifySystemd("STOPPING=1\nSTATUS=flushing and stopping").IgnoreError();
   if (agent) agent->Stop(/*release=*/true);  // a member takes over at once
   role.Stop();

@@ -1,7 +1,7 @@
 package relgraph
 
 // The typed calls of named cursors, snapshot transfer and replication (docs/protocol.md
-// 0x32-0x3c). SUBSCRIBE is subscriber.go's.
+// 0x32-0x3c), the shard map and the slow-command log (0x3e, 0x3f). SUBSCRIBE is subscriber.go's.
 
 import (
 	"context"
@@ -11,67 +11,76 @@ import (
 
 // Ack records that the consumer name has handled every change up to lsn; the cursor resumes
 // at lsn + 1 (SUBSCRIBE FromCursor). A new name creates the cursor.
-func (c *Client) Ack(ctx context.Context, name string, lsn uint64) error {
+func (c *Calls) Ack(ctx context.Context, name string, lsn uint64) error {
 	var e enc
 	e.str(name)
 	e.u64(lsn)
-	_, err := do(ctx, c, OpAck, e.b, noBody)
+	_, err := do(ctx, c.rt, OpAck, e.b, noBody)
 	return err
 }
 
 // Cursors lists every named cursor in name order.
-func (c *Client) Cursors(ctx context.Context) ([]CursorInfo, error) {
-	return do(ctx, c, OpCursors, nil, decodeCursors)
+func (c *Calls) Cursors(ctx context.Context) ([]CursorInfo, error) {
+	return do(ctx, c.rt, OpCursors, nil, decodeCursors)
 }
 
 // DeleteCursor forgets a named cursor (CodeNotFound when there is none).
-func (c *Client) DeleteCursor(ctx context.Context, name string) error {
+func (c *Calls) DeleteCursor(ctx context.Context, name string) error {
 	var e enc
 	e.str(name)
-	_, err := do(ctx, c, OpDeleteCursor, e.b, noBody)
+	_, err := do(ctx, c.rt, OpDeleteCursor, e.b, noBody)
 	return err
 }
 
 // Replication returns the node's role, link state and replicas.
-func (c *Client) Replication(ctx context.Context) (Replication, error) {
-	return do(ctx, c, OpReplication, nil, decodeReplication)
+func (c *Calls) Replication(ctx context.Context) (Replication, error) {
+	return do(ctx, c.rt, OpReplication, nil, decodeReplication)
 }
 
 // Position tells the node's role, epoch and applied and durable LSN. Requests sent after it on
 // the same connection see at least AppliedLSN.
-func (c *Client) Position(ctx context.Context) (Position, error) {
-	return do(ctx, c, OpPosition, nil, func(d *dec) Position {
+func (c *Calls) Position(ctx context.Context) (Position, error) {
+	return do(ctx, c.rt, OpPosition, nil, func(d *dec) Position {
 		return Position{Role: d.u8(), Epoch: d.u64(), AppliedLSN: d.u64(), DurableLSN: d.u64()}
 	})
 }
 
 // ShardMap returns the shard map a cluster's shard holds, in its versioned text form
 // (docs/cluster.md, "Clients without NATS").
-func (c *Client) ShardMap(ctx context.Context) (string, error) {
-	return do(ctx, c, OpShardMap, nil, func(d *dec) string { return d.str() })
+func (c *Calls) ShardMap(ctx context.Context) (string, error) {
+	return do(ctx, c.rt, OpShardMap, nil, func(d *dec) string { return d.str() })
+}
+
+// Slowlog reads the server's slow-command log: its newest count entries (0: all), newest
+// first; with reset the server empties it after the read. It is about the node asked.
+func (c *Client) Slowlog(ctx context.Context, count uint16, reset bool) (Slowlog, error) {
+	var e enc
+	e.u16(count)
+	e.bool(reset)
+	return do(ctx, c, OpSlowlog, e.b, decodeSlowlog)
 }
 
 // Promote makes a replica a primary of a new epoch (never retried: each starts an epoch).
-func (c *Client) Promote(ctx context.Context, force bool) (PromoteReply, error) {
+func (c *Calls) Promote(ctx context.Context, force bool) (PromoteReply, error) {
 	var e enc
 	e.bool(force)
-	return do(ctx, c, OpPromote, e.b, func(d *dec) PromoteReply {
+	return do(ctx, c.rt, OpPromote, e.b, func(d *dec) PromoteReply {
 		return PromoteReply{Epoch: d.u64(), EpochID: d.u64(), FirstLSN: d.u64()}
 	})
 }
 
 // ReplicaOf makes the node follow primary ("HOST:PORT"); resync copies its snapshot first.
-func (c *Client) ReplicaOf(ctx context.Context, primary string, resync bool) error {
+func (c *Calls) ReplicaOf(ctx context.Context, primary string, resync bool) error {
 	var e enc
 	e.str(primary)
 	e.bool(resync)
-	_, err := do(ctx, c, OpReplicaOf, e.b, noBody)
+	_, err := do(ctx, c.rt, OpReplicaOf, e.b, noBody)
 	return err
 }
 
 // ReplicaAck reports a replica's position (usually sent on its ReplicationStream instead).
-func (c *Client) ReplicaAck(ctx context.Context, name string, applied, durable uint64) error {
-	_, err := do(ctx, c, OpReplicaAck, encodeReplicaAck(name, applied, durable), noBody)
+func (c *Calls) ReplicaAck(ctx context.Context, name string, applied, durable uint64) error {
+	_, err := do(ctx, c.rt, OpReplicaAck, encodeReplicaAck(name, applied, durable), noBody)
 	return err
 }
 
@@ -85,7 +94,7 @@ func encodeReplicaAck(name string, applied, durable uint64) []byte {
 
 // dialStream makes a connection of its own for a stream (not one of the pool's).
 func (c *Client) dialStream(ctx context.Context) (*Conn, error) {
-	return Dial(ctx, c.Addr(), DialOptions{Token: c.opts.Token, DialTimeout: c.opts.DialTimeout})
+	return c.dial(ctx, c.Addr())
 }
 
 // FetchSnapshot copies the server's newest snapshot file to w, on a connection of its own,

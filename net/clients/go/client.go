@@ -11,12 +11,14 @@ package relgraph
 //   - a write refused with read_only by a replica, when RetrySafe(op): the error's message
 //     is the primary's HOST:PORT, and the Client sends this and every later request there
 //     (with an empty message, a group electing its primary, it waits and asks again).
-// Server errors are never retried otherwise; they are returned as *Error.
+// Server errors are never retried otherwise; they are returned as *Error. Nor is a TLS
+// refusal (a *ConnError holding a *TLSError: a certificate not trusted, a plain port...).
 //
 // Thread-safety: every method may be called from any goroutine.
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"math/rand"
 	"sync"
@@ -37,6 +39,11 @@ type Options struct {
 	BackoffMax  time.Duration // [2 s]
 	// NoRedirect: return read_only to the caller instead of following it to the primary.
 	NoRedirect bool
+	// TLSConfig: speak TLS with this configuration; it wins over TLS. An empty ServerName
+	// is the host of the address dialed.
+	TLSConfig *tls.Config
+	// TLS: speak TLS configured from PEM files (read once, by New). Both nil: plain TCP.
+	TLS *TLSOptions
 }
 
 func (o *Options) defaults() {
@@ -74,11 +81,14 @@ type slot struct {
 
 // Client is a pool of connections to one server (or, after a read_only redirect, its primary).
 type Client struct {
+	Calls  // the typed calls, sent to this server
 	opts   Options
 	addr   atomic.Pointer[string]
 	slots  []*slot
 	next   atomic.Uint32
 	closed atomic.Bool
+	tls    *tlsSetup  // nil: plain TCP
+	tlsErr error      // the TLS files did not load: every dial fails with it
 	mu     sync.Mutex // guards hello
 	hello  Hello
 }
@@ -87,6 +97,8 @@ type Client struct {
 func New(o Options) *Client {
 	o.defaults()
 	c := &Client{opts: o}
+	c.tls, c.tlsErr = makeTLS(o.TLSConfig, o.TLS)
+	c.Calls = Calls{rt: c}
 	a := o.Addr
 	c.addr.Store(&a)
 	for i := 0; i < o.PoolSize; i++ {
@@ -95,7 +107,8 @@ func New(o Options) *Client {
 	return c
 }
 
-// Connect makes a Client and one connection now, so a wrong address or token shows at once.
+// Connect makes a Client and one connection now, so a wrong address, token or TLS setting
+// shows at once.
 func Connect(ctx context.Context, o Options) (*Client, error) {
 	c := New(o)
 	if _, err := c.conn(ctx, c.slots[0]); err != nil {
@@ -179,7 +192,7 @@ func (c *Client) conn(ctx context.Context, s *slot) (*Conn, error) {
 			return nil, timeoutError(0, err)
 		}
 	}
-	cn, err := Dial(ctx, addr, DialOptions{Token: c.opts.Token, DialTimeout: c.opts.DialTimeout})
+	cn, err := c.dial(ctx, addr)
 	if err != nil {
 		s.failures++
 		s.notUntil = time.Now().Add(c.backoff(s.failures - 1))
@@ -191,6 +204,14 @@ func (c *Client) conn(ctx context.Context, s *slot) (*Conn, error) {
 	c.hello = cn.hello
 	c.mu.Unlock()
 	return cn, nil
+}
+
+// dial makes one connection to addr with the Client's token and TLS.
+func (c *Client) dial(ctx context.Context, addr string) (*Conn, error) {
+	if c.tlsErr != nil {
+		return nil, c.tlsErr
+	}
+	return dial(ctx, addr, c.opts.Token, c.opts.DialTimeout, c.tls)
 }
 
 // call sends one request with the retry rules above and returns the reply body.
@@ -217,7 +238,7 @@ func (c *Client) call(ctx context.Context, op Opcode, body []byte) ([]byte, erro
 		cn, err := c.conn(ctx, s)
 		if err != nil {
 			var ce *ConnError
-			if errors.As(err, &ce) {
+			if errors.As(err, &ce) && !isTLSError(err) {
 				lastErr = err // not sent: always safe to try again
 				continue
 			}
@@ -232,7 +253,7 @@ func (c *Client) call(ctx context.Context, op Opcode, body []byte) ([]byte, erro
 		var se *Error
 		switch {
 		case errors.As(err, &ce):
-			if ce.Sent && !RetrySafe(op) {
+			if ce.Sent && !RetrySafe(op) || isTLSError(err) {
 				return nil, err
 			}
 		case errors.As(err, &se) && se.Code == CodeReadOnly:

@@ -5,7 +5,10 @@ package relgraph
 // buffer that one writer goroutine flushes (so concurrent callers' frames leave in few
 // writes: pipelining without a batch API), and one reader goroutine hands each reply to
 // the caller waiting on its id. Frames the server pushes (EVENTS, SNAPSHOT_DATA, RECORDS)
-// for the request that started a stream go to the pushes channel instead.
+// for the request that started a stream go to the pushes channel instead. With TLS (tls.go)
+// the handshake runs right after the TCP connect, before HELLO, within DialTimeout; a
+// refusal the server sends only at the first read (TLS 1.3, a client certificate missing)
+// is explained there.
 //
 // A transport failure (or a NOTICE, which precedes a close) breaks the Conn for good: every
 // waiting call fails with a *ConnError and later calls fail at once; the Client's pool makes
@@ -17,6 +20,7 @@ package relgraph
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -58,7 +62,9 @@ type frame struct {
 // Conn is one connection after a successful HELLO.
 type Conn struct {
 	addr  string
-	nc    net.Conn
+	nc    net.Conn // what frames are read and written on: raw, or its TLS
+	raw   net.Conn // the TCP connection, closed when the Conn breaks
+	tls   *tlsConn // nil: plain TCP
 	hello Hello
 
 	mu      sync.Mutex
@@ -77,22 +83,37 @@ type Conn struct {
 // DialOptions are what Dial needs besides the address.
 type DialOptions struct {
 	Token       string        // sent in HELLO
-	DialTimeout time.Duration // 0: 5 s
+	DialTimeout time.Duration // connect + TLS handshake + HELLO; 0: 5 s
+	// TLSConfig: speak TLS with this configuration (it wins over TLS). An empty ServerName
+	// is the host of addr.
+	TLSConfig *tls.Config
+	// TLS: speak TLS configured from PEM files (read at each Dial). Both nil: plain TCP.
+	TLS *TLSOptions
 }
 
-// Dial connects to addr ("host:port") and performs HELLO in protocol version 2, or in
-// version 1 when the server answers unsupported. A refused token is an *Error with
-// CodeUnauthenticated.
+// Dial connects to addr ("host:port"), runs the TLS handshake when asked, and performs
+// HELLO in protocol version 2, or in version 1 when the server answers unsupported. A
+// refused token is an *Error with CodeUnauthenticated; a failed handshake a *ConnError
+// holding a *TLSError (tls.go); a TLS file that does not load an *Error with
+// CodeInvalidArgument.
 func Dial(ctx context.Context, addr string, o DialOptions) (*Conn, error) {
-	c, err := dialVersion(ctx, addr, o, ProtocolVersion)
+	setup, err := makeTLS(o.TLSConfig, o.TLS)
+	if err != nil {
+		return nil, err
+	}
+	return dial(ctx, addr, o.Token, o.DialTimeout, setup)
+}
+
+// dial is Dial with its TLS configuration made (nil: plain TCP).
+func dial(ctx context.Context, addr, token string, timeout time.Duration, setup *tlsSetup) (*Conn, error) {
+	c, err := dialVersion(ctx, addr, token, timeout, setup, ProtocolVersion)
 	if err != nil && errors.Is(err, CodeUnsupported) {
-		return dialVersion(ctx, addr, o, 1)
+		return dialVersion(ctx, addr, token, timeout, setup, 1)
 	}
 	return c, err
 }
 
-func dialVersion(ctx context.Context, addr string, o DialOptions, version uint16) (*Conn, error) {
-	timeout := o.DialTimeout
+func dialVersion(ctx context.Context, addr, token string, timeout time.Duration, setup *tlsSetup, version uint16) (*Conn, error) {
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}
@@ -103,16 +124,27 @@ func dialVersion(ctx context.Context, addr string, o DialOptions, version uint16
 	if err != nil {
 		return nil, &ConnError{Addr: addr, Err: err}
 	}
-	c := &Conn{addr: addr, nc: nc, pend: make(map[uint32]pending), nextID: 1,
+	c := &Conn{addr: addr, nc: nc, raw: nc, pend: make(map[uint32]pending), nextID: 1,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	if setup != nil {
+		tc, err := setup.handshake(dctx, nc, addr)
+		if err != nil {
+			return nil, err
+		}
+		c.nc, c.tls = tc, tc
+	}
 	go c.writeLoop()
 	go c.readLoop()
 	var e enc
 	e.u16(version)
-	e.str(o.Token)
+	e.str(token)
 	body, err := c.RoundTrip(dctx, OpHello, e.b)
 	if err != nil {
 		c.Close()
+		var ce *ConnError
+		if errors.As(err, &ce) {
+			ce.Sent = false // HELLO was written, not the caller's request
+		}
 		return nil, err
 	}
 	d2 := newDec(body, "HELLO reply")
@@ -288,7 +320,7 @@ func (c *Conn) fail(err error) {
 	}
 	c.mu.Unlock()
 	close(c.done)
-	c.nc.Close()
+	c.raw.Close() // not TLS's Close: its close_notify could wait on a full socket
 	for _, p := range pend {
 		if p.ch != nil {
 			p.ch <- reply{err: err}
@@ -325,6 +357,7 @@ func (c *Conn) readLoop() {
 	r := bufio.NewReaderSize(c.nc, 64<<10)
 	var hdr [headerBytes]byte
 	var slab []byte
+	first := true // nothing read yet: a TLS refusal after the handshake shows here
 	defer func() {
 		c.mu.Lock()
 		p := c.pushes
@@ -335,9 +368,13 @@ func (c *Conn) readLoop() {
 	}()
 	for {
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			if first && c.tls != nil {
+				err = c.tls.afterHandshake(err)
+			}
 			c.fail(err)
 			return
 		}
+		first = false
 		length := binary.LittleEndian.Uint32(hdr[0:])
 		id := binary.LittleEndian.Uint32(hdr[4:])
 		op, status := Opcode(hdr[8]), hdr[9]

@@ -40,13 +40,14 @@ const (
 	CodeBlocked           Code = 21
 	CodeMoved             Code = 22
 	CodeMoving            Code = 23
+	CodePermissionDenied  Code = 24
 )
 
 var codeNames = [...]string{"ok", "invalid_argument", "invalid_user_id", "self_follow",
 	"follow_limit", "rate_limited", "not_found", "corruption", "io_error", "unavailable",
 	"internal", "unauthenticated", "resource_exhausted", "protocol_error", "unsupported",
 	"timeout", "already_exists", "limit_exceeded", "lsn_expired", "read_only", "diverged",
-	"blocked", "moved", "moving"}
+	"blocked", "moved", "moving", "permission_denied"}
 
 // String is the code's name as docs/protocol.md spells it ("self_follow").
 func (c Code) String() string {

@@ -14,7 +14,7 @@ import "context"
 
 // PageIter walks a user list (FOLLOWING, FANS, FRIENDS, BLOCKS, REQUESTS).
 type PageIter struct {
-	c     *Client
+	c     *Calls
 	op    Opcode
 	q     PageQuery
 	page  []PageEntry
@@ -25,7 +25,7 @@ type PageIter struct {
 	Pages int // pages fetched so far
 }
 
-func (c *Client) pageIter(op Opcode, q PageQuery) *PageIter {
+func (c *Calls) pageIter(op Opcode, q PageQuery) *PageIter {
 	if q.Limit == 0 {
 		q.Limit = 1000
 	}
@@ -33,19 +33,19 @@ func (c *Client) pageIter(op Opcode, q PageQuery) *PageIter {
 }
 
 // FollowingIter iterates whom q.User follows, from q.After (or q.Offset) on.
-func (c *Client) FollowingIter(q PageQuery) *PageIter { return c.pageIter(OpFollowing, q) }
+func (c *Calls) FollowingIter(q PageQuery) *PageIter { return c.pageIter(OpFollowing, q) }
 
 // FansIter iterates who follows q.User.
-func (c *Client) FansIter(q PageQuery) *PageIter { return c.pageIter(OpFans, q) }
+func (c *Calls) FansIter(q PageQuery) *PageIter { return c.pageIter(OpFans, q) }
 
 // FriendsIter iterates q.User's friends.
-func (c *Client) FriendsIter(q PageQuery) *PageIter { return c.pageIter(OpFriends, q) }
+func (c *Calls) FriendsIter(q PageQuery) *PageIter { return c.pageIter(OpFriends, q) }
 
 // BlocksIter iterates whom q.User blocks.
-func (c *Client) BlocksIter(q PageQuery) *PageIter { return c.pageIter(OpBlocks, q) }
+func (c *Calls) BlocksIter(q PageQuery) *PageIter { return c.pageIter(OpBlocks, q) }
 
 // RequestsIter iterates who asks to follow q.User.
-func (c *Client) RequestsIter(q PageQuery) *PageIter { return c.pageIter(OpRequests, q) }
+func (c *Calls) RequestsIter(q PageQuery) *PageIter { return c.pageIter(OpRequests, q) }
 
 // Next advances to the next entry, fetching a page when needed; false at the end or on error.
 func (it *PageIter) Next(ctx context.Context) bool {
@@ -81,7 +81,7 @@ func (it *PageIter) Err() error { return it.err }
 
 // FeedIter walks a feed (TIMELINE, USER_POSTS).
 type FeedIter struct {
-	c     *Client
+	c     *Calls
 	op    Opcode
 	q     FeedQuery
 	page  []Post
@@ -92,12 +92,12 @@ type FeedIter struct {
 }
 
 // TimelineIter iterates q.User's home timeline.
-func (c *Client) TimelineIter(q FeedQuery) *FeedIter { return c.feedIter(OpTimeline, q) }
+func (c *Calls) TimelineIter(q FeedQuery) *FeedIter { return c.feedIter(OpTimeline, q) }
 
 // UserPostsIter iterates q.User's own posts.
-func (c *Client) UserPostsIter(q FeedQuery) *FeedIter { return c.feedIter(OpUserPosts, q) }
+func (c *Calls) UserPostsIter(q FeedQuery) *FeedIter { return c.feedIter(OpUserPosts, q) }
 
-func (c *Client) feedIter(op Opcode, q FeedQuery) *FeedIter {
+func (c *Calls) feedIter(op Opcode, q FeedQuery) *FeedIter {
 	if q.Limit == 0 {
 		q.Limit = 100
 	}
@@ -110,7 +110,7 @@ func (it *FeedIter) Next(ctx context.Context) bool {
 		if it.done || it.err != nil {
 			return false
 		}
-		p, err := do(ctx, it.c, it.op, encodeFeedQuery(it.q), decodeFeedPage)
+		p, err := do(ctx, it.c.rt, it.op, encodeFeedQuery(it.q), decodeFeedPage)
 		if err != nil {
 			it.err = err
 			return false

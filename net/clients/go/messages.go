@@ -337,6 +337,35 @@ func decodeRecords(d *dec) (r Records) {
 	return
 }
 
+// SlowlogEntry is one command the server's slow-command log kept (docs/protocol.md,
+// "Slow-command log").
+type SlowlogEntry struct {
+	ID         uint64
+	StartMs    int64  // when it started, ms since the Unix epoch
+	DurationUs uint64 // decoding, executing and encoding it
+	Command    string // "follow"
+	Args       string // its fields as text, at most 128 bytes
+	Client     string // "HOST:PORT"
+}
+
+// Slowlog is SLOWLOG's reply: the entries newest first and the threshold in force.
+type Slowlog struct {
+	ThresholdUs int64 // -1: the log is off
+	MaxLen      uint32
+	Entries     []SlowlogEntry
+}
+
+func decodeSlowlog(d *dec) (r Slowlog) {
+	r.ThresholdUs, r.MaxLen = d.i64(), d.u32()
+	n := int(d.u16())
+	r.Entries = make([]SlowlogEntry, 0, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		r.Entries = append(r.Entries, SlowlogEntry{ID: d.u64(), StartMs: d.i64(), DurationUs: d.u64(),
+			Command: d.str(), Args: d.str(), Client: d.str()})
+	}
+	return r
+}
+
 func decodeCursors(d *dec) []CursorInfo {
 	n := int(d.u16())
 	out := make([]CursorInfo, 0, n)

@@ -50,6 +50,7 @@ const (
 	OpReplicaOf      Opcode = 0x3c
 	OpPosition       Opcode = 0x3d
 	OpShardMap       Opcode = 0x3e
+	OpSlowlog        Opcode = 0x3f
 	OpBlock          Opcode = 0x40
 	OpUnblock        Opcode = 0x41
 	OpBlocks         Opcode = 0x42
@@ -72,7 +73,7 @@ var opNames = map[Opcode]string{
 	OpSnapshotData: "SNAPSHOT_DATA", OpAck: "ACK", OpCursors: "CURSORS",
 	OpDeleteCursor: "DELETE_CURSOR", OpReplicate: "REPLICATE", OpRecords: "RECORDS",
 	OpReplicaAck: "REPLICA_ACK", OpPromote: "PROMOTE", OpReplication: "REPLICATION",
-	OpReplicaOf: "REPLICA_OF", OpPosition: "POSITION", OpShardMap: "SHARD_MAP", OpBlock: "BLOCK", OpUnblock: "UNBLOCK", OpBlocks: "BLOCKS",
+	OpReplicaOf: "REPLICA_OF", OpPosition: "POSITION", OpShardMap: "SHARD_MAP", OpSlowlog: "SLOWLOG", OpBlock: "BLOCK", OpUnblock: "UNBLOCK", OpBlocks: "BLOCKS",
 	OpSetPrivate: "SET_PRIVATE", OpIsPrivate: "IS_PRIVATE", OpRequests: "REQUESTS",
 	OpApprove: "APPROVE", OpReject: "REJECT", OpWithdraw: "WITHDRAW",
 }
@@ -108,6 +109,15 @@ func ReadsOnly(op Opcode) bool {
 		return true
 	}
 	return false
+}
+
+// Routed says whether a cluster's shard runs the request for the users of its buckets (the
+// command table's "cluster" column): every command about a user, whose first field, a u64,
+// is the user it is routed by. The others (PING, INFO, the stream, replication) are about no
+// user: a shard answers them about itself.
+func Routed(op Opcode) bool {
+	return (op >= OpFollow && op <= OpRemoveUser) || (op >= OpPublish && op <= OpHides) ||
+		(op >= OpBlock && op <= OpWithdraw)
 }
 
 // Relation is a set of bits: relation(a, b) as docs/protocol.md "Field types" defines it.

@@ -90,11 +90,11 @@ func (s *Subscription) NextLSN() uint64 {
 	return s.nextLSN
 }
 
-// retryable: failures a new connection may cure.
+// retryable: failures a new connection may cure (not a TLS refusal).
 func retryable(err error) bool {
 	var ce *ConnError
 	if errors.As(err, &ce) {
-		return true
+		return !isTLSError(err)
 	}
 	switch CodeOf(err) {
 	case CodeUnavailable, CodeResourceExhausted, CodeIOError:

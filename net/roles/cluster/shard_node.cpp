@@ -319,7 +319,9 @@ void ShardNode::AddInfo(std::vector<net::InfoField>* fields) const {
 
 void ShardNode::MapLoop() {
   while (!stop_.load()) {
-    Status s = link_->WatchMap(stop_, [this](net::ShardMap m) { SetMap(std::move(m)); });
+    Status s = link_->WatchMap(
+        stop_, [this](net::ShardMap m) { SetMap(std::move(m)); }, 200, 2000,
+        [this](const std::string& why) { Log(why); });
     if (stop_.load()) break;
     if (s.ok()) continue;  // it read a revision the watch had missed: watch again
     Log("watching the shard map: " + s.ToString() + "; again shortly");

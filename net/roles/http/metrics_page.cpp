@@ -270,6 +270,9 @@ std::string MetricsPage(const MetricsInputs& in) {
           static_cast<double>(cm.bytes_in));
     f.Add("relgraph_sent_bytes_total", "counter", "Bytes written to clients.", {},
           static_cast<double>(cm.bytes_out));
+    f.Add("relgraph_slow_commands_total", "counter",
+          "Commands the slow-command log kept: at least --slowlog-us long (SLOWLOG).", {},
+          static_cast<double>(cm.slow_commands));
     for (size_t op = 0; op < cm.commands.size(); ++op) {
       if (Name(op) == "unknown") continue;
       f.Add("relgraph_commands_total", "counter", "Requests by command.",

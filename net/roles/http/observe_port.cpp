@@ -2,6 +2,7 @@
 
 #include "engine/graph/graph.h"
 #include "net/http/prometheus_text.h"
+#include "net/roles/http/json_api.h"
 #include "net/roles/http/metrics_page.h"
 #include "net/roles/http/readiness.h"
 #include "relgraph_build.h"
@@ -25,6 +26,21 @@ ObservePort::ObservePort(const ObservePortOptions& options)
   });
   http_.Route("/readyz", [this](const net::HttpRequest&) { return Ready(); });
   http_.Route("/metrics", [this](const net::HttpRequest&) { return Metrics(); });
+  http_.RoutePrefix(std::string(JsonApi::kPrefix),
+                    [this](const net::HttpRequest& r, net::HttpRespond respond) {
+                      Api(r, std::move(respond));
+                    });
+}
+
+void ObservePort::Api(const net::HttpRequest& request, net::HttpRespond respond) {
+  std::shared_lock lock(mu_);
+  if (server_ == nullptr) {
+    return respond(net::HttpResponse{
+        503, "application/json",
+        ErrorJson(Status(Code::kUnavailable, "not serving yet (recovering) or stopping")) +
+            "\n"});
+  }
+  JsonApi::Serve(server_, request, std::move(respond));
 }
 
 Status ObservePort::Start() { return http_.Start(); }
@@ -36,7 +52,7 @@ void ObservePort::Stop() {
 
 void ObservePort::Attach(Db* db, CommandService* service, net::Server* server,
                          Replication* replication) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   db_ = db;
   service_ = service;
   server_ = server;
@@ -44,7 +60,7 @@ void ObservePort::Attach(Db* db, CommandService* service, net::Server* server,
 }
 
 void ObservePort::Detach() {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   db_ = nullptr;
   service_ = nullptr;
   server_ = nullptr;
@@ -63,7 +79,7 @@ net::HttpResponse ObservePort::Ready() {
   ReadinessInputs in;
   in.max_lag_ms = options_.ready_max_lag_ms;
   {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     if (service_ != nullptr) {
       in.serving = true;
       in.info = InfoLocked().fields;
@@ -83,7 +99,7 @@ net::HttpResponse ObservePort::Metrics() {
   in.now_ms = WallMs();
   net::CommandMetrics commands;
   {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     if (service_ != nullptr) {
       in.info = InfoLocked().fields;
       commands = server_->command_metrics();

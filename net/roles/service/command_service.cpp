@@ -121,6 +121,7 @@ constexpr Row kHandlers[] = {
 constexpr Opcode kNotServed[] = {
     Opcode::kHello,  // the server's own: the handshake (net/server/connection.cpp)
     Opcode::kPing,   // the server's own: answered on the io thread without the engine
+    Opcode::kSlowlog,  // the server's own: its slow-command log (net/server/slow_log.h)
 };
 
 // Every request row of the command table has exactly one handler or is listed in kNotServed;

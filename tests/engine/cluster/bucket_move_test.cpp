@@ -8,6 +8,7 @@
 
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -437,6 +438,82 @@ TEST_CASE("buckets moved while changes go on around them") {
   w.CheckShards("after restarts");
   CHECK(w.new_owner_changes > 60);
   CHECK(w.old_owner_follows > 20);
+}
+
+// The gate refuses a moving user's commands, but before the write's lock: a follow admitted
+// under the map before the flip could wait for the lock until after the copy phase listed its
+// follower. Under the lock the Db checks again: every write that decides for a user handed
+// over (or another shard's) is refused kMoving and changes nothing; the others are applied.
+// Randomized against a model of the acknowledged writes, single and batched.
+TEST_CASE("a write deciding for a user handed over mid-way is refused under the lock, not lost") {
+  DbOptions o;
+  o.graph.rate_limit.enabled = false;
+  auto opened = Db::Open("", o);
+  REQUIRE(opened.ok());
+  Db& db = **opened;
+  constexpr UserId kMovers = 40;
+  std::map<UserId, UserPlace> place;
+  for (UserId u = 1; u <= kMovers; ++u) place[u] = UserPlace::kHere;
+  db.SetPlacement([&](UserId u) { return place.count(u) != 0 ? place[u] : UserPlace::kHere; });
+  std::set<std::pair<UserId, UserId>> model;  // the acknowledged edges
+  std::mt19937_64 rng(49);
+  uint64_t refused = 0;
+  for (int step = 0; step < 4000; ++step) {
+    if (rng() % 50 == 0) {  // a user's bucket moves on: leaving, then handed over
+      UserPlace& p = place[1 + rng() % kMovers];
+      p = p == UserPlace::kHere ? UserPlace::kLeaving : UserPlace::kHandedOver;
+    }
+    std::vector<Db::BatchWrite> writes(1 + rng() % 8);
+    std::set<std::pair<UserId, UserId>> pairs;
+    for (Db::BatchWrite& w : writes) {
+      do {
+        w.a = 1 + rng() % kMovers;
+        w.b = 1 + rng() % kMovers;
+      } while (w.a == w.b || !pairs.insert({w.a, w.b}).second);
+      w.kind = rng() % 3 == 0 ? Db::BatchWrite::Kind::kUnfollow : Db::BatchWrite::Kind::kFollow;
+    }
+    std::vector<Db::BatchWriteResult> results(writes.size());
+    if (writes.size() > 1) {
+      db.WriteBatch(writes, results);
+    } else if (writes[0].kind == Db::BatchWrite::Kind::kFollow) {
+      auto r = db.Follow(writes[0].a, writes[0].b);
+      results[0].status = r.status();
+      if (r.ok()) results[0].follow = *r;
+    } else {
+      auto r = db.Unfollow(writes[0].a, writes[0].b);
+      results[0].status = r.status();
+      if (r.ok()) results[0].removed = *r;
+    }
+    for (size_t i = 0; i < writes.size(); ++i) {
+      const Db::BatchWrite& w = writes[i];
+      const bool decided_here = place[w.a] != UserPlace::kHandedOver;
+      CAPTURE(w.a);
+      CAPTURE(w.b);
+      if (!decided_here) {
+        CHECK(results[i].status.code() == Code::kMoving);
+        ++refused;
+        continue;
+      }
+      REQUIRE_MESSAGE(results[i].status.ok(), results[i].status.ToString());
+      const bool had = model.count({w.a, w.b}) != 0;
+      if (w.kind == Db::BatchWrite::Kind::kFollow) {
+        CHECK(results[i].follow.created == !had);
+        model.insert({w.a, w.b});
+      } else {
+        CHECK(results[i].removed == had);
+        model.erase({w.a, w.b});
+      }
+    }
+  }
+  CHECK(refused > 0);
+  db.Read([&](const Graph& g) {
+    for (UserId a = 1; a <= kMovers; ++a) {
+      for (UserId b = 1; b <= kMovers; ++b) {
+        if (a != b) CHECK(g.HasEdge(a, b) == (model.count({a, b}) != 0));
+      }
+    }
+    return 0;
+  });
 }
 
 }  // namespace

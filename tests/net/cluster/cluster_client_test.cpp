@@ -4,7 +4,9 @@
 // Checked: a shard whose own map lags the key (it refuses a user the key gives it) is asked
 // again until it catches up, however many times it refuses, without counting redirects; one
 // that never catches up makes the command fail with `moved` once moving_wait has passed; a
-// client whose map is stale reads the key again and goes straight to the new owner.
+// client whose map is stale reads the key again and goes straight to the new owner; one whose
+// map put a page's user and viewer (or known_followers' two users) on one shard, told `moved`
+// about the second, asks across the two shards the new map gives them.
 #include <doctest.h>
 
 #include <algorithm>
@@ -123,6 +125,62 @@ TEST_CASE("a client whose map is stale follows moved to the owner the key names"
   CHECK(s.gate[0].asked == 1);  // not taken for a lagging shard: not asked again
   CHECK(s.gate[1].asked == 1);
   CHECK(client->map().OwnerOf(user) == 2);
+}
+
+TEST_CASE("a pair a new map parts is asked across the two shards, not waited on as a lag") {
+  TwoShards s;
+  auto pages = s.Client(std::chrono::milliseconds(30000));
+  auto known = s.Client(std::chrono::milliseconds(30000));
+  const uint64_t user = UserOf(*pages, 1);
+  uint64_t viewer = user + 1;
+  while (pages->map().OwnerOf(viewer) != 1) ++viewer;
+  // The user follows three users (on its shard). On the viewer's shard to be, the viewer
+  // follows the first and the second follows the viewer; shard 1 holds neither.
+  const uint64_t x[3] = {1'000'001, 1'000'002, 1'000'003};
+  const int64_t t0 = 1'700'000'000'000;
+  auto shard1 = s.shard[0].Connect();
+  auto shard2 = s.shard[1].Connect();
+  for (int i = 0; i < 3; ++i) REQUIRE(shard1->Call(FollowRequest{user, x[i], t0 + i}).ok());
+  REQUIRE(shard2->Call(FollowRequest{viewer, x[0], t0 + 10}).ok());
+  REQUIRE(shard2->Call(FollowRequest{x[1], viewer, t0 + 11}).ok());
+  // A move gives the viewer's bucket, not the user's, to shard 2 after both clients read the
+  // map; shard 1 refuses the pair once, then (were it asked again) would answer it whole.
+  ShardMap next = pages->map();
+  next.owner[BucketOf(viewer, next.buckets)] = 2;
+  REQUIRE(next.OwnerOf(user) == 1);
+  auto link = NatsLink::Connect(s.nats.url());
+  REQUIRE(link.ok());
+  REQUIRE((*link)->ReplaceMap(next, pages->map().version).ok());
+  s.gate[0].names_owner = 2;
+
+  s.gate[0].refusals = 1;
+  s.gate[0].asked = 0;
+  s.gate[1].asked = 0;
+  PageQuery q;
+  q.user = user;
+  q.limit = 10;
+  q.viewer = viewer;
+  auto page = pages->Following(q);
+  REQUIRE_MESSAGE(page.ok(), page.status().ToString());
+  REQUIRE(page->entries.size() == 3);  // newest first
+  CHECK(page->entries[0].user == x[2]);
+  CHECK(page->entries[0].viewer_relation == RelationCode::kNone);
+  CHECK(page->entries[1].user == x[1]);
+  CHECK(page->entries[1].viewer_relation == RelationCode::kFollowedBy);
+  CHECK(page->entries[2].user == x[0]);
+  CHECK(page->entries[2].viewer_relation == RelationCode::kFollowing);
+  CHECK(s.gate[0].asked == 2);  // the page with the viewer, refused; then without it
+  CHECK(s.gate[1].asked == 1);  // the viewer's relations
+
+  s.gate[0].refusals = 1;
+  s.gate[0].asked = 0;
+  s.gate[1].asked = 0;
+  auto k = known->KnownFollowers(user, viewer, 10);
+  REQUIRE_MESSAGE(k.ok(), k.status().ToString());
+  CHECK(k->total == 1);
+  CHECK(k->users == std::vector<uint64_t>{x[1]});
+  CHECK(s.gate[0].asked == 2);  // known_followers, refused; then the user's following list
+  CHECK(s.gate[1].asked == 1);  // the target's relations to them
 }
 
 TEST_CASE("known_followers across shards with a viewer following more than one RELATIONS batch") {

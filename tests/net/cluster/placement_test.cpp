@@ -4,6 +4,11 @@
 
 #include <doctest.h>
 
+#include <xxhash.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
 #include <random>
 #include <set>
 
@@ -63,6 +68,35 @@ TEST_CASE("the bucket of a user is a fixed hash") {
   for (uint64_t u = 1; u <= 16000; ++u) ++seen[BucketOf(u, 16)];
   for (uint32_t count : seen) CHECK((count > 800 && count < 1200));  // spread evenly
   for (uint64_t u : {1ull, 77ull, 1ull << 40, ~0ull}) CHECK(BucketOf(u, 1) == 0);
+}
+
+TEST_CASE("the bucket test vectors of docs/cluster.md are libxxhash's") {
+  // Every client checks its own hash against this table; here it is checked against the C
+  // library, so a wrong row cannot mislead them.
+  std::ifstream doc(RELGRAPH_DOCS_DIR "/cluster.md");
+  REQUIRE(doc.good());
+  std::string line;
+  bool in_table = false;
+  int rows = 0;
+  while (std::getline(doc, line)) {
+    if (line.rfind("| user id | XXH3-64 | bucket of 1024 |", 0) == 0) in_table = true;
+    if (!in_table || line.empty() || line.find("---") != std::string::npos) {
+      if (in_table && line.empty()) break;
+      continue;
+    }
+    uint64_t user = 0, hash = 0;
+    uint32_t bucket = 0;
+    if (std::sscanf(line.c_str(), "| %" SCNu64 " | %" SCNu64 " | %" SCNu32 " |", &user, &hash,
+                    &bucket) != 3) {
+      continue;  // the header
+    }
+    unsigned char bytes[8];
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<unsigned char>(user >> (8 * i));
+    CHECK(XXH3_64bits(bytes, 8) == hash);
+    CHECK(BucketOf(user, 1024) == bucket);
+    ++rows;
+  }
+  CHECK(rows >= 8);
 }
 
 TEST_CASE("random maps survive their text form, moves included") {

@@ -1,4 +1,4 @@
-// A blocking HTTP/1.1 GET for the tests of the HTTP port: status and body.
+// Blocking HTTP/1.1 requests for the tests of the HTTP port: status, head and body.
 #pragma once
 
 #include <arpa/inet.h>
@@ -16,9 +16,18 @@ struct HttpGot {
   std::string body;
 };
 
+// A request with a body and more headers ("Authorization: Bearer x\r\n"), on its own
+// connection.
+inline HttpGot HttpCall(uint16_t port, const std::string& method, const std::string& target,
+                        const std::string& body, const std::string& headers = "");
+
 inline HttpGot HttpGet(uint16_t port, const std::string& target,
                        const std::string& method = "GET") {
-  HttpGot got;
+  return HttpCall(port, method, target, "");
+}
+
+// A raw TCP connection to 127.0.0.1:`port` (-1 when refused); the caller closes it.
+inline int RawConnect(uint16_t port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -26,10 +35,23 @@ inline HttpGot HttpGet(uint16_t port, const std::string& target,
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     ::close(fd);
-    return got;
+    return -1;
   }
-  const std::string request =
-      method + " " + target + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+  return fd;
+}
+
+inline HttpGot HttpCall(uint16_t port, const std::string& method, const std::string& target,
+                        const std::string& body, const std::string& headers) {
+  HttpGot got;
+  const int fd = RawConnect(port);
+  if (fd < 0) return got;
+  std::string request =
+      method + " " + target + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n" + headers;
+  if (!body.empty() || method == "POST") {
+    request += "Content-Type: application/json\r\nContent-Length: " +
+               std::to_string(body.size()) + "\r\n";
+  }
+  request += "\r\n" + body;
   (void)!::write(fd, request.data(), request.size());
   std::string all;
   char buf[65536];

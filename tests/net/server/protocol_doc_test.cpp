@@ -16,6 +16,7 @@
 
 #include "engine/graph/clock.h"
 #include "net/protocol/frame.h"
+#include "net/protocol/request_text.h"
 #include "tests/net/server/server_test_util.h"
 #include "tests/storage/test_dir.h"
 
@@ -248,14 +249,14 @@ TEST_CASE("protocol.md: the examples table is a session the server answers byte 
   }
 }
 
-// The rows of the "## Stream example" table: {what, bytes}.
-std::vector<std::pair<std::string, std::string>> StreamExampleRows() {
+// The rows of the first table under `heading` ("## Stream example"): {what, bytes}.
+std::vector<std::pair<std::string, std::string>> FrameTableRows(const std::string& heading) {
   std::ifstream in(std::string(RELGRAPH_DOCS_DIR) + "/protocol.md");
   REQUIRE_MESSAGE(in.good(), "cannot read docs/protocol.md");
   std::vector<std::pair<std::string, std::string>> rows;
   bool in_section = false, in_table = false;
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind("## ", 0) == 0) in_section = line == "## Stream example";
+    if (line.rfind("## ", 0) == 0) in_section = line == heading;
     if (!in_section) continue;
     if (line.rfind("|", 0) != 0) {
       if (in_table) break;  // a blank line ends a markdown table: rows after it are not in it
@@ -298,13 +299,41 @@ TEST_CASE("protocol.md: the stream example is what a subscriber sends and gets, 
       std::printf("| %s | `%s` |\n", what.c_str(), Hex(bytes).c_str());
     }
   }
-  const auto doc = StreamExampleRows();
+  const auto doc = FrameTableRows("## Stream example");
   REQUIRE(doc.size() == frames.size());
   for (size_t i = 0; i < frames.size(); ++i) {
     CAPTURE(frames[i].first);
     CHECK(doc[i].first == frames[i].first);
     CHECK(doc[i].second == Hex(frames[i].second));
   }
+}
+
+TEST_CASE("protocol.md: the slow-command log's example is the codec's, and a server's answer") {
+  const auto doc = FrameTableRows("## Slow-command log");
+  REQUIRE(doc.size() == 4);
+  // The first two against the encoder and the decoder.
+  CHECK(doc[0].second == Hex(RequestFrame(1, SlowlogRequest{10, false})));
+  SlowlogReply reply{10000, 128, {{7, kT0, 12345, "follow", "1 2 -", "127.0.0.1:50000"}}};
+  std::string frame;
+  const size_t start = BeginFrame(&frame, 1, static_cast<uint8_t>(Opcode::kSlowlog), 0);
+  WirePut(&frame, reply);
+  EndFrame(&frame, start);
+  CHECK(doc[1].second == Hex(frame));
+  SlowlogReply decoded;
+  REQUIRE(WireDecode(std::string_view(frame).substr(kFrameHeaderBytes), &decoded, "").ok());
+  REQUIRE(decoded.entries.size() == 1);
+  CHECK(decoded.entries[0] == reply.entries[0]);
+  // The entry's args are what the slow log renders for that FOLLOW.
+  std::string follow;
+  WirePut(&follow, FollowRequest{1, 2, std::nullopt});
+  CHECK(RequestText(static_cast<uint8_t>(Opcode::kFollow), follow) == "1 2 -");
+  // The last two against a fresh server with the defaults.
+  TestServer server;
+  Raw raw(server);
+  raw.Exchange(HelloFrame());
+  const std::string request = RequestFrame(2, SlowlogRequest{0, true});
+  CHECK(doc[2].second == Hex(request));
+  CHECK(doc[3].second == Hex(raw.Exchange(request)));
 }
 
 TEST_CASE("protocol.md: the notice example is what the server sends an idle connection") {

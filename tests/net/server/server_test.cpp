@@ -739,6 +739,21 @@ TEST_CASE("server: connections past the limit are refused with a notice") {
   CHECK(accepted);
 }
 
+TEST_CASE("server: SetLimits changes the connection limit and the idle timeout live") {
+  TestServer ts;  // 10,000 connections, 300 s idle
+  auto a = ts.Connect();
+  auto b = ts.Connect();
+  ts.server->SetLimits(2, std::chrono::milliseconds(200), std::chrono::milliseconds(30000));
+  auto refused = Client::Connect(ts.ClientOptions());
+  CHECK(refused.status().code() == Code::kResourceExhausted);
+  CHECK(refused.status().message().find("the limit is 2") != std::string::npos);
+  REQUIRE(b->Ping().ok());  // open ones stay
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the sweep picks up 200 ms
+  const Status s = a->Ping();
+  CHECK(s.code() == Code::kResourceExhausted);
+  CHECK(s.message().find("idle for more than 200 ms") != std::string::npos);
+}
+
 TEST_CASE("server: under fsync=always every acknowledged write is durable, from many clients") {
   testing::TestDir dir;
   DbOptions db = TestServer::NoRateLimit();

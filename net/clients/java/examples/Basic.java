@@ -1,5 +1,6 @@
 // A tour of the Java client. Run from net/clients/java after `mvn ... package`:
 //   RELGRAPH_ADDR=127.0.0.1:7707 java -cp target/classes examples/Basic.java
+// With RELGRAPH_TLS_CA=ca.crt it speaks TLS, trusting that CA (README.md, "TLS").
 
 import io.relgraph.client.ClientOptions;
 import io.relgraph.client.ErrorCode;
@@ -11,6 +12,8 @@ import io.relgraph.client.RelgraphClient;
 import io.relgraph.client.RelgraphException;
 import io.relgraph.client.SubscribeOptions;
 import io.relgraph.client.Subscription;
+import io.relgraph.client.TlsOptions;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -19,7 +22,10 @@ public class Basic {
   public static void main(String[] args) {
     String addr = System.getenv().getOrDefault("RELGRAPH_ADDR", "127.0.0.1:7707");
     String token = System.getenv().getOrDefault("RELGRAPH_TOKEN", "");
-    try (RelgraphClient c = RelgraphClient.connect(ClientOptions.to(addr).withToken(token))) {
+    String ca = System.getenv().getOrDefault("RELGRAPH_TLS_CA", "");
+    TlsOptions tls = ca.isEmpty() ? TlsOptions.off() : TlsOptions.caFile(Path.of(ca));
+    try (RelgraphClient c = RelgraphClient.connect(ClientOptions.to(addr).withToken(token)
+        .withTls(tls))) {
       System.out.println("connected to " + c.hello().server() + " " + c.hello().serverVersion());
 
       // Blocking calls.

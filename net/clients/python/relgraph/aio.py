@@ -6,6 +6,9 @@ together (pipelining needs nothing more than asyncio.gather). AsyncClient keeps 
 of such connections and applies Client's rules for failures: reconnect with backoff, send
 again after an unknown outcome only what is retry-safe, follow `read_only` to the primary.
 
+With TLS, AsyncConnection drives the same TlsSession as the blocking client (tls.py) over
+its stream: the handshake right after the TCP connect, within the connect timeout.
+
 Thread-safety: an AsyncClient belongs to the event loop that first used it.
 """
 
@@ -19,7 +22,8 @@ from typing import AsyncIterator, List, Optional, Sequence, Tuple
 from . import protocol as P
 from .client import Backoff, parse_host_port
 from .commands import Commands
-from .errors import ConnectionLost, ProtocolError, RelgraphError, Timeout, Unsupported
+from .errors import ConnectionLost, ProtocolError, RelgraphError, Timeout, TlsError, Unsupported
+from .tls import TlsArg, TlsConfig, TlsSession, notice_error, tls_config
 from .types import Event, Hello, PageEntry, Post, SubscribeFrom, SubscribeResult
 
 
@@ -36,18 +40,30 @@ class AsyncConnection:
         self.pushes: Optional[asyncio.Queue] = None  # frames of a stream opened on it
         self._out: list = []  # frames of this turn of the event loop, written together
         self._flush_scheduled = False
+        self._tls: Optional[TlsSession] = None
 
     @classmethod
     async def open(cls, host: str, port: int, token: str = "", connect_timeout: float = 5.0,
-                   timeout: float = 30.0, version: int = P.PROTOCOL_VERSION) -> "AsyncConnection":
+                   timeout: float = 30.0, version: int = P.PROTOCOL_VERSION,
+                   tls: TlsArg = None) -> "AsyncConnection":
+        """Connects (and TLS's handshake, when `tls`: tls.py's forms), then HELLO."""
         c = cls(host, port, timeout)
+        config = tls_config(tls)
         try:
-            c._reader, c._writer = await asyncio.wait_for(asyncio.open_connection(host, port),
-                                                          connect_timeout)
+            await asyncio.wait_for(c._connect(config), connect_timeout)
         except asyncio.TimeoutError:
-            raise Timeout(f"connect to {host}:{port} timed out") from None
+            c._close_transport()
+            what = "TLS handshake with" if config is not None else "connect to"
+            raise Timeout(f"{what} {host}:{port} timed out") from None
+        except TlsError:
+            c._close_transport()
+            raise
         except OSError as e:
+            c._close_transport()
             raise ConnectionLost(f"connect to {host}:{port}: {e}") from None
+        except BaseException:
+            c._close_transport()
+            raise
         c._decoder = P.FrameDecoder()
         c._task = asyncio.get_running_loop().create_task(c._read_loop())
         (status, body), = await c.request_many([(P.HELLO, P.enc_hello(version, token))],
@@ -56,15 +72,52 @@ class AsyncConnection:
             c.close()
             err = P.error_of(status, body)
             if isinstance(err, Unsupported) and version > 1:
-                return await cls.open(host, port, token, connect_timeout, timeout, 1)
+                return await cls.open(host, port, token, connect_timeout, timeout, 1, config)
             raise err
         c.hello = P.dec_hello(body)
         c._decoder.max_frame = c.hello.max_frame
         return c
 
+    async def _connect(self, config: Optional[TlsConfig]) -> None:
+        self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
+        if config is None:
+            return
+        session = TlsSession(config, self.host, self.port)
+        raw = b""
+        while True:
+            out = session.handshake(raw)
+            if out:
+                self._writer.write(out)
+            if session.failed is not None:
+                raise session.failed
+            if session.established:
+                self._tls = session
+                return
+            try:
+                raw = await self._reader.read(65536)
+            except OSError as e:
+                raise session.handshake_eof(f"broke the connection ({e})") from None
+            if not raw:
+                raise session.handshake_eof()
+
+    def _close_transport(self) -> None:
+        w = getattr(self, "_writer", None)
+        if w is not None:
+            w.close()
+
     @property
     def healthy(self) -> bool:
         return self._broken is None
+
+    @property
+    def tls_version(self) -> Optional[str]:
+        """The TLS version in use ("TLSv1.3"), None on plain TCP."""
+        return self._tls.version if self._tls is not None else None
+
+    def _write(self, data: bytes) -> None:
+        if self._tls is not None:
+            data = self._tls.encrypt(data)
+        self._writer.write(data)
 
     @property
     def in_flight(self) -> int:
@@ -75,7 +128,8 @@ class AsyncConnection:
             self._broken = err
         for fut in self._pending.values():
             if not fut.done():
-                fut.set_exception(ConnectionLost(err.message))
+                fut.set_exception(type(err)(err.message) if isinstance(err, ConnectionLost)
+                                  else ConnectionLost(err.message))
         self._pending.clear()
         if self.pushes is not None:
             self.pushes.put_nowait(None)
@@ -88,15 +142,30 @@ class AsyncConnection:
 
     async def _read_loop(self) -> None:
         try:
+            tls = self._tls
             while True:
-                data = await self._reader.read(262144)
+                try:
+                    data = await self._reader.read(262144)
+                except OSError as e:
+                    err = tls.ended(str(e)) if tls is not None else None
+                    raise err or ConnectionLost(f"{self.host}:{self.port}: {e}") from None
+                if tls is not None:
+                    if data:
+                        data = tls.decrypt(data)
+                        if tls.has_output():  # e.g. a TLS 1.3 key update's answer
+                            self._writer.write(tls.take_output())
+                        if not data and not tls.closed:
+                            continue
+                    if not data:
+                        raise (tls.ended("closed the connection") or
+                               ConnectionLost(f"{self.host}:{self.port} closed the connection"))
                 if not data:
                     raise ConnectionLost(f"{self.host}:{self.port} closed the connection")
                 self._decoder.feed(data)
                 for frame in self._decoder.frames():
                     rid, op, status, body = frame
                     if op == P.NOTICE:
-                        raise ConnectionLost(f"server notice: {P.error_of(status, body)}")
+                        raise notice_error(f"{self.host}:{self.port}", P.error_of(status, body))
                     fut = self._pending.pop(rid, None)
                     if fut is not None:
                         if not fut.done():
@@ -113,7 +182,9 @@ class AsyncConnection:
     async def request_many(self, requests: Sequence[Tuple[int, bytes]],
                            timeout: Optional[float] = None) -> List[Tuple[int, bytes]]:
         if self._broken is not None:
-            raise ConnectionLost(self._broken.message)
+            b = self._broken
+            raise (type(b)(b.message) if isinstance(b, ConnectionLost)
+                   else ConnectionLost(b.message))
         loop = asyncio.get_running_loop()
         futs, ids = [], []
         out = self._out
@@ -142,7 +213,7 @@ class AsyncConnection:
         if self._out and self._broken is None:
             data = b"".join(self._out)
             self._out.clear()
-            self._writer.write(data)
+            self._write(data)
 
     def _expire(self, ids) -> None:
         for rid in ids:
@@ -154,7 +225,7 @@ class AsyncConnection:
         """Opens a stream: its replies and pushes arrive on self.pushes."""
         self.pushes = asyncio.Queue()
         rid = next(self._ids) & 0xFFFFFFFF
-        self._writer.write(P.encode_frame(rid, opcode, body))
+        self._write(P.encode_frame(rid, opcode, body))
         return rid
 
 
@@ -162,10 +233,11 @@ class AsyncClient(Commands):
     """The asyncio twin of Client: `await c.follow(1, 2)`; same arguments and results."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = P.DEFAULT_PORT, *, token: str = "",
-                 pool_size: int = 4, timeout: float = 30.0, connect_timeout: float = 5.0,
-                 retries: int = 6, backoff: Optional[Backoff] = None,
-                 follow_primary: bool = True):
+                 tls: TlsArg = None, pool_size: int = 4, timeout: float = 30.0,
+                 connect_timeout: float = 5.0, retries: int = 6,
+                 backoff: Optional[Backoff] = None, follow_primary: bool = True):
         self.host, self.port, self.token = host, port, token
+        self.tls = tls_config(tls)
         self.timeout, self.connect_timeout = timeout, connect_timeout
         self.retries = retries
         self.backoff = backoff or Backoff()
@@ -202,7 +274,8 @@ class AsyncClient(Commands):
             return c
         if self._connecting[best] is None:  # one connect per slot, however many tasks wait
             self._connecting[best] = asyncio.ensure_future(AsyncConnection.open(
-                self.host, self.port, self.token, self.connect_timeout, self.timeout))
+                self.host, self.port, self.token, self.connect_timeout, self.timeout,
+                tls=self.tls))
         fut = self._connecting[best]
         try:
             c = await asyncio.shield(fut)
@@ -229,7 +302,7 @@ class AsyncClient(Commands):
                 sent = True
                 replies = await conn.request_many(requests)
             except (ConnectionLost, Timeout) as e:
-                if isinstance(e, Timeout) and sent:
+                if (isinstance(e, Timeout) and sent) or isinstance(e, TlsError):
                     raise
                 if (sent and not retry_safe) or attempt >= self.retries:
                     raise
@@ -343,7 +416,8 @@ class AsyncSubscription:
             from_, lsn = SubscribeFrom.LSN, self._from_lsn
         else:
             from_, lsn = SubscribeFrom.NOW, 0
-        conn = await AsyncConnection.open(c.host, c.port, c.token, c.connect_timeout, c.timeout)
+        conn = await AsyncConnection.open(c.host, c.port, c.token, c.connect_timeout, c.timeout,
+                                          tls=c.tls)
         self._rid = conn.send_raw(P.SUBSCRIBE, P.enc_subscribe(
             from_, lsn, self.kinds, self.name if from_ == SubscribeFrom.CURSOR else ""))
         self._conn = conn
@@ -403,7 +477,9 @@ class AsyncSubscription:
                     self._after_buffer = f.next_lsn
                 else:
                     self.position = max(self.position, f.next_lsn)
-            except (ConnectionLost, Timeout):
+            except (ConnectionLost, Timeout) as e:
+                if isinstance(e, TlsError):
+                    raise
                 if self._conn is not None:
                     self._conn.close()
                     self._conn = None

@@ -25,8 +25,9 @@ from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 from . import protocol as P
 from .commands import Commands
 from .connection import Connection
-from .errors import (ConnectionLost, NotFound, ReadOnly, RelgraphError, Timeout,
+from .errors import (ConnectionLost, NotFound, ReadOnly, RelgraphError, Timeout, TlsError,
                      error_for)
+from .tls import TlsArg, notice_error, tls_config
 from .types import (Cursor, Event, FetchSnapshotResult, PageEntry, Post, RecordsFrame,
                     ReplicateResult, SubscribeFrom, SubscribeResult)
 
@@ -57,10 +58,11 @@ class Pool:
     when broken; get() hands out the least busy one."""
 
     def __init__(self, host: str, port: int, token: str = "", size: int = 4,
-                 connect_timeout: float = 5.0, timeout: float = 30.0):
+                 connect_timeout: float = 5.0, timeout: float = 30.0, tls: TlsArg = None):
         if size < 1:
             raise ValueError("pool size must be at least 1")
         self.host, self.port, self.token = host, port, token
+        self.tls = tls_config(tls)
         self.connect_timeout, self.timeout = connect_timeout, timeout
         self._conns: List[Optional[Connection]] = [None] * size
         self._cond = threading.Condition()
@@ -92,7 +94,8 @@ class Pool:
                 self._cond.wait()  # every slot is opening: take the first that opens
         # Connect outside the lock: a slow connect must not hold up the healthy connections.
         try:
-            c = Connection(self.host, self.port, self.token, self.connect_timeout, self.timeout)
+            c = Connection(self.host, self.port, self.token, self.connect_timeout, self.timeout,
+                           self.tls)
         except BaseException:
             with self._cond:
                 self._conns[free] = None
@@ -120,16 +123,19 @@ class Client(Commands):
     """A relgraphd client to share across threads.
 
     host/port: the server (or a replica: writes follow its `read_only` to the primary when
-    follow_primary). token: sent in HELLO. pool_size: connections, each carrying any number
-    of requests at once. timeout: seconds for one reply. retries: how many times a failed
-    attempt is tried again (reconnects and read_only redirects), waiting backoff between.
+    follow_primary). token: sent in HELLO. tls: None (plain TCP), True (the system's CAs), an
+    ssl.SSLContext or a TlsOptions (tls.py), for every connection, the primary's included.
+    pool_size: connections, each carrying any number of requests at once. timeout: seconds
+    for one reply. retries: how many times a failed attempt is tried again (reconnects and
+    read_only redirects), waiting backoff between; a TlsError is not retried.
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = P.DEFAULT_PORT, *, token: str = "",
-                 pool_size: int = 4, timeout: float = 30.0, connect_timeout: float = 5.0,
-                 retries: int = 6, backoff: Optional[Backoff] = None,
-                 follow_primary: bool = True):
+                 tls: TlsArg = None, pool_size: int = 4, timeout: float = 30.0,
+                 connect_timeout: float = 5.0, retries: int = 6,
+                 backoff: Optional[Backoff] = None, follow_primary: bool = True):
         self.token = token
+        self.tls = tls_config(tls)
         self.pool_size = pool_size
         self.timeout, self.connect_timeout = timeout, connect_timeout
         self.retries = retries
@@ -140,14 +146,20 @@ class Client(Commands):
 
     @classmethod
     def from_url(cls, url: str, **kw) -> "Client":
-        """relgraph://[TOKEN@]HOST:PORT"""
-        rest = url.split("://", 1)[-1]
+        """relgraph://[TOKEN@]HOST:PORT; relgraphs://... connects with TLS (tls=True, the
+        system's CAs, unless `tls` is given)."""
+        scheme, sep, rest = url.partition("://")
+        if not sep:
+            scheme, rest = "relgraph", url
         token, _, hp = rest.rpartition("@")
         host, port = parse_host_port(hp)
+        if scheme == "relgraphs":
+            kw.setdefault("tls", True)
         return cls(host, port, token=token or kw.pop("token", ""), **kw)
 
     def _new_pool(self, host: str, port: int) -> Pool:
-        return Pool(host, port, self.token, self.pool_size, self.connect_timeout, self.timeout)
+        return Pool(host, port, self.token, self.pool_size, self.connect_timeout, self.timeout,
+                    self.tls)
 
     @property
     def address(self) -> str:
@@ -187,7 +199,7 @@ class Client(Commands):
             except (ConnectionLost, Timeout) as e:
                 # Not connected: nothing was sent, any request may go again. Sent: only a
                 # retry-safe one (its outcome is unknown). A reply that is late is not retried.
-                if isinstance(e, Timeout) and sent:
+                if (isinstance(e, Timeout) and sent) or isinstance(e, TlsError):
                     raise
                 if (sent and not retry_safe) or attempt >= self.retries:
                     raise
@@ -264,7 +276,7 @@ class Client(Commands):
     # ---- streams: each on a connection of its own ----
     def _stream_connection(self) -> Connection:
         return Connection(self._pool.host, self._pool.port, self.token, self.connect_timeout,
-                          self.timeout)
+                          self.timeout, self.tls)
 
     def subscribe(self, from_lsn: Optional[int] = None, *, name: str = "", kinds: int = 0,
                   from_now: bool = False) -> "Subscription":
@@ -387,7 +399,8 @@ class Subscription:
     """The change stream of a Client: iterate it for Event values, in LSN order, each once,
     across dropped connections and server restarts (it subscribes again from the LSN after
     the last event it handed out), retrying with backoff for as long as it is read. Errors a
-    reconnect cannot cure (lsn_expired, a bad argument, a refused token) are raised. Not thread-safe, except close(), which may come from any thread.
+    reconnect cannot cure (lsn_expired, a bad argument, a refused token, a TlsError) are
+    raised. Not thread-safe, except close(), which may come from any thread.
     """
 
     def __init__(self, client: Client, from_lsn: Optional[int], name: str, kinds: int,
@@ -443,7 +456,7 @@ class Subscription:
     def _take(self, frames) -> None:
         for rid, op, status, body in frames:
             if op == P.NOTICE:
-                raise ConnectionLost(f"server notice: {P.error_of(status, body)}")
+                raise notice_error(self._client.address, P.error_of(status, body))
             if rid != self._rid or op != P.EVENTS:
                 continue
             if status:
@@ -478,9 +491,11 @@ class Subscription:
                     attempt = 0
                     continue
                 self._take(self._conn.read_frames(left))
-            except (ConnectionLost, Timeout):
+            except (ConnectionLost, Timeout) as e:
                 if self._closed:
                     return None
+                if isinstance(e, TlsError):
+                    raise
                 if self._conn is not None:
                     self._conn.close()
                     self._conn = None

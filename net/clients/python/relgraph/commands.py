@@ -201,6 +201,11 @@ class Commands:
         """SHARD_MAP: the shard map a cluster's shard holds, in its versioned text form."""
         return self._call(P.SHARD_MAP, b"", P.dec_shard_map)
 
+    def slowlog(self, count: int = 0, reset: bool = False):
+        """SLOWLOG: Slowlog, the node's slow-command log, its newest `count` entries (0: all),
+        newest first; with `reset` the server empties it after the read."""
+        return self._call(P.SLOWLOG, P.enc_slowlog(count, reset), P.dec_slowlog)
+
     def replica_of(self, primary: str, resync: bool = False):
         """REPLICA_OF: follow `primary` (HOST:PORT) from now on."""
         return self._call(P.REPLICA_OF, P.enc_replica_of(primary, resync), P.dec_empty)

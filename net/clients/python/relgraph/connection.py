@@ -9,6 +9,11 @@ socket on. A lone thread thus reads its own reply with no thread switch, and N t
 one connection with their requests in flight together. A batch (a Pipeline) registers N ids,
 writes N frames in one send and waits for all of them.
 
+With TLS (tls.py), the handshake runs right after the TCP connect, within the connect
+timeout, and before HELLO. The TLS session is used under a short lock of its own and the
+socket outside it; records leave in the order they were made because they are taken from the
+session and sent under the send lock together.
+
 A transport failure (reset, EOF, a NOTICE) breaks the connection: every waiter gets the
 error and later calls fail at once; the Pool replaces it. A Timeout forgets the request's id
 (a late reply is dropped) and leaves the connection usable.
@@ -25,7 +30,9 @@ import time
 from typing import List, Optional, Sequence, Tuple
 
 from . import protocol as P
-from .errors import (ConnectionLost, ProtocolError, RelgraphError, Timeout, Unsupported)
+from .errors import (ConnectionLost, ProtocolError, RelgraphError, Timeout, TlsError,
+                     Unsupported)
+from .tls import TlsArg, TlsSession, notice_error, tls_config
 from .types import Hello
 
 
@@ -43,14 +50,18 @@ def _addr_text(host: str, port: int) -> str:
 
 
 class Connection:
-    """A connected, handshaken connection (HELLO sent, version 2, else 1)."""
+    """A connected, handshaken connection (TLS when `tls` says so, then HELLO sent, version 2,
+    else 1). tls: None (plain TCP), True, an ssl.SSLContext or a TlsOptions (tls.py)."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = P.DEFAULT_PORT, token: str = "",
-                 connect_timeout: float = 5.0, timeout: float = 30.0):
+                 connect_timeout: float = 5.0, timeout: float = 30.0, tls: TlsArg = None):
         self.host, self.port = host, port
         self.timeout = timeout
+        self._tls_config = tls_config(tls)
+        self._tls: Optional[TlsSession] = None
         self._cond = threading.Condition(threading.Lock())
         self._send_lock = threading.Lock()
+        self._tls_lock = threading.Lock()  # the TLS session; taken after _send_lock
         self._pending: dict = {}
         self._reading = False
         self._broken: Optional[RelgraphError] = None
@@ -59,6 +70,7 @@ class Connection:
 
     # ---- opening ----
     def _connect(self, connect_timeout: float) -> None:
+        deadline = time.monotonic() + connect_timeout
         try:
             sock = socket.create_connection((self.host, self.port), connect_timeout)
         except socket.timeout:
@@ -68,6 +80,80 @@ class Connection:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.sock = sock
         self._decoder = P.FrameDecoder()
+        self._tls = None
+        if self._tls_config is not None:
+            try:
+                self._tls = self._handshake(deadline)
+            except BaseException:
+                sock.close()
+                raise
+
+    def _handshake(self, deadline: float) -> TlsSession:
+        """The TLS handshake on self.sock, by `deadline`."""
+        session = TlsSession(self._tls_config, self.host, self.port)
+        raw = b""
+        try:
+            while True:
+                out = session.handshake(raw)
+                if out:
+                    self.sock.settimeout(max(0.001, deadline - time.monotonic()))
+                    self.sock.sendall(out)
+                if session.failed is not None:
+                    raise session.failed
+                if session.established:
+                    return session
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise socket.timeout()
+                self.sock.settimeout(left)
+                raw = self.sock.recv(65536)
+                if not raw:
+                    raise session.handshake_eof()
+        except socket.timeout:
+            raise Timeout(f"TLS handshake with {_addr_text(self.host, self.port)} timed "
+                          "out") from None
+        except TlsError:
+            raise
+        except OSError as e:
+            raise session.handshake_eof(f"broke the connection ({e})") from None
+
+    # ---- the socket, through TLS when on ----
+    def _send(self, data: bytes) -> None:
+        """Sends `data` whole (b"": only what the TLS session has pending). Raises OSError."""
+        with self._send_lock:
+            if self._tls is not None:
+                with self._tls_lock:
+                    data = self._tls.encrypt(data)
+            if data:
+                self.sock.sendall(data)
+
+    def _recv(self) -> bytes:
+        """What the server sent next (b"" when only part of a TLS record came). Raises
+        ConnectionLost when the connection ends, socket.timeout, OSError."""
+        tls = self._tls
+        try:
+            raw = self.sock.recv(262144)
+        except socket.timeout:
+            raise
+        except OSError as e:
+            err = tls.ended(str(e)) if tls is not None else None
+            if err is not None:
+                raise err from None
+            raise
+        if tls is not None:
+            if raw:
+                with self._tls_lock:
+                    data = tls.decrypt(raw)
+                    flush = tls.has_output()
+                if flush:  # e.g. a TLS 1.3 key update's answer
+                    self._send(b"")
+                if data or not tls.closed:
+                    return data
+            raise (tls.ended("closed the connection")
+                   or ConnectionLost(f"{_addr_text(self.host, self.port)} closed the connection"))
+        if not raw:
+            raise ConnectionLost(f"{_addr_text(self.host, self.port)} closed the connection")
+        return raw
 
     def _open(self, token: str, connect_timeout: float, version: int) -> Hello:
         self._connect(connect_timeout)
@@ -107,6 +193,11 @@ class Connection:
     @property
     def in_flight(self) -> int:
         return len(self._pending)
+
+    @property
+    def tls_version(self) -> Optional[str]:
+        """The TLS version in use ("TLSv1.3"), None on plain TCP."""
+        return self._tls.version if self._tls is not None else None
 
     def close(self) -> None:
         self._fail(ConnectionLost("connection closed by the client"))
@@ -155,8 +246,7 @@ class Connection:
                 frames.append(pack(6 + len(body), rid, opcode, 0))
                 frames.append(body)
         try:
-            with self._send_lock:
-                self.sock.sendall(b"".join(frames))
+            self._send(b"".join(frames))
         except OSError as e:
             self._fail(ConnectionLost(f"send to {_addr_text(self.host, self.port)}: {e}"))
             raise self._broken_error() from None
@@ -199,10 +289,9 @@ class Connection:
                 if left <= 0:
                     raise socket.timeout()
                 sock.settimeout(left)
-                data = sock.recv(262144)
+                data = self._recv()
                 if not data:
-                    raise ConnectionLost(f"{_addr_text(self.host, self.port)} closed the "
-                                         "connection")
+                    continue
                 decoder.feed(data)
                 frames = decoder.frames()
                 if not frames:
@@ -213,7 +302,7 @@ class Connection:
                         if op == P.NOTICE:
                             err = P.error_of(status, body)
                             self._reading = False
-                            raise ConnectionLost(f"server notice: {err}") from err
+                            raise notice_error(_addr_text(self.host, self.port), err) from err
                         s = pending.pop(frid, None)
                         if s is not None:  # else: a request that timed out, or a push
                             s.status = status
@@ -245,8 +334,7 @@ class Connection:
         """Writes one request and returns its id, without waiting (the stream's opener)."""
         rid = next(self._ids) & 0xFFFFFFFF
         try:
-            with self._send_lock:
-                self.sock.sendall(P.encode_frame(rid, opcode, body))
+            self._send(P.encode_frame(rid, opcode, body))
         except OSError as e:
             self._fail(ConnectionLost(f"send: {e}"))
             raise self._broken_error() from None
@@ -263,11 +351,7 @@ class Connection:
                 if frames:
                     return frames
                 self.sock.settimeout(timeout)
-                data = self.sock.recv(262144)
-                if not data:
-                    raise ConnectionLost(f"{_addr_text(self.host, self.port)} closed the "
-                                         "connection")
-                self._decoder.feed(data)
+                self._decoder.feed(self._recv())
         except socket.timeout:
             return []
         except ConnectionLost as e:

@@ -2,8 +2,9 @@
 
 Every error the server sends arrives as the class of its code, carrying ``code``, ``message``
 and ``detail`` (the error_body's i64: ms to wait for ``rate_limited``, the oldest kept LSN for
-``lsn_expired``, else 0). Transport failures are ``ConnectionLost`` (also a ``ConnectionError``);
-a passed deadline is ``Timeout`` (also a ``TimeoutError``), code 15 as the protocol names it.
+``lsn_expired``, else 0). Transport failures are ``ConnectionLost`` (also a
+``ConnectionError``; a failed TLS handshake is its subclass ``TlsError``); a passed deadline
+is ``Timeout`` (also a ``TimeoutError``), code 15 as the protocol names it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ CODE_NAMES = {
     10: "internal", 11: "unauthenticated", 12: "resource_exhausted", 13: "protocol_error",
     14: "unsupported", 15: "timeout", 16: "already_exists", 17: "limit_exceeded",
     18: "lsn_expired", 19: "read_only", 20: "diverged", 21: "blocked", 22: "moved", 23: "moving",
+    24: "permission_denied",
 }
 
 
@@ -65,6 +67,13 @@ class ConnectionLost(RelgraphError, ConnectionError):
     code = 8
 
 
+class TlsError(ConnectionLost):
+    """TLS failed (relgraph/tls.py says how): an untrusted or expired server certificate, a
+    host name the certificate does not carry, a server wanting a client certificate, TLS on
+    one side only. A ConnectionLost (code io_error) that is never retried: a new connection
+    would fail the same way."""
+
+
 class Unavailable(RelgraphError): code = 9
 class Internal(RelgraphError): code = 10
 class Unauthenticated(RelgraphError): code = 11
@@ -104,6 +113,7 @@ class Diverged(RelgraphError): code = 20
 class Blocked(RelgraphError): code = 21
 class Moved(RelgraphError): code = 22
 class Moving(RelgraphError): code = 23
+class PermissionDenied(RelgraphError): code = 24
 
 
 _BY_CODE = {cls.code: cls for cls in RelgraphError.__subclasses__()}

@@ -20,7 +20,7 @@ from .types import (BlockResult, Counts, CursorInfo, Event, EventsFrame, FeedPag
                     FetchSnapshotResult, FollowResult, Hello, KnownFollowers, Page, PageEntry,
                     Post, PostCursor, PromoteResult, PublishResult, Record, RecordsFrame,
                     Position, Relation, ReplicaInfo, ReplicateResult, ReplicationStatus,
-                    SetPrivateResult,
+                    SetPrivateResult, Slowlog, SlowlogEntry,
                     SnapshotInfo, SubscribeResult, Cursor)
 
 PROTOCOL_VERSION = 2
@@ -72,6 +72,7 @@ REPLICATION = 0x3B
 REPLICA_OF = 0x3C
 POSITION = 0x3D
 SHARD_MAP = 0x3E
+SLOWLOG = 0x3F
 BLOCK = 0x40
 UNBLOCK = 0x41
 BLOCKS = 0x42
@@ -353,6 +354,10 @@ def enc_replica_of(primary: str, resync: bool) -> bytes:
     return _string(primary) + enc_bool(resync)
 
 
+def enc_slowlog(count: int, reset: bool) -> bytes:
+    return struct.pack("<H", count) + enc_bool(reset)
+
+
 # ---- reply decoders -----------------------------------------------------------------------
 def _exact(body: bytes, n: int, what: str) -> None:
     if len(body) != n:
@@ -592,6 +597,18 @@ def dec_shard_map(body: bytes) -> str:
     text = r.string()
     r.done()
     return text
+
+
+def dec_slowlog(body: bytes) -> Slowlog:
+    r = Reader(body, "SLOWLOG reply")
+    threshold_us, max_len = r.i64(), r.u32()
+    entries = []
+    for _ in range(r.u16()):
+        id_, start_ms, duration_us = r.u64(), r.i64(), r.u64()
+        command, args, client = r.string(), r.string(), r.string()
+        entries.append(SlowlogEntry(id_, start_ms, duration_us, command, args, client))
+    r.done()
+    return Slowlog(threshold_us, max_len, entries)
 
 
 def dec_block(body: bytes) -> BlockResult:

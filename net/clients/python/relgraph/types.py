@@ -202,6 +202,26 @@ class EventsFrame:
 
 
 @dataclass(slots=True)
+class SlowlogEntry:
+    """One command the slow-command log kept (docs/protocol.md, "Slow-command log")."""
+    id: int
+    start_ms: int      # ms since the Unix epoch
+    duration_us: int
+    command: str       # "follow"
+    args: str          # its fields as text, at most 128 bytes
+    client: str        # "HOST:PORT"
+
+
+@dataclass(slots=True)
+class Slowlog:
+    """SLOWLOG's reply: the threshold in force (-1: off), the log's length, entries newest
+    first."""
+    threshold_us: int
+    max_len: int
+    entries: List[SlowlogEntry]
+
+
+@dataclass(slots=True)
 class CursorInfo:
     name: str
     acked_lsn: int

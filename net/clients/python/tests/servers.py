@@ -32,12 +32,15 @@ def binary(env: str, name: str) -> str:
 
 
 class Server:
-    """relgraphd on 127.0.0.1:<port> with its own data directory; restart() keeps both."""
+    """relgraphd on 127.0.0.1:<port> with its own data directory; restart() keeps both.
+    tls: how the readiness probe connects (a TLS server's flags call for one)."""
 
-    def __init__(self, *flags: str, data_dir: str | None = None, port: int | None = None):
+    def __init__(self, *flags: str, data_dir: str | None = None, port: int | None = None,
+                 tls=None):
         self.port = port or free_port()
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="relgraph-py-")
         self.flags = list(flags)
+        self.tls = tls
         self.proc = None
         self.start()
 
@@ -55,7 +58,8 @@ class Server:
         deadline = time.monotonic() + 30
         while True:
             try:
-                c = relgraph.Connection("127.0.0.1", self.port, connect_timeout=1.0)
+                c = relgraph.Connection("127.0.0.1", self.port, connect_timeout=1.0,
+                                        tls=self.tls)
                 c.close()
                 return
             except relgraph.Unauthenticated:

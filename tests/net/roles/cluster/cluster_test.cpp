@@ -8,9 +8,12 @@
 // pull authors with more than 4 fans, so posts are trimmed, and celebrities' posts are
 // broadcast to every shard while the others go to their fans' shards only. A shard killed with
 // SIGKILL while the others keep sending it changes catches up from JetStream after its restart; a
-// shard asked about a user it does not own answers `moved`, naming the owner.
+// shard asked about a user it does not own answers `moved`, naming the owner; a client whose
+// map predates a move asks the pairs the move parted (a page and its viewer, known_followers'
+// two users) across their shards.
 #include <doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
@@ -625,6 +628,127 @@ void WaitInfo(Cluster& cluster, uint32_t id, const std::string& name, uint64_t v
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   FAIL("shard " << id << " never showed " << name << " = " << value);
+}
+
+// A client whose map predates a move holds two users on one shard, and so sends a page with
+// its viewer, or a known_followers, there whole; the move took only one of the two away, so
+// that shard (or, when the page's user moved, its new one) answers `moved` about the other.
+// The map the client then reads parts the two: it must ask across the two shards, as a client
+// holding the new map would have from the start, not take the refusal for the shard's own map
+// lagging and ask again until moving_wait (short here: a wait fails the question).
+TEST_CASE("pairs a move parted are asked across shards by a client whose map predates it") {
+  Cluster cluster;
+  auto client = cluster.Client();
+  Model model;
+  std::mt19937_64 rng(30);
+  for (int round = 0; round < 2; ++round) {
+    RandomRound(*client, model, rng, {.removals = false});
+    REQUIRE(client->Barrier().ok());
+  }
+  // Shard 1 owns buckets 0-1365: 0-1023 go to shard 2, the rest stay. The pair: the users of
+  // either part with the most edges.
+  const net::ShardMap before = client->map();
+  auto degree = [&](uint64_t u) {
+    return std::ranges::count_if(model.graph.edges, [&](const auto& e) {
+      return e.first.first == u || e.first.second == u;
+    });
+  };
+  uint64_t stayed = 0, moved = 0;
+  for (uint64_t u = 1; u <= kUsers; ++u) {
+    if (before.OwnerOf(u) != 1) continue;
+    uint64_t& pick = net::BucketOf(u, before.buckets) <= 1023 ? moved : stayed;
+    if (pick == 0 || degree(u) > degree(pick)) pick = u;
+  }
+  REQUIRE(stayed != 0);
+  REQUIRE(moved != 0);
+  // One client per question, each with the map from before the move (the first `moved` it
+  // gets brings it the new one).
+  constexpr int kQuestions = 12;  // five pages and known_followers, each pair both ways
+  std::vector<std::unique_ptr<net::ClusterClient>> stale;
+  for (int i = 0; i < kQuestions; ++i) {
+    net::ClusterClientOptions o;
+    o.nats_url = cluster.nats.url();
+    o.moving_wait = std::chrono::milliseconds(2000);
+    auto c = net::ClusterClient::Connect(o);
+    REQUIRE_MESSAGE(c.ok(), c.status().ToString());
+    stale.push_back(std::move(*c));
+  }
+  std::ostringstream out, err;
+  REQUIRE_MESSAGE(admin::Run({"cluster", "move-bucket", "--nats=" + cluster.nats.url(),
+                              "--buckets=0-1023", "--to=2", "--timeout-ms=60000"},
+                             out, err) == 0,
+                  err.str());
+  REQUIRE(client->Barrier().ok());
+  REQUIRE(client->RefreshMap().ok());
+  REQUIRE(client->map().OwnerOf(stayed) == 1);
+  REQUIRE(client->map().OwnerOf(moved) == 2);
+
+  int asked = 0;
+  for (const auto& [user, viewer] : {std::pair{stayed, moved}, std::pair{moved, stayed}}) {
+    net::PageQuery q;
+    q.user = user;
+    q.limit = 1000;
+    q.viewer = viewer;
+    // Each page through a stale client equals the page through the client holding the new
+    // map; the entries, or nothing when the stale client failed.
+    auto same_page = [&](const std::string& what, auto&& ask) -> std::vector<net::PageEntry> {
+      net::ClusterClient& c = *stale[asked++];
+      REQUIRE(c.map().version == before.version);
+      auto got = ask(c);
+      CHECK_MESSAGE(got.ok(),
+                    what << " of " << user << " viewer " << viewer
+                         << " through a map from before the move: " << got.status().ToString());
+      CHECK(c.map().version > before.version);  // it was told `moved`
+      if (!got.ok()) return {};
+      auto want = ask(*client);
+      REQUIRE(want.ok());
+      CHECK_MESSAGE(got->entries == want->entries, what << " of " << user << " viewer " << viewer);
+      return got->entries;
+    };
+    // The following and fans pages are the one-node model's, with the viewer's relations.
+    auto check_model = [&](const std::vector<net::PageEntry>& entries, bool fans,
+                           const std::string& what) {
+      std::set<std::pair<uint64_t, int64_t>> want, got;
+      for (const auto& [e, ts] : model.graph.edges) {
+        if ((fans ? e.second : e.first) == user) want.insert({fans ? e.first : e.second, ts});
+      }
+      for (const net::PageEntry& e : entries) {
+        got.insert({e.user, e.ts});
+        const net::RelationCode r = e.user == viewer ? net::RelationCode::kNone
+                                                     : ModelRelation(model.graph, viewer, e.user);
+        CHECK_MESSAGE(e.viewer_relation == r,
+                      what << " of " << user << ": viewer " << viewer << " to " << e.user);
+      }
+      CHECK_MESSAGE(got == want, what << " of " << user);
+    };
+    const auto following =
+        same_page("following", [&](net::ClusterClient& c) { return c.Following(q); });
+    const auto fans = same_page("fans", [&](net::ClusterClient& c) { return c.Fans(q); });
+    same_page("friends", [&](net::ClusterClient& c) { return c.Friends(q); });
+    same_page("blocks", [&](net::ClusterClient& c) { return c.Blocks(q); });
+    same_page("requests", [&](net::ClusterClient& c) { return c.Requests(q); });
+    check_model(following, false, "following");
+    check_model(fans, true, "fans");
+    // Known followers of the page's user among whom the viewer follows.
+    net::ClusterClient& c = *stale[asked++];
+    REQUIRE(c.map().version == before.version);
+    auto got = c.KnownFollowers(viewer, user, 1000);
+    CHECK_MESSAGE(got.ok(), "known_followers " << viewer << " " << user
+                                               << " through a map from before the move: "
+                                               << got.status().ToString());
+    CHECK(c.map().version > before.version);
+    if (!got.ok()) continue;
+    std::set<uint64_t> known;
+    for (const auto& [e, ts] : model.graph.edges) {
+      if (e.first == viewer && model.graph.edges.contains({e.second, user})) known.insert(e.second);
+    }
+    CHECK(got->total == known.size());
+    CHECK(std::set<uint64_t>(got->users.begin(), got->users.end()) == known);
+    auto want = client->KnownFollowers(viewer, user, 1000);
+    REQUIRE(want.ok());
+    CHECK(got->users == want->users);
+  }
+  CHECK(asked == kQuestions);
 }
 
 TEST_CASE("a move stopped between phases, its shards killed, is finished by running it again") {

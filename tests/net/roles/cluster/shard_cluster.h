@@ -6,6 +6,8 @@
 
 #include <doctest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <random>
 #include <set>
@@ -32,10 +34,14 @@ inline AdminResult Admin(const std::vector<std::string>& args) {
 }
 
 struct ShardCluster {
-  // `shards` shards on `nats` (one URL or a list), data under `dir`; init with `init_flags`.
+  // `shards` shards on `nats` (one URL or a list), data under `dir`; init with `init_flags`;
+  // each shard started with `shard_flags` too, and reached with `client`'s token and TLS.
   ShardCluster(std::string dir, std::string nats, uint32_t shards,
-               const std::vector<std::string>& init_flags = {})
-      : dir_(std::move(dir)),
+               const std::vector<std::string>& init_flags = {},
+               std::vector<std::string> shard_flags = {}, net::ClientOptions client = {})
+      : client_(std::move(client)),
+        shard_flags_(std::move(shard_flags)),
+        dir_(std::move(dir)),
         nats_(std::move(nats)),
         port(shards + 1),
         pid(shards + 1),
@@ -69,9 +75,29 @@ struct ShardCluster {
     REQUIRE_MESSAGE(Info(id)["cluster_joined"] == 1,
                     "shard " << id << " did not join (see " << Log(id) << ")");
   }
+  // Stops the shards; one that had already ended (a crash, an exit on error) has its exit and
+  // the end of its log printed, so a failing test says why a shard stopped answering.
   ~ShardCluster() {
     for (size_t id = 1; id < pid.size(); ++id) {
-      if (pid[id] > 0) StopShard(static_cast<uint32_t>(id));
+      if (pid[id] <= 0) continue;
+      int status = 0;
+      if (::waitpid(pid[id], &status, WNOHANG) == pid[id]) {
+        ReportEarlyExit(static_cast<uint32_t>(id), status);
+        pid[id] = 0;
+        continue;
+      }
+      StopShard(static_cast<uint32_t>(id));
+    }
+  }
+  void ReportEarlyExit(uint32_t id, int status) const {
+    std::ifstream in(Log(id));
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    std::fprintf(stderr, "shard %u ended before the test stopped it (%s %d); its log %s ends:\n",
+                 id, WIFEXITED(status) ? "exit code" : "signal",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), Log(id).c_str());
+    for (size_t i = lines.size() > 40 ? lines.size() - 40 : 0; i < lines.size(); ++i) {
+      std::fprintf(stderr, "  %s\n", lines[i].c_str());
     }
   }
   std::string DataDir(uint32_t id) const { return dir_ + "/shard" + std::to_string(id); }
@@ -79,10 +105,13 @@ struct ShardCluster {
   void StartShard(uint32_t id) {
     const std::string log =
         dir_ + "/shard" + std::to_string(id) + "." + std::to_string(++starts[id]) + ".log";
-    pid[id] = Spawn({"--data-dir=" + DataDir(id), "--listen=127.0.0.1:" + std::to_string(port[id]),
-                     "--cluster=" + nats_, "--shard-id=" + std::to_string(id), "--fsync=always",
-                     "--rate-limit=off", "--snapshot-interval-s=0"},
-                    log);
+    std::vector<std::string> args = {
+        "--data-dir=" + DataDir(id), "--listen=127.0.0.1:" + std::to_string(port[id]),
+        "--cluster=" + nats_,        "--shard-id=" + std::to_string(id),
+        "--fsync=always",            "--rate-limit=off",
+        "--snapshot-interval-s=0"};
+    args.insert(args.end(), shard_flags_.begin(), shard_flags_.end());
+    pid[id] = Spawn(args, log);
     REQUIRE(WaitForPort(log) == port[id]);
   }
   std::string Log(uint32_t id) const {
@@ -96,6 +125,7 @@ struct ShardCluster {
   std::unique_ptr<net::ClusterClient> Client() const {
     net::ClusterClientOptions o;
     o.nats_url = nats_;
+    o.client = client_;
     auto c = net::ClusterClient::Connect(o);
     for (int i = 0; i < 3 && !c.ok(); ++i) {  // a NATS cluster electing leaders may time out
       std::this_thread::sleep_for(std::chrono::seconds(1));
@@ -106,7 +136,8 @@ struct ShardCluster {
   }
   // INFO of shard `id`, by name.
   std::map<std::string, uint64_t> Info(uint32_t id) const {
-    net::ClientOptions o;
+    net::ClientOptions o = client_;
+    o.host = "127.0.0.1";
     o.port = port[id];
     auto c = net::Client::Connect(o);
     REQUIRE_MESSAGE(c.ok(), c.status().ToString());
@@ -121,6 +152,8 @@ struct ShardCluster {
   std::string shards_flag;  // ID=HOST:PORT,... as init takes it
 
  private:
+  net::ClientOptions client_;
+  std::vector<std::string> shard_flags_;
   std::string dir_, nats_;
 
  public:

@@ -9,6 +9,8 @@
 #include "net/roles/http/metrics_page.h"
 #include "net/roles/http/readiness.h"
 #include "tests/net/http/http_get.h"
+#include "tests/net/http/https_get.h"
+#include "tests/net/tls/test_certs.h"
 #include "tests/net/server/server_test_util.h"
 #include "tests/storage/test_dir.h"
 
@@ -79,6 +81,43 @@ TEST_CASE("observe port: /metrics counts commands, errors by code, latency, user
   CHECK(Sample(m, "relgraph_memory_bytes{part=\"id_map\"}") > 0);
   CHECK(m.find("relgraph_build_info{version=\"") != std::string::npos);
   CHECK(m.find("# TYPE relgraph_wal_fsync_duration_seconds histogram") != std::string::npos);
+}
+
+TEST_CASE("observe port: /metrics over HTTPS, and a reload that changes the certificate") {
+  testing::TestDir dir;
+  const testing::TestPki pki = testing::MakeTestPki(dir.path());
+  testing::TestServer server;
+  Replication replication;
+  ObservePortOptions o = AnyPort();
+  o.http.tls.cert_file = pki.server.cert;
+  o.http.tls.key_file = pki.server.key;
+  ObservePort port(o);
+  REQUIRE(port.Start().ok());
+  port.Attach(server.db.get(), server.service.get(), server.server.get(), &replication);
+  REQUIRE(server.Connect()->Follow(1, 2).ok());
+  net::TlsClientOptions trusting;
+  trusting.enabled = true;
+  trusting.ca_file = pki.ca;
+  auto c = testing::HttpsConnection::Open(port.port(), trusting);
+  REQUIRE_MESSAGE(c.ok(), c.status().ToString());
+  auto got = (*c)->Get("/metrics");
+  CHECK(got.status == 200);
+  CHECK(Sample(got.body, "relgraph_edges") == 1);
+  CHECK(testing::HttpGet(port.port(), "/metrics").status == 400);  // plain HTTP
+  // A reload to a file that does not exist keeps the port as it was.
+  net::TlsServerOptions next = o.http.tls;
+  next.cert_file = dir.path() + "/missing.pem";
+  CHECK(port.ReloadTls(next).code() == Code::kInvalidArgument);
+  CHECK(testing::HttpsGet(port.port(), trusting, "/healthz").status == 200);
+  // Another CA's certificate: new clients must trust it, the open connection stays.
+  next.cert_file = pki.rogue_server.cert;
+  next.key_file = pki.rogue_server.key;
+  REQUIRE(port.ReloadTls(next).ok());
+  CHECK(testing::HttpsGet(port.port(), trusting, "/healthz").status == 0);
+  trusting.ca_file = pki.rogue_ca;
+  CHECK(testing::HttpsGet(port.port(), trusting, "/healthz").status == 200);
+  CHECK((*c)->Get("/metrics").status == 200);
+  port.Stop();
 }
 
 TEST_CASE("observe port: the WAL's appends, fsyncs, segments and a cursor's lag") {

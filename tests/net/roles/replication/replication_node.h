@@ -50,6 +50,7 @@ struct Node {
   std::string data = dir.path() + "/data";
   uint16_t port = FreePort();
   pid_t pid = 0;
+  net::ClientOptions client;  // token and TLS of the test's connections (host and port: ours)
 
   void Start(std::vector<std::string> extra) {
     std::vector<std::string> args = {"--listen=127.0.0.1:" + std::to_string(port),
@@ -80,7 +81,8 @@ struct Node {
   }
   std::string address() const { return "127.0.0.1:" + std::to_string(port); }
   std::unique_ptr<net::Client> Connect() const {
-    net::ClientOptions o;
+    net::ClientOptions o = client;
+    o.host = "127.0.0.1";
     o.port = port;
     o.io_timeout = std::chrono::milliseconds(20000);
     auto c = net::Client::Connect(o);

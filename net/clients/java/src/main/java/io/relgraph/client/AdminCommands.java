@@ -2,7 +2,7 @@ package io.relgraph.client;
 
 import java.util.concurrent.CompletableFuture;
 
-/** PING, INFO, SNAPSHOT and the replication commands a client sends (docs/protocol.md). */
+/** PING, INFO, SNAPSHOT, SLOWLOG and the replication commands a client sends (docs/protocol.md). */
 public interface AdminCommands extends Calls {
   default CompletableFuture<Void> pingAsync() {
     return call(Opcode.PING, Codec.empty(), Codec.EMPTY);
@@ -56,6 +56,18 @@ public interface AdminCommands extends Calls {
 
   default String shardMap() {
     return await(shardMapAsync());
+  }
+
+  /**
+   * The server's slow-command log: its newest {@code count} entries (0: all), newest first;
+   * with {@code reset} the server empties it after the read. About the node asked.
+   */
+  default CompletableFuture<Slowlog> slowlogAsync(int count, boolean reset) {
+    return call(Opcode.SLOWLOG, Codec.slowlog(count, reset), Codec.SLOWLOG);
+  }
+
+  default Slowlog slowlog(int count, boolean reset) {
+    return await(slowlogAsync(count, reset));
   }
 
   /** Never retried: each PROMOTE starts a new epoch. */

@@ -111,6 +111,10 @@ public final class Codec {
     return new WireWriter().str(primary).bool(resync).toBytes();
   }
 
+  public static byte[] slowlog(int count, boolean reset) {
+    return new WireWriter(3).u16(count).bool(reset).toBytes();
+  }
+
   // ---- replies --------------------------------------------------------------------------------
 
   /** HELLO's reply for the version the client sent (version 2 added server_version). */
@@ -231,6 +235,16 @@ public final class Codec {
       r -> new Position(r.u8(), r.u64(), r.u64(), r.u64());
 
   public static final Decoder<String> SHARD_MAP = WireReader::str;
+
+  public static final Decoder<Slowlog> SLOWLOG = r -> {
+    long threshold = r.i64(), maxLen = r.u32();
+    int n = r.u16();
+    List<SlowlogEntry> entries = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      entries.add(new SlowlogEntry(r.u64(), r.i64(), r.u64(), r.str(), r.str(), r.str()));
+    }
+    return new Slowlog(threshold, maxLen, entries);
+  };
 
   public static final Decoder<PromoteReply> PROMOTE =
       r -> new PromoteReply(r.u64(), r.u64(), r.u64());

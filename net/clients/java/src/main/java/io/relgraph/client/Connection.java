@@ -9,6 +9,11 @@ import java.net.SocketTimeoutException;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -30,6 +35,39 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class Connection implements AutoCloseable {
   static final int HEADER_BYTES = 10;
+
+  /** Closes a TLS dial's socket at its deadline (see open). */
+  private static final ScheduledExecutorService WATCHDOG =
+      Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "relgraph-connect-deadline");
+        t.setDaemon(true);
+        return t;
+      });
+
+  /**
+   * Closes a TLS dial's socket at its deadline unless the dial settled first. Exactly one of the
+   * two wins (a compare-and-set, not the scheduled task's cancel, which succeeds even while the
+   * task runs), so a dial that ended in time never has its socket closed under it, and a
+   * failure the close caused is always reported as the timeout it is.
+   */
+  private static final class DialWatchdog {
+    private static final int WATCHING = 0, FIRED = 1, SETTLED = 2;
+    private final AtomicInteger state = new AtomicInteger(WATCHING);
+    private final ScheduledFuture<?> task;
+
+    DialWatchdog(Socket raw, int timeoutMs) {
+      task = WATCHDOG.schedule(() -> {
+        if (state.compareAndSet(WATCHING, FIRED)) closeQuietly(raw);
+      }, timeoutMs, TimeUnit.MILLISECONDS);
+    }
+
+    /** Ends the watch (idempotent); whether the deadline closed the socket first. */
+    boolean fired() {
+      state.compareAndSet(WATCHING, SETTLED);
+      task.cancel(false);
+      return state.get() == FIRED;
+    }
+  }
 
   /** Receives the frames a stream pushes, on the reader thread; may block it (flow control). */
   public interface PushHandler {
@@ -69,7 +107,8 @@ public final class Connection implements AutoCloseable {
   }
 
   private final InetSocketAddress address;
-  private final Socket socket;
+  private final Socket raw; // the TCP socket
+  private final Socket socket; // what frames go through: raw, or the TLS socket over it
   private final OutputStream out;
   private final InputStream in;
   private final Hello hello;
@@ -87,9 +126,10 @@ public final class Connection implements AutoCloseable {
   private volatile RelgraphException closed; // why the connection ended, once it has
   private volatile RelgraphException notice; // the NOTICE the server sent before closing
 
-  private Connection(InetSocketAddress address, Socket socket, Hello hello, int nextId)
+  private Connection(InetSocketAddress address, Socket raw, Socket socket, Hello hello, int nextId)
       throws IOException {
     this.address = address;
+    this.raw = raw;
     this.socket = socket;
     this.out = socket.getOutputStream();
     this.in = socket.getInputStream();
@@ -103,20 +143,46 @@ public final class Connection implements AutoCloseable {
    * or a {@link ConnectionException}.
    */
   public static Connection open(InetSocketAddress address, String token, int timeoutMs) {
+    return open(address, token, timeoutMs, (Tls) null);
+  }
+
+  /**
+   * {@link #open(InetSocketAddress, String, int)} with TLS when {@code tls} says so: the
+   * handshake runs after the TCP connect and before HELLO, within {@code timeoutMs}; a failed
+   * one is a {@link ConnectionException} saying why (docs/security.md).
+   */
+  public static Connection open(InetSocketAddress address, String token, int timeoutMs,
+      TlsOptions tls) {
+    return open(address, token, timeoutMs, Tls.of(tls));
+  }
+
+  static Connection open(InetSocketAddress address, String token, int timeoutMs, Tls tls) {
     try {
-      return open(address, token, timeoutMs, 2);
+      return open(address, token, timeoutMs, 2, tls);
     } catch (RelgraphException e) {
       if (e.code() != ErrorCode.UNSUPPORTED || e instanceof ConnectionException) throw e;
-      return open(address, token, timeoutMs, 1);
+      return open(address, token, timeoutMs, 1, tls);
     }
   }
 
-  static Connection open(InetSocketAddress address, String token, int timeoutMs, int version) {
-    Socket s = new Socket();
+  static Connection open(InetSocketAddress address, String token, int timeoutMs, int version,
+      Tls tls) {
+    long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+    Socket raw = Tls.newSocket(tls);
+    Socket s = raw;
+    boolean handshook = false; // the TLS handshake passed: a failure now is the server's refusal
+    // SO_TIMEOUT bounds each read; a handshake is many reads, so with TLS a watchdog closes the
+    // socket at the deadline (a server trickling bytes cannot hold the dial past it).
+    DialWatchdog watchdog = tls == null ? null : new DialWatchdog(raw, timeoutMs);
     try {
-      s.setTcpNoDelay(true);
-      s.connect(address, timeoutMs);
-      s.setSoTimeout(timeoutMs);
+      raw.setTcpNoDelay(true);
+      raw.connect(address, timeoutMs);
+      raw.setSoTimeout(msLeft(deadline));
+      if (tls != null) {
+        s = tls.handshake(raw, address, deadline);
+        handshook = true;
+        s.setSoTimeout(msLeft(deadline));
+      }
       byte[] frame = frame(1, Opcode.HELLO, Codec.hello(version, token));
       s.getOutputStream().write(frame);
       InputStream in = s.getInputStream();
@@ -128,12 +194,16 @@ public final class Connection implements AutoCloseable {
       r.u32(); // request id
       int opcode = r.u8();
       int status = r.u8();
-      if (opcode == 0 && status != 0) throw Codec.error(status, r, null);
+      if (opcode == 0 && status != 0) { // a NOTICE: the server refuses the connection
+        RelgraphException n = Codec.error(status, r, null);
+        throw new ConnectionException(n.rawCode(), n.serverMessage(), false, Opcode.HELLO, n);
+      }
       if (status != 0) throw Codec.error(status, r, Opcode.HELLO);
       Hello h = Codec.hello(version).decode(r);
       r.end();
       s.setSoTimeout(0);
-      Connection c = new Connection(address, s, h, 2);
+      if (watchdog != null && watchdog.fired()) throw new SocketTimeoutException();
+      Connection c = new Connection(address, raw, s, h, 2);
       Thread t = new Thread(c::readLoop, "relgraph-reader-" + address);
       t.setDaemon(true);
       t.start();
@@ -143,16 +213,38 @@ public final class Connection implements AutoCloseable {
       return c;
     } catch (SocketTimeoutException e) {
       closeQuietly(s);
-      throw new ConnectionException(ErrorCode.TIMEOUT.code, "connect + HELLO to " + address
-          + " took more than " + timeoutMs + " ms", false, Opcode.HELLO, e);
+      closeQuietly(raw);
+      throw timeout(address, timeoutMs, tls, e);
     } catch (IOException e) {
       closeQuietly(s);
+      closeQuietly(raw);
+      if (watchdog != null && watchdog.fired()) throw timeout(address, timeoutMs, tls, e);
+      if (handshook) throw tls.afterHandshake(address, e);
       throw new ConnectionException("connect to " + address + ": " + e.getMessage(), false,
           Opcode.HELLO, e);
     } catch (RuntimeException e) {
       closeQuietly(s);
+      closeQuietly(raw);
+      if (watchdog != null && watchdog.fired() && e instanceof ConnectionException) {
+        throw timeout(address, timeoutMs, tls, e); // the watchdog's close, seen by the handshake
+      }
       throw e;
+    } finally {
+      if (watchdog != null) watchdog.fired();
     }
+  }
+
+  private static ConnectionException timeout(InetSocketAddress address, int timeoutMs, Tls tls,
+      Exception e) {
+    return new ConnectionException(ErrorCode.TIMEOUT.code, "connect + "
+        + (tls != null ? "TLS handshake + " : "") + "HELLO to " + address + " took more than "
+        + timeoutMs + " ms", false, Opcode.HELLO, e);
+  }
+
+  /** Milliseconds until the deadline, at least 1 (0 would mean no timeout). */
+  private static int msLeft(long deadlineNanos) {
+    long ms = (deadlineNanos - System.nanoTime()) / 1_000_000;
+    return (int) Math.max(1, Math.min(ms, Integer.MAX_VALUE));
   }
 
   private static byte[] readFully(InputStream in, int n) throws IOException {
@@ -357,6 +449,7 @@ public final class Connection implements AutoCloseable {
       lock.unlock();
     }
     closeQuietly(socket);
+    closeQuietly(raw);
     for (Integer id : pending.keySet()) {
       Pending<?> p = pending.remove(id);
       if (p != null) {

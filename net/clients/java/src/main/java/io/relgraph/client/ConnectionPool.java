@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class ConnectionPool implements AutoCloseable {
   private final ClientOptions options;
+  private final Tls tls; // null: plain TCP
   private final Slot[] slots;
   private final AtomicInteger next = new AtomicInteger();
   private volatile InetSocketAddress address;
@@ -20,6 +21,7 @@ final class ConnectionPool implements AutoCloseable {
     private volatile Connection conn;
     private int failures; // guarded by this
     private long nextDialNanos; // guarded by this
+    private ConnectionException lastError; // guarded by this: why the last dial failed
 
     Connection live() {
       Connection c = conn;
@@ -35,15 +37,19 @@ final class ConnectionPool implements AutoCloseable {
         if (closed) throw new ConnectionException("client closed", false, null, null);
         long now = System.nanoTime();
         if (failures > 0 && now - nextDialNanos < 0) {
-          throw new ConnectionException("reconnecting to " + address + " (backing off)", false,
-              null, null);
+          // Say why the last dial failed (a refused certificate stays refused until fixed).
+          ConnectionException why = lastError;
+          throw new ConnectionException(why.rawCode(), "reconnecting to " + address
+              + " (backing off): " + why.serverMessage(), false, null, why);
         }
         Connection old = conn;
         if (old != null) old.close();
         try {
-          c = Connection.open(address, options.token(), (int) options.connectTimeout().toMillis());
+          c = Connection.open(address, options.token(), (int) options.connectTimeout().toMillis(),
+              tls);
         } catch (ConnectionException e) {
           failures++;
+          lastError = e;
           nextDialNanos = System.nanoTime() + options.backoffNanos(failures);
           throw e;
         }
@@ -55,8 +61,9 @@ final class ConnectionPool implements AutoCloseable {
     }
   }
 
-  ConnectionPool(ClientOptions options) {
+  ConnectionPool(ClientOptions options, Tls tls) {
     this.options = options;
+    this.tls = tls;
     this.address = ClientOptions.parse(options.address());
     this.slots = new Slot[Math.max(1, options.poolSize())];
     for (int i = 0; i < slots.length; i++) slots[i] = new Slot();

@@ -39,6 +39,7 @@ public final class RelgraphClient implements GraphCommands, FeedCommands, Access
   });
 
   private final ClientOptions options;
+  private final Tls tls; // null: plain TCP; its context is built at the first connect
   private final ConnectionPool pool;
   private final ExecutorService retries = Executors.newCachedThreadPool(r -> {
     Thread t = new Thread(r, "relgraph-retry");
@@ -50,7 +51,8 @@ public final class RelgraphClient implements GraphCommands, FeedCommands, Access
 
   private RelgraphClient(ClientOptions options) {
     this.options = options;
-    this.pool = new ConnectionPool(options);
+    this.tls = Tls.of(options.tls());
+    this.pool = new ConnectionPool(options, tls);
     this.sweep = SWEEPER.scheduleWithFixedDelay(() -> pool.sweep(System.nanoTime()), 20, 20,
         TimeUnit.MILLISECONDS);
   }
@@ -88,6 +90,12 @@ public final class RelgraphClient implements GraphCommands, FeedCommands, Access
 
   public ClientOptions options() {
     return options;
+  }
+
+  /** A connection of its own (not pooled), for a stream: to {@link #address()}, with TLS if set. */
+  Connection openConnection() {
+    return Connection.open(address(), options.token(), (int) options.connectTimeout().toMillis(),
+        tls);
   }
 
   @Override
@@ -184,8 +192,7 @@ public final class RelgraphClient implements GraphCommands, FeedCommands, Access
    * (save it as snapshot-&lt;lsn, 20 digits&gt;.rgs) and returns its LSN and size.
    */
   public FetchSnapshotReply fetchSnapshot(OutputStream out) throws IOException {
-    try (Connection c = Connection.open(address(), options.token(),
-        (int) options.connectTimeout().toMillis())) {
+    try (Connection c = openConnection()) {
       PushQueue<byte[]> q = new PushQueue<>(WireReader::rest);
       FetchSnapshotReply r = awaitStart(c, c.enqueue(Opcode.FETCH_SNAPSHOT, Codec.empty(),
           Codec.FETCH_SNAPSHOT, 0, q), Opcode.FETCH_SNAPSHOT);
@@ -221,8 +228,7 @@ public final class RelgraphClient implements GraphCommands, FeedCommands, Access
 
   /** REPLICATE on a connection of its own: the RECORDS frames from request.fromLsn on. */
   public ReplicationStream replicate(ReplicateRequest request) {
-    Connection c = Connection.open(address(), options.token(),
-        (int) options.connectTimeout().toMillis());
+    Connection c = openConnection();
     PushQueue<Records> q = new PushQueue<>(Codec.RECORDS);
     try {
       ReplicateReply r = awaitStart(c, c.enqueue(Opcode.REPLICATE, Codec.replicate(request),

@@ -59,8 +59,7 @@ public final class Subscription implements AutoCloseable {
   }
 
   private void subscribe(SubscribeOptions o) {
-    long timeoutMs = clientOptions.connectTimeout().toMillis();
-    Connection c = Connection.open(client.address(), clientOptions.token(), (int) timeoutMs);
+    Connection c = client.openConnection();
     PushQueue<Events> q = new PushQueue<>(Codec.EVENTS);
     CompletableFuture<SubscribeReply> f = c.enqueue(Opcode.SUBSCRIBE, Codec.subscribe(o),
         Codec.SUBSCRIBE, 0, q);

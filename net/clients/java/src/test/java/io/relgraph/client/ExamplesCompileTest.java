@@ -10,7 +10,7 @@ import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
 import org.junit.jupiter.api.Test;
 
-/** The example program and the benchmark (run as single-file sources) compile against the client. */
+/** The example programs and the benchmark (run as single-file sources) compile against the client. */
 class ExamplesCompileTest {
   @Test
   void examplesAndBenchCompile() throws Exception {
@@ -19,7 +19,7 @@ class ExamplesCompileTest {
     Path out = Files.createTempDirectory("relgraph-java-examples");
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     int rc = javac.run(null, null, err, "-d", out.toString(), "-cp",
-        System.getProperty("java.class.path"), "examples/Basic.java", "bench/RelgraphJavaBench.java");
+        System.getProperty("java.class.path"), "examples/Basic.java", "examples/Cluster.java", "bench/RelgraphJavaBench.java");
     assertEquals(0, rc, err.toString());
   }
 }
