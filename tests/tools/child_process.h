@@ -7,8 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <signal.h>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace relgraph::testing {
@@ -47,6 +52,34 @@ inline int WaitExit(pid_t pid) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Sends SIGSTOP and returns once every thread of `pid` is stopped. kill() returns as soon as
+// the signal is queued: one thread takes it and only then stops the others, so for a while
+// (milliseconds on a busy machine) the rest of the process still serves requests, and a test
+// that expects the process to hang would see it answer. Up to 5 s.
+inline void PauseProcess(pid_t pid) {
+  REQUIRE(::kill(pid, SIGSTOP) == 0);
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (;;) {
+    bool all_stopped = true;
+    std::error_code ec;
+    for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+      std::ifstream stat(task.path() / "stat");
+      std::string line;
+      std::getline(stat, line);
+      // "tid (comm) S ...": the state follows the last ')'.
+      const size_t close = line.rfind(')');
+      if (close == std::string::npos || close + 2 >= line.size()) continue;  // the thread ended
+      const char state = line[close + 2];
+      if (state != 'T' && state != 't') all_stopped = false;
+    }
+    if (all_stopped) return;
+    REQUIRE_MESSAGE(std::chrono::steady_clock::now() < deadline,
+                    "process " << pid << " did not stop within 5 s of SIGSTOP");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 }  // namespace relgraph::testing

@@ -75,7 +75,7 @@ class NatsClusterProcess {
     WaitReady();
   }
   // SIGSTOP / SIGCONT node i: it stops answering without closing a connection.
-  void Stop(int i) { REQUIRE(::kill(pid_[i], SIGSTOP) == 0); }
+  void Stop(int i) { PauseProcess(pid_[i]); }
   void Cont(int i) { REQUIRE(::kill(pid_[i], SIGCONT) == 0); }
   pid_t pid(int i) const { return pid_[i]; }
 
