@@ -430,11 +430,14 @@ class Db {
   Status CommitOrHandOver(uint64_t lsn, uint64_t* commit_lsn);
   template <typename T, typename Apply, typename Record>
   Result<T> Mutate(Apply&& apply, Record&& record, uint64_t* commit_lsn);
-  // kMoving when `user`'s edges are no longer decided here (its bucket handed over to another
-  // shard: UserPlace::kHandedOver, or another shard's). A shard's gate refuses such commands
-  // before they run; this check, under the exclusive lock, closes the window between that
-  // gate and the write: a follow admitted under the map before a move's flip and applied
-  // after the copy phase listed its follower would be acknowledged and never exported.
+  // kMoving when the changes of `user` are no longer decided here (its bucket handed over to
+  // another shard: UserPlace::kHandedOver, or another shard's). Every write checks the user who
+  // makes it (docs/cluster.md, "Deciding"): the follower, the user removed, the blocker, the
+  // user going private or public, the target of an approval or a rejection, the requester of a
+  // withdrawal, the author of a post, a delete or a hide, the muter. A shard's gate refuses
+  // such commands before they run; this check, under the exclusive lock, closes the window
+  // between that gate and the write: a change admitted under the map before a move's flip and
+  // applied after the copy phase listed its user would be acknowledged and never exported.
   // REQUIRES: mu_ held.
   Status DecidesLocked(UserId user) const;
   // Runs the graph's unfinished operation to its end, a step per hold of the exclusive lock.
