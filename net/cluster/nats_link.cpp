@@ -23,7 +23,8 @@ Result<std::vector<std::string>> ParseNatsServers(const std::string& urls) {
     const size_t comma = std::min(urls.find(',', at), urls.size());
     std::string item = urls.substr(at, comma - at);
     const size_t first = item.find_first_not_of(' ');
-    item = first == std::string::npos ? "" : item.substr(first, item.find_last_not_of(' ') + 1 - first);
+    item = first == std::string::npos ? ""
+                                      : item.substr(first, item.find_last_not_of(' ') + 1 - first);
     const bool nats = item.rfind("nats://", 0) == 0 && item.size() > 7;
     const bool tls = item.rfind("tls://", 0) == 0 && item.size() > 6;
     if (!nats && !tls) {
@@ -56,7 +57,8 @@ Result<bool> ApplyNatsTlsFlag(std::string_view arg, NatsTlsOptions* options) {
                                                   : nullptr;
   if (field == nullptr) return false;
   if (eq == std::string_view::npos || eq + 1 == arg.size()) {
-    return Status::InvalidArgument(std::string(key) + " wants a file: " + std::string(key) + "=FILE");
+    return Status::InvalidArgument(std::string(key) + " wants a file: " + std::string(key) +
+                                   "=FILE");
   }
   *field = std::string(arg.substr(eq + 1));
   return true;
@@ -351,8 +353,11 @@ std::string NatsLink::ConsumerOf(uint32_t shard) const {
 
 namespace relgraph::net {
 namespace {
-std::string DoneKey(uint64_t id) {
-  return "move_done_" + std::to_string(id);
+std::string MarkKey(uint64_t id, NatsLink::MoveMark mark) {
+  return (mark == NatsLink::MoveMark::kDone ? "move_done_" : "move_in_") + std::to_string(id);
+}
+const char* MarkName(NatsLink::MoveMark mark) {
+  return mark == NatsLink::MoveMark::kDone ? "done" : "state in";
 }
 }  // namespace
 
@@ -382,6 +387,18 @@ Result<uint64_t> NatsLink::StreamLastSequence() {
   return last;
 }
 
+Result<uint64_t> NatsLink::LastSequenceOf(uint32_t shard) {
+  natsMsg* msg = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  const std::string subject = SubjectOf(shard);
+  natsStatus s = js_GetLastMsg(&msg, js_, names_.stream.c_str(), subject.c_str(), nullptr, &jerr);
+  if (s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr) return uint64_t{0};
+  if (s != NATS_OK) return NatsError("the last message on " + subject, s, jerr);
+  const uint64_t seq = natsMsg_GetSequence(msg);
+  natsMsg_Destroy(msg);
+  return seq;
+}
+
 Status NatsLink::EnsureMoveStream() {
   auto replicas = Replicas();
   if (!replicas.ok()) return replicas.status();
@@ -393,28 +410,34 @@ std::string NatsLink::MoveSubjectOf(uint64_t id) const {
   return names_.subject_prefix + ".move." + std::to_string(id);
 }
 
-Status NatsLink::MarkMoveDone(uint64_t id) {
+Status NatsLink::MarkMove(uint64_t id, MoveMark mark) {
   RELGRAPH_RETURN_IF_ERROR(BindKv(false));
   uint64_t rev = 0;
-  natsStatus s = kvStore_PutString(&rev, kv_, DoneKey(id).c_str(), "done");
-  return s == NATS_OK ? Status::OK() : NatsError("marking move " + std::to_string(id) + " done", s);
+  natsStatus s = kvStore_PutString(&rev, kv_, MarkKey(id, mark).c_str(), MarkName(mark));
+  return s == NATS_OK ? Status::OK()
+                      : NatsError("marking move " + std::to_string(id) + " " + MarkName(mark), s);
 }
 
-Result<bool> NatsLink::MoveDone(uint64_t id) {
+Result<bool> NatsLink::MoveMarked(uint64_t id, MoveMark mark) {
   RELGRAPH_RETURN_IF_ERROR(BindKv(false));
   kvEntry* e = nullptr;
-  natsStatus s = kvStore_Get(&e, kv_, DoneKey(id).c_str());
+  natsStatus s = kvStore_Get(&e, kv_, MarkKey(id, mark).c_str());
   if (s == NATS_NOT_FOUND) return false;
-  if (s != NATS_OK) return NatsError("reading move " + std::to_string(id) + "'s mark", s);
+  if (s != NATS_OK) {
+    return NatsError("reading move " + std::to_string(id) + "'s mark " + MarkName(mark), s);
+  }
   kvEntry_Destroy(e);
   return true;
 }
 
 Status NatsLink::ForgetMove(uint64_t id) {
   RELGRAPH_RETURN_IF_ERROR(BindKv(false));
-  natsStatus s = kvStore_Purge(kv_, DoneKey(id).c_str(), nullptr);
-  if (s != NATS_OK && s != NATS_NOT_FOUND) {
-    return NatsError("forgetting move " + std::to_string(id) + "'s mark", s);
+  natsStatus s = NATS_OK;
+  for (MoveMark mark : {MoveMark::kStateIn, MoveMark::kDone}) {
+    s = kvStore_Purge(kv_, MarkKey(id, mark).c_str(), nullptr);
+    if (s != NATS_OK && s != NATS_NOT_FOUND) {
+      return NatsError("forgetting move " + std::to_string(id) + "'s mark " + MarkName(mark), s);
+    }
   }
   jsOptions jo;
   jsOptions_Init(&jo);

@@ -108,9 +108,9 @@ class NatsLink {
   Result<uint64_t> ReplaceMap(const ShardMap& map, uint64_t expected_version);
   // Calls fn with the current map (when there is one) and then each new version, until
   // `stop` is set (checked every `poll_ms`) or the watch fails (then it returns the error). A
-  // stored map that does not parse is skipped and said to `on_skip` (stderr without one). Every `check_ms` the
-  // key is also read: a revision the watch did not deliver (the store was lost and the map
-  // restored, at a lower revision) is handed to fn, and WatchMap returns OK, to be called
+  // stored map that does not parse is skipped and said to `on_skip` (stderr without one). Every
+  // `check_ms` the key is also read: a revision the watch did not deliver (the store was lost and
+  // the map restored, at a lower revision) is handed to fn, and WatchMap returns OK, to be called
   // again (the watch does not recover from a lost store by itself).
   Status WatchMap(const std::atomic<bool>& stop, const std::function<void(ShardMap)>& fn,
                   int poll_ms = 200, int check_ms = 2000,
@@ -134,16 +134,23 @@ class NatsLink {
   Result<ConsumerState> ConsumerStateOf(uint32_t shard);
   // The sequence of the newest message in the cluster's stream (0: none).
   Result<uint64_t> StreamLastSequence();
+  // The stream sequence of the newest message on shard `shard`'s subject (0: none), as the
+  // stream's leader holds it (not a replica that may lag).
+  Result<uint64_t> LastSequenceOf(uint32_t shard);
 
   // Bucket moves (docs/cluster.md, "Moving buckets online"): the stream carrying their state
   // (file storage, subjects PREFIX.move.*, Replicas() copies), created unless it exists; the
-  // subject of move
-  // `id`; the key-value mark the new owner sets once it brought the state in.
+  // subject of move `id`; the key-value marks the new owner sets: once it brought the state in
+  // (kStateIn), and once it also applied what other shards had sent it before (kDone: it
+  // answers the moving users' commands; the tool ends the move on this one).
+  enum class MoveMark { kStateIn, kDone };
   Status EnsureMoveStream();
   std::string MoveSubjectOf(uint64_t id) const;  // PREFIX.move.<id>
-  Status MarkMoveDone(uint64_t id);
-  Result<bool> MoveDone(uint64_t id);
-  // Deletes move `id`'s state and its done mark (after the move line went).
+  Status MarkMove(uint64_t id, MoveMark mark);
+  Result<bool> MoveMarked(uint64_t id, MoveMark mark);
+  Status MarkMoveDone(uint64_t id) { return MarkMove(id, MoveMark::kDone); }
+  Result<bool> MoveDone(uint64_t id) { return MoveMarked(id, MoveMark::kDone); }
+  // Deletes move `id`'s state and its marks (after the move line went).
   Status ForgetMove(uint64_t id);
   const ClusterNames& names() const { return names_; }
   natsConnection* connection() { return nc_; }

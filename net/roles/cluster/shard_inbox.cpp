@@ -119,6 +119,7 @@ void ShardNode::InboxLoop() {
       // up to what this thread applied since if the consumer is the one it had (a consumer
       // made anew is on a stream made anew, numbered from 1 again).
       order.Reset(created || !keep_order ? ack_floor : std::max(ack_floor, order.through()));
+      inbox_durable_through_ = order.through();
       keep_order = true;
     }
     natsMsgList list{};
@@ -243,6 +244,8 @@ void ShardNode::InboxLoop() {
       Log("inbox: " + sync.ToString());
       handled.clear();
       wal_failed = true;
+    } else {
+      inbox_durable_through_ = order.through();
     }
     for (natsMsg* msg : handled) natsMsg_Ack(msg, nullptr);
     if (last_publish_ns > 0 && !handled.empty()) {

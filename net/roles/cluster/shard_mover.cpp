@@ -24,7 +24,23 @@ int64_t MsBetween(std::chrono::steady_clock::time_point a,
 }  // namespace
 
 bool ShardNode::MustHoldInbox(const net::ShardMap& m) const {
-  return m.move && m.move->to == options_.shard_id && imported_move_.load() != m.move->id;
+  return m.move && m.move->to == options_.shard_id && state_in_move_.load() != m.move->id;
+}
+
+Status ShardNode::LearnMoveMarks(net::NatsLink& link, const net::ShardMap& m) {
+  if (!m.move || m.move->to != options_.shard_id) return Status::OK();
+  const uint64_t id = m.move->id;
+  auto done = link.MoveDone(id);
+  if (!done.ok()) return done.status();
+  if (*done) {
+    state_in_move_ = id;
+    imported_move_ = id;
+    return Status::OK();
+  }
+  auto in = link.MoveMarked(id, net::NatsLink::MoveMark::kStateIn);
+  if (!in.ok()) return in.status();
+  if (*in) state_in_move_ = id;
+  return Status::OK();
 }
 
 // The move thread wakes on each new map (and every 200 ms) and does what the map's move asks
@@ -55,8 +71,9 @@ void ShardNode::MoveLoop() {
       drop = true;
       dropped_to = m->move->to;
       if (m->move->phase == net::MovePhase::kCopy && exported != m->move->id) {
-        auto done = link_->MoveDone(m->move->id);
-        step = !done.ok() ? done.status() : *done ? Status::OK() : ExportMove(*m, *m->move);
+        // Once the new owner has the state (its first mark), another attempt is not needed.
+        auto taken = link_->MoveMarked(m->move->id, net::NatsLink::MoveMark::kStateIn);
+        step = !taken.ok() ? taken.status() : *taken ? Status::OK() : ExportMove(*m, *m->move);
         if (step.ok()) exported = m->move->id;
       }
     } else if (drop) {
@@ -121,6 +138,15 @@ Status ShardNode::ExportMove(const net::ShardMap& m, const net::BucketMove& mv) 
 
 Status ShardNode::ImportMove(const std::shared_ptr<const net::ShardMap>& m,
                              const net::BucketMove& mv) {
+  if (state_in_move_.load() != mv.id) {
+    RELGRAPH_RETURN_IF_ERROR(BringMoveStateIn(m, mv));
+    if (state_in_move_.load() != mv.id) return Status::OK();  // stopped, or the map moved on
+  }
+  return CatchUpMove(m, mv);
+}
+
+Status ShardNode::BringMoveStateIn(const std::shared_ptr<const net::ShardMap>& m,
+                                   const net::BucketMove& mv) {
   const std::string subject = link_->MoveSubjectOf(mv.id);
   jsSubOptions so;
   jsSubOptions_Init(&so);
@@ -163,26 +189,56 @@ Status ShardNode::ImportMove(const std::shared_ptr<const net::ShardMap>& m,
     result = Commit(db_->last_lsn());
     if (!result.ok()) break;
     // Until the mark is stored, a restart brings the same state in again: harmless, as
-    // nothing about the moving users was decided here meanwhile.
-    while (!(result = link_->MarkMoveDone(mv.id)).ok() && Backoff()) {
+    // the inbox still waits and nothing about the moving users was decided here meanwhile.
+    while (!(result = link_->MarkMove(mv.id, net::NatsLink::MoveMark::kStateIn)).ok() &&
+           Backoff()) {
       Log("move " + std::to_string(mv.id) + ": " + result.ToString() + "; again shortly");
     }
     if (!result.ok()) break;
-    imported_move_ = mv.id;
+    state_in_move_ = mv.id;
     {
       std::lock_guard lock(map_mu_);
       inbox_hold_ = MustHoldInbox(*map_);
     }
-    Log("move " + std::to_string(mv.id) + ": buckets " + std::to_string(mv.first) + "-" +
-        std::to_string(mv.last) + " taken over from shard " + std::to_string(mv.from) + " (" +
-        std::to_string(state->value().size()) + " records, brought in in " +
-        std::to_string(import_ms) + " ms)");
-    std::lock_guard lock(stats_mu_);
-    ++stats_.moves_imported;
+    Log("move " + std::to_string(mv.id) + ": the state of buckets " + std::to_string(mv.first) +
+        "-" + std::to_string(mv.last) + " brought in from shard " + std::to_string(mv.from) + " (" +
+        std::to_string(state->value().size()) + " records in " + std::to_string(import_ms) +
+        " ms)");
     break;
   }
   natsSubscription_Destroy(sub);
   return result;
+}
+
+// The state is in and the inbox released. What other shards sent this shard before (the old
+// owner's last decisions about the moving users, held in the inbox since the prepare) is
+// older than the state for some relations and newer for others: a moving user's follow of a
+// user here, unfollowed on the old owner, is still here as that user's fan until the inbox
+// applies the unfollow. So the moving users' commands wait (`moving`) until the inbox has
+// applied, durably, every message on this shard's subject that the stream held once the state
+// was read; then the move is marked done and this shard answers for them.
+Status ShardNode::CatchUpMove(const std::shared_ptr<const net::ShardMap>& m,
+                              const net::BucketMove& mv) {
+  const auto started = std::chrono::steady_clock::now();
+  auto target = link_->LastSequenceOf(options_.shard_id);
+  if (!target.ok()) return target.status();
+  while (inbox_durable_through_.load() < *target) {
+    if (Halted() || map()->version != m->version) return Status::OK();
+    Pause(std::chrono::milliseconds(5), /*workers=*/true);
+  }
+  Status result;
+  while (!(result = link_->MarkMoveDone(mv.id)).ok() && Backoff()) {
+    Log("move " + std::to_string(mv.id) + ": " + result.ToString() + "; again shortly");
+  }
+  if (!result.ok()) return Halted() ? Status::OK() : result;
+  imported_move_ = mv.id;
+  Log("move " + std::to_string(mv.id) + ": buckets " + std::to_string(mv.first) + "-" +
+      std::to_string(mv.last) + " taken over from shard " + std::to_string(mv.from) +
+      " (the inbox applied what it held through stream sequence " + std::to_string(*target) +
+      " in " + std::to_string(MsBetween(started, std::chrono::steady_clock::now())) + " ms)");
+  std::lock_guard lock(stats_mu_);
+  ++stats_.moves_imported;
+  return Status::OK();
 }
 
 }  // namespace relgraph

@@ -169,12 +169,7 @@ Status ShardNode::Join() {
               "cluster import-map --in=THAT_FILE");
     }
   }
-  if (map->move && map->move->to == options_.shard_id) {
-    // Brought in before a restart: the inbox need not wait again.
-    auto done = (*link)->MoveDone(map->move->id);
-    if (!done.ok()) return done.status();
-    if (*done) imported_move_ = map->move->id;
-  }
+  RELGRAPH_RETURN_IF_ERROR(LearnMoveMarks(**link, *map));
   RELGRAPH_RETURN_IF_ERROR((*link)->EnsureStream());
   RELGRAPH_RETURN_IF_ERROR((*link)->EnsureMoveStream());
   link_ = std::move(*link);
@@ -195,8 +190,7 @@ void ShardNode::StartWorkersLocked() {
     // (by the member before it, or by itself before a restart): the inbox need not wait.
     const auto m = map();
     if (m->move && m->move->to == options_.shard_id && imported_move_.load() != m->move->id) {
-      auto done = link_->MoveDone(m->move->id);
-      if (done.ok() && *done) imported_move_ = m->move->id;
+      LearnMoveMarks(*link_, *m).IgnoreError();  // unread, the move thread brings it in again
     }
     std::lock_guard lock(map_mu_);
     inbox_hold_ = MustHoldInbox(*map_);

@@ -157,14 +157,22 @@ class ShardNode final : public ClusterGate {
   // Whether the inbox must wait under `m`: this shard is taking buckets over and has not
   // brought their state in.
   bool MustHoldInbox(const net::ShardMap& m) const;
+  // Reads the marks of the move into this shard that `m` holds, if any, from NATS: whether
+  // its state was brought in (the inbox need not wait) and whether the move is done here
+  // (this shard answers for the moving users), by this process before a restart or by the
+  // group member before it.
+  Status LearnMoveMarks(net::NatsLink& link, const net::ShardMap& m);
   // The old owner's part of move `mv` (phase copy): publishes the moving users' state on the
   // move's subject, as one attempt.
   Status ExportMove(const net::ShardMap& m, const net::BucketMove& mv);
   // The new owner's part (phase copy): reads the move's subject until one attempt is whole,
-  // brings it in (Db::MoveIn), marks the move done. OK also when stopped or when the map
-  // moved on meanwhile (the move thread looks again); a NATS or WAL failure otherwise (the
-  // move thread tries again).
+  // brings it in (Db::MoveIn) and marks it so (BringMoveStateIn); then waits for the inbox to
+  // apply what it held and marks the move done (CatchUpMove). OK also when stopped or when the
+  // map moved on meanwhile (the move thread looks again); a NATS or WAL failure otherwise (the
+  // move thread tries again, from the step it reached).
   Status ImportMove(const std::shared_ptr<const net::ShardMap>& m, const net::BucketMove& mv);
+  Status BringMoveStateIn(const std::shared_ptr<const net::ShardMap>& m, const net::BucketMove& mv);
+  Status CatchUpMove(const std::shared_ptr<const net::ShardMap>& m, const net::BucketMove& mv);
   // Binds a pull subscription to the inbound consumer, made first if there is none (then
   // `*created`, delivering the subject from its start); `*ack_floor` is its ack floor. An
   // existing consumer is never deleted or made again. See shard_inbox.cpp for why.
@@ -206,8 +214,12 @@ class ShardNode final : public ClusterGate {
   std::atomic<bool> inbox_subscribed_{false};  // InboundPending is unknown until then
   std::atomic<bool> inbox_hold_{false};        // a move asks the inbox to wait
   std::atomic<bool> inbox_held_{false};        // the inbox waits (nothing half-applied)
-  std::atomic<uint64_t> imported_move_{0};     // the move whose state this shard brought in
-  std::condition_variable map_changed_;        // with map_mu_: wakes the move thread
+  std::atomic<uint64_t> state_in_move_{0};     // the move whose state this shard brought in
+  std::atomic<uint64_t> imported_move_{0};     // ... and is done here: the gate lets its users in
+  // The inbox applied, durably, every message of this shard's subject up to this stream
+  // sequence (CatchUpMove waits on it).
+  std::atomic<uint64_t> inbox_durable_through_{0};
+  std::condition_variable map_changed_;  // with map_mu_: wakes the move thread
   std::thread map_thread_, outbox_thread_, inbox_thread_, move_thread_;
   std::mutex workers_mu_;                     // starting and stopping the three below
   std::atomic<bool> workers_running_{false};  // written under workers_mu_
