@@ -69,7 +69,7 @@ func startServer(t *testing.T, args ...string) *server {
 func (s *server) start() {
 	s.t.Helper()
 	args := append([]string{"--listen=" + s.addr, "--data-dir=" + s.dataDir, "--log-level=error",
-		"--rate-limit=off", "--fsync=none"}, s.args...)
+		"--rate-limit=off", "--fsync=none", "--http=off"}, s.args...)
 	s.cmd = exec.Command(relgraphdPath(s.t), args...)
 	s.cmd.Stderr = os.Stderr
 	if err := s.cmd.Start(); err != nil {

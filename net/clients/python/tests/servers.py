@@ -53,7 +53,7 @@ class Server:
         self.proc = subprocess.Popen(
             [binary("RELGRAPHD", "relgraphd"), f"--listen=127.0.0.1:{self.port}",
              f"--data-dir={self.data_dir}", "--rate-limit=off", "--log-level=error",
-             *self.flags], stdout=log, stderr=log)
+             "--http=off", *self.flags], stdout=log, stderr=log)
         log.close()
         deadline = time.monotonic() + 30
         while True:

@@ -117,7 +117,8 @@ final class TestCluster implements AutoCloseable {
   void startNode(int id, int k) throws IOException {
     List<String> cmd = new ArrayList<>(List.of(TestServer.relgraphd(),
         "--listen=" + address(id, k), "--data-dir=" + dir.resolve("shard" + id + "." + k),
-        "--cluster=" + natsUrl(), "--shard-id=" + id, "--rate-limit=off", "--snapshot-interval-s=0"));
+        "--cluster=" + natsUrl(), "--shard-id=" + id, "--rate-limit=off", "--snapshot-interval-s=0",
+        "--http=off"));
     cmd.addAll(nodeFlags);
     if (ports[id].length > 1) {
       cmd.addAll(List.of("--group=shard-" + id, "--fsync=always", "--sync-replicas=1"));

@@ -76,6 +76,7 @@ final class TestServer implements AutoCloseable {
     cmd.add("--listen=127.0.0.1:" + port);
     cmd.add("--data-dir=" + dataDir);
     cmd.add("--rate-limit=off");
+    cmd.add("--http=off");  // or servers started side by side contend for the default port
     cmd.addAll(extra);
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
         .redirectOutput(dataDir.resolveSibling(dataDir.getFileName() + ".log").toFile());
