@@ -40,6 +40,12 @@ Loads a follow graph into relgraph and measures workloads, one row each.
   --dataset=PATH         load a SNAP edge list (plain or .gz) instead of generating
   --id-offset=N          add N to every id of --dataset (use 1 for 0-based files; default 0)
   --max-following=N      the follow cap (default 1000)
+  --reciprocity=F        the fraction of generated edges that are mutual, 0 to 0.9
+                         (default 0.22, Twitter's; tools/bench/graph_shape.h)
+  --follow-times=bursty|even
+                         generated follow times: sessions and popular moments, edges
+                         arriving in time order (default); or evenly spaced over ten years,
+                         edges in random order (the earlier generator)
   --workloads=a,b,...    subset to run (default: all), from
                          graph:      load relation relations_batch following_page fans_page_deep
                                      friends_page counts known_followers churn layout_bound
@@ -218,6 +224,19 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
       RELGRAPH_RETURN_IF_ERROR(number(&f->seed));
     } else if (key == "--dataset") {
       f->dataset = value;
+    } else if (key == "--reciprocity") {
+      char* end = nullptr;
+      const double r = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || !(r >= 0 && r <= 0.9)) {
+        return Status::InvalidArgument("--reciprocity wants a fraction from 0 to 0.9, not '" +
+                                       value + "'");
+      }
+      f->shape.reciprocity = r;
+    } else if (key == "--follow-times") {
+      if (value != "bursty" && value != "even") {
+        return Status::InvalidArgument("--follow-times wants bursty or even, not '" + value + "'");
+      }
+      f->shape.bursty_times = value == "bursty";
     } else if (key == "--id-offset") {
       RELGRAPH_RETURN_IF_ERROR(number(&f->id_offset));
     } else if (key == "--max-following") {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "storage/status.h"
+#include "tools/bench/graph_shape.h"
 #include "tools/bench/server_workloads.h"
 
 namespace relgraph::bench {
@@ -22,6 +23,7 @@ struct Flags {
   std::string dataset;
   uint64_t id_offset = 0;
   uint32_t max_following = 1000;
+  GraphShape shape;  // the generated graph's reciprocity and times
   std::vector<std::string> workloads;
   double propagation_seconds = 5;  // --target=cluster: cluster_propagation's length
   uint64_t load_rate = 100'000;    // --target=cluster: follows/s beside cluster_propagation

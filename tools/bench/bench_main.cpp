@@ -33,7 +33,7 @@ namespace {
 // The graph every workload uses: --dataset when given, else generated.
 Result<GeneratedGraph> LoadOrGenerate(const Flags& flags) {
   if (!flags.dataset.empty()) return LoadDatasetEdges(flags.dataset, flags.id_offset);
-  return GenerateGraph(flags.edges, flags.seed, flags.max_following);
+  return GenerateGraph(flags.edges, flags.seed, flags.max_following, flags.shape);
 }
 
 // The billion-edge run's halves (tools/bench/scale_run.h).

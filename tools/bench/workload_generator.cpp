@@ -11,12 +11,13 @@
 #include <sstream>
 
 #include "engine/import/edge_list.h"
+#include "tools/bench/graph_shape.h"
 
 namespace relgraph::bench {
 namespace {
 
-constexpr TimestampMs kEpochStart = 1'451'606'400'000;  // 2016-01-01
-constexpr TimestampMs kSpanMs = 10LL * 365 * 24 * 3600 * 1000;
+constexpr TimestampMs kEpochStart = kGraphEpochStart;
+constexpr TimestampMs kSpanMs = kGraphSpanMs;
 
 // A bijection on 64-bit values, so distinct user indexes get distinct, scattered ids.
 uint64_t ScatterId(uint64_t i) {
@@ -102,9 +103,14 @@ std::vector<uint32_t> OutDegrees(size_t followers, uint64_t edges, uint32_t max_
 
 }  // namespace
 
-GeneratedGraph GenerateGraph(uint64_t edges, uint64_t seed, uint32_t max_following) {
+GeneratedGraph GenerateGraph(uint64_t edges, uint64_t seed, uint32_t max_following,
+                             const GraphShape& shape) {
   std::mt19937_64 rng(seed);
   const uint64_t users = std::max<uint64_t>(10, static_cast<uint64_t>(std::llround(edges / 3.16)));
+  // Each follow-back adds one edge and makes two mutual: the base has the rest.
+  const uint64_t follow_backs = static_cast<uint64_t>(std::llround(
+      static_cast<double>(edges) * std::clamp(shape.reciprocity, 0.0, 1.0) / 2));
+  const uint64_t base_edges = edges - follow_backs;
 
   // Roles: 26% follow and have fans, 14% only follow, 9% only have fans, 51% neither.
   std::vector<uint32_t> order(users);
@@ -118,7 +124,8 @@ GeneratedGraph GenerateGraph(uint64_t edges, uint64_t seed, uint32_t max_followi
                  order.begin() + both + follow_only + fan_only);
   std::shuffle(targets.begin(), targets.end(), rng);  // rank order for Zipf
 
-  const std::vector<uint32_t> degree = OutDegrees(followers.size(), edges, max_following, rng);
+  const std::vector<uint32_t> degree =
+      OutDegrees(followers.size(), base_edges, max_following, rng);
 
   // Followees: one guaranteed fan per target, then Zipf(0.9) draws without repeats.
   std::vector<std::vector<uint32_t>> lists(followers.size());
@@ -149,21 +156,38 @@ GeneratedGraph GenerateGraph(uint64_t edges, uint64_t seed, uint32_t max_followi
     }
   }
 
-  // Arrival order: all edges shuffled, then stamped with increasing times.
+  std::vector<IndexEdge> index_edges;
+  index_edges.reserve(edges);
+  for (size_t f = 0; f < followers.size(); ++f) {
+    std::shuffle(lists[f].begin(), lists[f].end(), rng);  // a follower's follows, in its order
+    for (uint32_t t : lists[f]) index_edges.push_back({followers[f], t, 0});
+  }
+  uint64_t added = 0;
+  if (shape.bursty_times) {
+    StampBurstyTimes(&index_edges, users, targets, rng);
+    added = AddFollowBacks(&index_edges, users, follow_backs, max_following, rng);
+    OrderByTime(&index_edges);  // arrival order: time order
+  } else {
+    // Arrival order: all edges shuffled, then stamped with evenly spaced times.
+    added = AddFollowBacks(&index_edges, users, follow_backs, max_following, rng);
+    std::shuffle(index_edges.begin(), index_edges.end(), rng);
+    const TimestampMs step =
+        std::max<TimestampMs>(1, kSpanMs / static_cast<TimestampMs>(index_edges.size() + 1));
+    for (size_t i = 0; i < index_edges.size(); ++i) {
+      index_edges[i].ts = kEpochStart + static_cast<TimestampMs>(i) * step;
+    }
+  }
+
   GeneratedGraph g;
   g.users = users;
-  for (size_t f = 0; f < followers.size(); ++f) {
-    for (uint32_t t : lists[f]) g.edges.push_back({ScatterId(followers[f]), ScatterId(t), 0});
-  }
-  std::shuffle(g.edges.begin(), g.edges.end(), rng);
-  const TimestampMs step =
-      std::max<TimestampMs>(1, kSpanMs / static_cast<TimestampMs>(g.edges.size() + 1));
-  for (size_t i = 0; i < g.edges.size(); ++i)
-    g.edges[i].ts = kEpochStart + static_cast<TimestampMs>(i) * step;
-
+  g.edges.reserve(index_edges.size());
+  for (const IndexEdge& e : index_edges) g.edges.push_back({ScatterId(e.from), ScatterId(e.to), e.ts});
   std::ostringstream d;
+  d.precision(3);
   d << "generated: " << g.edges.size() << " edges over " << users << " users (seed " << seed << ", "
-    << followers.size() << " followers, " << targets.size() << " with fans, zipf 0.9)";
+    << followers.size() << " followers, " << targets.size() << " with fans, zipf 0.9, "
+    << added << " follow-backs, reciprocity " << Reciprocity(index_edges) << ", "
+    << (shape.bursty_times ? "bursty times" : "even times") << ")";
   g.description = d.str();
   return g;
 }

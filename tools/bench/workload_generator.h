@@ -4,7 +4,10 @@
 //   followee choice is Zipf-skewed (exponent 0.9) over the users with fans, after one
 //   guaranteed fan each, so the top account collects a few percent of all edges
 //   (~300k fans at 10M edges, ~2.5M at 100M).
-// Edges come out in a random arrival order with strictly increasing follow times.
+// With the default GraphShape (graph_shape.h), 22% of the edges are mutual (follow-backs) and
+// follow times are bursty (sessions, popular moments); edges arrive in time order. With
+// GraphShape::Even(), the earlier shape: a random arrival order, times evenly spaced. Either
+// way, each time is strictly greater than the one before.
 // Also loads a real edge list into the same shape (see LoadDatasetEdges).
 #pragma once
 
@@ -14,6 +17,7 @@
 
 #include "engine/types.h"
 #include "storage/status.h"
+#include "tools/bench/graph_shape.h"
 
 namespace relgraph::bench {
 
@@ -29,7 +33,8 @@ struct GeneratedGraph {
   std::string description;       // one line for the report
 };
 
-GeneratedGraph GenerateGraph(uint64_t edges, uint64_t seed, uint32_t max_following);
+GeneratedGraph GenerateGraph(uint64_t edges, uint64_t seed, uint32_t max_following,
+                             const GraphShape& shape = {});
 
 // Reads a SNAP edge list (plain or .gz). Self-loops are dropped here and counted in the
 // description; follow times come from the file's third column or, without one, are spread
