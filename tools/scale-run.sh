@@ -4,7 +4,11 @@
 # relgraphd restarted from that snapshot, and measured over TCP. Not part of CI.
 #
 #   tools/scale-run.sh [--edges=N] [--data-dir=DIR] [--out=FILE] [--keep] [--force]
+#                      [--reciprocity=F] [--follow-times=bursty|even]
 #     --edges     follows to generate (default 1000000000)
+#     --reciprocity, --follow-times
+#                 the generated graph's shape, as relgraph-bench takes them (default: 22% of
+#                 the edges mutual, bursty times; tools/bench/graph_shape.h)
 #     --data-dir  where the snapshot and relgraphd's data go (default: a new directory in
 #                 /tmp, removed at the end unless --keep)
 #     --out       the Markdown report (default scale-report.md)
@@ -28,7 +32,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-edges=1000000000 data_dir="" out=scale-report.md keep=0 force=0
+edges=1000000000 data_dir="" out=scale-report.md keep=0 force=0 shape=()
 for arg in "$@"; do
   case $arg in
     --edges=*) edges=${arg#*=} ;;
@@ -36,7 +40,8 @@ for arg in "$@"; do
     --out=*) out=${arg#*=} ;;
     --keep) keep=1 ;;
     --force) force=1 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    --reciprocity=*|--follow-times=*) shape+=("$arg") ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "scale-run: unknown argument $arg (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -85,7 +90,7 @@ status_kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 # ---- 1. build and snapshot ------------------------------------------------------------------
 echo "scale-run: building the graph of $edges edges" >&2
 build_out=$(taskset -c 1 build/relgraph-bench --target=scale-build --edges="$edges" --seed="$seed" \
-  --data-dir="$data_dir")
+  "${shape[@]}" --data-dir="$data_dir")
 echo "$build_out" >&2
 snapshot_bytes=$(du -cb "$data_dir"/snapshot-*.rgs | tail -1 | cut -f1)  # no awk: mawk's %d stops at 2^31
 kept_edges=$(echo "$build_out" | awk '$1 == "scale_snapshot_write" {print $2}')
@@ -107,7 +112,7 @@ server_peak=$(($(status_kib "$pid" VmHWM) * 1024)) server_rss=$(($(status_kib "$
 # ---- 3. queries over TCP --------------------------------------------------------------------
 echo "scale-run: querying relgraphd on port $port" >&2
 query_out=$(taskset -c 1 build/relgraph-bench --target=scale-server --edges="$edges" --seed="$seed" \
-  --server=127.0.0.1:$port --latency-ops="$latency_ops")
+  "${shape[@]}" --server=127.0.0.1:$port --latency-ops="$latency_ops")
 echo "$query_out" >&2
 server_steady=$(($(status_kib "$pid" VmRSS) * 1024))
 

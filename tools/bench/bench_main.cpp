@@ -42,10 +42,13 @@ int RunScaleTarget(const Flags& flags) {
   sf.edges = flags.edges;
   sf.seed = flags.seed;
   sf.max_following = flags.max_following;
+  sf.shape = flags.shape;
   sf.data_dir = flags.data_dir;
   sf.server = flags.server;
-  const std::string graph = "ScaleGenerator graph of " + std::to_string(flags.edges) +
-                            " edges (seed " + std::to_string(flags.seed) + ")";
+  const std::string graph =
+      "ScaleGenerator graph of " + std::to_string(flags.edges) + " edges (seed " +
+      std::to_string(flags.seed) + ", reciprocity " + std::to_string(flags.shape.reciprocity) +
+      (flags.shape.bursty_times ? ", bursty times)" : ", even times)");
   if (flags.target == "scale-build") {
     if (flags.data_dir.empty()) {
       std::cerr << "relgraph-bench: --target=scale-build needs --data-dir\n";

@@ -32,18 +32,28 @@ TimestampMs ExponentialMs(double mean_ms, std::mt19937_64& rng) {
   return static_cast<TimestampMs>(std::exponential_distribution<double>(1.0 / mean_ms)(rng));
 }
 
-// A time in [from, kEnd): `from + delay`, or somewhere in what is left when that is past the
-// end.
+// LaterWithin, drawing from `rng` only when it must.
 TimestampMs Later(TimestampMs from, TimestampMs delay, std::mt19937_64& rng) {
-  if (from >= kEnd - 1) return kEnd - 1;
-  if (from + delay < kEnd) return from + delay;
-  return from + static_cast<TimestampMs>(rng() % static_cast<uint64_t>(kEnd - from));
+  if (from >= kEnd - 1 || from + delay < kEnd) return LaterWithin(from, delay, 0);
+  return LaterWithin(from, delay, rng());
 }
 
 }  // namespace
 
+TimestampMs LaterWithin(TimestampMs from, TimestampMs delay, uint64_t random) {
+  if (from >= kEnd - 1) return kEnd - 1;
+  if (from + delay < kEnd) return from + delay;
+  return from + static_cast<TimestampMs>(random % static_cast<uint64_t>(kEnd - from));
+}
+
+TimestampMs JoinTime(double unit) {
+  return kGraphEpochStart +
+         static_cast<TimestampMs>(std::sqrt(unit) * 0.995 * static_cast<double>(kGraphSpanMs));
+}
+
 uint64_t AddFollowBacks(std::vector<IndexEdge>* edges, uint64_t users, uint64_t want,
                         uint32_t max_following, std::mt19937_64& rng) {
+  if (want == 0) return 0;  // and draws nothing from rng
   std::vector<uint32_t> following(users), fans(users);
   for (const IndexEdge& e : *edges) {
     ++following[e.from];
@@ -65,7 +75,7 @@ uint64_t AddFollowBacks(std::vector<IndexEdge>* edges, uint64_t users, uint64_t 
     const IndexEdge e = (*edges)[i];
     if (following[e.to] >= max_following) continue;
     ++following[e.to];
-    const TimestampMs delay = 1000 + ExponentialMs(6.0 * kHourMs, rng);
+    const TimestampMs delay = 1000 + ExponentialMs(kFollowBackMeanDelayMs, rng);
     edges->push_back({e.to, e.from, Later(e.ts, delay, rng)});
     ++added;
   }
@@ -75,26 +85,20 @@ uint64_t AddFollowBacks(std::vector<IndexEdge>* edges, uint64_t users, uint64_t 
 void StampBurstyTimes(std::vector<IndexEdge>* edges, uint64_t users,
                       const std::vector<uint32_t>& ranked, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> unit(0, 1);
-  // Joining: the density grows linearly over the ten years (more users join later).
-  auto join_time = [&] {
-    return kGraphEpochStart + static_cast<TimestampMs>(std::sqrt(unit(rng)) * 0.995 *
-                                                       static_cast<double>(kGraphSpanMs));
-  };
-  std::lognormal_distribution<double> session_gap_days(std::log(3.0), 1.5);
-  constexpr double kNewSession = 0.15;  // a follow starts a new session
-  constexpr double kInSessionMeanMs = 20'000;
+  std::lognormal_distribution<double> session_gap_days(std::log(kSessionGapMedianDays),
+                                                       kSessionGapSigma);
   std::vector<TimestampMs> joined(users, kGraphEpochStart);
   for (size_t i = 0; i < edges->size();) {
     size_t end = i;
     while (end < edges->size() && (*edges)[end].from == (*edges)[i].from) ++end;
-    TimestampMs t = join_time();
+    TimestampMs t = JoinTime(unit(rng));
     joined[(*edges)[i].from] = t;
     for (size_t k = i; k < end; ++k) {
       if (k > i) {
-        const bool session = unit(rng) < kNewSession;
+        const bool session = unit(rng) < kNewSessionShare;
         const TimestampMs gap = session
                                     ? static_cast<TimestampMs>(session_gap_days(rng) * 24 * kHourMs)
-                                    : 300 + ExponentialMs(kInSessionMeanMs, rng);
+                                    : 300 + ExponentialMs(kInSessionMeanGapMs, rng);
         t = Later(t, gap, rng);
       }
       (*edges)[k].ts = t;
@@ -102,9 +106,6 @@ void StampBurstyTimes(std::vector<IndexEdge>* edges, uint64_t users,
     i = end;
   }
   // Popular moments of the most followed accounts.
-  constexpr size_t kMomentAccounts = 100;
-  constexpr int kMomentsEach = 3;
-  constexpr double kFansInMoments = 1.0 / 3;
   std::unordered_map<uint32_t, std::vector<TimestampMs>> moments;
   for (size_t r = 0; r < std::min(kMomentAccounts, ranked.size()); ++r) {
     std::vector<TimestampMs>& m = moments[ranked[r]];
@@ -117,7 +118,9 @@ void StampBurstyTimes(std::vector<IndexEdge>* edges, uint64_t users,
     auto it = moments.find(e.to);
     if (it == moments.end() || unit(rng) >= kFansInMoments) continue;
     const TimestampMs moment = it->second[rng() % it->second.size()];
-    if (moment >= joined[e.from]) e.ts = Later(moment, ExponentialMs(2.0 * kHourMs, rng), rng);
+    if (moment >= joined[e.from]) {
+      e.ts = Later(moment, ExponentialMs(kMomentMeanDelayMs, rng), rng);
+    }
   }
 }
 

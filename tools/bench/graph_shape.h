@@ -49,6 +49,23 @@ inline constexpr TimestampMs kGraphEpochStart = 1'451'606'400'000;  // 2016-01-0
 inline constexpr TimestampMs kGraphSpanMs = 10LL * 365 * 24 * 3600 * 1000;
 inline constexpr uint32_t kMaxFollowBackFans = 1000;
 
+// The numbers of the bursty times, shared by both generators.
+inline constexpr double kNewSessionShare = 0.15;       // a follow starts a new session
+inline constexpr double kInSessionMeanGapMs = 20'000;  // plus 300 ms, exponential
+inline constexpr double kSessionGapMedianDays = 3;     // log-normal, sigma below
+inline constexpr double kSessionGapSigma = 1.5;
+inline constexpr double kFollowBackMeanDelayMs = 6.0 * 3600 * 1000;  // plus 1 s
+inline constexpr size_t kMomentAccounts = 100;                       // the most followed
+inline constexpr int kMomentsEach = 3;
+inline constexpr double kFansInMoments = 1.0 / 3;
+inline constexpr double kMomentMeanDelayMs = 2.0 * 3600 * 1000;
+
+// `from + delay` when that is before the ten years end, else a time in [from, end) chosen by
+// `random`; the end's last millisecond when `from` is there already.
+TimestampMs LaterWithin(TimestampMs from, TimestampMs delay, uint64_t random);
+// A join time: the density grows linearly over the ten years. `unit` in [0, 1].
+TimestampMs JoinTime(double unit);
+
 // Adds up to `want` follow-backs t -> f, each for a distinct edge f -> t of *edges whose
 // reverse is not an edge, whose t has at most kMaxFollowBackFans fans and follows fewer than
 // `max_following`. A follow-back's time is its edge's plus a delay of hours. Returns how

@@ -87,7 +87,7 @@ uint64_t PeakResidentBytes() {
 }
 
 Result<ScaleBuildResult> ScaleBuild(const ScaleRunFlags& flags) {
-  ScaleGenerator gen(flags.edges, flags.seed, flags.max_following);
+  ScaleGenerator gen(flags.edges, flags.seed, flags.max_following, flags.shape);
   GraphOptions options;
   options.max_following = flags.max_following;
   options.rate_limit.enabled = false;  // an import
@@ -134,7 +134,7 @@ Result<ScaleBuildResult> ScaleBuild(const ScaleRunFlags& flags) {
 }
 
 Result<std::vector<WorkloadResult>> ScaleQueries(const ScaleRunFlags& flags) {
-  ScaleGenerator gen(flags.edges, flags.seed, flags.max_following);
+  ScaleGenerator gen(flags.edges, flags.seed, flags.max_following, flags.shape);
   auto design = ConnectDesign("server", flags.server.client, flags.max_following);
   if (!design.ok()) return design.status();
   std::mt19937_64 rng(flags.seed);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tools/bench/bench_report.h"
+#include "tools/bench/graph_shape.h"
 #include "tools/bench/server_workloads.h"
 
 namespace relgraph::bench {
@@ -25,6 +26,7 @@ struct ScaleRunFlags {
   uint64_t edges = 1'000'000'000;
   uint64_t seed = 1;
   uint32_t max_following = 1000;
+  GraphShape shape;      // the generated graph's reciprocity and times
   std::string data_dir;  // build: where the snapshot goes (created when missing)
   ServerFlags server;    // queries: the relgraphd that restarted from it
 };

@@ -159,7 +159,9 @@ GeneratedGraph GenerateGraph(uint64_t edges, uint64_t seed, uint32_t max_followi
   std::vector<IndexEdge> index_edges;
   index_edges.reserve(edges);
   for (size_t f = 0; f < followers.size(); ++f) {
-    std::shuffle(lists[f].begin(), lists[f].end(), rng);  // a follower's follows, in its order
+    // A follower's follows in its own order (the even shape keeps the earlier generator's
+    // draws: lists in id order, the whole shuffled below).
+    if (shape.bursty_times) std::shuffle(lists[f].begin(), lists[f].end(), rng);
     for (uint32_t t : lists[f]) index_edges.push_back({followers[f], t, 0});
   }
   uint64_t added = 0;
