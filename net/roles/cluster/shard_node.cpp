@@ -196,6 +196,9 @@ void ShardNode::StartWorkersLocked() {
     inbox_hold_ = MustHoldInbox(*map_);
   }
   outbox_thread_ = std::thread([this] { OutboxLoop(); });
+  // Known again once the inbox subscribes: what an earlier term of this member applied may
+  // have been rolled back since (a member that stepped down rewinds to its new primary).
+  inbox_durable_through_ = 0;
   inbox_thread_ = std::thread([this] { InboxLoop(); });
   move_thread_ = std::thread([this] { MoveLoop(); });
   workers_running_ = true;
