@@ -113,10 +113,10 @@ ScaleGenerator::ScaleGenerator(uint64_t edges, uint64_t seed, uint32_t max_follo
   }
 }
 
-uint32_t ScaleGenerator::FriendSlotsOf(uint64_t k) const {
-  if (friend_share_ <= 0) return 0;
+uint32_t ScaleGenerator::FriendSlotsOf(uint64_t k, double share) const {
+  if (share <= 0) return 0;
   const uint32_t degree = DegreeOf(k);
-  const double want = degree * friend_share_;
+  const double want = degree * share;
   uint64_t state = SeedOf(seed_, kFriendShare, k);
   const double whole = std::floor(want);
   const uint32_t slots =
@@ -131,15 +131,13 @@ uint64_t ScaleGenerator::PartnerOf(uint64_t k, uint32_t j) const {
 }
 
 double ScaleGenerator::MeanTakenSlots(double share, uint64_t samples) const {
-  ScaleGenerator probe = *this;
-  probe.friend_share_ = share;
   uint64_t taken = 0;
   for (uint64_t k = 0; k < samples; ++k) {
     const uint64_t follower = Mix(k + seed_) % followers_;
-    const uint32_t slots = probe.FriendSlotsOf(follower);
+    const uint32_t slots = FriendSlotsOf(follower, share);
     for (uint32_t j = 0; j < slots; ++j) {
-      const uint64_t p = probe.PartnerOf(follower, j);
-      if (p != follower && j < probe.FriendSlotsOf(p)) ++taken;
+      const uint64_t p = PartnerOf(follower, j);
+      if (p != follower && j < FriendSlotsOf(p, share)) ++taken;
     }
   }
   return static_cast<double>(taken) / static_cast<double>(samples);
@@ -190,10 +188,10 @@ void ScaleGenerator::FolloweesOf(uint64_t k, std::vector<UserId>* out,
   picked.reserve(degree);
   // Friends first: the slots both sides take (the same pair may come twice: once is kept).
   std::vector<uint32_t> pair_slot;  // the slot of each friend picked
-  const uint32_t slots = FriendSlotsOf(k);
+  const uint32_t slots = FriendSlotsOf(k, friend_share_);
   for (uint32_t j = 0; j < slots; ++j) {
     const uint64_t p = PartnerOf(k, j);
-    if (p == k || j >= FriendSlotsOf(p)) continue;
+    if (p == k || j >= FriendSlotsOf(p, friend_share_)) continue;
     if (std::find(picked.begin(), picked.end(), p) != picked.end()) continue;
     picked.push_back(p);
     pair_slot.push_back(j);

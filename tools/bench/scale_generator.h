@@ -62,7 +62,8 @@ class ScaleGenerator {
 
  private:
   uint32_t DegreeOf(uint64_t k) const;
-  uint32_t FriendSlotsOf(uint64_t k) const;                     // how many pair slots k may take
+  // How many pair slots k may take when slots are `share` of each degree (friend_share_).
+  uint32_t FriendSlotsOf(uint64_t k, double share) const;
   uint64_t PartnerOf(uint64_t k, uint32_t j) const;             // slot j's other follower (k: none)
   double MeanTakenSlots(double share, uint64_t samples) const;  // per follower, sampled
   uint64_t RankToTarget(uint64_t r) const;                      // a bijection on [0, targets_)
