@@ -385,6 +385,10 @@ class Db {
   Status CommitOrHandOver(uint64_t lsn, uint64_t* commit_lsn);
   template <typename T, typename Apply, typename Record>
   Result<T> Mutate(Apply&& apply, Record&& record, uint64_t* commit_lsn);
+  // Mutate for a change `decider` makes: refused (DecidesLocked) before `apply` runs when
+  // this node no longer decides for that user.
+  template <typename T, typename Apply, typename Record>
+  Result<T> MutateFor(UserId decider, Apply&& apply, Record&& record, uint64_t* commit_lsn);
   // kMoving when the changes of `user` are no longer decided here (its bucket handed over to
   // another shard: UserPlace::kHandedOver, or another shard's). Every write checks the user who
   // makes it (docs/cluster.md, "Deciding"): the follower, the user removed, the blocker, the

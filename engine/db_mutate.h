@@ -36,6 +36,16 @@ Result<T> Db::Mutate(Apply&& apply, Record&& record, uint64_t* commit_lsn) {
   return r;
 }
 
+template <typename T, typename Apply, typename Record>
+Result<T> Db::MutateFor(UserId decider, Apply&& apply, Record&& record, uint64_t* commit_lsn) {
+  return Mutate<T>(
+      [&](Graph& g) -> Result<T> {
+        RELGRAPH_RETURN_IF_ERROR(DecidesLocked(decider));
+        return apply(g);
+      },
+      std::forward<Record>(record), commit_lsn);
+}
+
 namespace db_mutate {
 
 using MaybeRecord = std::optional<std::pair<WalRecordType, WalPayload>>;

@@ -1,4 +1,4 @@
-// Db's writes: each takes the exclusive lock through Mutate (engine/db_mutate.h), checks
+// Db's writes: each takes the exclusive lock through MutateFor (engine/db_mutate.h), checks
 // under it that this node decides for the user who makes the change (DecidesLocked), applies
 // the change to the graph or the feed, and logs its record. The reads, recovery and the seam
 // of the rooms that apply records are in db.cpp.
@@ -24,30 +24,21 @@ Status Db::DecidesLocked(UserId user) const {
 
 Result<FollowOutcome> Db::Follow(UserId a, UserId b, uint64_t* commit_lsn) {
   uint8_t cluster_flags = 0;
-  return Mutate<FollowOutcome>(
-      [&](Graph& g) -> Result<FollowOutcome> {
-        RELGRAPH_RETURN_IF_ERROR(DecidesLocked(a));
-        return NotifyFollowLocked(a, b, g.Follow(a, b), &cluster_flags);
-      },
+  return MutateFor<FollowOutcome>(
+      a, [&](Graph& g) { return NotifyFollowLocked(a, b, g.Follow(a, b), &cluster_flags); },
       FollowRecord(a, b, cluster_flags), commit_lsn);
 }
 
 Result<FollowOutcome> Db::FollowAt(UserId a, UserId b, TimestampMs ts, uint64_t* commit_lsn) {
   uint8_t cluster_flags = 0;
-  return Mutate<FollowOutcome>(
-      [&](Graph& g) -> Result<FollowOutcome> {
-        RELGRAPH_RETURN_IF_ERROR(DecidesLocked(a));
-        return NotifyFollowLocked(a, b, g.FollowAt(a, b, ts), &cluster_flags);
-      },
+  return MutateFor<FollowOutcome>(
+      a, [&](Graph& g) { return NotifyFollowLocked(a, b, g.FollowAt(a, b, ts), &cluster_flags); },
       FollowRecord(a, b, cluster_flags), commit_lsn);
 }
 
 Result<bool> Db::Unfollow(UserId a, UserId b, uint64_t* commit_lsn) {
-  return Mutate<bool>(
-      [&](Graph& g) -> Result<bool> {
-        RELGRAPH_RETURN_IF_ERROR(DecidesLocked(a));
-        return UnfollowAndNotify(g, *feed_, a, b);
-      },
+  return MutateFor<bool>(
+      a, [&](Graph& g) { return UnfollowAndNotify(g, *feed_, a, b); },
       UnfollowRecord(a, b, NowMs()), commit_lsn);
 }
 
@@ -125,7 +116,8 @@ Result<uint64_t> Db::RemoveUser(UserId a, uint64_t* commit_lsn) {
   std::lock_guard one_in_steps(steps_mu_);
   auto r = Mutate<uint64_t>(
       [&](Graph& g) -> Result<uint64_t> {
-        if (a == 0) return g.BeginRemoveUser(a);  // its error, before the feed hears of it
+        // Not MutateFor: user 0's own error comes first, before the feed hears of it.
+        if (a == 0) return g.BeginRemoveUser(a);
         RELGRAPH_RETURN_IF_ERROR(DecidesLocked(a));
         const std::vector<InternalId> followees = feed_->BeforeRemoveUser(g, a);
         auto begun = g.BeginRemoveUser(a);
@@ -147,11 +139,8 @@ Graph::EdgeHook Db::FeedHook(Graph& g) {
 }
 
 Result<BlockOutcome> Db::Block(UserId a, UserId b, uint64_t* commit_lsn) {
-  return Mutate<BlockOutcome>(
-      [&](Graph& g) -> Result<BlockOutcome> {
-        RELGRAPH_RETURN_IF_ERROR(DecidesLocked(a));
-        return g.Block(a, b, FeedHook(g));
-      },
+  return MutateFor<BlockOutcome>(
+      a, [&](Graph& g) { return g.Block(a, b, FeedHook(g)); },
       [&](const BlockOutcome& o) -> MaybeRecord {
         if (!o.created) return std::nullopt;
         return {{WalRecordType::kBlock, EncodeBlockRecord(a, b, o.ts, BlockRecordFlags(o))}};
@@ -160,21 +149,15 @@ Result<BlockOutcome> Db::Block(UserId a, UserId b, uint64_t* commit_lsn) {
 }
 
 Result<bool> Db::Unblock(UserId a, UserId b, uint64_t* commit_lsn) {
-  return Mutate<bool>(
-      [&](Graph& g) -> Result<bool> {
-        RELGRAPH_RETURN_IF_ERROR(DecidesLocked(a));
-        return g.Unblock(a, b);
-      },
+  return MutateFor<bool>(
+      a, [&](Graph& g) { return g.Unblock(a, b); },
       PairRecord(WalRecordType::kUnblock, a, b, NowMs()), commit_lsn);
 }
 
 Result<SetPrivateOutcome> Db::SetPrivate(UserId a, bool on, uint64_t* commit_lsn) {
   std::lock_guard one_in_steps(steps_mu_);
-  auto r = Mutate<SetPrivateOutcome>(
-      [&](Graph& g) -> Result<SetPrivateOutcome> {
-        RELGRAPH_RETURN_IF_ERROR(DecidesLocked(a));
-        return g.SetPrivateInSteps(a, on, FeedHook(g));
-      },
+  auto r = MutateFor<SetPrivateOutcome>(
+      a, [&](Graph& g) { return g.SetPrivateInSteps(a, on, FeedHook(g)); },
       [&](const SetPrivateOutcome& o) -> MaybeRecord {
         if (!o.changed) return std::nullopt;
         return {{WalRecordType::kSetPrivate, EncodeSetPrivateRecord(a, o.ts, on)}};
@@ -185,11 +168,8 @@ Result<SetPrivateOutcome> Db::SetPrivate(UserId a, bool on, uint64_t* commit_lsn
 }
 
 Result<FollowOutcome> Db::Approve(UserId target, UserId requester, uint64_t* commit_lsn) {
-  return Mutate<FollowOutcome>(
-      [&](Graph& g) -> Result<FollowOutcome> {
-        RELGRAPH_RETURN_IF_ERROR(DecidesLocked(target));
-        return g.Approve(target, requester, FeedHook(g));
-      },
+  return MutateFor<FollowOutcome>(
+      target, [&](Graph& g) { return g.Approve(target, requester, FeedHook(g)); },
       [&](const FollowOutcome& o) -> MaybeRecord {
         const uint8_t flags = Has(o.relation, Relation::kMutual) ? kFollowBecameFriends : 0;
         return {
@@ -199,20 +179,14 @@ Result<FollowOutcome> Db::Approve(UserId target, UserId requester, uint64_t* com
 }
 
 Result<bool> Db::Reject(UserId target, UserId requester, uint64_t* commit_lsn) {
-  return Mutate<bool>(
-      [&](Graph& g) -> Result<bool> {
-        RELGRAPH_RETURN_IF_ERROR(DecidesLocked(target));
-        return g.Reject(target, requester);
-      },
+  return MutateFor<bool>(
+      target, [&](Graph& g) { return g.Reject(target, requester); },
       PairRecord(WalRecordType::kReject, target, requester, NowMs()), commit_lsn);
 }
 
 Result<bool> Db::Withdraw(UserId requester, UserId target, uint64_t* commit_lsn) {
-  return Mutate<bool>(
-      [&](Graph& g) -> Result<bool> {
-        RELGRAPH_RETURN_IF_ERROR(DecidesLocked(requester));
-        return g.Withdraw(requester, target);
-      },
+  return MutateFor<bool>(
+      requester, [&](Graph& g) { return g.Withdraw(requester, target); },
       PairRecord(WalRecordType::kWithdraw, requester, target, NowMs()), commit_lsn);
 }
 
@@ -235,9 +209,9 @@ Result<FollowOutcome> Db::NotifyFollowLocked(UserId a, UserId b, Result<FollowOu
 
 Result<PublishOutcome> Db::Publish(UserId author, PostId post, uint32_t kind,
                                    std::optional<TimestampMs> ts, uint64_t* commit_lsn) {
-  auto r = Mutate<PublishOutcome>(
+  auto r = MutateFor<PublishOutcome>(
+      author,
       [&](Graph& g) -> Result<PublishOutcome> {
-        RELGRAPH_RETURN_IF_ERROR(DecidesLocked(author));
         if (g.IsBeingRemoved(author)) {
           return Status(Code::kUnavailable, "user " + std::to_string(author) + " is being removed");
         }
@@ -254,9 +228,9 @@ Result<PublishOutcome> Db::Publish(UserId author, PostId post, uint32_t kind,
 }
 
 Status Db::DeletePost(UserId author, PostId post, uint64_t* commit_lsn) {
-  auto r = Mutate<bool>(
+  auto r = MutateFor<bool>(
+      author,
       [&](Graph& g) -> Result<bool> {
-        RELGRAPH_RETURN_IF_ERROR(DecidesLocked(author));
         RELGRAPH_RETURN_IF_ERROR(feed_->DeletePost(g, author, post));
         return true;
       },
@@ -270,21 +244,15 @@ Status Db::DeletePost(UserId author, PostId post, uint64_t* commit_lsn) {
 }
 
 Result<bool> Db::Mute(UserId user, UserId other, bool on, uint64_t* commit_lsn) {
-  return Mutate<bool>(
-      [&](Graph& g) -> Result<bool> {
-        RELGRAPH_RETURN_IF_ERROR(DecidesLocked(user));
-        return feed_->Mute(g, user, other, on);
-      },
+  return MutateFor<bool>(
+      user, [&](Graph& g) { return feed_->Mute(g, user, other, on); },
       PairRecord(on ? WalRecordType::kMute : WalRecordType::kUnmute, user, other, NowMs()),
       commit_lsn);
 }
 
 Result<bool> Db::Hide(UserId author, UserId from, bool on, uint64_t* commit_lsn) {
-  return Mutate<bool>(
-      [&](Graph& g) -> Result<bool> {
-        RELGRAPH_RETURN_IF_ERROR(DecidesLocked(author));
-        return feed_->Hide(g, author, from, on);
-      },
+  return MutateFor<bool>(
+      author, [&](Graph& g) { return feed_->Hide(g, author, from, on); },
       PairRecord(on ? WalRecordType::kHide : WalRecordType::kUnhide, author, from, NowMs()),
       commit_lsn);
 }
