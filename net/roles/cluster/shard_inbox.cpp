@@ -42,7 +42,8 @@ constexpr int64_t kStreamReadTimeoutMs = 2000;
 
 }  // namespace
 
-Result<natsSubscription*> ShardNode::SubscribeInbox(uint64_t* ack_floor, bool* created) {
+Result<std::unique_ptr<PullConsumer>> ShardNode::SubscribeInbox(uint64_t* ack_floor,
+                                                                bool* created) {
   const std::string& stream = options_.names.stream;
   const std::string subject = link_->SubjectOf(options_.shard_id);
   const std::string durable = link_->ConsumerOf(options_.shard_id);
@@ -75,27 +76,20 @@ Result<natsSubscription*> ShardNode::SubscribeInbox(uint64_t* ack_floor, bool* c
   } else {
     return net::NatsError("consumer info of " + durable, s, jerr);
   }
-  jsSubOptions so;
-  jsSubOptions_Init(&so);
-  so.Stream = stream.c_str();
-  so.Consumer = durable.c_str();  // bind to it as it is
-  natsSubscription* sub = nullptr;
-  jerr = static_cast<jsErrCode>(0);
-  s = js_PullSubscribe(&sub, link_->js(), subject.c_str(), durable.c_str(), nullptr, &so, &jerr);
-  if (s != NATS_OK) return net::NatsError("subscribing to " + subject, s, jerr);
+  auto pull = PullConsumer::Bind(link_->connection(), stream, durable);
+  if (!pull.ok()) return pull.status();
   inbox_subscribed_ = true;
-  return sub;
+  return pull;
 }
 
 void ShardNode::InboxLoop() {
   const std::string subject = link_->SubjectOf(options_.shard_id);
-  natsSubscription* sub = nullptr;
+  std::unique_ptr<PullConsumer> sub;
   InboxOrder order;
   bool keep_order = false;  // false: what was applied since the ack floor is not durable
   auto drop_subscription = [&] {
     inbox_subscribed_ = false;
-    natsSubscription_Destroy(sub);
-    sub = nullptr;
+    sub.reset();
   };
   auto checked = std::chrono::steady_clock::now();
   while (!Halted()) {
@@ -114,7 +108,7 @@ void ShardNode::InboxLoop() {
         if (!Backoff()) break;
         continue;
       }
-      sub = *subscribed;
+      sub = std::move(*subscribed);
       // Acknowledged only once applied and durable here: applied up to the ack floor, and
       // up to what this thread applied since if the consumer is the one it had (a consumer
       // made anew is on a stream made anew, numbered from 1 again).
@@ -122,10 +116,8 @@ void ShardNode::InboxLoop() {
       inbox_durable_through_ = order.through();
       keep_order = true;
     }
-    natsMsgList list{};
-    jsErrCode jerr = static_cast<jsErrCode>(0);
-    natsStatus s = natsSubscription_Fetch(&list, sub, 64, 200, &jerr);
-    if (s == NATS_TIMEOUT) {
+    auto fetched = sub->Fetch(64, 200);
+    if (fetched.ok() && fetched->empty()) {
       // A pull from a consumer that is gone only times out: after the JetStream store was
       // lost and the stream made again (import-map), the consumer must be made again too.
       if (std::chrono::steady_clock::now() - checked >= std::chrono::seconds(2)) {
@@ -138,15 +130,15 @@ void ShardNode::InboxLoop() {
       }
       continue;
     }
-    if (s != NATS_OK) {
+    if (!fetched.ok()) {
       // Bound again to the same consumer (nothing is deleted or made): a delivery this error
       // cost is a gap InboxOrder finds.
-      Log("inbox: " + net::NatsError("fetching from " + subject, s, jerr).ToString());
-      natsMsgList_Destroy(&list);
+      Log("inbox: fetching from " + subject + ": " + fetched.status().ToString());
       drop_subscription();
       if (!Backoff()) break;
       continue;
     }
+    const PulledMessages list = std::move(*fetched);
     uint64_t commit = 0;
     bool wal_failed = false;
     // Applies one message's bytes: false when the WAL failed (it is then not applied).
@@ -215,8 +207,7 @@ void ShardNode::InboxLoop() {
     std::vector<natsMsg*> handled;
     int64_t last_publish_ns = 0;
     bool stopped = false;  // a gap not filled or a failed WAL: the rest waits, unacknowledged
-    for (int i = 0; i < list.Count && !stopped; ++i) {
-      natsMsg* msg = list.Msgs[i];
+    for (natsMsg* msg : list.messages()) {
       jsMsgMetaData* meta = nullptr;
       Delivery d;
       if (natsMsg_GetMetaData(&meta, msg) == NATS_OK) {
@@ -247,13 +238,15 @@ void ShardNode::InboxLoop() {
     } else {
       inbox_durable_through_ = order.through();
     }
-    for (natsMsg* msg : handled) natsMsg_Ack(msg, nullptr);
+    for (natsMsg* msg : handled) {
+      // A lost acknowledgement costs a redelivery, which the records' LSNs skip.
+      if (Status acked = sub->Ack(msg); !acked.ok()) Log("inbox: " + acked.ToString());
+    }
     if (last_publish_ns > 0 && !handled.empty()) {
       std::lock_guard lock(stats_mu_);
       stats_.inbound_delay_ms =
           static_cast<uint64_t>(std::max<int64_t>(0, NowNs() - last_publish_ns) / 1'000'000);
     }
-    natsMsgList_Destroy(&list);
     if (wal_failed) {
       // What was applied but is not durable is not acknowledged: start again from the ack
       // floor, with the same consumer.

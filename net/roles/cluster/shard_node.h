@@ -51,6 +51,7 @@
 #include "engine/db.h"
 #include "net/cluster/nats_link.h"
 #include "net/cluster/placement.h"
+#include "net/roles/cluster/pull_consumer.h"
 #include "net/roles/service/cluster_gate.h"
 #include "storage/env/env.h"
 
@@ -176,7 +177,7 @@ class ShardNode final : public ClusterGate {
   // Binds a pull subscription to the inbound consumer, made first if there is none (then
   // `*created`, delivering the subject from its start); `*ack_floor` is its ack floor. An
   // existing consumer is never deleted or made again. See shard_inbox.cpp for why.
-  Result<natsSubscription*> SubscribeInbox(uint64_t* ack_floor, bool* created);
+  Result<std::unique_ptr<PullConsumer>> SubscribeInbox(uint64_t* ack_floor, bool* created);
   // Sleeps `d` unless the node stops (or, for a worker, halts); false once it has.
   bool Pause(std::chrono::milliseconds d, bool workers) const;
   // A worker's wait after a failure: Pause(retry) for the outbox, inbox and mover.

@@ -29,6 +29,7 @@
 
 #include "net/client/client.h"
 #include "net/cluster/cluster_client.h"
+#include "net/roles/cluster/pull_consumer.h"
 #include "tests/engine/feed/feed_reference.h"
 #include "tests/engine/graph_state_model.h"
 #include "tests/storage/test_dir.h"
@@ -472,20 +473,16 @@ TEST_CASE("messages handed to a shard that died unacknowledged are applied, befo
   // only after the ack wait, and hand out newer ones meanwhile.
   auto link = net::NatsLink::Connect(cluster.nats.url());
   REQUIRE(link.ok());
-  jsSubOptions so;
-  jsSubOptions_Init(&so);
-  so.Stream = (*link)->names().stream.c_str();
-  natsSubscription* sub = nullptr;
-  REQUIRE(js_PullSubscribe(&sub, (*link)->js(), (*link)->SubjectOf(3).c_str(),
-                           (*link)->ConsumerOf(3).c_str(), nullptr, &so, nullptr) == NATS_OK);
-  int taken = 0;
+  auto pull = PullConsumer::Bind((*link)->connection(), (*link)->names().stream,
+                                 (*link)->ConsumerOf(3));
+  REQUIRE(pull.ok());
+  size_t taken = 0;
   for (;;) {  // until the other shards have sent everything
-    natsMsgList list{};
-    if (natsSubscription_Fetch(&list, sub, 1024, 1000, nullptr) != NATS_OK) break;
-    taken += list.Count;
-    natsMsgList_Destroy(&list);
+    auto fetched = (*pull)->Fetch(1024, 1000);
+    if (!fetched.ok() || fetched->empty()) break;
+    taken += fetched->size();
   }
-  natsSubscription_Destroy(sub);
+  pull->reset();
   REQUIRE(taken > 0);
   RandomRound(*client, model, rng, {.ops = 200, .access_percent = 0, .skip = {3}});
   cluster.StartShard(3);
