@@ -164,6 +164,8 @@ struct GraphOptions {
   uint64_t max_users = kMaxUsersLimit;
 };
 inline constexpr uint32_t kMaxBlocksLimit = 1u << 24;
-inline constexpr uint32_t kMaxFollowingLimit = 1u << 20;
+// The largest follow cap: what a following list's 19-bit size holds (its handle keeps the size
+// beside the block's address in one word: engine/graph/following_list.h).
+inline constexpr uint32_t kMaxFollowingLimit = (1u << 19) - 1;
 
 }  // namespace relgraph

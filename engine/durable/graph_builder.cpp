@@ -68,6 +68,11 @@ Status GraphBuilder::AddFollowing(UserId follower, std::span<const SnapshotEdge>
     edges_.push_back({a, b, static_cast<uint32_t>(list.size() + scratch_.size())});
     scratch_.push_back(MakeEntry(b, e.ts_ms, false));
   }
+  if (list.size() + scratch_.size() > FollowingList::kMaxSize) {
+    return Status::Corruption("snapshot lists more than " +
+                              std::to_string(FollowingList::kMaxSize) + " followees for user " +
+                              std::to_string(follower));
+  }
   g.users_[a].following.AppendRun(scratch_.data(), static_cast<uint32_t>(scratch_.size()), g.slab_);
   return Status::OK();
 }

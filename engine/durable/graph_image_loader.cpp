@@ -172,6 +172,11 @@ Status GraphImageLoader::EnterList(InternalId user, ImageTag kind, uint32_t tota
   if (count > total) {
     return Corrupt("list part longer than its list, internal id " + std::to_string(user));
   }
+  if (kind == ImageTag::kFollowing && total > FollowingList::kMaxSize) {
+    return Corrupt("following list of " + std::to_string(total) + " entries for internal id " +
+                   std::to_string(user) + ", more than a list holds (" +
+                   std::to_string(FollowingList::kMaxSize) + ")");
+  }
   user_ = user;
   kind_ = kind;
   total_ = total;

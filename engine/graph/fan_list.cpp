@@ -15,10 +15,11 @@ void FanList::Insert(const EdgeEntry& e, const FanContext& ctx) {
       return;
     }
     // A full short list becomes the first chunk of a chunked one.
-    ptr_ = reinterpret_cast<uintptr_t>(new FanChunks(std::move(a), ctx.order)) | 1;
+    PutChunks(new FanChunks(std::move(a), ctx.order));
   }
-  chunks()->Insert(e, ctx);
-  size_ = chunks()->size();
+  FanChunks* c = chunks();
+  c->Insert(e, ctx);
+  PutChunks(c);
 }
 
 void FanList::BuildFromSorted(const EdgeEntry* entries, uint32_t n, const FanContext& ctx) {
@@ -28,8 +29,7 @@ void FanList::BuildFromSorted(const EdgeEntry* entries, uint32_t n, const FanCon
     PutSmall(a);
     return;
   }
-  ptr_ = reinterpret_cast<uintptr_t>(FanChunks::FromSorted(entries, n, ctx)) | 1;
-  size_ = n;
+  PutChunks(FanChunks::FromSorted(entries, n, ctx));
 }
 
 bool FanList::Erase(const EntryKey& k, const FanContext& ctx) {
@@ -43,25 +43,27 @@ bool FanList::Erase(const EntryKey& k, const FanContext& ctx) {
   }
   FanChunks* c = chunks();
   if (!c->Erase(k, ctx)) return false;
-  size_ = c->size();
-  if (size_ <= ctx.chunk_entries / 4) {
+  if (c->size() <= ctx.chunk_entries / 4) {
     EntryArray a = c->Flatten(ctx.slab);
     delete c;
     PutSmall(a);
+  } else {
+    PutChunks(c);
   }
   return true;
 }
 
 EdgeEntry* FanList::Find(const EntryKey& k, const EntryOrder& order) {
   if (chunked()) return chunks()->Find(k, order);
-  auto* a = reinterpret_cast<EdgeEntry*>(ptr_);
-  const size_t i = order.Find(a, size_, k);
-  return i < size_ ? a + i : nullptr;
+  auto* a = const_cast<EdgeEntry*>(small_data());
+  const uint32_t n = short_size();
+  const size_t i = order.Find(a, n, k);
+  return i < n ? a + i : nullptr;
 }
 
 size_t FanList::Rank(const EntryKey& k, const EntryOrder& order) const {
   if (chunked()) return chunks()->Rank(k, order);
-  return order.LowerBound(small_data(), size_, k);
+  return order.LowerBound(small_data(), short_size(), k);
 }
 
 uint32_t FanList::CopyDescending(size_t end, uint32_t limit, EdgeEntry* out) const {
@@ -73,8 +75,7 @@ void FanList::Clear(SlabAllocator& slab) {
   if (chunked()) {
     chunks()->Clear(slab);
     delete chunks();
-    ptr_ = 0;
-    size_ = 0;
+    word_ = 0;
     return;
   }
   EntryArray a = TakeSmall();

@@ -13,13 +13,20 @@
 // quarter chunk goes back to one array. Entries carry the kMutual bit (the user follows that
 // fan back), so fans and friends pages need no extra lookups for it.
 //
+// The handle is one 64-bit word: the address of the short list's entries, or of its FanChunks,
+// in 45 bits (engine/mem/packed_address.h), a bit saying which, and the size in the 18 above
+// (a short list has at most chunk_entries <= 1,024 entries; a chunked one's size is read from
+// its FanChunks only past 2^18 - 2, so that counts stay one read for all but the largest).
+//
 // Thread-safety: none; the owning graph serializes mutations, const reads may run concurrently.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "engine/graph/entry_array.h"
+#include "engine/mem/packed_address.h"
 
 namespace relgraph {
 
@@ -35,8 +42,8 @@ class FanChunks;
 #pragma pack(push, 4)
 class FanList {
  public:
-  uint32_t size() const { return size_; }
-  bool chunked() const { return (ptr_ & 1) != 0; }
+  uint32_t size() const;
+  bool chunked() const { return (word_ & kChunkedBit) != 0; }
 
   // Inserts `e`. REQUIRES: no entry with the same key.
   void Insert(const EdgeEntry& e, const FanContext& ctx);
@@ -49,14 +56,17 @@ class FanList {
   EdgeEntry* Find(const EntryKey& k, const EntryOrder& order);
   // Whether a short list holds `peer` (linear scan). REQUIRES: IsShort().
   bool ShortContainsPeer(InternalId peer) const {
-    return relgraph::FindPeer(small_data(), size_, peer) < size_;
+    const uint32_t n = short_size();
+    return relgraph::FindPeer(small_data(), n, peer) < n;
   }
   // Short enough that scanning it beats looking `peer` up elsewhere.
-  bool IsShort() const { return !chunked() && size_ <= kShortScanMax; }
+  bool IsShort() const { return !chunked() && short_size() <= kShortScanMax; }
   static constexpr uint32_t kShortScanMax = 32;
   // Hints the CPU to fetch where an append of the newest entry would write.
   void PrefetchTail() const {
-    if (!chunked()) __builtin_prefetch(small_data() + (size_ == 0 ? 0 : size_ - 1));
+    if (chunked()) return;
+    const uint32_t n = short_size();
+    __builtin_prefetch(small_data() + (n == 0 ? 0 : n - 1));
   }
   // Number of entries whose key is < k.
   size_t Rank(const EntryKey& k, const EntryOrder& order) const;
@@ -74,23 +84,32 @@ class FanList {
   size_t MemoryBytes() const;  // heap beyond the slab blocks (chunk directory); 0 when short
 
  private:
+  static constexpr uint64_t kChunkedBit = uint64_t{1} << kPackedAddressBits;
+  static constexpr int kSizeShift = kPackedAddressBits + 1;
+  static constexpr uint32_t kSizeSaturated = (1u << (64 - kSizeShift)) - 1;
+
+  uint32_t short_size() const { return static_cast<uint32_t>(word_ >> kSizeShift); }
   EntryArray TakeSmall() {
     EntryArray a;
-    a.Adopt(reinterpret_cast<EdgeEntry*>(ptr_), size_);
+    a.Adopt(reinterpret_cast<EdgeEntry*>(UnpackBlockAddress(word_)), short_size());
     return a;
   }
   void PutSmall(EntryArray& a) {
-    size_ = a.size();
-    ptr_ = reinterpret_cast<uintptr_t>(a.Release());
+    const uint32_t n = a.size();
+    EdgeEntry* entries = a.Release();
+    word_ = (entries == nullptr ? 0 : PackBlockAddress(entries)) | (uint64_t{n} << kSizeShift);
   }
-  const EdgeEntry* small_data() const { return reinterpret_cast<const EdgeEntry*>(ptr_); }
-  FanChunks* chunks() const { return reinterpret_cast<FanChunks*>(ptr_ & ~uintptr_t{1}); }
+  // Points the handle at `chunks` and records their size (saturated).
+  void PutChunks(FanChunks* chunks);
+  const EdgeEntry* small_data() const {
+    return reinterpret_cast<const EdgeEntry*>(UnpackBlockAddress(word_));
+  }
+  FanChunks* chunks() const { return reinterpret_cast<FanChunks*>(UnpackBlockAddress(word_)); }
 
-  uintptr_t ptr_ = 0;  // EdgeEntry* of a short list, or FanChunks* | 1
-  uint32_t size_ = 0;
+  uint64_t word_ = 0;  // packed address | kChunkedBit | short size << kSizeShift
 };
 #pragma pack(pop)
-static_assert(sizeof(FanList) == 12);
+static_assert(sizeof(FanList) == 8);
 
 class FanChunks {
  public:
@@ -139,6 +158,16 @@ class FanChunks {
   uint32_t total_ = 0;
 };
 
+inline uint32_t FanList::size() const {
+  const uint32_t n = short_size();
+  return n == kSizeSaturated ? chunks()->size() : n;
+}
+
+inline void FanList::PutChunks(FanChunks* chunks) {
+  word_ = PackBlockAddress(chunks) | kChunkedBit |
+          (uint64_t{std::min(chunks->size(), kSizeSaturated)} << kSizeShift);
+}
+
 template <typename Fn>
 void FanList::ForEach(Fn&& fn) const {
   if (chunked()) {
@@ -146,15 +175,16 @@ void FanList::ForEach(Fn&& fn) const {
     return;
   }
   const EdgeEntry* a = small_data();
-  for (uint32_t i = 0; i < size_; ++i) fn(a[i]);
+  const uint32_t n = short_size();
+  for (uint32_t i = 0; i < n; ++i) fn(a[i]);
 }
 
 template <typename Fn>
 void FanList::ForEachRun(Fn&& fn) const {
   if (chunked()) {
     chunks()->ForEachRun(fn);
-  } else if (size_ > 0) {
-    fn(small_data(), size_);
+  } else if (short_size() > 0) {
+    fn(small_data(), short_size());
   }
 }
 

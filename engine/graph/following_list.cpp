@@ -33,7 +33,7 @@ const bool kHaveAvx2 = __builtin_cpu_supports("avx2");
 
 size_t FollowingList::FindPeer(InternalId peer) const {
   const uint32_t* p = peers();
-  const size_t n = size_;
+  const size_t n = size();
 #if defined(__x86_64__)
   if (n >= 16 && kHaveAvx2) return FindPeerAvx2(p, n, peer);
 #endif
@@ -54,7 +54,7 @@ size_t FollowingList::FindPeer(InternalId peer) const {
 }
 
 size_t FollowingList::Rank(const EntryKey& k, const EntryOrder& order) const {
-  size_t lo = 0, hi = size_;
+  size_t lo = 0, hi = size();
   while (lo < hi) {
     const size_t mid = (lo + hi) / 2;
     const TimestampMs ts = TsAt(mid);
@@ -68,36 +68,39 @@ size_t FollowingList::Rank(const EntryKey& k, const EntryOrder& order) const {
 }
 
 void FollowingList::Resize(uint32_t new_size, SlabAllocator& slab) {
+  const uint32_t old_size = size();
   const uint32_t old_cap = capacity();
   const uint32_t new_cap = new_size == 0 ? 0 : SlabAllocator::CapacityFor(new_size);
+  char* block = this->block();
   if (old_cap != new_cap) {
     char* fresh = new_size == 0 ? nullptr : reinterpret_cast<char*>(slab.Allocate(new_size));
-    if (block_ != nullptr) {
+    if (block != nullptr) {
       if (fresh != nullptr) {
-        const size_t keep = std::min(size_, new_size);
-        std::memcpy(fresh, block_, 4 * keep);
-        std::memcpy(fresh + 4 * size_t{new_cap}, block_ + 4 * size_t{old_cap}, 4 * keep);
-        std::memcpy(fresh + 8 * size_t{new_cap}, block_ + 8 * size_t{old_cap}, 2 * keep);
+        const size_t keep = std::min(old_size, new_size);
+        std::memcpy(fresh, block, 4 * keep);
+        std::memcpy(fresh + 4 * size_t{new_cap}, block + 4 * size_t{old_cap}, 4 * keep);
+        std::memcpy(fresh + 8 * size_t{new_cap}, block + 8 * size_t{old_cap}, 2 * keep);
       }
-      slab.Free(reinterpret_cast<EdgeEntry*>(block_), size_);
+      slab.Free(reinterpret_cast<EdgeEntry*>(block), old_size);
     }
-    block_ = fresh;
+    block = fresh;
   }
-  size_ = new_size;
+  Set(block, new_size);
 }
 
 void FollowingList::Insert(const EdgeEntry& e, const EntryOrder& order, SlabAllocator& slab) {
   const EntryKey key = order.KeyOf(e);
+  const uint32_t n = size();
   // Most inserts are the newest entry: check the back before searching.
-  size_t pos = size_;
-  if (size_ > 0) {
-    const TimestampMs last = TsAt(size_ - 1);
+  size_t pos = n;
+  if (n > 0) {
+    const TimestampMs last = TsAt(n - 1);
     const bool after_last =
-        last != key.ts ? last < key.ts : order.External(PeerAt(size_ - 1)) < key.user;
+        last != key.ts ? last < key.ts : order.External(PeerAt(n - 1)) < key.user;
     if (!after_last) pos = Rank(key, order);
   }
-  const size_t tail = size_ - pos;
-  Resize(size_ + 1, slab);
+  const size_t tail = n - pos;
+  Resize(n + 1, slab);
   std::memmove(peers() + pos + 1, peers() + pos, 4 * tail);
   std::memmove(ts_lo() + pos + 1, ts_lo() + pos, 4 * tail);
   std::memmove(ts_hi() + pos + 1, ts_hi() + pos, 2 * tail);
@@ -107,10 +110,10 @@ void FollowingList::Insert(const EdgeEntry& e, const EntryOrder& order, SlabAllo
 }
 
 void FollowingList::AppendRun(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab) {
-  const uint32_t old_size = size_;
-  Resize(size_ + n, slab);
-  // The arrays' starts, once: stores through them may alias size_, so the compiler would
-  // otherwise work the capacity out again for every entry.
+  const uint32_t old_size = size();
+  Resize(old_size + n, slab);
+  // The arrays' starts, once: stores through them may alias word_, so the compiler would
+  // otherwise work the address and capacity out again for every entry.
   uint32_t* const peer = peers() + old_size;
   uint32_t* const lo = ts_lo() + old_size;
   uint16_t* const hi = ts_hi() + old_size;
@@ -122,11 +125,12 @@ void FollowingList::AppendRun(const EdgeEntry* entries, uint32_t n, SlabAllocato
 }
 
 void FollowingList::EraseAt(size_t pos, SlabAllocator& slab) {
-  const size_t tail = size_ - pos - 1;
+  const uint32_t n = size();
+  const size_t tail = n - pos - 1;
   std::memmove(peers() + pos, peers() + pos + 1, 4 * tail);
   std::memmove(ts_lo() + pos, ts_lo() + pos + 1, 4 * tail);
   std::memmove(ts_hi() + pos, ts_hi() + pos + 1, 2 * tail);
-  Resize(size_ - 1, slab);
+  Resize(n - 1, slab);
 }
 
 void FollowingList::Clear(SlabAllocator& slab) {

@@ -9,7 +9,10 @@
 // lists would need one scalar compare per entry. Same 10 bytes per entry, same slab classes.
 // The list is bounded by the cap, so inserts and erases (memmove of three arrays) stay cheap.
 //
-// Thread-safety: none; the owning graph serializes mutations. 12 bytes, 4-byte aligned.
+// The handle is one 64-bit word: the block's address in 45 bits (engine/mem/packed_address.h)
+// and the size in the 19 above, so a list has at most kMaxFollowingLimit (2^19 - 1) entries.
+//
+// Thread-safety: none; the owning graph serializes mutations. 8 bytes, 4-byte aligned.
 #pragma once
 
 #include <cstdint>
@@ -17,14 +20,17 @@
 
 #include "engine/graph/edge_entry.h"
 #include "engine/graph/slab_allocator.h"
+#include "engine/mem/packed_address.h"
 
 namespace relgraph {
 
 #pragma pack(push, 4)
 class FollowingList {
  public:
-  uint32_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
+  uint32_t size() const { return static_cast<uint32_t>(word_ >> kPackedAddressBits); }
+  bool empty() const { return size() == 0; }
+  // The most entries a list can hold (the size's bits in the handle).
+  static constexpr uint32_t kMaxSize = (1u << (64 - kPackedAddressBits)) - 1;
 
   InternalId PeerAt(size_t i) const { return peers()[i]; }
   TimestampMs TsAt(size_t i) const {
@@ -60,28 +66,38 @@ class FollowingList {
   Arrays arrays() const { return {peers(), ts_lo(), ts_hi()}; }
 
   // For prefetching: the start of the peer array.
-  const void* peers_address() const { return block_; }
+  const void* peers_address() const { return block(); }
   // Hints the CPU to fetch what a search and an insert of the newest entry read: the start of
   // the peer array and the newest entry in each of the three arrays.
   void PrefetchForInsert() const {
-    __builtin_prefetch(block_);
-    if (size_ == 0) return;
-    __builtin_prefetch(peers() + size_ - 1);
-    __builtin_prefetch(ts_lo() + size_ - 1);
-    __builtin_prefetch(ts_hi() + size_ - 1);
+    __builtin_prefetch(block());
+    const uint32_t n = size();
+    if (n == 0) return;
+    __builtin_prefetch(peers() + n - 1);
+    __builtin_prefetch(ts_lo() + n - 1);
+    __builtin_prefetch(ts_hi() + n - 1);
   }
 
  private:
-  uint32_t capacity() const { return size_ == 0 ? 0 : SlabAllocator::CapacityFor(size_); }
-  uint32_t* peers() const { return reinterpret_cast<uint32_t*>(block_); }
-  uint32_t* ts_lo() const { return reinterpret_cast<uint32_t*>(block_ + 4 * size_t{capacity()}); }
-  uint16_t* ts_hi() const { return reinterpret_cast<uint16_t*>(block_ + 8 * size_t{capacity()}); }
-  void Resize(uint32_t new_size, SlabAllocator& slab);  // keeps the first min(old, new) entries
+  char* block() const { return UnpackBlockAddress(word_); }
+  uint32_t capacity() const {
+    const uint32_t n = size();
+    return n == 0 ? 0 : SlabAllocator::CapacityFor(n);
+  }
+  uint32_t* peers() const { return reinterpret_cast<uint32_t*>(block()); }
+  uint32_t* ts_lo() const { return reinterpret_cast<uint32_t*>(block() + 4 * size_t{capacity()}); }
+  uint16_t* ts_hi() const { return reinterpret_cast<uint16_t*>(block() + 8 * size_t{capacity()}); }
+  void Set(char* block, uint32_t size) {
+    word_ =
+        (block == nullptr ? 0 : PackBlockAddress(block)) | (uint64_t{size} << kPackedAddressBits);
+  }
+  // Keeps the first min(old, new) entries. REQUIRES: new_size <= kMaxSize.
+  void Resize(uint32_t new_size, SlabAllocator& slab);
 
-  char* block_ = nullptr;
-  uint32_t size_ = 0;
+  uint64_t word_ = 0;  // the block's packed address | size << kPackedAddressBits
 };
 #pragma pack(pop)
-static_assert(sizeof(FollowingList) == 12);
+static_assert(sizeof(FollowingList) == 8);
+static_assert(kMaxFollowingLimit <= FollowingList::kMaxSize);
 
 }  // namespace relgraph

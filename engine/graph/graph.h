@@ -366,11 +366,11 @@ class Graph {
   struct UserRecord {
     FollowingList following;
     FanList fans;
-    uint32_t friends : 24 = 0;  // <= following <= kMaxFollowingLimit (2^20)
+    uint32_t friends : 24 = 0;  // <= following <= kMaxFollowingLimit (2^19 - 1)
     uint32_t access : 8 = 0;
   };
 #pragma pack(pop)
-  static_assert(sizeof(UserRecord) == 28);
+  static_assert(sizeof(UserRecord) == 20);
 
   // kInvalidUserId for id 0, naming the argument's role ("user", "viewer", ...).
   static Status CheckUserId(UserId u, const char* role);

@@ -237,7 +237,8 @@ int Import(Context& c) {
   PrintSnapshotInfo(c.out, JoinPath(dir, SnapshotName(0)), imported->snapshot);
   if (stats.over_cap > 0) {  // the default cap drops follows silently otherwise
     c.err << "relgraph-admin import: dropped " << stats.over_cap << " follows past the cap of "
-          << io.max_following << " followees per user; --no-cap keeps every follow\n";
+          << io.max_following << " followees per user; --no-cap keeps up to "
+          << kMaxFollowingLimit << "\n";
   }
   return 0;
 }

@@ -80,6 +80,12 @@ TEST_CASE("graph_builder: lists out of order, repeated followees and bad ids are
   CHECK(add({{0, 10}}) == Code::kInvalidUserId);
   CHECK(add({{2, 10}}, 0) == Code::kInvalidUserId);
   CHECK(add({{2, -1}}) == Code::kInvalidArgument);
+  // One more followee than a following list holds (and than the largest follow cap).
+  std::vector<SnapshotEdge> many;
+  for (uint32_t i = 0; i <= FollowingList::kMaxSize; ++i) many.push_back({UserId{i} + 2, i});
+  CHECK(add(many) == Code::kCorruption);
+  many.pop_back();
+  CHECK(add(many) == Code::kOk);
 }
 
 }  // namespace

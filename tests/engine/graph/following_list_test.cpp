@@ -91,5 +91,31 @@ TEST_CASE("following_list: FindPeer finds every position at every length around 
   }
 }
 
+TEST_CASE("following_list: a list as long as its handle's size bits allow keeps its entries") {
+  // The handle packs the block's address and the size into one word: at the largest size
+  // neither may spill into the other.
+  SlabAllocator slab;
+  std::vector<EdgeEntry> entries;
+  for (uint32_t i = 0; i < FollowingList::kMaxSize; ++i) {
+    entries.push_back(MakeEntry(i, TimestampMs{1'700'000'000'000} + i, i % 3 == 0));
+  }
+  FollowingList list;
+  list.AppendRun(entries.data(), static_cast<uint32_t>(entries.size()), slab);
+  REQUIRE(list.size() == FollowingList::kMaxSize);
+  const uint32_t last = FollowingList::kMaxSize - 1;
+  CHECK(list.PeerAt(last) == last);
+  CHECK(list.TsAt(last) == TimestampMs{1'700'000'000'000} + last);
+  CHECK(list.MutualAt(last) == (last % 3 == 0));
+  CHECK(list.FindPeer(last) == last);
+  CHECK(list.FindPeer(last + 1) == list.size());
+  list.EraseAt(0, slab);
+  CHECK(list.size() == FollowingList::kMaxSize - 1);
+  CHECK(list.PeerAt(0) == 1);
+  CHECK(list.PeerAt(last - 1) == last);
+  list.Clear(slab);
+  CHECK(list.empty());
+  CHECK(slab.LiveBytes() == 0);
+}
+
 }  // namespace
 }  // namespace relgraph

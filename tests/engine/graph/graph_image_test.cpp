@@ -398,6 +398,12 @@ TEST_CASE("graph_image: damaged version-5 images are refused with what is wrong,
                             }
                           }),
           "mutual");
+  // A following list longer than a list holds (its size has 19 bits in the handle).
+  refused(EditFirstPacked(good, ImageTag::kPackedFollowing,
+                          [](PackedListHeader& h, Entries&) {
+                            h.total = FollowingList::kMaxSize + 1;
+                          }),
+          "more than a list holds");
   // A part longer than a writer makes (65,536 entries), its list as long.
   refused(EditFirstPacked(good, ImageTag::kPackedFans,
                           [](PackedListHeader& h, Entries& e) {
