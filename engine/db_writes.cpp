@@ -9,6 +9,7 @@
 #include "engine/cluster/shard_decisions.h"
 #include "engine/db.h"
 #include "engine/db_mutate.h"
+#include "engine/graph/write_ahead.h"
 
 namespace relgraph {
 

@@ -13,6 +13,7 @@
 #include <xxhash.h>
 
 #include "engine/graph/clock.h"
+#include "engine/graph/write_ahead.h"
 #include "engine/graph/graph_image.h"
 
 namespace relgraph {

@@ -294,48 +294,8 @@ class Graph {
   Status CheckRoomFor(UserId a, UserId b = 0) const;
   UserId ExternalOf(InternalId i) const { return ids_.External(i); }
   void PrefetchExternal(InternalId i) const { ids_.PrefetchExternal(i); }
-  // A loop over n follows or unfollows (Import, ApplyBatch, Db::WriteBatch) calls Advance(i)
-  // at the i-th: it starts fetching what the ones 32, 16 and 8 ahead will read (their id
-  // slots; their user records, once their ids are looked up; their list ends), so the cache
-  // misses of consecutive writes overlap. Each id is looked up once, 16 ahead, and Known(i)
-  // hands the i-th's pair to Follow/FollowAt, which then skip their own lookup (kNoInternalId:
-  // unknown then, so looked up again; an earlier write may have created it). pair_at(j)
-  // returns {follower, followee} of the j-th. One object serves one loop; the graph must not
-  // lose users meanwhile (it never does).
-  class WriteAhead {
-   public:
-    explicit WriteAhead(const Graph& graph) : g_(graph) {}
-    template <typename PairAt>
-    void Advance(size_t i, size_t n, PairAt&& pair_at) {
-      if (i == 0) {
-        // Nothing is on its way yet: start every stage for the first ones at once, so a short
-        // run (a pipelined batch of 64) does not take its first 32 misses one after another.
-        for (size_t j = 0; j < kSlots && j < n; ++j) PrefetchSlots(pair_at(j));
-        for (size_t j = 0; j < kLookUp && j < n; ++j) LookUp(j, pair_at(j));
-        for (size_t j = 0; j < kLists && j < n; ++j) g_.PrefetchLists(ring_[j % kRing]);
-      }
-      if (i + kSlots < n) PrefetchSlots(pair_at(i + kSlots));
-      if (i + kLookUp < n) LookUp(i + kLookUp, pair_at(i + kLookUp));
-      if (i + kLists < n) g_.PrefetchLists(ring_[(i + kLists) % kRing]);
-    }
-    const InternalId* Known(size_t i) const { return ring_[i % kRing]; }
-
-   private:
-    static constexpr size_t kSlots = 32, kLookUp = 16, kLists = 8;
-    static constexpr size_t kRing = 32;  // > kLookUp: a pair stays until its write
-    void PrefetchSlots(const std::pair<UserId, UserId>& p) const {
-      g_.ids_.Prefetch(p.first);
-      g_.ids_.Prefetch(p.second);
-    }
-    void LookUp(size_t j, const std::pair<UserId, UserId>& p) {
-      InternalId* ids = ring_[j % kRing];
-      ids[0] = g_.ids_.Find(p.first);
-      ids[1] = g_.ids_.Find(p.second);
-      g_.PrefetchRecords(ids);
-    }
-    const Graph& g_;
-    InternalId ring_[kRing][2];
-  };
+  // Overlaps the cache misses of a loop of writes (engine/graph/write_ahead.h).
+  class WriteAhead;
   const FollowingList& FollowingOf(InternalId i) const { return users_[i].following; }
   uint32_t FanCountOf(InternalId i) const { return users_[i].fans.size(); }
   bool FollowsInternal(InternalId a, InternalId b) const {
