@@ -52,7 +52,7 @@ Result<std::unique_ptr<PullConsumer>> PullConsumer::Bind(natsConnection* nc, std
 }
 
 PullConsumer::~PullConsumer() {
-  for (Pull& pull : open_) Close(pull);
+  CloseCurrent();
 }
 
 std::string PullConsumer::RequestBody(int batch, int64_t expires_ns, bool no_wait) {
@@ -61,35 +61,41 @@ std::string PullConsumer::RequestBody(int batch, int64_t expires_ns, bool no_wai
   return body + ",\"expires\":" + std::to_string(expires_ns) + "}";
 }
 
-Result<PullConsumer::Pull> PullConsumer::Open(int batch, int64_t expires_ns, bool no_wait) {
+Status PullConsumer::Open(int batch, int64_t expires_ns, bool no_wait) {
+  CloseCurrent();
   const std::string reply = inbox_ + "." + std::to_string(++requests_);
   Pull pull;
   pull.unanswered = batch;
+  pull.ends_by_ns = SteadyNowNs() + (no_wait ? 0 : expires_ns);
+  pull.no_wait = no_wait;
   natsStatus s = natsConnection_SubscribeSync(&pull.sub, nc_, reply.c_str());
   if (s != NATS_OK) return net::NatsError("subscribing " + reply, s);
   // Never drop an answer: a request asks for no more than it can take.
   natsSubscription_SetPendingLimits(pull.sub, -1, -1);
+  current_ = pull;
   const std::string body = RequestBody(batch, expires_ns, no_wait);
   s = natsConnection_PublishRequest(nc_, next_subject_.c_str(), reply.c_str(), body.data(),
                                     static_cast<int>(body.size()));
   if (s != NATS_OK) {
-    Close(pull);
+    CloseCurrent();
     return net::NatsError("requesting messages of consumer " + consumer_, s);
   }
-  return pull;
+  return Status::OK();
 }
 
-void PullConsumer::Close(Pull& pull) {
-  natsSubscription_Destroy(pull.sub);  // unsubscribes; what it holds is destroyed
-  pull.sub = nullptr;
+void PullConsumer::CloseCurrent() {
+  if (current_.sub == nullptr) return;
+  natsSubscription_Destroy(current_.sub);  // unsubscribes; what it holds is destroyed
+  current_ = Pull{};
 }
 
-Status PullConsumer::Take(Pull& pull, PulledMessages* out, int batch, int64_t deadline_ns,
-                          Stand* stand) {
+Status PullConsumer::Take(PulledMessages* out, int batch, int64_t deadline_ns, Stand* stand) {
   *stand = Stand::kOpen;
+  Pull& pull = current_;
   while (static_cast<int>(out->size()) < batch && pull.unanswered > 0) {
     int64_t wait_ms = 0;
-    if (deadline_ns == 0) {
+    if (!out->empty() && !pull.no_wait) {
+      // Answers came: return with those already here rather than wait for the batch.
       int queued = 0;
       if (natsSubscription_GetPending(pull.sub, &queued, nullptr) != NATS_OK || queued == 0) {
         return Status::OK();
@@ -143,44 +149,34 @@ Result<PulledMessages> PullConsumer::Fetch(int batch, int64_t timeout_ms) {
   }
   const int64_t deadline = SteadyNowNs() + timeout_ms * kNsPerMs;
   PulledMessages out;
-  // Late answers of earlier requests first, a request's at a time. Their errors are not this
-  // fetch's: its own request will tell.
-  for (size_t i = 0; i < open_.size() && out.empty();) {
-    Stand stand = Stand::kOpen;
-    (void)Take(open_[i], &out, batch, 0, &stand);
-    if (stand == Stand::kOpen) {
-      ++i;
+  Status taken = Status::OK();
+  Stand stand = Stand::kOpen;
+  // The current request first: answers that came late, or more of a waiting one's.
+  if (current_.sub != nullptr) {
+    if (SteadyNowNs() > current_.ends_by_ns + kAbandonMs * kNsPerMs) {
+      CloseCurrent();  // the server hung or lost it
     } else {
-      Close(open_[i]);
-      open_.erase(open_.begin() + static_cast<std::ptrdiff_t>(i));
+      taken = Take(&out, batch, deadline, &stand);
+      if (stand != Stand::kOpen) CloseCurrent();
+      if (!out.empty()) return out;  // an error with messages taken shows again next time
+      if (!taken.ok()) return taken;
+      if (stand == Stand::kOpen) return out;  // still out, nothing within the timeout
     }
   }
-  if (!out.empty()) return out;
   // What the consumer has now (answered at once, by a 404 when nothing), else what it gets in
   // the time left (the server gives up a little before this client does, so that its 408,
   // not a late answer, is usually the last word).
-  Stand stand = Stand::kOpen;
-  Status taken = Status::OK();
   for (bool no_wait : {true, false}) {
     const int64_t left = deadline - SteadyNowNs();
     if (!no_wait && left <= 0) break;
     const int64_t expires = left >= 20 * kNsPerMs ? left - 10 * kNsPerMs : left;
-    auto pull = Open(batch, no_wait ? 0 : expires, no_wait);
-    if (!pull.ok()) return pull.status();
-    taken = Take(*pull, &out, batch, deadline, &stand);
-    if (stand == Stand::kOpen) {
-      open_.push_back(*pull);  // its answers may yet come
-      if (open_.size() > kMaxOpen) {
-        Close(open_.front());
-        open_.pop_front();
-      }
-    } else {
-      Close(*pull);
-    }
+    if (Status sent = Open(batch, no_wait ? 0 : expires, no_wait); !sent.ok()) return sent;
+    taken = Take(&out, batch, deadline, &stand);
+    if (stand != Stand::kOpen) CloseCurrent();
     if (stand != Stand::kNoMessages || !out.empty() || !taken.ok()) break;
   }
   if (!taken.ok() && out.empty()) return taken;
-  return out;  // an error with messages taken shows again at the next fetch
+  return out;
 }
 
 Status PullConsumer::Ack(natsMsg* msg) {

@@ -21,13 +21,15 @@
 //            leaves a pull from a consumer that is not there unanswered (the fetch comes back
 //            empty: ask for the consumer's state to tell); a 503 "no responders", should a
 //            server send it, is reported as an error.
-// A request's own subscription is what tells its answers from another's (the messages keep
-// their subjects), so each fetch returns the answers of one request: one consumer leader
-// numbered them all (net/roles/cluster/inbox_order.h relies on it). A request still open when
-// its fetch gave up (a NATS node paused, a late answer) keeps its subscription; the next
-// fetches return what it brings first, a request's at a time, and close it once it has ended
-// (its status, or its whole batch). At most kMaxOpen stay open; beyond, the oldest is closed
-// and what it would still bring is redelivered after the consumer's ack wait.
+// At most one request is out at a time, with a subscription of its own. A fetch on a waiting
+// request returns as soon as answers came (what is queued then, up to the batch), so a single
+// message is not held until the batch fills or the request expires; a request that may still bring
+// answers stays current, and the next fetch waits on it instead of sending another. So every fetch
+// holds answers to one request, numbered by one consumer leader
+// (net/roles/cluster/inbox_order.h relies on it). A current request that has not ended by
+// kAbandonMs after it could have (its expiry, or at once for no_wait: a NATS node that hung or
+// lost it) is closed: its subscription dropped, what it would still bring is redelivered after
+// the consumer's ack wait, and a new one is sent.
 //
 // Thread-safety: one thread fetches; Ack may be called from any thread (it only publishes).
 #pragma once
@@ -35,7 +37,6 @@
 #include <nats/nats.h>
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,15 +71,15 @@ class PullConsumer {
   // subjects under a fresh inbox. The consumer need not exist yet.
   static Result<std::unique_ptr<PullConsumer>> Bind(natsConnection* nc, std::string stream,
                                                     std::string consumer);
-  ~PullConsumer();  // closes open requests: what they bring is redelivered after the ack wait
+  ~PullConsumer();  // closes the request out: what it brings is redelivered after the ack wait
   PullConsumer(const PullConsumer&) = delete;
   PullConsumer& operator=(const PullConsumer&) = delete;
 
   // Up to `batch` (1..65536) messages, all answering one request, waiting up to `timeout_ms`
-  // (at least 1): those of an earlier request that arrived late, else what the consumer has
-  // now, else what it gets within the timeout. Empty when none came (also when the consumer
-  // is not there). kUnavailable naming the cause of a refusal (a 409 conflict, no responders,
-  // a lost connection); kInvalidArgument for a batch or timeout out of range.
+  // (at least 1) for the first: the current request's (answers that came late included), else
+  // what the consumer has now, else what it gets within the timeout. Empty when none came (also
+  // when the consumer is not there). kUnavailable naming the cause of a refusal (a 409 conflict, no
+  // responders, a lost connection); kInvalidArgument for a batch or timeout out of range.
   Result<PulledMessages> Fetch(int batch, int64_t timeout_ms);
 
   // Acknowledges a message a fetch returned (fire and forget, as natsMsg_Ack without options).
@@ -88,12 +89,14 @@ class PullConsumer {
   static std::string RequestBody(int batch, int64_t expires_ns, bool no_wait);
 
  private:
-  static constexpr size_t kMaxOpen = 16;
+  static constexpr int64_t kAbandonMs = 2000;
 
   // One request and the subscription its answers arrive on.
   struct Pull {
     natsSubscription* sub = nullptr;
-    int unanswered = 0;  // messages it may still bring
+    int unanswered = 0;      // messages it may still bring
+    int64_t ends_by_ns = 0;  // when the server should have ended it (steady clock)
+    bool no_wait = false;    // answered at once, and ended by a status when short of the batch
   };
   // Where a pull stands after Take.
   enum class Stand { kOpen, kDone, kNoMessages };
@@ -104,18 +107,19 @@ class PullConsumer {
         next_subject_("$JS.API.CONSUMER.MSG.NEXT." + stream + "." + consumer_),
         inbox_(std::move(inbox)) {}
 
-  // Subscribes a new reply subject and sends a request on it.
-  Result<Pull> Open(int batch, int64_t expires_ns, bool no_wait);
-  static void Close(Pull& pull);
-  // Takes `pull`'s answers into *out until `batch`, its end, or `deadline_ns` (0: only those
-  // already here). *stand says whether it may still bring more. An error names a refusal.
-  Status Take(Pull& pull, PulledMessages* out, int batch, int64_t deadline_ns, Stand* stand);
+  // Subscribes a new reply subject and sends a request on it; it becomes current_.
+  Status Open(int batch, int64_t expires_ns, bool no_wait);
+  void CloseCurrent();
+  // Takes the current request's answers into *out until `batch`, its end, or `deadline_ns`;
+  // for a waiting request, once one came, only those already queued. *stand says whether it
+  // may bring more.
+  Status Take(PulledMessages* out, int batch, int64_t deadline_ns, Stand* stand);
 
   natsConnection* nc_;
   std::string consumer_;
   std::string next_subject_;
   std::string inbox_;
-  std::deque<Pull> open_;  // earlier requests that may still bring answers, oldest first
+  Pull current_;  // sub == nullptr: none out
   uint64_t requests_ = 0;
 };
 

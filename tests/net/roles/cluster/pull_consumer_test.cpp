@@ -1,9 +1,8 @@
-// PullConsumer (net/roles/cluster/pull_consumer.h) against a real nats-server: messages
-// pulls delivered after their fetches had given up (the server paused meanwhile) come first,
-// one request's at a time, whatever share of a batch they are; every message arrives once
-// acknowledged and again when not; a fetch waits for messages published after it began; a consumer
-// that is not there gives nothing, arguments out of range are errors. Randomized fetches with short
-// timeouts lose nothing.
+// PullConsumer (net/roles/cluster/pull_consumer.h) against a real nats-server: messages a
+// pull delivered after its fetch had given up (the server paused meanwhile) come first, and a
+// request the server never ends is given up; one message ends a waiting fetch; every message
+// arrives once acknowledged and again when not; a consumer that is not there gives nothing,
+// arguments out of range are errors. Randomized fetches with short timeouts lose nothing.
 #include "net/roles/cluster/pull_consumer.h"
 
 #include <doctest.h>
@@ -87,13 +86,12 @@ TEST_CASE("pull consumer: the request bodies") {
   CHECK(PullConsumer::RequestBody(5, 190000000, false) == R"({"batch":5,"expires":190000000})");
 }
 
-TEST_CASE(
-    "pull consumer: answers that come after their fetch gave up come first, a request's at a "
-    "time") {
+TEST_CASE("pull consumer: answers that come after their fetch gave up come first, and whole") {
   Fixture f;
   f.Publish(1, 100);
   auto pull = f.Bind();
-  // The server hangs: two fetches' requests wait in its socket, the fetches give up.
+  // The server hangs: the first fetch's request waits in its socket and the fetch gives up;
+  // the second waits on that request rather than send another.
   testing::PauseProcess(f.nats.pid);
   auto none = pull->Fetch(30, 50);
   auto none_either = pull->Fetch(34, 50);
@@ -102,30 +100,18 @@ TEST_CASE(
   CHECK(none->empty());
   REQUIRE(none_either.ok());
   CHECK(none_either->empty());
-  // Resumed, the server answers both, interleaving them (one gets 1, 3, 5, ..., the other
-  // 2, 4, 6, ...): 64 messages nobody waits for. The next fetches, for more than that
-  // (libnats' own fetch overran its array so), return them and no more, one request's answers
-  // each (one consumer leader numbered them), and ask the consumer for nothing meanwhile.
+  // Resumed, the server answers it: 30 messages nobody waits for. The next fetch, for more
+  // than that (libnats' own fetch overran its array so), returns them and no more; the
+  // following ones ask the consumer for the rest.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   std::vector<int> got;
-  auto take = [&](size_t expected) {
-    auto late = pull->Fetch(100, 1000);
-    REQUIRE(late.ok());
-    CHECK(late->size() == expected);
-    int last = 0;
-    for (natsMsg* m : late->messages()) {
-      CHECK(PayloadOf(m) > last);  // in the order the consumer handed them out
-      last = PayloadOf(m);
-      got.push_back(last);
-      REQUIRE(pull->Ack(m).ok());
-    }
-  };
-  take(30);
-  take(34);
-  std::vector<int> late_ones = got;
-  std::sort(late_ones.begin(), late_ones.end());
-  for (int i = 0; i < 64; ++i) CHECK(late_ones[static_cast<size_t>(i)] == i + 1);
-  // The rest then follow from the consumer, in order.
+  auto late = pull->Fetch(100, 1000);
+  REQUIRE(late.ok());
+  CHECK(late->size() == 30);
+  for (natsMsg* m : late->messages()) {
+    got.push_back(PayloadOf(m));
+    REQUIRE(pull->Ack(m).ok());
+  }
   while (got.size() < 100) {
     auto more = pull->Fetch(100, 1000);
     REQUIRE(more.ok());
@@ -135,10 +121,34 @@ TEST_CASE(
       REQUIRE(pull->Ack(m).ok());
     }
   }
-  for (int i = 64; i < 100; ++i) CHECK(got[static_cast<size_t>(i)] == i + 1);
+  for (int i = 0; i < 100; ++i) CHECK(got[static_cast<size_t>(i)] == i + 1);
   auto after = pull->Fetch(10, 100);
   REQUIRE(after.ok());
   CHECK(after->empty());
+}
+
+TEST_CASE("pull consumer: a request the server never ends is given up, and a new one sent") {
+  Fixture f;
+  auto pull = f.Bind();
+  // Paused past the point where its request should have ended, the server keeps it; the
+  // consumer goes on serving through a new request.
+  testing::PauseProcess(f.nats.pid);
+  auto none = pull->Fetch(10, 50);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2300));
+  ::kill(f.nats.pid, SIGCONT);
+  REQUIRE(none.ok());
+  CHECK(none->empty());
+  f.Publish(1, 3);
+  std::vector<int> got;
+  for (int tries = 0; tries < 20 && got.size() < 3; ++tries) {
+    auto fetched = pull->Fetch(10, 200);
+    REQUIRE(fetched.ok());
+    for (natsMsg* m : fetched->messages()) {
+      got.push_back(PayloadOf(m));
+      REQUIRE(pull->Ack(m).ok());
+    }
+  }
+  CHECK(got == std::vector<int>{1, 2, 3});
 }
 
 TEST_CASE("pull consumer: a message not acknowledged comes again after the ack wait") {
@@ -163,22 +173,6 @@ TEST_CASE("pull consumer: a message not acknowledged comes again after the ack w
   CHECK(again == std::vector<int>{2});
 }
 
-TEST_CASE("pull consumer: a fetch waits for what is published while it waits") {
-  Fixture f;
-  auto pull = f.Bind();
-  std::thread publisher([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    f.Publish(1, 3);
-  });
-  const auto start = std::chrono::steady_clock::now();
-  auto fetched = pull->Fetch(3, 5000);
-  const auto waited = std::chrono::steady_clock::now() - start;
-  publisher.join();
-  REQUIRE(fetched.ok());
-  REQUIRE(fetched->size() == 3);
-  CHECK(waited < std::chrono::milliseconds(4000));  // the full batch ended it, not the deadline
-}
-
 TEST_CASE("pull consumer: fewer messages than the batch come at once, not at the deadline") {
   Fixture f;
   f.Publish(1, 3);
@@ -189,6 +183,26 @@ TEST_CASE("pull consumer: fewer messages than the batch come at once, not at the
   REQUIRE(fetched.ok());
   CHECK(fetched->size() == 3);
   CHECK(waited < std::chrono::milliseconds(4000));  // the no_wait request's end ended it
+}
+
+TEST_CASE("pull consumer: one message published while a fetch waits ends the fetch") {
+  Fixture f;
+  auto pull = f.Bind();
+  for (int round = 0; round < 3; ++round) {
+    std::thread publisher([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      f.Publish(round + 1, round + 1);
+    });
+    const auto start = std::chrono::steady_clock::now();
+    auto fetched = pull->Fetch(64, 2000);
+    const auto waited = std::chrono::steady_clock::now() - start;
+    publisher.join();
+    REQUIRE(fetched.ok());
+    REQUIRE(fetched->size() == 1);
+    REQUIRE(pull->Ack(fetched->messages()[0]).ok());
+    MESSAGE(std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() << " ms");
+    CHECK(waited < std::chrono::milliseconds(1000));  // not the deadline
+  }
 }
 
 TEST_CASE("pull consumer: a consumer that is not there, and arguments out of range") {
