@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <thread>
 #include <utility>
 
 #include "engine/durable/feed_snapshot.h"
@@ -162,6 +163,10 @@ Graph::StepsDone Db::RunStepsToEnd() {
   const auto hold = std::chrono::microseconds(options_.step_hold_us);
   while (more) {
     if (options_.between_steps) options_.between_steps();
+    // The call that began the operation held the lock just before the first step, too.
+    if (options_.step_gap_us > 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(options_.step_gap_us));
+    }
     std::unique_lock lock(mu_);
     std::lock_guard feed_lock(feed_mu_);
     const auto start = std::chrono::steady_clock::now();
