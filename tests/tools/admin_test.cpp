@@ -120,7 +120,8 @@ TEST_CASE("admin: import, verify, export round-trip the edge list; import refuse
   const std::string count = r.out.substr(r.out.rfind(' ', over - 1) + 1, over - r.out.rfind(' ', over - 1) - 1);
   CHECK(count != "0");
   CHECK(r.err == "relgraph-admin import: dropped " + count +
-                     " follows past the cap of 5 followees per user; --no-cap keeps up to 524287\n");
+                     " follows past the cap of 5 followees per user; --no-cap keeps up to "
+                     "524287\n");
   CHECK(Admin({"import", edges, JoinPath(dir.path(), "nocap"), "--no-cap"}).err == "");
   CHECK(Admin({"import", edges, data}).code == 1);
   r = Admin({"verify", data});

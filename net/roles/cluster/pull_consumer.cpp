@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cstring>
-#include <string_view>
 
 #include "net/cluster/nats_link.h"
 
@@ -90,6 +89,13 @@ void PullConsumer::CloseCurrent() {
 }
 
 Status PullConsumer::Take(PulledMessages* out, int batch, int64_t deadline_ns, Stand* stand) {
+  Status taken = TakeAnswers(out, batch, deadline_ns, stand);
+  if (*stand != Stand::kOpen) CloseCurrent();
+  return taken;
+}
+
+Status PullConsumer::TakeAnswers(PulledMessages* out, int batch, int64_t deadline_ns,
+                                 Stand* stand) {
   *stand = Stand::kOpen;
   Pull& pull = current_;
   while (static_cast<int>(out->size()) < batch && pull.unanswered > 0) {
@@ -157,7 +163,6 @@ Result<PulledMessages> PullConsumer::Fetch(int batch, int64_t timeout_ms) {
       CloseCurrent();  // the server hung or lost it
     } else {
       taken = Take(&out, batch, deadline, &stand);
-      if (stand != Stand::kOpen) CloseCurrent();
       if (!out.empty()) return out;  // an error with messages taken shows again next time
       if (!taken.ok()) return taken;
       if (stand == Stand::kOpen) return out;  // still out, nothing within the timeout
@@ -172,7 +177,6 @@ Result<PulledMessages> PullConsumer::Fetch(int batch, int64_t timeout_ms) {
     const int64_t expires = left >= 20 * kNsPerMs ? left - 10 * kNsPerMs : left;
     if (Status sent = Open(batch, no_wait ? 0 : expires, no_wait); !sent.ok()) return sent;
     taken = Take(&out, batch, deadline, &stand);
-    if (stand != Stand::kOpen) CloseCurrent();
     if (stand != Stand::kNoMessages || !out.empty() || !taken.ok()) break;
   }
   if (!taken.ok() && out.empty()) return taken;

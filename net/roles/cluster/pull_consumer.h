@@ -112,8 +112,9 @@ class PullConsumer {
   void CloseCurrent();
   // Takes the current request's answers into *out until `batch`, its end, or `deadline_ns`;
   // for a waiting request, once one came, only those already queued. *stand says whether it
-  // may bring more.
+  // may bring more; one that ended is closed.
   Status Take(PulledMessages* out, int batch, int64_t deadline_ns, Stand* stand);
+  Status TakeAnswers(PulledMessages* out, int batch, int64_t deadline_ns, Stand* stand);
 
   natsConnection* nc_;
   std::string consumer_;
