@@ -148,7 +148,6 @@ Status GraphImageLoader::IndexIds() {
   // meanwhile; Finish joins it and reports a repeated id.
   indexer_ = std::thread([this] { repeated_id_ = graph_->ids_.IndexAll(); });
   std::vector<UserId>().swap(externals_);
-  g.users_.grow_to(want_users_);
   return Status::OK();
 }
 

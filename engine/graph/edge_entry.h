@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "engine/graph/id_map.h"
+#include "engine/graph/internal_id.h"
 #include "engine/types.h"
 
 namespace relgraph {
@@ -59,14 +59,18 @@ struct EntryKey {
   friend auto operator<=>(const EntryKey&, const EntryKey&) = default;
 };
 
-// Orders entries against keys; reads external ids from the id map for tie-breaks.
-class EntryOrder {
+// Orders entries against keys; reads external ids from the id map for tie-breaks. A template
+// only so that this header need not include the map's (engine/graph/id_map.h), whose records
+// hold the lists that include this one: a file that calls these methods includes it.
+template <typename Ids>
+class BasicEntryOrder {
  public:
-  explicit EntryOrder(const IdMap& ids) : ids_(&ids) {}
+  explicit BasicEntryOrder(const Ids& ids) : ids_(&ids) {}
   // The same order, told the external ids of two users the caller already has (a follow knows
   // both of its users'): looking them up would cost a cache miss each.
-  EntryOrder WithKnown(InternalId a, UserId a_external, InternalId b, UserId b_external) const {
-    EntryOrder o(*ids_);
+  BasicEntryOrder WithKnown(InternalId a, UserId a_external, InternalId b,
+                            UserId b_external) const {
+    BasicEntryOrder o(*ids_);
     o.known_[0] = {a, a_external};
     o.known_[1] = {b, b_external};
     return o;
@@ -109,9 +113,11 @@ class EntryOrder {
     InternalId id = kNoInternalId;
     UserId external = 0;
   };
-  const IdMap* ids_;
+  const Ids* ids_;
   Known known_[2];
 };
+class IdMap;
+using EntryOrder = BasicEntryOrder<IdMap>;
 
 // Copies up to `limit` entries with rank < end of the sorted run `a` into `out`, newest first;
 // returns the count.

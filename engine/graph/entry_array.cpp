@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/graph/id_map.h"  // EntryOrder reads external ids
+
 namespace relgraph {
 
 void EntryArray::Resize(uint32_t new_size, SlabAllocator& slab) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "engine/graph/id_map.h"  // EntryOrder reads external ids
+
 namespace relgraph {
 
 // ---- FanList: dispatch between the short and the chunked form ---------------------------------

@@ -6,6 +6,8 @@
 #include <immintrin.h>
 #endif
 
+#include "engine/graph/id_map.h"  // EntryOrder reads external ids
+
 namespace relgraph {
 namespace {
 

@@ -102,9 +102,7 @@ Status Graph::CheckRoom(UserId first_new, UserId second_new) const {
 }
 
 InternalId Graph::Intern(UserId user) {
-  const InternalId id = ids_.Intern(user);
-  if (id >= users_.size()) users_.grow_to(size_t{id} + 1);
-  return id;
+  return ids_.Intern(user);
 }
 
 // ---- follow -----------------------------------------------------------------------------------
@@ -144,11 +142,6 @@ Result<ImportStats> Graph::Import(std::span<const ImportEdge> edges) {
     }
   }
   return stats;
-}
-
-void Graph::PrefetchRecords(const InternalId ids[2]) const {
-  if (ids[0] != kNoInternalId) __builtin_prefetch(&users_[ids[0]]);
-  if (ids[1] != kNoInternalId) __builtin_prefetch(&users_[ids[1]]);
 }
 
 void Graph::PrefetchLists(const InternalId ids[2]) const {

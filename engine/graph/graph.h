@@ -293,7 +293,7 @@ class Graph {
   // every call that may add users checks it before it changes anything.
   Status CheckRoomFor(UserId a, UserId b = 0) const;
   UserId ExternalOf(InternalId i) const { return ids_.External(i); }
-  void PrefetchExternal(InternalId i) const { ids_.PrefetchExternal(i); }
+  void PrefetchExternal(InternalId i) const { ids_.PrefetchRecord(i); }
   // Overlaps the cache misses of a loop of writes (engine/graph/write_ahead.h).
   class WriteAhead;
   const FollowingList& FollowingOf(InternalId i) const { return users_[i].following; }
@@ -322,15 +322,7 @@ class Graph {
   // UserRecord::access bits.
   static constexpr uint32_t kPrivateBit = 1;
   static constexpr uint32_t kHasAccessBit = 2;  // in a block or a request, either side
-#pragma pack(push, 4)
-  struct UserRecord {
-    FollowingList following;
-    FanList fans;
-    uint32_t friends : 24 = 0;  // <= following <= kMaxFollowingLimit (2^19 - 1)
-    uint32_t access : 8 = 0;
-  };
-#pragma pack(pop)
-  static_assert(sizeof(UserRecord) == 20);
+  using UserRecord = relgraph::UserRecord;
 
   // kInvalidUserId for id 0, naming the argument's role ("user", "viewer", ...).
   static Status CheckUserId(UserId u, const char* role);
@@ -339,9 +331,8 @@ class Graph {
   // unknown then, so looked up again; ids never go away, so a known one still holds).
   Result<FollowOutcome> FollowImpl(UserId a, UserId b, TimestampMs ts, bool engine_time,
                                    bool rate_limited, const InternalId* known = nullptr);
-  // WriteAhead's stages for a pair whose ids are looked up: the two user records; then (once
-  // they are cached) the list ends a follow reads and writes.
-  void PrefetchRecords(const InternalId ids[2]) const;
+  // WriteAhead's last stage, for a pair whose ids are looked up (so its records are cached):
+  // the list ends a follow reads and writes.
   void PrefetchLists(const InternalId ids[2]) const;
   // The engine clock's time, never earlier than the last one handed out.
   TimestampMs TakeEngineTime();
@@ -446,7 +437,7 @@ class Graph {
   Clock* clock_;
   TimestampMs last_engine_ts_ = 0;
   IdMap ids_;
-  ChunkedArray<UserRecord> users_;
+  ChunkedArray<UserRecord>& users_ = ids_.records();  // indexed by internal id
   SlabAllocator slab_;
   RateLimiter limiter_;
   PairLists blocks_;    // owner: the blocker

@@ -79,12 +79,16 @@ Result<std::vector<Relation>> Graph::GetRelations(UserId a, std::span<const User
   std::vector<Relation> out(others.size(), Relation::kNone);
   const InternalId ai = ids_.Find(a);
   if (ai == kNoInternalId) return out;
-  // Software pipeline: resolve every id, then fetch every record, then every list, so the
-  // cache misses of the batch overlap instead of following one another.
+  // Software pipeline: fetch every id's slot; then the record it points to, which confirms it;
+  // then resolve every id and fetch every list, so the cache misses of the batch overlap
+  // instead of following one another.
   InternalId ids[kMaxBatchSize];
   for (size_t i = 0; i < others.size(); ++i) ids_.Prefetch(others[i]);
-  for (size_t i = 0; i < others.size(); ++i) ids[i] = ids_.Find(others[i]);
-  PrefetchUsers(ids, others.size());
+  for (size_t i = 0; i < others.size(); ++i) ids[i] = ids_.PrefetchCandidate(others[i]);
+  for (size_t i = 0; i < others.size(); ++i) {
+    ids[i] = ids_.Confirm(ids[i], others[i]);
+    if (ids[i] != kNoInternalId) __builtin_prefetch(users_[ids[i]].following.peers_address());
+  }
   for (size_t i = 0; i < others.size(); ++i) {
     if (ids[i] != kNoInternalId) out[i] = RelationOf(ai, ids[i]);
   }
@@ -116,7 +120,7 @@ Page Graph::BuildPage(const List& list, const PageRequest& request, InternalId v
   InternalId peers[kMaxPageLimit];
   for (uint32_t i = 0; i < n; ++i) {
     peers[i] = buffer[i].peer;
-    ids_.PrefetchExternal(peers[i]);
+    ids_.PrefetchRecord(peers[i]);
   }
   if (viewer != kNoInternalId && !users_[viewer].fans.IsShort()) PrefetchUsers(peers, n);
   Page page;

@@ -10,29 +10,33 @@ IdMap::IdMap() {
 InternalId IdMap::Intern(UserId user) {
   const InternalId found = Find(user);
   if (found != kNoInternalId) return found;
-  if ((external_.size() + 1) * 5 > slot_count_ * 4) Rehash(slot_count_ + slot_count_ / 2);
-  const auto id = static_cast<InternalId>(external_.size());
-  external_.push_back(user);
+  if ((records_.size() + 1) * 5 > slot_count_ * 4) Rehash(slot_count_ + slot_count_ / 2);
+  const auto id = static_cast<InternalId>(records_.size());
+  records_.emplace_back().external = user;
   Place(user, id);
   return id;
 }
 
 void IdMap::Place(UserId user, InternalId id) {
-  size_t i = Home(user);
-  while (slots_[i].key != 0) i = Next(i);
-  slots_[i] = Slot{user, id};
+  const uint64_t h = Hash(user);
+  size_t i = Home(h);
+  while (static_cast<InternalId>(LoadSlot(i)) != kNoInternalId) i = Next(i);
+  StoreSlot(i, id, Fingerprint(h));
 }
 
 void IdMap::ClearSlots(size_t slot_count) {
-  // assign() would keep the old capacity; a table sized exactly must not.
-  std::vector<Slot, HugePageAllocator<Slot>>(slot_count, Slot{0, 0}).swap(slots_);
+  // assign() would keep the old capacity; a table sized exactly must not. All ones: every
+  // slot's id is kNoInternalId.
+  std::vector<char, HugePageAllocator<char>>(kSlotBytes * slot_count + kSlotPadding,
+                                             static_cast<char>(0xff))
+      .swap(slots_);
   slot_count_ = slot_count;
 }
 
 void IdMap::Rehash(size_t slot_count) {
   ClearSlots(slot_count);
-  for (size_t id = 0; id < external_.size(); ++id)
-    Place(external_[id], static_cast<InternalId>(id));
+  for (size_t id = 0; id < records_.size(); ++id)
+    Place(records_[id].external, static_cast<InternalId>(id));
 }
 
 void IdMap::Reserve(size_t users) {
@@ -42,38 +46,41 @@ void IdMap::Reserve(size_t users) {
 size_t IdMap::AppendAll(std::span<const UserId> externals) {
   for (size_t i = 0; i < externals.size(); ++i) {
     if (externals[i] == 0) return i;
-    external_.push_back(externals[i]);
+    records_.emplace_back().external = externals[i];
   }
   return externals.size();
 }
 
 size_t IdMap::IndexAll() {
-  const size_t n = external_.size();
+  const size_t n = records_.size();
   ClearSlots(SlotsFor(n));
   // Bucket sort by the top bits of each id's hash (home slots grow with the hash), then place
   // bucket by bucket: each bucket's probes stay within a few hundred consecutive slots.
   constexpr int kBucketBits = 16;
-  auto bucket = [](UserId user) { return Hash(user) >> (64 - kBucketBits); };
   std::vector<uint32_t> start((size_t{1} << kBucketBits) + 1, 0);
-  for (size_t i = 0; i < n; ++i) ++start[bucket(external_[i]) + 1];
+  for (size_t i = 0; i < n; ++i) ++start[(Hash(records_[i].external) >> (64 - kBucketBits)) + 1];
   for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
-  std::vector<Slot> order(n);  // (id, internal id) in bucket order
+  struct Placing {
+    uint64_t hash;
+    InternalId id;
+  };
+  std::vector<Placing> order(n);  // in bucket order
   for (size_t i = 0; i < n; ++i) {
-    const UserId user = external_[i];
-    order[start[bucket(user)]++] = Slot{user, static_cast<InternalId>(i)};
+    const uint64_t h = Hash(records_[i].external);
+    order[start[h >> (64 - kBucketBits)]++] = Placing{h, static_cast<InternalId>(i)};
   }
-  for (const Slot& s : order) {
-    size_t i = Home(s.key);
-    for (; slots_[i].key != 0; i = Next(i)) {
-      if (slots_[i].key == s.key) return std::max<size_t>(s.id, slots_[i].id);
+  for (const Placing& p : order) {
+    Match m = NextMatch(Home(p.hash), Fingerprint(p.hash));
+    for (; m.id != kNoInternalId; m = NextMatch(Next(m.slot), m.fp)) {
+      if (records_[m.id].external == records_[p.id].external) return std::max(p.id, m.id);
     }
-    slots_[i] = s;
+    StoreSlot(m.slot, p.id, m.fp);
   }
   return n;
 }
 
 size_t IdMap::MemoryBytes() const {
-  return external_.MemoryBytes() + slots_.capacity() * sizeof(Slot);
+  return slots_.capacity();
 }
 
 }  // namespace relgraph

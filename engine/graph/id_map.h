@@ -1,15 +1,21 @@
-// IdMap: interns external 64-bit user ids into dense 32-bit internal ids (0, 1, 2, ...).
+// IdMap: interns external 64-bit user ids into dense 32-bit internal ids (0, 1, 2, ...), and
+// owns the user records (engine/graph/user_record.h) those ids index.
 //
 // Why this design: every adjacency entry stores a 4-byte internal id instead of an 8-byte
-// external one, which halves edge memory. The map is an open-addressing table (linear probing)
-// whose 12-byte slots hold the external id and its internal id together, so a lookup costs one
-// cache miss (user id 0 is invalid, so key 0 marks an empty slot). `external_` maps back,
-// indexed by internal id. The table has any number of slots, not a power of two: a user's home
-// slot is its hash scaled to the table (the high half of hash * slots), so a table built for a
-// known count (Reserve, a snapshot's IndexAll) runs at a load of 0.8, and one that grows by
-// interning grows 1.5x at a time (load 0.53-0.8). Cost per user: 8 bytes in `external_` plus
-// 12 bytes per slot, 15-23 bytes. Both use huge pages. Ids are never un-interned (a user
-// whose edges are all gone keeps its internal id).
+// external one, which halves edge memory. The records map back (each holds its external id),
+// and the hash index is an open-addressing table (linear probing) of 5-byte slots: the
+// internal id and an 8-bit fingerprint of the key's hash. The key is not in the slot: a probe
+// whose fingerprint matches confirms it in the record, which is the read every caller makes
+// next anyway, so a lookup still costs the slot's cache miss and the record's; only 1 in 256
+// probes that pass another key reads a record in vain. A slot with the key in it took 12 bytes.
+//
+// The table has any number of slots, not a power of two: a user's home slot is its hash
+// scaled to the table (the high half of hash * slots); the fingerprint is the hash's low byte,
+// independent of the home. A table built for a known count (Reserve, a snapshot's IndexAll)
+// runs at a load of 0.8, and one that grows by interning grows 1.5x at a time (load
+// 0.53-0.8): 6.3-9.4 bytes of table per user, besides its 28-byte record. Both use huge
+// pages. An empty slot has id kNoInternalId, so there are at most 2^32 - 1 users. Ids are
+// never un-interned (a user whose edges are all gone keeps its internal id and record).
 //
 // Thread-safety: const methods may run concurrently with each other; Intern() needs exclusion.
 #pragma once
@@ -17,9 +23,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <vector>
 
+#include "engine/graph/internal_id.h"
+#include "engine/graph/user_record.h"
 #include "engine/mem/chunked_array.h"
 #include "engine/mem/huge_pages.h"
 #include "engine/mem/prefetch.h"
@@ -27,46 +36,68 @@
 
 namespace relgraph {
 
-using InternalId = uint32_t;
-inline constexpr InternalId kNoInternalId = UINT32_MAX;
-
 class IdMap {
  public:
   IdMap();
 
   // The internal id of `user`, or kNoInternalId when it was never interned (always for 0).
   InternalId Find(UserId user) const {
-    for (size_t i = Home(user);; i = Next(i)) {
-      const Slot& s = slots_[i];
-      if (s.key == 0) return kNoInternalId;  // empty slot: checked first, so 0 is never found
-      if (s.key == user) return s.id;
+    const uint64_t h = Hash(user);
+    for (Match m = NextMatch(Home(h), Fingerprint(h));; m = NextMatch(Next(m.slot), m.fp)) {
+      if (m.id == kNoInternalId || records_[m.id].external == user) return m.id;
     }
   }
   // Hints the CPU to fetch the slot Find(user) starts at. Forced inline, or GCC drops the
   // hint (engine/mem/prefetch.h).
   RELGRAPH_PREFETCH_HELPER void Prefetch(UserId user) const {
-    __builtin_prefetch(&slots_[Home(user)]);
+    __builtin_prefetch(SlotAddress(Home(Hash(user))));
   }
-  // The internal id of `user`, interning it if new. REQUIRES: user != 0, size() < 2^32 - 1.
+  // After Prefetch(user) had time to land: the id Find(user) most likely answers (that of
+  // the first slot whose fingerprint matches; kNoInternalId when none does, and then `user`
+  // is not in the map), its record on its way into the cache. Pipelines over many users
+  // (relations batches, bulk writes) take this guess a few steps ahead and Confirm it when
+  // the record has come.
+  RELGRAPH_PREFETCH_HELPER InternalId PrefetchCandidate(UserId user) const {
+    const uint64_t h = Hash(user);
+    const InternalId id = NextMatch(Home(h), Fingerprint(h)).id;
+    if (id != kNoInternalId) __builtin_prefetch(&records_[id]);
+    return id;
+  }
+  // Find(user), given PrefetchCandidate(user)'s guess taken since the map last changed (or
+  // earlier: then a kNoInternalId may be stale, and `user` interned since). Reads the
+  // guess's record; probes again only when the guess was another user.
+  InternalId Confirm(InternalId guess, UserId user) const {
+    if (guess == kNoInternalId || records_[guess].external == user) [[likely]]
+      return guess;
+    return Find(user);
+  }
+  // The internal id of `user`, interning it if new (with an empty record). REQUIRES:
+  // user != 0, size() < 2^32 - 1.
   InternalId Intern(UserId user);
 
-  UserId External(InternalId id) const { return external_[id]; }
-  void PrefetchExternal(InternalId id) const { __builtin_prefetch(&external_[id]); }
-  size_t size() const { return external_.size(); }
+  UserId External(InternalId id) const { return records_[id].external; }
+  void PrefetchRecord(InternalId id) const { __builtin_prefetch(&records_[id]); }
+  size_t size() const { return records_.size(); }
+  // The records, one per internal id. Their `external` fields are the map's: only it sets them.
+  ChunkedArray<UserRecord>& records() { return records_; }
+  const ChunkedArray<UserRecord>& records() const { return records_; }
 
   void Reserve(size_t users);
-  // Bulk loads, in two steps. AppendAll gives externals[i] the internal id i and returns the
-  // index of the first id that is 0 (the map is then unusable), or externals.size(); after
-  // it, External() answers for every id, but Find() and Intern() must wait for IndexAll.
+  // Bulk loads, in two steps. AppendAll gives externals[i] the internal id i (and an empty
+  // record) and returns the index of the first id that is 0 (the map is then unusable), or
+  // externals.size(); after it, External() answers for every id, but Find() and Intern()
+  // must wait for IndexAll.
   // REQUIRES: size() == 0.
   size_t AppendAll(std::span<const UserId> externals);
   // Builds the hash index of every id appended, in slot order (a bucket sort by home slot
   // first), so the table fills nearly sequentially instead of with one cache and TLB miss
   // per id. Returns the internal id of the first id that repeats an earlier one (the map is
-  // then unusable), or size(). It writes only the index, so it may run on another thread
-  // while others call External().
+  // then unusable), or size(). It writes only the index and reads only the records'
+  // external ids, so it may run on another thread while others call External() or fill the
+  // records' other fields.
   size_t IndexAll();
-  size_t MemoryBytes() const;
+  size_t MemoryBytes() const;  // the table; the records are RecordBytes()
+  size_t RecordBytes() const { return records_.MemoryBytes(); }
 
   // The table's hash of a user id (the splitmix64 finalizer): cheap, and it spreads any id
   // distribution, sequential ids included, evenly over all 64 bits. Others that bucket users
@@ -79,32 +110,50 @@ class IdMap {
   }
 
  private:
-#pragma pack(push, 4)
-  struct Slot {
-    UserId key;  // 0 = empty
-    InternalId id;
-  };
-#pragma pack(pop)
-  static_assert(sizeof(Slot) == 12);
+  static constexpr size_t kSlotBytes = 5;  // internal id (u32, little-endian), fingerprint (u8)
+  // Bytes past the last slot, so LoadSlot may read 8 bytes at any slot.
+  static constexpr size_t kSlotPadding = 8 - kSlotBytes;
 
-  // Where probing for `user` starts: its hash scaled to [0, slot_count_).
-  size_t Home(UserId user) const {
-    __extension__ using Wide = unsigned __int128;
-    return static_cast<size_t>((static_cast<Wide>(Hash(user)) * slot_count_) >> 64);
+  static uint8_t Fingerprint(uint64_t hash) { return static_cast<uint8_t>(hash); }
+  // The first slot from `slot` on that is empty (id kNoInternalId) or has fingerprint fp.
+  struct Match {
+    InternalId id;
+    size_t slot;
+    uint8_t fp;
+  };
+  Match NextMatch(size_t slot, uint8_t fp) const {
+    for (;; slot = Next(slot)) {
+      const uint64_t s = LoadSlot(slot);
+      const auto id = static_cast<InternalId>(s);
+      if (id == kNoInternalId || static_cast<uint8_t>(s >> 32) == fp) return {id, slot, fp};
+    }
   }
-  size_t Next(size_t i) const {
-    return i + 1 == slot_count_ ? 0 : i + 1;
+  // Where probing for a hash starts: the hash scaled to [0, slot_count_).
+  size_t Home(uint64_t hash) const {
+    __extension__ using Wide = unsigned __int128;
+    return static_cast<size_t>((static_cast<Wide>(hash) * slot_count_) >> 64);
+  }
+  size_t Next(size_t i) const { return i + 1 == slot_count_ ? 0 : i + 1; }
+  const char* SlotAddress(size_t i) const { return slots_.data() + kSlotBytes * i; }
+  // Slot i in the low 40 bits (the 3 bytes above belong to the next slot).
+  uint64_t LoadSlot(size_t i) const {
+    uint64_t v;
+    std::memcpy(&v, SlotAddress(i), sizeof(v));
+    return v;
+  }
+  void StoreSlot(size_t i, InternalId id, uint8_t fp) {
+    char* at = slots_.data() + kSlotBytes * i;
+    std::memcpy(at, &id, sizeof(id));
+    at[4] = static_cast<char>(fp);
   }
   // The slots that hold `users` at a load of at most 4/5.
-  static size_t SlotsFor(size_t users) {
-    return std::max<size_t>(16, users + users / 4 + 1);
-  }
+  static size_t SlotsFor(size_t users) { return std::max<size_t>(16, users + users / 4 + 1); }
   void ClearSlots(size_t slot_count);  // an empty table of slot_count slots
   void Rehash(size_t slot_count);
   void Place(UserId user, InternalId id);
 
-  ChunkedArray<UserId> external_;
-  std::vector<Slot, HugePageAllocator<Slot>> slots_;
+  ChunkedArray<UserRecord> records_;
+  std::vector<char, HugePageAllocator<char>> slots_;  // slot_count_ slots, then kSlotPadding
   size_t slot_count_ = 0;
 };
 

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "engine/graph/id_map.h"  // EntryOrder reads external ids
+
 namespace relgraph {
 
 std::optional<TimestampMs> PairLists::Find(InternalId owner, InternalId peer) const {

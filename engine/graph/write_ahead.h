@@ -12,12 +12,12 @@ namespace relgraph {
 
 // A loop over n follows or unfollows (Import, ApplyBatch, Db::WriteBatch) calls Advance(i)
 // at the i-th: it starts fetching what the ones 32, 16 and 8 ahead will read (their id
-// slots; their user records, once their ids are looked up; their list ends), so the cache
-// misses of consecutive writes overlap. Each id is looked up once, 16 ahead, and Known(i)
-// hands the i-th's pair to Follow/FollowAt, which then skip their own lookup (kNoInternalId:
-// unknown then, so looked up again; an earlier write may have created it). pair_at(j)
-// returns {follower, followee} of the j-th. One object serves one loop; the graph must not
-// lose users meanwhile (it never does).
+// slots; the user records the slots point to, whose external ids confirm them; their list
+// ends, once the ids are confirmed), so the cache misses of consecutive writes overlap. Each id is
+// looked up once, 8 ahead, and Known(i) hands the i-th's pair to Follow/FollowAt, which then skip
+// their own lookup (kNoInternalId: unknown then, so looked up again; an earlier write may
+// have created it). pair_at(j) returns {follower, followee} of the j-th. One object serves
+// one loop; the graph must not lose users meanwhile (it never does).
 class Graph::WriteAhead {
  public:
   explicit WriteAhead(const Graph& graph) : g_(graph) {}
@@ -27,27 +27,34 @@ class Graph::WriteAhead {
       // Nothing is on its way yet: start every stage for the first ones at once, so a short
       // run (a pipelined batch of 64) does not take its first 32 misses one after another.
       for (size_t j = 0; j < kSlots && j < n; ++j) PrefetchSlots(pair_at(j));
+      for (size_t j = 0; j < kRecords && j < n; ++j) PrefetchRecords(j, pair_at(j));
       for (size_t j = 0; j < kLookUp && j < n; ++j) LookUp(j, pair_at(j));
-      for (size_t j = 0; j < kLists && j < n; ++j) g_.PrefetchLists(ring_[j % kRing]);
     }
     if (i + kSlots < n) PrefetchSlots(pair_at(i + kSlots));
+    if (i + kRecords < n) PrefetchRecords(i + kRecords, pair_at(i + kRecords));
     if (i + kLookUp < n) LookUp(i + kLookUp, pair_at(i + kLookUp));
-    if (i + kLists < n) g_.PrefetchLists(ring_[(i + kLists) % kRing]);
   }
   const InternalId* Known(size_t i) const { return ring_[i % kRing]; }
 
  private:
-  static constexpr size_t kSlots = 32, kLookUp = 16, kLists = 8;
-  static constexpr size_t kRing = 32;  // > kLookUp: a pair stays until its write
+  static constexpr size_t kSlots = 32, kRecords = 16, kLookUp = 8;
+  static constexpr size_t kRing = 32;  // > kRecords: a pair stays until its write
   void PrefetchSlots(const std::pair<UserId, UserId>& p) const {
     g_.ids_.Prefetch(p.first);
     g_.ids_.Prefetch(p.second);
   }
+  void PrefetchRecords(size_t j, const std::pair<UserId, UserId>& p) {
+    InternalId* ids = ring_[j % kRing];
+    ids[0] = g_.ids_.PrefetchCandidate(p.first);
+    ids[1] = g_.ids_.PrefetchCandidate(p.second);
+  }
+  // A kNoInternalId guess may be stale (a write since created the user): Known then says
+  // "unknown", as it must.
   void LookUp(size_t j, const std::pair<UserId, UserId>& p) {
     InternalId* ids = ring_[j % kRing];
-    ids[0] = g_.ids_.Find(p.first);
-    ids[1] = g_.ids_.Find(p.second);
-    g_.PrefetchRecords(ids);
+    ids[0] = g_.ids_.Confirm(ids[0], p.first);
+    ids[1] = g_.ids_.Confirm(ids[1], p.second);
+    g_.PrefetchLists(ids);
   }
   const Graph& g_;
   InternalId ring_[kRing][2];

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/graph/entry_array.h"
+#include "engine/graph/id_map.h"
 
 namespace relgraph {
 namespace {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/graph/fan_list.h"
+#include "engine/graph/id_map.h"
 
 namespace relgraph {
 namespace {

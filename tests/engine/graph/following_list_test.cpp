@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/graph/following_list.h"
+#include "engine/graph/id_map.h"
 
 namespace relgraph {
 namespace {

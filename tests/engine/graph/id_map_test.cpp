@@ -29,7 +29,7 @@ TEST_CASE("id_map: interning is dense, stable and agrees with a hash map through
   CHECK(map.Find(10'002) == kNoInternalId);  // even and > 5000: no generator above makes it
 }
 
-TEST_CASE("id_map: id 0 is never found, even though 0 marks empty slots") {
+TEST_CASE("id_map: id 0 is never found") {
   IdMap map;
   CHECK(map.Find(0) == kNoInternalId);
   for (UserId u = 1; u <= 1000; ++u) map.Intern(u);
@@ -41,7 +41,8 @@ TEST_CASE("id_map: reserve keeps lookups right and memory is accounted") {
   map.Intern(42);
   map.Reserve(100'000);
   CHECK(map.Find(42) == 0);
-  CHECK(map.MemoryBytes() >= 100'000 * (sizeof(UserId) + 12));
+  CHECK(map.MemoryBytes() >= 100'000 * 5);
+  CHECK(map.RecordBytes() >= sizeof(UserRecord));
 }
 
 TEST_CASE("id_map: users whose home slots are all at the table's end wrap around it") {
@@ -63,22 +64,49 @@ TEST_CASE("id_map: users whose home slots are all at the table's end wrap around
   for (size_t i = 0; i < crowded.size(); ++i) REQUIRE(bulk.Find(crowded[i]) == i);
 }
 
+TEST_CASE("id_map: keys that share a fingerprint and a neighbourhood are told apart") {
+  // A slot keeps only 8 bits of its key's hash: ids whose hashes agree in the low byte (the
+  // fingerprint) and start with the same nibble (so they probe the same stretch of the
+  // table) can only be told apart by the external ids. Absent ids with that fingerprint must
+  // not be found either.
+  std::vector<UserId> same;
+  std::vector<UserId> absent;
+  std::mt19937_64 rng(9);
+  while (same.size() < 5'000 || absent.size() < 5'000) {
+    const UserId u = rng() | 1;
+    const uint64_t h = IdMap::Hash(u);
+    if ((h & 0xff) != 0x5a || h >> 60 != 0x3) continue;
+    (same.size() < 5'000 ? same : absent).push_back(u);
+  }
+  IdMap map;
+  for (size_t i = 0; i < same.size(); ++i) REQUIRE(map.Intern(same[i]) == i);
+  for (size_t i = 0; i < same.size(); ++i) REQUIRE(map.Find(same[i]) == i);
+  for (UserId u : absent) REQUIRE(map.Find(u) == kNoInternalId);
+  IdMap bulk;
+  REQUIRE(bulk.AppendAll(same) == same.size());
+  REQUIRE(bulk.IndexAll() == same.size());
+  for (size_t i = 0; i < same.size(); ++i) REQUIRE(bulk.Find(same[i]) == i);
+  for (UserId u : absent) REQUIRE(bulk.Find(u) == kNoInternalId);
+}
+
 TEST_CASE("id_map: a table sized for its users runs at a load of 0.8, a grown one above 0.5") {
   constexpr size_t kUsers = 1'000'000;
-  constexpr size_t kPerUser = sizeof(UserId);  // the external array, besides the slots
   std::vector<UserId> ids(kUsers);
   for (size_t i = 0; i < kUsers; ++i) ids[i] = IdMap::Hash(i + 1) | 1;
   IdMap bulk;
   bulk.AppendAll(ids);
   bulk.IndexAll();
-  const double bulk_slot_bytes = double(bulk.MemoryBytes()) / kUsers - kPerUser;
-  CHECK(bulk_slot_bytes >= 12 / 0.81);
-  CHECK(bulk_slot_bytes <= 12 / 0.79 + 0.5);  // + the external array's last chunk
+  const double bulk_slot_bytes = double(bulk.MemoryBytes()) / kUsers;
+  CHECK(bulk_slot_bytes >= 5 / 0.81);
+  CHECK(bulk_slot_bytes <= 5 / 0.79);
+  // The records: 28 bytes each, in 2 MiB chunks (the last one partly used).
+  CHECK(double(bulk.RecordBytes()) / kUsers >= 28);
+  CHECK(double(bulk.RecordBytes()) / kUsers <= 28 + 2.1);
   IdMap grown;
   for (UserId u : ids) grown.Intern(u);
-  const double grown_slot_bytes = double(grown.MemoryBytes()) / kUsers - kPerUser;
-  CHECK(grown_slot_bytes >= 12 / 0.81);
-  CHECK(grown_slot_bytes <= 12 / 0.53 + 0.5);
+  const double grown_slot_bytes = double(grown.MemoryBytes()) / kUsers;
+  CHECK(grown_slot_bytes >= 5 / 0.81);
+  CHECK(grown_slot_bytes <= 5 / 0.53);
 }
 
 }  // namespace

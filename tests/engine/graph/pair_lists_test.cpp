@@ -11,6 +11,8 @@
 #include <set>
 #include <vector>
 
+#include "engine/graph/id_map.h"
+
 namespace relgraph {
 namespace {
 
