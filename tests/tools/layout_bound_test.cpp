@@ -1,10 +1,12 @@
 // The information bound of a graph's layout: the formula on lists small enough to count by
-// hand, and the whole-graph sums on a graph of three users.
+// hand, and the whole-graph sums on a graph of three users; and the bit-packed estimate's
+// widths, headers and plain fallbacks on lists counted by hand.
 #include "tools/bench/layout_bound.h"
 
 #include <doctest.h>
 
 #include <cmath>
+#include <vector>
 
 namespace relgraph::bench {
 namespace {
@@ -47,6 +49,33 @@ TEST_CASE("layout bound: a three-user graph sums its lists, its ids and the mutu
   CHECK(b.OnceBytesPerEdge() == doctest::Approx((b.id_bits + two + one) / 24).epsilon(1e-9));
   CHECK(b.BothBytesPerEdge() ==
         doctest::Approx((b.id_bits + 2 * (two + one) + 6) / 24).epsilon(1e-9));
+  // Lists of one and two entries stay plain: 10 bytes an entry on each side.
+  CHECK(b.following_packed_bytes == 30);
+  CHECK(b.fan_packed_bytes == 30);
+}
+
+TEST_CASE("layout bound: packed lists take their widths, short ones and poor fits stay plain") {
+  // Ten entries, peers up to 6 (3 bits), times over 999 ms (10 bits).
+  std::vector<EdgeEntry> run;
+  for (uint32_t i = 0; i < 10; ++i) run.push_back(MakeEntry(i % 7, 5000 + 111 * i, i % 2 == 0));
+  // Following: u32 peers, 11 bits an entry (kMutual and time), an 8-byte header.
+  CHECK(PackedFollowingBytes(run.data(), 10) == 40 + 14 + 8);
+  // Fans: 3 + 1 + 10 bits an entry, an 8-byte header.
+  CHECK(PackedFanBytes(run.data(), 10) == 8 + 18);
+  // Under 8 entries: plain.
+  CHECK(PackedFollowingBytes(run.data(), 7) == 70);
+  CHECK(PackedFanBytes(run.data(), 7) == 70);
+  // Times over the whole 42-bit range and 32-bit peers: packing cannot win, so plain.
+  std::vector<EdgeEntry> wide;
+  for (uint32_t i = 0; i < 8; ++i) {
+    wide.push_back(MakeEntry(0xffffffffu - i, i == 7 ? kMaxTimestampMs : i, false));
+  }
+  CHECK(PackedFanBytes(wide.data(), 8) == 80);
+  // A long fan list: blocks of 128 with 32 bytes of directory each.
+  std::vector<EdgeEntry> fans;
+  for (uint32_t i = 0; i < 300; ++i) fans.push_back(MakeEntry(1, 1000 + i, false));
+  // Peers of 1 bit, kMutual, times over 127 ms (7 bits) or 43 ms (6 bits) in the last block.
+  CHECK(PackedFanBytes(fans.data(), 300) == 2 * (32 + 128 * 9 / 8) + 32 + std::ceil(44 * 8 / 8.0));
 }
 
 TEST_CASE("layout bound: an empty graph is zero bytes per edge, not a division by zero") {

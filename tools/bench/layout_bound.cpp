@@ -1,13 +1,34 @@
 #include "tools/bench/layout_bound.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <optional>
+#include <vector>
+
+#include "engine/graph/id_map.h"
 
 namespace relgraph::bench {
 namespace {
 
 double Log2Factorial(double n) {
   return std::lgamma(n + 1) / std::log(2.0);
+}
+
+constexpr double kPlainEntryBytes = 10;
+constexpr uint32_t kPackedMinEntries = 8;
+
+// Bits of the time distances in entries [from, to): the width of the run's span.
+double TimeBits(const EdgeEntry* entries, uint32_t from, uint32_t to) {
+  return std::bit_width(static_cast<uint64_t>(EntryTs(entries[to - 1]) - EntryTs(entries[from])));
+}
+
+// Bytes of entries [from, to) packed as peer, kMutual bit and time distance each.
+double PackedRunBytes(const EdgeEntry* entries, uint32_t from, uint32_t to) {
+  uint32_t largest = 0;
+  for (uint32_t i = from; i < to; ++i) largest = std::max(largest, entries[i].peer);
+  const double width = std::bit_width(largest) + 1 + TimeBits(entries, from, to);
+  return std::ceil((to - from) * width / 8);
 }
 
 }  // namespace
@@ -20,6 +41,24 @@ double ListBits(uint64_t k, uint64_t span, uint64_t others) {
   const double times = Log2Factorial(s + kd - 1) - Log2Factorial(kd) - Log2Factorial(s - 1);
   const double peers = Log2Factorial(u) - Log2Factorial(u - kd);
   return times + peers;
+}
+
+double PackedFollowingBytes(const EdgeEntry* entries, uint32_t n) {
+  const double plain = kPlainEntryBytes * n;
+  if (n < kPackedMinEntries) return plain;
+  const double packed = 4.0 * n + std::ceil(n * (1 + TimeBits(entries, 0, n)) / 8) + 8;
+  return std::min(plain, packed);
+}
+
+double PackedFanBytes(const EdgeEntry* entries, uint32_t n) {
+  const double plain = kPlainEntryBytes * n;
+  if (n < kPackedMinEntries) return plain;
+  if (n <= 256) return std::min(plain, 8 + PackedRunBytes(entries, 0, n));
+  double bytes = 0;
+  for (uint32_t at = 0; at < n; at += 128) {
+    bytes += 32 + PackedRunBytes(entries, at, std::min(n, at + 128));
+  }
+  return std::min(plain, bytes);
 }
 
 LayoutBound ComputeLayoutBound(const Graph& graph) {
@@ -37,10 +76,20 @@ LayoutBound ComputeLayoutBound(const Graph& graph) {
     b.last_ts = std::max(b.last_ts, following.TsAt(following.size() - 1));
   }
   const auto span = static_cast<uint64_t>(b.last_ts - b.first_ts) + 1;
+  std::vector<EdgeEntry> list;
   for (size_t i = 0; i < b.users; ++i) {
     const auto id = static_cast<InternalId>(i);
-    b.following_bits += ListBits(graph.FollowingOf(id).size(), span, b.users - 1);
+    const FollowingList& following = graph.FollowingOf(id);
+    b.following_bits += ListBits(following.size(), span, b.users - 1);
     b.fan_bits += ListBits(graph.FanCountOf(id), span, b.users - 1);
+    list.resize(following.size());
+    for (uint32_t k = 0; k < following.size(); ++k) list[k] = following.EntryAt(k);
+    b.following_packed_bytes += PackedFollowingBytes(list.data(), following.size());
+    const uint32_t fans = graph.FanCountOf(id);
+    list.resize(fans);
+    const uint32_t got = graph.FansBefore(id, std::nullopt, fans, list.data());  // newest first
+    std::reverse(list.begin(), list.begin() + got);
+    b.fan_packed_bytes += PackedFanBytes(list.data(), got);
   }
   b.mutual_bits = 2 * static_cast<double>(b.edges);
   // log2 C(2^64, U) = log2(2^64! / (2^64 - U)!) - log2 U!, and for U far below 2^64 the first

@@ -15,6 +15,9 @@
 // layout that reads following and fan pages without a join must hold), plus one bit per entry
 // of each side for the kMutual mark such a layout keeps.
 //
+// Beside the bound, what a bit-packed layout of the same lists would take (PackedFollowingBytes,
+// PackedFanBytes): the estimate that orders the next memory steps in docs/design.md.
+//
 // Thread-safety: reads the graph; the caller keeps it from changing meanwhile.
 #pragma once
 
@@ -32,11 +35,15 @@ struct LayoutBound {
   double following_bits = 0;              // every following list: its times and its peers
   double fan_bits = 0;                    // every fan list: the same, from the followee's side
   double mutual_bits = 0;                 // one bit per entry of each side
+  double following_packed_bytes = 0;      // PackedFollowingBytes summed over the lists
+  double fan_packed_bytes = 0;            // PackedFanBytes summed over the lists
 
   double OnceBytesPerEdge() const { return PerEdge(id_bits + following_bits); }
   double BothBytesPerEdge() const {
     return PerEdge(id_bits + following_bits + fan_bits + mutual_bits);
   }
+  double FollowingPackedBytesPerEdge() const { return PerEdge(8 * following_packed_bytes); }
+  double FanPackedBytesPerEdge() const { return PerEdge(8 * fan_packed_bytes); }
 
  private:
   double PerEdge(double bits) const {
@@ -46,6 +53,17 @@ struct LayoutBound {
 
 // O(users) time, O(1) memory.
 LayoutBound ComputeLayoutBound(const Graph& graph);
+
+// The bytes of one list of n entries (in key order) in a bit-packed layout, exact-fit (no
+// allocator slack). A following list keeps its u32 peers (the SIMD scan) and packs each
+// entry's time as its distance from the list's oldest, at the width of the list's span, and
+// its kMutual bit, behind an 8-byte header (the oldest time, the width). A fan list of at
+// most 256 entries packs peer (at the width of its largest), kMutual bit and time distance
+// per entry behind an 8-byte header; a longer one does so in blocks of 128, each with 32
+// bytes of chunk directory (handle, first key, rank counter) instead of a header. Lists
+// under 8 entries, and any list that packing would not shrink, stay plain: 10 bytes an entry.
+double PackedFollowingBytes(const EdgeEntry* entries, uint32_t n);
+double PackedFanBytes(const EdgeEntry* entries, uint32_t n);
 
 // The bits of one list of k entries, times in a span of `span` milliseconds, peers among
 // `others` users: log2 C(span + k - 1, k) + log2(others! / (others - k)!). REQUIRES: k <= others.

@@ -118,15 +118,17 @@ WorkloadResult Workloads::Bound() {
   WorkloadResult r =
       Summarize("layout_bound", b.edges,
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  char note[256];
+  char note[384];
   const double days = static_cast<double>(b.last_ts - b.first_ts) / 86'400'000.0;
   std::snprintf(
       note, sizeof(note),
       "at least %.2f B/edge each edge once, %.2f B/edge both directions with times "
-      "and kMutual; the graph counts %.2f (%llu users, times over %.0f days)",
+      "and kMutual; the graph counts %.2f (%llu users, times over %.0f days); bit-packed "
+      "lists would take %.2f following + %.2f fans",
       b.OnceBytesPerEdge(), b.BothBytesPerEdge(),
       b.edges ? static_cast<double>(graph_.Memory().total()) / static_cast<double>(b.edges) : 0.0,
-      static_cast<unsigned long long>(b.users), days);
+      static_cast<unsigned long long>(b.users), days, b.FollowingPackedBytesPerEdge(),
+      b.FanPackedBytesPerEdge());
   r.note = note;
   return r;
 }
