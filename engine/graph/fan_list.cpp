@@ -6,18 +6,58 @@
 
 namespace relgraph {
 
-// ---- FanList: dispatch between the short and the chunked form ---------------------------------
+// ---- FanList: dispatch between the plain, packed and chunked forms ----------------------------
+
+void FanList::PutShort(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab) {
+  if (n >= kPackMin) {
+    PackedRun r;
+    r.AppendRun(entries, n, slab);
+    PutPacked(r);
+    return;
+  }
+  EntryArray a;
+  a.AppendRun(entries, n, slab);
+  PutSmall(a);
+}
+
+std::vector<EdgeEntry> FanList::DecodeShort() const {
+  const uint32_t n = short_size();
+  if (n >= kPackMin) {
+    std::vector<EdgeEntry> all(n);
+    packed_view().Decode(all.data());
+    return all;
+  }
+  return std::vector<EdgeEntry>(small_data(), small_data() + n);
+}
 
 void FanList::Insert(const EdgeEntry& e, const FanContext& ctx) {
   if (!chunked()) {
-    EntryArray a = TakeSmall();
-    if (a.size() < ctx.chunk_entries) {
+    const uint32_t n = short_size();
+    if (n >= ctx.chunk_entries) {
+      // A full short list becomes the first chunk of a chunked one.
+      const std::vector<EdgeEntry> all = DecodeShort();
+      Clear(ctx.slab);
+      PutChunks(new FanChunks(all, ctx));
+    } else if (n >= kPackMin) {
+      PackedRun r = TakePacked();
+      r.Insert(e, ctx.order, ctx.slab);
+      PutPacked(r);
+      return;
+    } else if (n + 1 < kPackMin) {
+      EntryArray a = TakeSmall();
       a.Insert(e, ctx.order, ctx.slab);
       PutSmall(a);
       return;
+    } else {
+      // The entry that makes the list long enough to pack.
+      EntryArray a = TakeSmall();
+      a.Insert(e, ctx.order, ctx.slab);
+      PackedRun r;
+      r.AppendRun(a.data(), a.size(), ctx.slab);
+      a.Clear(ctx.slab);
+      PutPacked(r);
+      return;
     }
-    // A full short list becomes the first chunk of a chunked one.
-    PutChunks(new FanChunks(std::move(a), ctx.order));
   }
   FanChunks* c = chunks();
   c->Insert(e, ctx);
@@ -26,9 +66,7 @@ void FanList::Insert(const EdgeEntry& e, const FanContext& ctx) {
 
 void FanList::BuildFromSorted(const EdgeEntry* entries, uint32_t n, const FanContext& ctx) {
   if (n <= ctx.chunk_entries) {
-    EntryArray a;
-    a.AppendRun(entries, n, ctx.slab);
-    PutSmall(a);
+    PutShort(entries, n, ctx.slab);
     return;
   }
   PutChunks(FanChunks::FromSorted(entries, n, ctx));
@@ -36,6 +74,28 @@ void FanList::BuildFromSorted(const EdgeEntry* entries, uint32_t n, const FanCon
 
 bool FanList::Erase(const EntryKey& k, const FanContext& ctx) {
   if (!chunked()) {
+    const uint32_t n = short_size();
+    if (n >= kPackMin) {
+      PackedRun r = TakePacked();
+      const size_t i = r.Find(k, ctx.order);
+      if (i == n) {
+        PutPacked(r);
+        return false;
+      }
+      if (n - 1 >= kPackMin) {
+        r.EraseAt(static_cast<uint32_t>(i), ctx.slab);
+        PutPacked(r);
+        return true;
+      }
+      // Too short to keep packed: back to plain entries.
+      std::vector<EdgeEntry> all(n);
+      r.Decode(all.data());
+      r.Clear(ctx.slab);
+      all.erase(all.begin() + static_cast<ptrdiff_t>(i));
+      word_ = 0;
+      PutShort(all.data(), n - 1, ctx.slab);
+      return true;
+    }
     EntryArray a = TakeSmall();
     const size_t i = ctx.order.Find(a.data(), a.size(), k);
     const bool found = i < a.size();
@@ -46,30 +106,54 @@ bool FanList::Erase(const EntryKey& k, const FanContext& ctx) {
   FanChunks* c = chunks();
   if (!c->Erase(k, ctx)) return false;
   if (c->size() <= ctx.chunk_entries / 4) {
-    EntryArray a = c->Flatten(ctx.slab);
+    const std::vector<EdgeEntry> all = c->Flatten(ctx.slab);
     delete c;
-    PutSmall(a);
+    word_ = 0;
+    PutShort(all.data(), static_cast<uint32_t>(all.size()), ctx.slab);
   } else {
     PutChunks(c);
   }
   return true;
 }
 
-EdgeEntry* FanList::Find(const EntryKey& k, const EntryOrder& order) {
-  if (chunked()) return chunks()->Find(k, order);
-  auto* a = const_cast<EdgeEntry*>(small_data());
+std::optional<EdgeEntry> FanList::Get(const EntryKey& k, const EntryOrder& order) const {
+  if (chunked()) return chunks()->Get(k, order);
   const uint32_t n = short_size();
+  if (n >= kPackMin) {
+    const PackedRun r = packed_view();
+    const size_t i = r.Find(k, order);
+    return i < n ? std::optional<EdgeEntry>(r.At(static_cast<uint32_t>(i))) : std::nullopt;
+  }
+  const size_t i = order.Find(small_data(), n, k);
+  return i < n ? std::optional<EdgeEntry>(small_data()[i]) : std::nullopt;
+}
+
+bool FanList::SetMutual(const EntryKey& k, bool mutual, const EntryOrder& order) {
+  if (chunked()) return chunks()->SetMutual(k, mutual, order);
+  const uint32_t n = short_size();
+  if (n >= kPackMin) {
+    PackedRun r = packed_view();
+    const size_t i = r.Find(k, order);
+    if (i == n) return false;
+    r.SetMutual(static_cast<uint32_t>(i), mutual);
+    return true;
+  }
+  auto* a = const_cast<EdgeEntry*>(small_data());
   const size_t i = order.Find(a, n, k);
-  return i < n ? a + i : nullptr;
+  if (i == n) return false;
+  SetEntryMutual(a[i], mutual);
+  return true;
 }
 
 size_t FanList::Rank(const EntryKey& k, const EntryOrder& order) const {
   if (chunked()) return chunks()->Rank(k, order);
+  if (short_size() >= kPackMin) return packed_view().Rank(k, order);
   return order.LowerBound(small_data(), short_size(), k);
 }
 
 uint32_t FanList::CopyDescending(size_t end, uint32_t limit, EdgeEntry* out) const {
   if (chunked()) return chunks()->CopyDescending(end, limit, out);
+  if (short_size() >= kPackMin) return packed_view().CopyDescending(end, limit, out);
   return CopyRunDescending(small_data(), end, limit, out);
 }
 
@@ -77,12 +161,14 @@ void FanList::Clear(SlabAllocator& slab) {
   if (chunked()) {
     chunks()->Clear(slab);
     delete chunks();
-    word_ = 0;
-    return;
+  } else if (short_size() >= kPackMin) {
+    PackedRun r = TakePacked();
+    r.Clear(slab);
+  } else {
+    EntryArray a = TakeSmall();
+    a.Clear(slab);
   }
-  EntryArray a = TakeSmall();
-  a.Clear(slab);
-  PutSmall(a);
+  word_ = 0;
 }
 
 size_t FanList::MemoryBytes() const {
@@ -91,17 +177,16 @@ size_t FanList::MemoryBytes() const {
 
 // ---- FanChunks ------------------------------------------------------------------------------
 
-FanChunks::FanChunks(EntryArray first, const EntryOrder& order) {
-  chunks_.push_back(first);
-  RebuildIndex(order);
+FanChunks::FanChunks(const std::vector<EdgeEntry>& first, const FanContext& ctx) {
+  chunks_.emplace_back().AppendRun(first.data(), static_cast<uint32_t>(first.size()), ctx.slab);
+  RebuildIndex(ctx.order);
 }
 
 FanChunks* FanChunks::FromSorted(const EdgeEntry* entries, uint32_t n, const FanContext& ctx) {
   auto* c = new FanChunks();
   for (uint32_t at = 0; at < n; at += ctx.chunk_entries) {
-    EntryArray chunk;
-    chunk.AppendRun(entries + at, std::min(ctx.chunk_entries, n - at), ctx.slab);
-    c->chunks_.push_back(chunk);
+    c->chunks_.emplace_back().AppendRun(entries + at, std::min(ctx.chunk_entries, n - at),
+                                        ctx.slab);
   }
   c->RebuildIndex(ctx.order);
   return c;
@@ -117,13 +202,11 @@ void FanChunks::Insert(const EdgeEntry& e, const FanContext& ctx) {
   const EntryKey k = ctx.order.KeyOf(e);
   size_t c = Locate(k);
   if (chunks_[c].size() >= ctx.chunk_entries) {
-    const bool newest =
-        c + 1 == chunks_.size() && ctx.order.Less(chunks_[c][chunks_[c].size() - 1], k);
+    const PackedRun& full = chunks_[c];
+    const bool newest = c + 1 == chunks_.size() && ctx.order.Less(full.At(full.size() - 1), k);
     if (newest) {
       // Appending past the newest entry: start a fresh chunk and leave this one full.
-      EntryArray fresh;
-      fresh.InsertAt(0, e, ctx.slab);
-      chunks_.push_back(fresh);
+      chunks_.emplace_back().InsertAt(0, e, ctx.slab);
       ++total_;
       RebuildIndex(ctx.order);
       return;
@@ -131,8 +214,7 @@ void FanChunks::Insert(const EdgeEntry& e, const FanContext& ctx) {
     Split(c, ctx);
     c = Locate(k);
   }
-  EntryArray& chunk = chunks_[c];
-  chunk.Insert(e, ctx.order, ctx.slab);
+  chunks_[c].Insert(e, ctx.order, ctx.slab);
   ++total_;
   if (k < first_[c]) first_[c] = k;
   FenwickAdd(c, +1);
@@ -140,26 +222,35 @@ void FanChunks::Insert(const EdgeEntry& e, const FanContext& ctx) {
 
 bool FanChunks::Erase(const EntryKey& k, const FanContext& ctx) {
   const size_t c = Locate(k);
-  EntryArray& chunk = chunks_[c];
-  const size_t i = ctx.order.Find(chunk.data(), chunk.size(), k);
+  PackedRun& chunk = chunks_[c];
+  const size_t i = chunk.Find(k, ctx.order);
   if (i == chunk.size()) return false;
-  chunk.EraseAt(i, ctx.slab);
+  chunk.EraseAt(static_cast<uint32_t>(i), ctx.slab);
   --total_;
   if (chunk.empty()) {
     RemoveChunk(c, ctx.slab);
     RebuildIndex(ctx.order);
     return true;
   }
-  if (i == 0) first_[c] = ctx.order.KeyOf(chunk[0]);
+  if (i == 0) first_[c] = ctx.order.KeyOf(chunk.At(0));
   FenwickAdd(c, -1);
   MaybeMerge(c, ctx);
   return true;
 }
 
-EdgeEntry* FanChunks::Find(const EntryKey& k, const EntryOrder& order) {
-  EntryArray& chunk = chunks_[Locate(k)];
-  const size_t i = order.Find(chunk.data(), chunk.size(), k);
-  return i < chunk.size() ? &chunk[i] : nullptr;
+std::optional<EdgeEntry> FanChunks::Get(const EntryKey& k, const EntryOrder& order) const {
+  const PackedRun& chunk = chunks_[Locate(k)];
+  const size_t i = chunk.Find(k, order);
+  if (i == chunk.size()) return std::nullopt;
+  return chunk.At(static_cast<uint32_t>(i));
+}
+
+bool FanChunks::SetMutual(const EntryKey& k, bool mutual, const EntryOrder& order) {
+  PackedRun& chunk = chunks_[Locate(k)];
+  const size_t i = chunk.Find(k, order);
+  if (i == chunk.size()) return false;
+  chunk.SetMutual(static_cast<uint32_t>(i), mutual);
+  return true;
 }
 
 size_t FanChunks::Rank(const EntryKey& k, const EntryOrder& order) const {
@@ -182,10 +273,12 @@ uint32_t FanChunks::CopyDescending(size_t end, uint32_t limit, EdgeEntry* out) c
   return n;
 }
 
-EntryArray FanChunks::Flatten(SlabAllocator& slab) {
-  EntryArray all;
-  for (EntryArray& c : chunks_) {
-    all.AppendRun(c.data(), c.size(), slab);
+std::vector<EdgeEntry> FanChunks::Flatten(SlabAllocator& slab) {
+  std::vector<EdgeEntry> all(total_);
+  size_t at = 0;
+  for (PackedRun& c : chunks_) {
+    c.Decode(all.data() + at);
+    at += c.size();
     c.Clear(slab);
   }
   chunks_.clear();
@@ -194,7 +287,7 @@ EntryArray FanChunks::Flatten(SlabAllocator& slab) {
 }
 
 void FanChunks::Clear(SlabAllocator& slab) {
-  for (EntryArray& c : chunks_) c.Clear(slab);
+  for (PackedRun& c : chunks_) c.Clear(slab);
   chunks_.clear();
   first_.clear();
   fenwick_.clear();
@@ -202,17 +295,19 @@ void FanChunks::Clear(SlabAllocator& slab) {
 }
 
 size_t FanChunks::MemoryBytes() const {
-  return sizeof(*this) + chunks_.capacity() * sizeof(EntryArray) +
+  return sizeof(*this) + chunks_.capacity() * sizeof(PackedRun) +
          first_.capacity() * sizeof(EntryKey) + fenwick_.capacity() * sizeof(uint32_t);
 }
 
 // ---- structure maintenance --------------------------------------------------------------------
 
 void FanChunks::Split(size_t c, const FanContext& ctx) {
-  EntryArray& full = chunks_[c];
+  PackedRun& full = chunks_[c];
   const uint32_t keep = full.size() / 2;
-  EntryArray upper;
-  upper.AppendRun(full.data() + keep, full.size() - keep, ctx.slab);
+  std::vector<EdgeEntry> all(full.size());
+  full.Decode(all.data());
+  PackedRun upper;
+  upper.AppendRun(all.data() + keep, full.size() - keep, ctx.slab);
   full.Truncate(keep, ctx.slab);
   chunks_.insert(chunks_.begin() + static_cast<ptrdiff_t>(c) + 1, upper);
   RebuildIndex(ctx.order);
@@ -232,10 +327,12 @@ void FanChunks::MaybeMerge(size_t c, const FanContext& ctx) {
   } else {
     return;
   }
-  EntryArray& a = chunks_[left];
-  EntryArray& b = chunks_[left + 1];
+  PackedRun& a = chunks_[left];
+  PackedRun& b = chunks_[left + 1];
   if (a.size() + b.size() > ctx.chunk_entries * 3 / 4) return;
-  a.AppendRun(b.data(), b.size(), ctx.slab);
+  std::vector<EdgeEntry> moved(b.size());
+  b.Decode(moved.data());
+  a.AppendRun(moved.data(), b.size(), ctx.slab);
   RemoveChunk(left + 1, ctx.slab);
   RebuildIndex(ctx.order);
 }
@@ -250,7 +347,7 @@ void FanChunks::RebuildIndex(const EntryOrder& order) {
   fenwick_.assign(chunks_.size() + 1, 0);
   total_ = 0;
   for (size_t c = 0; c < chunks_.size(); ++c) {
-    first_[c] = order.KeyOf(chunks_[c][0]);
+    first_[c] = order.KeyOf(chunks_[c].At(0));
     total_ += chunks_[c].size();
     // O(m) Fenwick build: add own size, then push the partial sum to the parent.
     fenwick_[c + 1] += chunks_[c].size();

@@ -1,31 +1,41 @@
 // FanList: the fans of one user, sorted by (follow time, fan id), read newest first.
 //
 // Why this design: most users have a handful of fans, a celebrity has millions, and both need a
-// page at any depth in O(log n + limit) and an unfollow that does not cost O(fans). A short list
-// is one EntryArray (exactly like a following list). Past `chunk_entries` entries it becomes a
-// FanChunks: a vector of sorted chunks (each an EntryArray of at most chunk_entries), the first
+// page at any depth in O(log n + limit) and an unfollow that does not cost O(fans). A list of
+// fewer than kPackMin entries is one plain EntryArray (10 bytes an entry); a longer one up to
+// `chunk_entries` is one PackedRun (engine/graph/packed_run.h: entries bit-packed at the widths
+// the list needs, about 7 bytes on a social graph). Past `chunk_entries` it becomes a
+// FanChunks: a vector of sorted chunks (each a PackedRun of at most chunk_entries), the first
 // key of each chunk for routing, and a Fenwick tree over chunk sizes for ranks. So
 //   insert / erase / find by key:  O(log n + chunk_entries)
 //   rank, page at any depth:       O(log n + limit)
 // plus O(n / chunk_entries) for the rare chunk split, merge or removal (amortized over at least
 // chunk_entries / 4 updates of that chunk). Appends at the newest end fill chunks completely;
 // chunks that shrink below a quarter merge with a neighbour, and a list that shrinks below a
-// quarter chunk goes back to one array. Entries carry the kMutual bit (the user follows that
-// fan back), so fans and friends pages need no extra lookups for it.
+// quarter chunk goes back to one run. Entries carry the kMutual bit (the user follows that
+// fan back), so fans and friends pages need no extra lookups for it. Plain below kPackMin:
+// a packed run's 8-byte header would make a list of one to three fans larger than its
+// entries.
 //
-// The handle is one 64-bit word: the address of the short list's entries, or of its FanChunks,
+// The handle is one 64-bit word: the address of the short list's block, or of its FanChunks,
 // in 45 bits (engine/mem/packed_address.h), a bit saying which, and the size in the 18 above
-// (a short list has at most chunk_entries <= 1,024 entries; a chunked one's size is read from
-// its FanChunks only past 2^18 - 2, so that counts stay one read for all but the largest).
+// (a short list has at most chunk_entries <= 1,024 entries, and its size says which form it
+// has; a chunked one's size is read from its FanChunks only past 2^18 - 2, so that counts
+// stay one read for all but the largest).
+//
+// Entries come out of a packed run decoded: reads hand out copies (ForEach's argument is one),
+// and the kMutual bit is changed by key (SetMutual), not through a pointer.
 //
 // Thread-safety: none; the owning graph serializes mutations, const reads may run concurrently.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "engine/graph/entry_array.h"
+#include "engine/graph/packed_run.h"
 #include "engine/mem/packed_address.h"
 
 namespace relgraph {
@@ -52,31 +62,45 @@ class FanList {
   void BuildFromSorted(const EdgeEntry* entries, uint32_t n, const FanContext& ctx);
   // Erases the entry with key `k`; false when there is none.
   bool Erase(const EntryKey& k, const FanContext& ctx);
-  // The entry with key `k`, or nullptr. The pointer is valid until the next mutation.
-  EdgeEntry* Find(const EntryKey& k, const EntryOrder& order);
+  // The entry with key `k`, if any.
+  std::optional<EdgeEntry> Get(const EntryKey& k, const EntryOrder& order) const;
+  // Sets the kMutual bit of the entry with key `k`; false when there is none.
+  bool SetMutual(const EntryKey& k, bool mutual, const EntryOrder& order);
   // Whether a short list holds `peer` (linear scan). REQUIRES: IsShort().
   bool ShortContainsPeer(InternalId peer) const {
     const uint32_t n = short_size();
+    if (n >= kPackMin) return packed_view().FindPeer(peer) < n;
     return relgraph::FindPeer(small_data(), n, peer) < n;
   }
   // Short enough that scanning it beats looking `peer` up elsewhere.
   bool IsShort() const { return !chunked() && short_size() <= kShortScanMax; }
   static constexpr uint32_t kShortScanMax = 32;
-  // Hints the CPU to fetch where an append of the newest entry would write.
-  void PrefetchTail() const {
+  // The fewest entries a list keeps packed (below: plain).
+  static constexpr uint32_t kPackMin = 8;
+  // Hints the CPU to fetch where an insert of the newest entry reads and writes: a plain
+  // list's last entry, a packed one's header (PrefetchTail then, once it is cached, the
+  // newest entry).
+  void PrefetchHead() const {
     if (chunked()) return;
     const uint32_t n = short_size();
+    if (n >= kPackMin) {
+      packed_view().PrefetchHeader();
+      return;
+    }
     __builtin_prefetch(small_data() + (n == 0 ? 0 : n - 1));
+  }
+  void PrefetchTail() const {
+    if (!chunked() && short_size() >= kPackMin) packed_view().PrefetchTail();
   }
   // Number of entries whose key is < k.
   size_t Rank(const EntryKey& k, const EntryOrder& order) const;
   // Copies up to `limit` entries with rank < end into `out`, newest first; returns the count.
   uint32_t CopyDescending(size_t end, uint32_t limit, EdgeEntry* out) const;
-  // Calls fn(const EdgeEntry&) for every entry, oldest first.
+  // Calls fn(const EdgeEntry&) for every entry, oldest first (a copy, valid for the call).
   template <typename Fn>
   void ForEach(Fn&& fn) const;
   // Calls fn(const EdgeEntry* run, uint32_t n) for each stored run (the list, or each chunk),
-  // oldest first.
+  // oldest first, decoded into a scratch array that is valid for the call.
   template <typename Fn>
   void ForEachRun(Fn&& fn) const;
 
@@ -89,6 +113,7 @@ class FanList {
   static constexpr uint32_t kSizeSaturated = (1u << (64 - kSizeShift)) - 1;
 
   uint32_t short_size() const { return static_cast<uint32_t>(word_ >> kSizeShift); }
+  // REQUIRES: !chunked() and short_size() < kPackMin.
   EntryArray TakeSmall() {
     EntryArray a;
     a.Adopt(reinterpret_cast<EdgeEntry*>(UnpackBlockAddress(word_)), short_size());
@@ -99,6 +124,27 @@ class FanList {
     EdgeEntry* entries = a.Release();
     word_ = (entries == nullptr ? 0 : PackBlockAddress(entries)) | (uint64_t{n} << kSizeShift);
   }
+  // REQUIRES: !chunked() and short_size() >= kPackMin.
+  PackedRun TakePacked() {
+    PackedRun r;
+    r.Adopt(UnpackBlockAddress(word_), short_size());
+    return r;
+  }
+  // A view of the packed short list, for reads (its destructor frees nothing).
+  PackedRun packed_view() const {
+    PackedRun r;
+    r.Adopt(UnpackBlockAddress(word_), short_size());
+    return r;
+  }
+  void PutPacked(PackedRun& r) {
+    const uint32_t n = r.size();
+    char* block = r.Release();
+    word_ = (block == nullptr ? 0 : PackBlockAddress(block)) | (uint64_t{n} << kSizeShift);
+  }
+  // Replaces an empty short list by `n` entries in key order, plain or packed by their number.
+  void PutShort(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab);
+  // The whole short list, decoded.
+  std::vector<EdgeEntry> DecodeShort() const;
   // Points the handle at `chunks` and records their size (saturated).
   void PutChunks(FanChunks* chunks);
   const EdgeEntry* small_data() const {
@@ -113,30 +159,39 @@ static_assert(sizeof(FanList) == 8);
 
 class FanChunks {
  public:
-  // Takes a full short list as the first chunk.
-  explicit FanChunks(EntryArray first, const EntryOrder& order);
+  // Takes a full short list, in key order, as the first chunk.
+  FanChunks(const std::vector<EdgeEntry>& first, const FanContext& ctx);
   // Full chunks of chunk_entries (the last one partial) from entries in key order.
   static FanChunks* FromSorted(const EdgeEntry* entries, uint32_t n, const FanContext& ctx);
 
   uint32_t size() const { return total_; }
   void Insert(const EdgeEntry& e, const FanContext& ctx);
   bool Erase(const EntryKey& k, const FanContext& ctx);
-  EdgeEntry* Find(const EntryKey& k, const EntryOrder& order);
+  std::optional<EdgeEntry> Get(const EntryKey& k, const EntryOrder& order) const;
+  bool SetMutual(const EntryKey& k, bool mutual, const EntryOrder& order);
   size_t Rank(const EntryKey& k, const EntryOrder& order) const;
   uint32_t CopyDescending(size_t end, uint32_t limit, EdgeEntry* out) const;
-  // Moves every entry into one array (REQUIRES: size() <= array capacity needs) and frees chunks.
-  EntryArray Flatten(SlabAllocator& slab);
+  // Every entry, in key order; frees the chunks.
+  std::vector<EdgeEntry> Flatten(SlabAllocator& slab);
   void Clear(SlabAllocator& slab);
   size_t MemoryBytes() const;
 
   template <typename Fn>
   void ForEachRun(Fn&& fn) const {
-    for (const EntryArray& c : chunks_) fn(c.data(), c.size());
+    std::vector<EdgeEntry> scratch;
+    for (const PackedRun& c : chunks_) {
+      scratch.resize(c.size());
+      c.Decode(scratch.data());
+      fn(static_cast<const EdgeEntry*>(scratch.data()), c.size());
+    }
   }
   template <typename Fn>
   void ForEach(Fn&& fn) const {
-    for (const EntryArray& c : chunks_) {
-      for (uint32_t i = 0; i < c.size(); ++i) fn(c[i]);
+    for (const PackedRun& c : chunks_) {
+      for (uint32_t i = 0; i < c.size(); ++i) {
+        const EdgeEntry e = c.At(i);
+        fn(e);
+      }
     }
   }
 
@@ -152,7 +207,7 @@ class FanChunks {
 
   FanChunks() = default;
 
-  std::vector<EntryArray> chunks_;
+  std::vector<PackedRun> chunks_;
   std::vector<EntryKey> first_;    // key of each chunk's first entry
   std::vector<uint32_t> fenwick_;  // 1-based Fenwick tree over chunk sizes
   uint32_t total_ = 0;
@@ -174,15 +229,29 @@ void FanList::ForEach(Fn&& fn) const {
     chunks()->ForEach(fn);
     return;
   }
-  const EdgeEntry* a = small_data();
   const uint32_t n = short_size();
-  for (uint32_t i = 0; i < n; ++i) fn(a[i]);
+  if (n >= kPackMin) {
+    const PackedRun r = packed_view();
+    for (uint32_t i = 0; i < n; ++i) {
+      const EdgeEntry e = r.At(i);
+      fn(e);
+    }
+    return;
+  }
+  const EdgeEntry* a = small_data();
+  for (uint32_t i = 0; i < n; ++i) {
+    const EdgeEntry e = a[i];
+    fn(e);
+  }
 }
 
 template <typename Fn>
 void FanList::ForEachRun(Fn&& fn) const {
   if (chunked()) {
     chunks()->ForEachRun(fn);
+  } else if (short_size() >= kPackMin) {
+    const std::vector<EdgeEntry> all = DecodeShort();
+    fn(static_cast<const EdgeEntry*>(all.data()), short_size());
   } else if (short_size() > 0) {
     fn(small_data(), short_size());
   }

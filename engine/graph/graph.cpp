@@ -148,8 +148,12 @@ void Graph::PrefetchLists(const InternalId ids[2]) const {
   if (ids[0] != kNoInternalId) users_[ids[0]].following.PrefetchForInsert();
   if (ids[1] != kNoInternalId) {
     __builtin_prefetch(users_[ids[1]].following.peers_address());
-    users_[ids[1]].fans.PrefetchTail();
+    users_[ids[1]].fans.PrefetchHead();
   }
+}
+
+void Graph::PrefetchListTails(const InternalId ids[2]) const {
+  if (ids[1] != kNoInternalId) users_[ids[1]].fans.PrefetchTail();
 }
 
 Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool engine_time,
@@ -244,8 +248,7 @@ bool Graph::Link(InternalId a, InternalId b, TimestampMs ts, UserId a_external, 
   ChangeFans(ub.fans, [&] { ub.fans.Insert(MakeEntry(a, ts, mutual), ctx); });
   if (mutual) {
     ub.following.SetMutual(back, true);
-    EdgeEntry* reverse_fan = ua.fans.Find({ub.following.TsAt(back), b_external}, ctx.order);
-    SetEntryMutual(*reverse_fan, true);
+    ua.fans.SetMutual({ub.following.TsAt(back), b_external}, true, ctx.order);
     ++ua.friends;
     ++ub.friends;
   }
@@ -281,8 +284,7 @@ void Graph::Unlink(InternalId a, size_t following_index) {
   if (EntryMutual(e)) {
     const size_t back = ub.following.FindPeer(a);
     ub.following.SetMutual(back, false);
-    EdgeEntry* reverse_fan = ua.fans.Find({ub.following.TsAt(back), ids_.External(b)}, ctx.order);
-    SetEntryMutual(*reverse_fan, false);
+    ua.fans.SetMutual({ub.following.TsAt(back), ids_.External(b)}, false, ctx.order);
     --ua.friends;
     --ub.friends;
   }

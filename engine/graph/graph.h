@@ -302,7 +302,8 @@ class Graph {
     return users_[a].following.FindPeer(b) < users_[a].following.size();
   }
   // Starts fetching what FansBefore(a, none, ...) reads: stage 0 the user's record, stage 1
-  // (once the record is cached) the newest fans. For pipelines over many users.
+  // (once the record is cached) the newest fans of a short plain list, or the header of a
+  // packed one. For pipelines over many users.
   void PrefetchFans(InternalId a, int stage) const;
   // Copies up to `limit` fans of `a`, newest first, strictly older than `before` (all when
   // empty) into out; returns the count. Walking by the last fan's key visits every fan present
@@ -334,6 +335,8 @@ class Graph {
   // WriteAhead's last stage, for a pair whose ids are looked up (so its records are cached):
   // the list ends a follow reads and writes.
   void PrefetchLists(const InternalId ids[2]) const;
+  // And once those are cached: the newest entry of a packed fan list (its header said where).
+  void PrefetchListTails(const InternalId ids[2]) const;
   // The engine clock's time, never earlier than the last one handed out.
   TimestampMs TakeEngineTime();
   // The block and request bits of relation(a, b). REQUIRES: a has kHasAccessBit.

@@ -274,7 +274,7 @@ void Graph::PrefetchFans(InternalId a, int stage) const {
   if (stage == 0)
     __builtin_prefetch(&users_[a]);
   else
-    users_[a].fans.PrefetchTail();
+    users_[a].fans.PrefetchHead();
 }
 
 uint32_t Graph::FansBefore(InternalId a, const std::optional<EntryKey>& before, uint32_t limit,

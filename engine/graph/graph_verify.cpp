@@ -1,6 +1,7 @@
 // Graph::CheckInvariants: a full structural audit, used by tests after every batch and by
 // `relgraph-admin verify`. It recomputes everything from one side and compares with the other,
 // so it shares no bookkeeping with the mutation code it audits.
+#include <optional>
 #include <string>
 
 #include "engine/graph/graph.h"
@@ -27,10 +28,8 @@ Status Graph::CheckInvariants() const {
       const bool back = users_[b].following.FindPeer(a) < users_[b].following.size();
       if (EntryMutual(e) != back) return fail(a, "mutual bit wrong on following entry");
       mutual += EntryMutual(e) ? 1 : 0;
-      // const_cast: Find returns a mutable pointer but does not mutate.
-      const EdgeEntry* fan =
-          const_cast<FanList&>(users_[b].fans).Find({EntryTs(e), ids_.External(a)}, ord);
-      if (fan == nullptr) return fail(a, "following entry without its fan entry");
+      const std::optional<EdgeEntry> fan = users_[b].fans.Get({EntryTs(e), ids_.External(a)}, ord);
+      if (!fan) return fail(a, "following entry without its fan entry");
       if (fan->peer != a || EntryMutual(*fan) != EntryMutual(e)) {
         return fail(a, "fan entry disagrees with its following entry");
       }
@@ -39,17 +38,17 @@ Status Graph::CheckInvariants() const {
     following_total += ua.following.size();
 
     uint32_t seen = 0;
-    const EdgeEntry* prev = nullptr;
+    std::optional<EdgeEntry> prev;
     Status status;
     ua.fans.ForEach([&](const EdgeEntry& fan) {
       if (!status.ok()) return;
-      if (prev != nullptr && !ord.Less(*prev, ord.KeyOf(fan))) {
+      if (prev && !ord.Less(*prev, ord.KeyOf(fan))) {
         status = fail(a, "fan list out of order");
       } else if (fan.peer >= users_.size() ||
                  users_[fan.peer].following.FindPeer(a) == users_[fan.peer].following.size()) {
         status = fail(a, "fan entry without its following entry");
       }
-      prev = &fan;
+      prev = fan;
       ++seen;
     });
     RELGRAPH_RETURN_IF_ERROR(status);

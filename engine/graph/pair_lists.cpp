@@ -1,5 +1,6 @@
 #include "engine/graph/pair_lists.h"
 
+#include <optional>
 #include <string>
 
 #include "engine/graph/id_map.h"  // EntryOrder reads external ids
@@ -140,7 +141,7 @@ Status PairLists::CheckConsistent(const EntryOrder& order, const char* what) con
   size_t listed = 0;
   for (const auto& [owner, list] : lists_) {
     if (list.size() == 0) return fail("an empty list is kept");
-    const EdgeEntry* prev = nullptr;
+    std::optional<EdgeEntry> prev;
     Status status;
     list.ForEach([&](const EdgeEntry& e) {
       if (!status.ok()) return;
@@ -148,13 +149,13 @@ Status PairLists::CheckConsistent(const EntryOrder& order, const char* what) con
       if (!t || *t != EntryTs(e)) {
         status = fail("user " + std::to_string(order.External(owner)) + " lists " +
                       std::to_string(order.External(e.peer)) + " without its pair");
-      } else if (prev != nullptr && !order.Less(*prev, order.KeyOf(e))) {
+      } else if (prev && !order.Less(*prev, order.KeyOf(e))) {
         status = fail("list of user " + std::to_string(order.External(owner)) + " out of order");
       } else if (!NamedIn(owner, InternalId{e.peer})) {
         status = fail("reverse index lacks " + std::to_string(order.External(owner)) + " -> " +
                       std::to_string(order.External(e.peer)));
       }
-      prev = &e;
+      prev = e;
     });
     RELGRAPH_RETURN_IF_ERROR(status);
     listed += list.size();

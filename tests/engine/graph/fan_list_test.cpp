@@ -1,5 +1,6 @@
-// FanList against a std::set: random inserts, erases, finds, ranks and descending copies, with
-// chunk sizes small enough that lists go chunked, split, merge and flatten back many times.
+// FanList against a std::set: random inserts, erases, finds, kMutual changes, ranks and
+// descending copies, with chunk sizes small enough that lists go chunked, split, merge and
+// flatten back many times, and cross the plain/packed boundary (kPackMin) both ways.
 #include <doctest.h>
 
 #include <random>
@@ -28,6 +29,7 @@ void RunAgainstSet(uint32_t chunk_entries, uint64_t seed, int steps, uint32_t ke
   std::vector<InternalId> present_peer;  // peers present (each peer at most once here)
   std::vector<bool> is_present(key_space, false);
   std::vector<TimestampMs> ts_of(key_space, 0);
+  std::vector<bool> mutual_of(key_space, false);
   TimestampMs clock = 0;
   for (int step = 0; step < steps; ++step) {
     // Phases of growth and shrinkage push the list across the short/chunked boundary.
@@ -37,16 +39,24 @@ void RunAgainstSet(uint32_t chunk_entries, uint64_t seed, int steps, uint32_t ke
       // Mostly appends at the newest end, sometimes an old time (imports), often ties.
       const TimestampMs ts =
           rng() % 5 == 0 ? static_cast<TimestampMs>(rng() % (clock + 1)) : (clock += rng() % 2);
-      list.Insert(MakeEntry(peer, ts, false), ctx);
+      const bool mutual = rng() % 3 == 0;
+      list.Insert(MakeEntry(peer, ts, mutual), ctx);
       ref.insert({ts, external[peer]});
       is_present[peer] = true;
       ts_of[peer] = ts;
+      mutual_of[peer] = mutual;
+    } else if (is_present[peer] && rng() % 4 == 0) {
+      // A follow-back or unfollow-back elsewhere flips the bit.
+      mutual_of[peer] = !mutual_of[peer];
+      REQUIRE(list.SetMutual({ts_of[peer], external[peer]}, mutual_of[peer], ctx.order));
     } else if (is_present[peer]) {
       REQUIRE(list.Erase({ts_of[peer], external[peer]}, ctx));
       ref.erase({ts_of[peer], external[peer]});
       is_present[peer] = false;
     } else {
       CHECK_FALSE(list.Erase({ts_of[peer], external[peer]}, ctx));
+      CHECK_FALSE(list.SetMutual({ts_of[peer], external[peer]}, true, ctx.order));
+      CHECK_FALSE(list.Get({ts_of[peer], external[peer]}, ctx.order).has_value());
     }
     REQUIRE(list.size() == ref.size());
     if (step % 53 == 0) {
@@ -64,13 +74,27 @@ void RunAgainstSet(uint32_t chunk_entries, uint64_t seed, int steps, uint32_t ke
         --it;
         REQUIRE(ctx.order.KeyOf(out[i]) == *it);
       }
-      if (is_present[peer]) REQUIRE(list.Find({ts_of[peer], external[peer]}, ctx.order) != nullptr);
+      if (is_present[peer]) {
+        const auto got = list.Get({ts_of[peer], external[peer]}, ctx.order);
+        REQUIRE(got.has_value());
+        REQUIRE(got->peer == peer);
+        REQUIRE(EntryMutual(*got) == mutual_of[peer]);
+      }
     }
   }
   // Full scan in order.
   std::vector<EntryKey> all;
-  list.ForEach([&](const EdgeEntry& e) { all.push_back(ctx.order.KeyOf(e)); });
+  list.ForEach([&](const EdgeEntry& e) {
+    all.push_back(ctx.order.KeyOf(e));
+    REQUIRE(EntryMutual(e) == mutual_of[e.peer]);
+  });
   CHECK(all == std::vector<EntryKey>(ref.begin(), ref.end()));
+  // The runs a snapshot copies hold the same entries.
+  std::vector<EntryKey> runs;
+  list.ForEachRun([&](const EdgeEntry* run, uint32_t n) {
+    for (uint32_t i = 0; i < n; ++i) runs.push_back(ctx.order.KeyOf(run[i]));
+  });
+  CHECK(runs == all);
   list.Clear(slab);
   CHECK(list.size() == 0);
 }
@@ -81,6 +105,10 @@ TEST_CASE("fan_list: tiny chunks (4) split, merge and flatten correctly") {
 
 TEST_CASE("fan_list: odd chunk size (7) with many ties") {
   RunAgainstSet(7, 9, 20'000, 3000);
+}
+
+TEST_CASE("fan_list: chunks of 32, short lists plain and packed") {
+  for (uint64_t seed = 1; seed <= 3; ++seed) RunAgainstSet(32, seed, 12'000, 200);
 }
 
 TEST_CASE("fan_list: default chunk size with a celebrity-sized list") {
