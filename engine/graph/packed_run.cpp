@@ -111,7 +111,8 @@ void PackedRun::Encode(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab
   size_ = 0;
   if (n > 0) {
     InternalId largest = 0;
-    for (uint32_t i = 0; i < n; ++i) largest = std::max(largest, entries[i].peer);
+    for (uint32_t i = 0; i < n; ++i)
+      largest = std::max<InternalId>(largest, InternalId{entries[i].peer});
     const TimestampMs base = EntryTs(entries[0]);
     const auto span = static_cast<uint64_t>(EntryTs(entries[n - 1]) - base);
     const auto pb = static_cast<unsigned>(std::bit_width(largest));

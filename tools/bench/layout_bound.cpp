@@ -26,7 +26,8 @@ double TimeBits(const EdgeEntry* entries, uint32_t from, uint32_t to) {
 // Bytes of entries [from, to) packed as peer, kMutual bit and time distance each.
 double PackedRunBytes(const EdgeEntry* entries, uint32_t from, uint32_t to) {
   uint32_t largest = 0;
-  for (uint32_t i = from; i < to; ++i) largest = std::max(largest, entries[i].peer);
+  for (uint32_t i = from; i < to; ++i)
+    largest = std::max<uint32_t>(largest, uint32_t{entries[i].peer});
   const double width = std::bit_width(largest) + 1 + TimeBits(entries, from, to);
   return std::ceil((to - from) * width / 8);
 }

@@ -33,13 +33,14 @@ void CheckSame(const PackedRun& run, const std::vector<EdgeEntry>& model, const 
                std::mt19937_64& rng) {
   REQUIRE(run.size() == model.size());
   for (uint32_t i = 0; i < model.size(); ++i) {
-    REQUIRE(run.PeerAt(i) == model[i].peer);
+    REQUIRE(run.PeerAt(i) == InternalId{model[i].peer});
     REQUIRE(run.TsAt(i) == EntryTs(model[i]));
     REQUIRE(run.MutualAt(i) == EntryMutual(model[i]));
   }
   std::vector<EdgeEntry> all(model.size());
   run.Decode(all.data());
-  for (size_t i = 0; i < model.size(); ++i) REQUIRE(all[i].peer == model[i].peer);
+  for (size_t i = 0; i < model.size(); ++i)
+    REQUIRE(InternalId{all[i].peer} == InternalId{model[i].peer});
   // Ranks and finds of present keys and of keys between them.
   for (int probe = 0; probe < 8 && !model.empty(); ++probe) {
     const EdgeEntry& e = model[rng() % model.size()];
@@ -57,7 +58,7 @@ void CheckSame(const PackedRun& run, const std::vector<EdgeEntry>& model, const 
   const uint32_t got = run.CopyDescending(end, 20, page);
   REQUIRE(got == CopyRunDescending(model.data(), end, 20, want));
   for (uint32_t i = 0; i < got; ++i) REQUIRE(run.TsAt(0) <= EntryTs(page[i]));
-  for (uint32_t i = 0; i < got; ++i) REQUIRE(page[i].peer == want[i].peer);
+  for (uint32_t i = 0; i < got; ++i) REQUIRE(InternalId{page[i].peer} == InternalId{want[i].peer});
 }
 
 TEST_CASE("packed_run: random changes agree with a sorted vector, reads checked after each") {
@@ -141,7 +142,7 @@ TEST_CASE("packed_run: the widths follow the largest peer and the span, to 32 an
   CHECK(run.peer_bits() == 32);
   CHECK(run.time_bits() == 42);
   for (uint32_t i = 0; i < 4; ++i) {
-    CHECK(run.PeerAt(i) == entries[i].peer);
+    CHECK(run.PeerAt(i) == InternalId{entries[i].peer});
     CHECK(run.TsAt(i) == EntryTs(entries[i]));
     CHECK(run.MutualAt(i) == EntryMutual(entries[i]));
   }
