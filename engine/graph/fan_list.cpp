@@ -39,7 +39,7 @@ void FanList::Insert(const EdgeEntry& e, const FanContext& ctx) {
       Clear(ctx.slab);
       PutChunks(new FanChunks(all, ctx));
     } else if (n >= kPackMin) {
-      PackedRun r = TakePacked();
+      PackedRun r = packed_view();
       r.Insert(e, ctx.order, ctx.slab);
       PutPacked(r);
       return;
@@ -76,7 +76,7 @@ bool FanList::Erase(const EntryKey& k, const FanContext& ctx) {
   if (!chunked()) {
     const uint32_t n = short_size();
     if (n >= kPackMin) {
-      PackedRun r = TakePacked();
+      PackedRun r = packed_view();
       const size_t i = r.Find(k, ctx.order);
       if (i == n) {
         PutPacked(r);
@@ -162,7 +162,7 @@ void FanList::Clear(SlabAllocator& slab) {
     chunks()->Clear(slab);
     delete chunks();
   } else if (short_size() >= kPackMin) {
-    PackedRun r = TakePacked();
+    PackedRun r = packed_view();
     r.Clear(slab);
   } else {
     EntryArray a = TakeSmall();

@@ -121,16 +121,10 @@ class FanList {
   }
   void PutSmall(EntryArray& a) {
     const uint32_t n = a.size();
-    EdgeEntry* entries = a.Release();
-    word_ = (entries == nullptr ? 0 : PackBlockAddress(entries)) | (uint64_t{n} << kSizeShift);
+    PutShortBlock(a.Release(), n);
   }
-  // REQUIRES: !chunked() and short_size() >= kPackMin.
-  PackedRun TakePacked() {
-    PackedRun r;
-    r.Adopt(UnpackBlockAddress(word_), short_size());
-    return r;
-  }
-  // A view of the packed short list, for reads (its destructor frees nothing).
+  // The packed short list's handle, to change it (then PutPacked) or, const, to read it (a
+  // PackedRun frees nothing by itself). REQUIRES: !chunked() and short_size() >= kPackMin.
   PackedRun packed_view() const {
     PackedRun r;
     r.Adopt(UnpackBlockAddress(word_), short_size());
@@ -138,7 +132,9 @@ class FanList {
   }
   void PutPacked(PackedRun& r) {
     const uint32_t n = r.size();
-    char* block = r.Release();
+    PutShortBlock(r.Release(), n);
+  }
+  void PutShortBlock(const void* block, uint32_t n) {
     word_ = (block == nullptr ? 0 : PackBlockAddress(block)) | (uint64_t{n} << kSizeShift);
   }
   // Replaces an empty short list by `n` entries in key order, plain or packed by their number.
