@@ -179,7 +179,8 @@ size_t FanList::MemoryBytes() const {
 
 FanChunks::FanChunks(const std::vector<EdgeEntry>& first, const FanContext& ctx) {
   chunks_.emplace_back().AppendRun(first.data(), static_cast<uint32_t>(first.size()), ctx.slab);
-  RebuildIndex(ctx.order);
+  first_.push_back(ctx.order.KeyOf(first.front()));
+  RebuildSizes();
 }
 
 FanChunks* FanChunks::FromSorted(const EdgeEntry* entries, uint32_t n, const FanContext& ctx) {
@@ -187,8 +188,9 @@ FanChunks* FanChunks::FromSorted(const EdgeEntry* entries, uint32_t n, const Fan
   for (uint32_t at = 0; at < n; at += ctx.chunk_entries) {
     c->chunks_.emplace_back().AppendRun(entries + at, std::min(ctx.chunk_entries, n - at),
                                         ctx.slab);
+    c->first_.push_back(ctx.order.KeyOf(entries[at]));
   }
-  c->RebuildIndex(ctx.order);
+  c->RebuildSizes();
   return c;
 }
 
@@ -207,8 +209,8 @@ void FanChunks::Insert(const EdgeEntry& e, const FanContext& ctx) {
     if (newest) {
       // Appending past the newest entry: start a fresh chunk and leave this one full.
       chunks_.emplace_back().InsertAt(0, e, ctx.slab);
-      ++total_;
-      RebuildIndex(ctx.order);
+      first_.push_back(k);
+      RebuildSizes();
       return;
     }
     Split(c, ctx);
@@ -229,7 +231,7 @@ bool FanChunks::Erase(const EntryKey& k, const FanContext& ctx) {
   --total_;
   if (chunk.empty()) {
     RemoveChunk(c, ctx.slab);
-    RebuildIndex(ctx.order);
+    RebuildSizes();
     return true;
   }
   if (i == 0) first_[c] = ctx.order.KeyOf(chunk.At(0));
@@ -310,7 +312,8 @@ void FanChunks::Split(size_t c, const FanContext& ctx) {
   upper.AppendRun(all.data() + keep, full.size() - keep, ctx.slab);
   full.Truncate(keep, ctx.slab);
   chunks_.insert(chunks_.begin() + static_cast<ptrdiff_t>(c) + 1, upper);
-  RebuildIndex(ctx.order);
+  first_.insert(first_.begin() + static_cast<ptrdiff_t>(c) + 1, ctx.order.KeyOf(all[keep]));
+  RebuildSizes();
 }
 
 void FanChunks::MaybeMerge(size_t c, const FanContext& ctx) {
@@ -333,21 +336,20 @@ void FanChunks::MaybeMerge(size_t c, const FanContext& ctx) {
   std::vector<EdgeEntry> moved(b.size());
   b.Decode(moved.data());
   a.AppendRun(moved.data(), b.size(), ctx.slab);
-  RemoveChunk(left + 1, ctx.slab);
-  RebuildIndex(ctx.order);
+  RemoveChunk(left + 1, ctx.slab);  // `a` keeps its first key
+  RebuildSizes();
 }
 
 void FanChunks::RemoveChunk(size_t c, SlabAllocator& slab) {
   chunks_[c].Clear(slab);
   chunks_.erase(chunks_.begin() + static_cast<ptrdiff_t>(c));
+  first_.erase(first_.begin() + static_cast<ptrdiff_t>(c));
 }
 
-void FanChunks::RebuildIndex(const EntryOrder& order) {
-  first_.resize(chunks_.size());
+void FanChunks::RebuildSizes() {
   fenwick_.assign(chunks_.size() + 1, 0);
   total_ = 0;
   for (size_t c = 0; c < chunks_.size(); ++c) {
-    first_[c] = order.KeyOf(chunks_[c].At(0));
     total_ += chunks_[c].size();
     // O(m) Fenwick build: add own size, then push the partial sum to the parent.
     fenwick_[c + 1] += chunks_[c].size();

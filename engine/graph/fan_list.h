@@ -18,10 +18,12 @@
 // entries.
 //
 // The handle is one 64-bit word: the address of the short list's block, or of its FanChunks,
-// in 45 bits (engine/mem/packed_address.h), a bit saying which, and the size in the 18 above
-// (a short list has at most chunk_entries <= 1,024 entries, and its size says which form it
-// has; a chunked one's size is read from its FanChunks only past 2^18 - 2, so that counts
-// stay one read for all but the largest).
+// in 45 bits (engine/mem/packed_address.h), a bit saying which, and 18 bits above them. A
+// short list has at most chunk_entries <= 1,024 entries: its size takes 11 of the 18 (and
+// says which form it has), a packed one's entry width the other 7 (so the newest entry's
+// address is known without reading the block's header). A chunked list keeps its size in
+// all 18, read from its FanChunks only past 2^18 - 2, so counts stay one read for all but
+// the largest.
 //
 // Entries come out of a packed run decoded: reads hand out copies (ForEach's argument is one),
 // and the kMutual bit is changed by key (SetMutual), not through a pointer.
@@ -78,19 +80,15 @@ class FanList {
   // The fewest entries a list keeps packed (below: plain).
   static constexpr uint32_t kPackMin = 8;
   // Hints the CPU to fetch where an insert of the newest entry reads and writes: a plain
-  // list's last entry, a packed one's header (PrefetchTail then, once it is cached, the
-  // newest entry).
+  // list's last entry, a packed one's header and newest entry.
   void PrefetchHead() const {
     if (chunked()) return;
     const uint32_t n = short_size();
     if (n >= kPackMin) {
-      packed_view().PrefetchHeader();
+      packed_view().PrefetchForAppend();
       return;
     }
     __builtin_prefetch(small_data() + (n == 0 ? 0 : n - 1));
-  }
-  void PrefetchTail() const {
-    if (!chunked() && short_size() >= kPackMin) packed_view().PrefetchTail();
   }
   // Number of entries whose key is < k.
   size_t Rank(const EntryKey& k, const EntryOrder& order) const;
@@ -111,8 +109,14 @@ class FanList {
   static constexpr uint64_t kChunkedBit = uint64_t{1} << kPackedAddressBits;
   static constexpr int kSizeShift = kPackedAddressBits + 1;
   static constexpr uint32_t kSizeSaturated = (1u << (64 - kSizeShift)) - 1;
+  static constexpr int kShortSizeBits = 11;  // a short list's size; its entry width above
+  static constexpr uint32_t kShortSizeMask = (1u << kShortSizeBits) - 1;
 
-  uint32_t short_size() const { return static_cast<uint32_t>(word_ >> kSizeShift); }
+  // The 18 bits above the address and the chunked bit.
+  uint32_t size_field() const { return static_cast<uint32_t>(word_ >> kSizeShift); }
+  // REQUIRES: !chunked().
+  uint32_t short_size() const { return size_field() & kShortSizeMask; }
+  unsigned short_width() const { return size_field() >> kShortSizeBits; }
   // REQUIRES: !chunked() and short_size() < kPackMin.
   EntryArray TakeSmall() {
     EntryArray a;
@@ -121,21 +125,23 @@ class FanList {
   }
   void PutSmall(EntryArray& a) {
     const uint32_t n = a.size();
-    PutShortBlock(a.Release(), n);
+    PutShortBlock(a.Release(), n, 0);
   }
   // The packed short list's handle, to change it (then PutPacked) or, const, to read it (a
   // PackedRun frees nothing by itself). REQUIRES: !chunked() and short_size() >= kPackMin.
   PackedRun packed_view() const {
     PackedRun r;
-    r.Adopt(UnpackBlockAddress(word_), short_size());
+    r.Adopt(UnpackBlockAddress(word_), short_size(), short_width());
     return r;
   }
   void PutPacked(PackedRun& r) {
     const uint32_t n = r.size();
-    PutShortBlock(r.Release(), n);
+    const unsigned width = r.entry_width();
+    PutShortBlock(r.Release(), n, width);
   }
-  void PutShortBlock(const void* block, uint32_t n) {
-    word_ = (block == nullptr ? 0 : PackBlockAddress(block)) | (uint64_t{n} << kSizeShift);
+  void PutShortBlock(const void* block, uint32_t n, unsigned width) {
+    word_ = (block == nullptr ? 0 : PackBlockAddress(block)) |
+            (uint64_t{n | (width << kShortSizeBits)} << kSizeShift);
   }
   // Replaces an empty short list by `n` entries in key order, plain or packed by their number.
   void PutShort(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab);
@@ -196,7 +202,10 @@ class FanChunks {
   void Split(size_t c, const FanContext& ctx);
   void MaybeMerge(size_t c, const FanContext& ctx);
   void RemoveChunk(size_t c, SlabAllocator& slab);
-  void RebuildIndex(const EntryOrder& order);
+  // Recounts total_ and the Fenwick tree from the chunks' sizes (in the handles: no chunk is
+  // read). Every structural change keeps first_ itself: reading each chunk's first key again
+  // would take two cache misses a chunk (its header, the fan's record).
+  void RebuildSizes();
   void FenwickAdd(size_t c, int delta);
   size_t Prefix(size_t c) const;  // entries in chunks [0, c)
   size_t ChunkOfRank(size_t rank, size_t* offset) const;
@@ -210,7 +219,8 @@ class FanChunks {
 };
 
 inline uint32_t FanList::size() const {
-  const uint32_t n = short_size();
+  if (!chunked()) return short_size();
+  const uint32_t n = size_field();
   return n == kSizeSaturated ? chunks()->size() : n;
 }
 

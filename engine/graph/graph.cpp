@@ -152,10 +152,6 @@ void Graph::PrefetchLists(const InternalId ids[2]) const {
   }
 }
 
-void Graph::PrefetchListTails(const InternalId ids[2]) const {
-  if (ids[1] != kNoInternalId) users_[ids[1]].fans.PrefetchTail();
-}
-
 Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool engine_time,
                                         bool rate_limited, const InternalId* known) {
   RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));

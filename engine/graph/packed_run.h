@@ -20,6 +20,10 @@
 // with one 8-byte load that ends at the field's last byte: no read passes the block's end,
 // and the header in front keeps the first fields' loads inside the block.
 //
+// The handle keeps the entry width W beside the size, so the address of any entry is known
+// before the header is: a search's first probe and an append's read of the newest entry
+// go to memory together with the header, not after it.
+//
 // Thread-safety: none; the owner serializes mutations, const reads may run concurrently.
 // 12 bytes, 4-byte aligned, like EntryArray.
 #pragma once
@@ -64,9 +68,18 @@ struct PackedFields {
     return static_cast<InternalId>(Load(payload, uint64_t{i} * width, peer_bits));
   }
   bool Mutual(uint32_t i) const { return Load(payload, uint64_t{i} * width + peer_bits, 1) != 0; }
+  // The time is an entry's last field: its load ends at the entry's last byte, an address
+  // that needs only `width` (which the handle holds), so it can start before the header is
+  // read.
   TimestampMs Ts(uint32_t i) const {
-    return base +
-           static_cast<TimestampMs>(Load(payload, uint64_t{i} * width + peer_bits + 1, time_bits));
+    if (time_bits == 0) return base;
+    const uint64_t end = (uint64_t{i} + 1) * width;  // one past the entry's last bit
+    const auto last = static_cast<int64_t>((end - 1) >> 3);
+    uint64_t word;
+    std::memcpy(&word, payload + last - 7, sizeof(word));
+    const auto shift =
+        static_cast<unsigned>(static_cast<int64_t>(end - time_bits) - 8 * (last - 7));
+    return base + static_cast<TimestampMs>((word >> shift) & ((uint64_t{1} << time_bits) - 1));
   }
   EdgeEntry At(uint32_t i) const {
     if (width <= 57) {
@@ -125,24 +138,29 @@ class PackedRun {
   void Truncate(uint32_t n, SlabAllocator& slab);
   void Clear(SlabAllocator& slab);
 
-  // Adopts a block holding `size` entries (as Release gave it); releases ownership.
-  void Adopt(char* block, uint32_t size) {
+  // The bits of one entry (0 when empty): an owner that keeps the handle elsewhere keeps it
+  // too and gives it back to Adopt.
+  unsigned entry_width() const { return width_; }
+  // Adopts a block holding `size` entries of `width` bits (as Release gave it, with
+  // size() and entry_width() read before); releases ownership.
+  void Adopt(char* block, uint32_t size, unsigned width) {
     block_ = block;
     size_ = size;
+    width_ = width;
   }
   char* Release() {
     char* b = block_;
     block_ = nullptr;
     size_ = 0;
+    width_ = 0;
     return b;
   }
-  // Hints the CPU to fetch the header (which says where the entries end).
-  void PrefetchHeader() const { __builtin_prefetch(block_); }
-  // Once the header is cached: hints the CPU to fetch the newest entry, which an insert
-  // compares first and an append writes beside.
-  void PrefetchTail() const {
-    if (block_ == nullptr || size_ == 0) return;
-    __builtin_prefetch(block_ + 8 + uint64_t{size_ - 1} * fields().width / 8);
+  // Hints the CPU to fetch what an insert of the newest entry reads: the header and the
+  // newest entry (which it compares first and an append writes beside).
+  void PrefetchForAppend() const {
+    if (block_ == nullptr) return;
+    __builtin_prefetch(block_);
+    __builtin_prefetch(block_ + 8 + (uint64_t{size_} * width_ - 1) / 8);
   }
 
   // The widths and base (all zero, width 1, when empty).
@@ -155,7 +173,7 @@ class PackedRun {
     f.base = static_cast<TimestampMs>(h & ((uint64_t{1} << 42) - 1));
     f.peer_bits = static_cast<unsigned>((h >> 42) & 63);
     f.time_bits = static_cast<unsigned>((h >> 48) & 63);
-    f.width = f.peer_bits + 1 + f.time_bits;
+    f.width = width_;  // == peer_bits + 1 + time_bits, from the handle (see above)
     return f;
   }
   unsigned peer_bits() const { return fields().peer_bits; }
@@ -184,7 +202,8 @@ class PackedRun {
   void Encode(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab);
 
   char* block_ = nullptr;
-  uint32_t size_ = 0;
+  uint32_t size_ : 24 = 0;  // a run holds at most a fan chunk (<= 1,024 entries)
+  uint32_t width_ : 8 = 0;  // W, 0 when empty
 };
 #pragma pack(pop)
 static_assert(sizeof(PackedRun) == 12);
