@@ -1,6 +1,8 @@
 #include "engine/graph/following_list.h"
 
 #include <algorithm>
+#include <bit>
+#include <vector>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -56,10 +58,19 @@ size_t FollowingList::FindPeer(InternalId peer) const {
 }
 
 size_t FollowingList::Rank(const EntryKey& k, const EntryOrder& order) const {
+  if (is_packed()) {
+    const Packed p = packed();  // the header once, not at every probe
+    return RankBy(k, order, [&](size_t i) { return p.Ts(i); });
+  }
+  return RankBy(k, order, [&](size_t i) { return TsAt(i); });
+}
+
+template <typename TsOf>
+size_t FollowingList::RankBy(const EntryKey& k, const EntryOrder& order, TsOf&& ts_of) const {
   size_t lo = 0, hi = size();
   while (lo < hi) {
     const size_t mid = (lo + hi) / 2;
-    const TimestampMs ts = TsAt(mid);
+    const TimestampMs ts = ts_of(mid);
     const bool less = ts != k.ts ? ts < k.ts : order.External(PeerAt(mid)) < k.user;
     if (less)
       lo = mid + 1;
@@ -67,6 +78,27 @@ size_t FollowingList::Rank(const EntryKey& k, const EntryOrder& order) const {
       hi = mid;
   }
   return lo;
+}
+
+uint32_t FollowingList::PackedCapacity(uint32_t n, unsigned time_bits) {
+  const uint64_t bytes =
+      uint64_t{SlabAllocator::CapacityFor(PackedUnits(n, time_bits))} * sizeof(EdgeEntry) - 8;
+  const unsigned w = 1 + time_bits;
+  // 4p + ceil(p * w / 8) <= bytes exactly when p * (32 + w) <= 8 * bytes (bytes is whole).
+  return static_cast<uint32_t>(bytes * 8 / (32 + w));
+}
+
+size_t FollowingList::BlockBytes() const {
+  const uint32_t n = size();
+  if (n == 0) return 0;
+  const uint32_t units = is_packed() ? PackedUnits(n, packed().time_bits) : n;
+  return (size_t{SlabAllocator::CapacityFor(units)} * sizeof(EdgeEntry) + 3) & ~size_t{3};
+}
+
+void FollowingList::FreeBlock(SlabAllocator& slab) {
+  const uint32_t n = size();
+  if (n > 0) slab.FreeBlock(block(), is_packed() ? PackedUnits(n, packed().time_bits) : n);
+  word_ = 0;
 }
 
 void FollowingList::Resize(uint32_t new_size, SlabAllocator& slab) {
@@ -90,58 +122,196 @@ void FollowingList::Resize(uint32_t new_size, SlabAllocator& slab) {
   Set(block, new_size);
 }
 
+void FollowingList::Decode(EdgeEntry* out) const {
+  const uint32_t n = size();
+  for (uint32_t i = 0; i < n; ++i) out[i] = EntryAt(i);
+}
+
+void FollowingList::Encode(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab) {
+  FreeBlock(slab);
+  if (n < kPackMin) {
+    Resize(n, slab);
+    uint32_t* const peer = peers();
+    uint32_t* const lo = ts_lo();
+    uint16_t* const hi = ts_hi();
+    for (uint32_t i = 0; i < n; ++i) {
+      peer[i] = entries[i].peer;
+      lo[i] = entries[i].ts_lo;
+      hi[i] = entries[i].ts_hi_flags;
+    }
+    return;
+  }
+  const TimestampMs base = EntryTs(entries[0]);
+  const auto time_bits =
+      static_cast<unsigned>(std::bit_width(static_cast<uint64_t>(EntryTs(entries[n - 1]) - base)));
+  const uint32_t units = PackedUnits(n, time_bits);
+  const uint32_t capacity = PackedCapacity(n, time_bits);
+  char* b = static_cast<char*>(slab.AllocateBlock(units));
+  const uint64_t header = static_cast<uint64_t>(base) | (uint64_t{time_bits} << 42) |
+                          (uint64_t{std::min(capacity, kCapacitySaturated)} << 48);
+  std::memcpy(b, &header, sizeof(header));
+  Set(b, n);
+  const Packed p = packed();
+  std::memset(p.times, 0, (uint64_t{capacity} * p.width + 7) / 8);
+  uint32_t* const peer = peers();
+  for (uint32_t i = 0; i < n; ++i) {
+    peer[i] = entries[i].peer;
+    const uint64_t field = (static_cast<uint64_t>(EntryTs(entries[i]) - base) << 1) |
+                           (EntryMutual(entries[i]) ? 1 : 0);
+    StoreBits(p.times, uint64_t{i} * p.width, p.width, field);
+  }
+}
+
+void FollowingList::RelayoutPacked(const Packed& p, uint32_t n, SlabAllocator& slab) {
+  const uint32_t old_size = size();
+  const uint32_t old_units = PackedUnits(old_size, p.time_bits);
+  const uint32_t new_units = PackedUnits(n, p.time_bits);
+  if (SlabAllocator::CapacityFor(old_units) == SlabAllocator::CapacityFor(new_units)) {
+    Set(block(), n);
+    return;
+  }
+  const uint32_t capacity = PackedCapacity(n, p.time_bits);
+  char* fresh = static_cast<char*>(slab.AllocateBlock(new_units));
+  const uint64_t header = static_cast<uint64_t>(p.base) | (uint64_t{p.time_bits} << 42) |
+                          (uint64_t{std::min(capacity, kCapacitySaturated)} << 48);
+  std::memcpy(fresh, &header, sizeof(header));
+  const uint32_t keep = std::min(old_size, n);
+  std::memcpy(fresh + 8, block() + 8, 4 * size_t{keep});
+  char* times = fresh + 8 + 4 * size_t{capacity};
+  const uint64_t keep_bytes = (uint64_t{keep} * p.width + 7) / 8;
+  std::memcpy(times, p.times, keep_bytes);
+  std::memset(times + keep_bytes, 0, (uint64_t{capacity} * p.width + 7) / 8 - keep_bytes);
+  slab.FreeBlock(block(), old_units);
+  Set(fresh, n);
+}
+
+// The entries of a list being rebuilt: one per thread, so the rare re-encode does not
+// allocate.
+static std::vector<EdgeEntry>& Scratch() {
+  thread_local std::vector<EdgeEntry> scratch;
+  return scratch;
+}
+
 void FollowingList::Insert(const EdgeEntry& e, const EntryOrder& order, SlabAllocator& slab) {
   const EntryKey key = order.KeyOf(e);
   const uint32_t n = size();
   // Most inserts are the newest entry: check the back before searching.
   size_t pos = n;
   if (n > 0) {
-    const TimestampMs last = TsAt(n - 1);
+    const TimestampMs last = n >= kPackMin ? packed().Ts(n - 1) : TsAt(n - 1);
     const bool after_last =
         last != key.ts ? last < key.ts : order.External(PeerAt(n - 1)) < key.user;
     if (!after_last) pos = Rank(key, order);
   }
   const size_t tail = n - pos;
-  Resize(n + 1, slab);
-  std::memmove(peers() + pos + 1, peers() + pos, 4 * tail);
-  std::memmove(ts_lo() + pos + 1, ts_lo() + pos, 4 * tail);
-  std::memmove(ts_hi() + pos + 1, ts_hi() + pos, 2 * tail);
-  peers()[pos] = e.peer;
-  ts_lo()[pos] = e.ts_lo;
-  ts_hi()[pos] = e.ts_hi_flags;
+  if (n + 1 < kPackMin) {
+    Resize(n + 1, slab);
+    std::memmove(peers() + pos + 1, peers() + pos, 4 * tail);
+    std::memmove(ts_lo() + pos + 1, ts_lo() + pos, 4 * tail);
+    std::memmove(ts_hi() + pos + 1, ts_hi() + pos, 2 * tail);
+    peers()[pos] = e.peer;
+    ts_lo()[pos] = e.ts_lo;
+    ts_hi()[pos] = e.ts_hi_flags;
+    return;
+  }
+  if (n >= kPackMin) {
+    const Packed p = packed();
+    const TimestampMs ts = EntryTs(e);
+    if (ts >= p.base && (static_cast<uint64_t>(ts - p.base) >> p.time_bits) == 0) {
+      // The width holds it: make room in place (in a larger block when this one is full).
+      if (n + 1 > p.capacity) RelayoutPacked(p, n + 1, slab);
+      Set(block(), n + 1);
+      const Packed q = packed();
+      uint32_t* const peer = peers();
+      std::memmove(peer + pos + 1, peer + pos, 4 * tail);
+      peer[pos] = e.peer;
+      MoveBitsUp(q.times, (uint64_t{pos} + 1) * q.width, uint64_t{pos} * q.width,
+                 uint64_t{tail} * q.width);
+      StoreBits(q.times, uint64_t{pos} * q.width, q.width,
+                (static_cast<uint64_t>(ts - q.base) << 1) | (EntryMutual(e) ? 1 : 0));
+      return;
+    }
+  }
+  // The first packed form, or a time the width does not hold: encode the list again.
+  std::vector<EdgeEntry>& all = Scratch();
+  all.resize(n);
+  Decode(all.data());
+  all.insert(all.begin() + static_cast<ptrdiff_t>(pos), e);
+  Encode(all.data(), n + 1, slab);
 }
 
 void FollowingList::AppendRun(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab) {
+  if (n == 0) return;
   const uint32_t old_size = size();
-  Resize(old_size + n, slab);
-  // The arrays' starts, once: stores through them may alias word_, so the compiler would
-  // otherwise work the address and capacity out again for every entry.
-  uint32_t* const peer = peers() + old_size;
-  uint32_t* const lo = ts_lo() + old_size;
-  uint16_t* const hi = ts_hi() + old_size;
-  for (uint32_t i = 0; i < n; ++i) {
-    peer[i] = entries[i].peer;
-    lo[i] = entries[i].ts_lo;
-    hi[i] = entries[i].ts_hi_flags;
+  if (old_size + n < kPackMin) {
+    Resize(old_size + n, slab);
+    // The arrays' starts, once: stores through them may alias word_, so the compiler would
+    // otherwise work the address and capacity out again for every entry.
+    uint32_t* const peer = peers() + old_size;
+    uint32_t* const lo = ts_lo() + old_size;
+    uint16_t* const hi = ts_hi() + old_size;
+    for (uint32_t i = 0; i < n; ++i) {
+      peer[i] = entries[i].peer;
+      lo[i] = entries[i].ts_lo;
+      hi[i] = entries[i].ts_hi_flags;
+    }
+    return;
   }
+  if (old_size == 0) {
+    Encode(entries, n, slab);
+    return;
+  }
+  std::vector<EdgeEntry>& all = Scratch();
+  all.resize(old_size);
+  Decode(all.data());
+  all.insert(all.end(), entries, entries + n);
+  Encode(all.data(), old_size + n, slab);
 }
 
 void FollowingList::EraseAt(size_t pos, SlabAllocator& slab) {
   const uint32_t n = size();
   const size_t tail = n - pos - 1;
-  std::memmove(peers() + pos, peers() + pos + 1, 4 * tail);
-  std::memmove(ts_lo() + pos, ts_lo() + pos + 1, 4 * tail);
-  std::memmove(ts_hi() + pos, ts_hi() + pos + 1, 2 * tail);
-  Resize(n - 1, slab);
+  if (n < kPackMin) {
+    std::memmove(peers() + pos, peers() + pos + 1, 4 * tail);
+    std::memmove(ts_lo() + pos, ts_lo() + pos + 1, 4 * tail);
+    std::memmove(ts_hi() + pos, ts_hi() + pos + 1, 2 * tail);
+    Resize(n - 1, slab);
+    return;
+  }
+  if (n == kPackMin) {
+    // Too short to keep packed: back to the plain form.
+    std::vector<EdgeEntry>& all = Scratch();
+    all.resize(n);
+    Decode(all.data());
+    all.erase(all.begin() + static_cast<ptrdiff_t>(pos));
+    Encode(all.data(), n - 1, slab);
+    return;
+  }
+  const Packed p = packed();
+  uint32_t* const peer = peers();
+  std::memmove(peer + pos, peer + pos + 1, 4 * tail);
+  MoveBitsDown(p.times, uint64_t{pos} * p.width, (uint64_t{pos} + 1) * p.width,
+               uint64_t{tail} * p.width);
+  RelayoutPacked(p, n - 1, slab);
 }
 
 void FollowingList::Clear(SlabAllocator& slab) {
-  Resize(0, slab);
+  FreeBlock(slab);
 }
 
 uint32_t FollowingList::CopyDescending(size_t end, uint32_t limit, EdgeEntry* out) const {
   const uint32_t n = static_cast<uint32_t>(std::min<size_t>(end, limit));
-  for (uint32_t i = 0; i < n; ++i) out[i] = EntryAt(end - 1 - i);
+  if (!is_packed()) {
+    for (uint32_t i = 0; i < n; ++i) out[i] = EntryAt(end - 1 - i);
+    return n;
+  }
+  const Packed p = packed();
+  const uint32_t* const peer = peers();
+  for (uint32_t i = 0; i < n; ++i) {
+    const auto at = static_cast<uint32_t>(end - 1 - i);
+    const uint64_t field = LoadBits(p.times, uint64_t{at} * p.width, p.width);
+    out[i] = MakeEntry(peer[at], p.base + static_cast<TimestampMs>(field >> 1), (field & 1) != 0);
+  }
   return n;
 }
 

@@ -152,6 +152,10 @@ void Graph::PrefetchLists(const InternalId ids[2]) const {
   }
 }
 
+void Graph::PrefetchNewestTimes(const InternalId ids[2]) const {
+  if (ids[0] != kNoInternalId) users_[ids[0]].following.PrefetchNewestTime();
+}
+
 Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool engine_time,
                                         bool rate_limited, const InternalId* known) {
   RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));

@@ -335,6 +335,9 @@ class Graph {
   // WriteAhead's last stage, for a pair whose ids are looked up (so its records are cached):
   // the list ends a follow reads and writes.
   void PrefetchLists(const InternalId ids[2]) const;
+  // And once those are cached: the follower's newest time in a packed following list (its
+  // header says where).
+  void PrefetchNewestTimes(const InternalId ids[2]) const;
   // The engine clock's time, never earlier than the last one handed out.
   TimestampMs TakeEngineTime();
   // The block and request bits of relation(a, b). REQUIRES: a has kHasAccessBit.

@@ -9,63 +9,6 @@
 namespace relgraph {
 namespace {
 
-// Bit moves. A move writes whole 8-byte words at 64-bit boundaries of the payload and reads
-// each from the source at any bit offset, so no read waits for a write it overlaps (a
-// store-forwarding stall on every piece when the pieces' windows overlapped) and a long move
-// runs at about memmove's speed. The ends of a move, less than a word each, go field by field.
-
-// Bits moved at a time at the ends: a piece and its offset in a byte stay within one load.
-constexpr unsigned kPiece = 56;
-
-void MovePieces(char* payload, uint64_t dst, uint64_t src, uint64_t len) {
-  for (uint64_t off = 0; off < len; off += kPiece) {
-    const auto k = static_cast<unsigned>(std::min<uint64_t>(kPiece, len - off));
-    PackedFields::Store(payload, dst + off, k, PackedFields::Load(payload, src + off, k));
-  }
-}
-
-// The 64 bits of `payload` from bit `bit`. REQUIRES: bit + 64 <= the payload's bits.
-uint64_t Bits64(const char* payload, uint64_t bit) {
-  uint64_t word;
-  std::memcpy(&word, payload + bit / 8, sizeof(word));
-  const auto shift = static_cast<unsigned>(bit % 8);
-  if (shift == 0) return word;
-  const auto next = static_cast<uint8_t>(payload[bit / 8 + 8]);
-  return (word >> shift) | (uint64_t{next} << (64 - shift));
-}
-
-void PutWord(char* payload, uint64_t bit, uint64_t word) {
-  std::memcpy(payload + bit / 8, &word, sizeof(word));
-}
-
-// Moves bits [src, src + len) of `payload` down to dst < src: from the front, so each word
-// is read before a later write reaches it.
-void MoveBitsDown(char* payload, uint64_t dst, uint64_t src, uint64_t len) {
-  const uint64_t head = std::min<uint64_t>(len, (64 - dst % 64) % 64);
-  MovePieces(payload, dst, src, head);
-  uint64_t done = head;
-  for (; len - done >= 64; done += 64) PutWord(payload, dst + done, Bits64(payload, src + done));
-  MovePieces(payload, dst + done, src + done, len - done);
-}
-
-// Moves bits [src, src + len) of `payload` up to dst > src: from the back.
-void MoveBitsUp(char* payload, uint64_t dst, uint64_t src, uint64_t len) {
-  const uint64_t tail = std::min<uint64_t>(len, (dst + len) % 64);
-  uint64_t end = len - tail;             // bits [0, end) are left to move
-  for (uint64_t off = tail; off > 0;) {  // the tail, from its back
-    const auto k = static_cast<unsigned>(std::min<uint64_t>(kPiece, off));
-    off -= k;
-    PackedFields::Store(payload, dst + end + off, k,
-                        PackedFields::Load(payload, src + end + off, k));
-  }
-  for (; end >= 64; end -= 64) PutWord(payload, dst + end - 64, Bits64(payload, src + end - 64));
-  for (uint64_t off = end; off > 0;) {  // the head, from its back
-    const auto k = static_cast<unsigned>(std::min<uint64_t>(kPiece, off));
-    off -= k;
-    PackedFields::Store(payload, dst + off, k, PackedFields::Load(payload, src + off, k));
-  }
-}
-
 // The entries of a run being rebuilt (a re-encode decodes into it): one per thread, so the
 // rare re-encode does not allocate.
 std::vector<EdgeEntry>& Scratch() {

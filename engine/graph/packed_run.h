@@ -32,6 +32,7 @@
 #include <cstring>
 
 #include "engine/graph/edge_entry.h"
+#include "engine/graph/packed_bits.h"
 #include "engine/graph/slab_allocator.h"
 
 namespace relgraph {
@@ -42,26 +43,11 @@ struct PackedFields {
   TimestampMs base = 0;
   unsigned peer_bits = 0, time_bits = 0, width = 1;
 
-  // Field access at bit `bit` of a payload that has 8 readable bytes in front of it. A
-  // field is read with one 8-byte load that ends at its last byte, so no read passes the
-  // block's end. REQUIRES: width <= 57.
   static uint64_t Load(const char* payload, uint64_t bit, unsigned width) {
-    if (width == 0) return 0;
-    const auto last = static_cast<int64_t>((bit + width - 1) >> 3);
-    uint64_t word;
-    std::memcpy(&word, payload + last - 7, sizeof(word));
-    const auto shift = static_cast<unsigned>(static_cast<int64_t>(bit) - 8 * (last - 7));
-    return (word >> shift) & ((uint64_t{1} << width) - 1);
+    return LoadBits(payload, bit, width);
   }
   static void Store(char* payload, uint64_t bit, unsigned width, uint64_t value) {
-    if (width == 0) return;
-    const auto last = static_cast<int64_t>((bit + width - 1) >> 3);
-    uint64_t word;
-    std::memcpy(&word, payload + last - 7, sizeof(word));
-    const auto shift = static_cast<unsigned>(static_cast<int64_t>(bit) - 8 * (last - 7));
-    const uint64_t mask = ((uint64_t{1} << width) - 1) << shift;
-    word = (word & ~mask) | ((value << shift) & mask);
-    std::memcpy(payload + last - 7, &word, sizeof(word));
+    StoreBits(payload, bit, width, value);
   }
 
   InternalId Peer(uint32_t i) const {
@@ -73,13 +59,8 @@ struct PackedFields {
   // read.
   TimestampMs Ts(uint32_t i) const {
     if (time_bits == 0) return base;
-    const uint64_t end = (uint64_t{i} + 1) * width;  // one past the entry's last bit
-    const auto last = static_cast<int64_t>((end - 1) >> 3);
-    uint64_t word;
-    std::memcpy(&word, payload + last - 7, sizeof(word));
-    const auto shift =
-        static_cast<unsigned>(static_cast<int64_t>(end - time_bits) - 8 * (last - 7));
-    return base + static_cast<TimestampMs>((word >> shift) & ((uint64_t{1} << time_bits) - 1));
+    return base + static_cast<TimestampMs>(
+                      LoadBitsEndingAt(payload, (uint64_t{i} + 1) * width, time_bits));
   }
   EdgeEntry At(uint32_t i) const {
     if (width <= 57) {

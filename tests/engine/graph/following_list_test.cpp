@@ -55,6 +55,8 @@ TEST_CASE("following_list: random inserts, erases and flag flips match a sorted 
                  r);
     }
     REQUIRE(list.size() == ref.size());
+    // The block is always the one its size and width call for: none leaks, none is short.
+    REQUIRE(slab.LiveBytes() == list.BlockBytes());
     if (step % 101 == 0) {
       for (size_t i = 0; i < ref.size(); ++i) {
         REQUIRE(list.PeerAt(i) == ref[i].peer);
@@ -76,6 +78,61 @@ TEST_CASE("following_list: random inserts, erases and flag flips match a sorted 
   list.Clear(slab);
   CHECK(list.empty());
   CHECK(slab.LiveBytes() == 0);
+}
+
+TEST_CASE("following_list: appends that widen the time span, and erases at both ends") {
+  // A list grows the way a user's follows come: the newest last, each later than the one
+  // before by a gap that sometimes jumps, so the packed times widen as it fills (re-encoded)
+  // and otherwise take the new entry in place. Erasing the oldest keeps the base.
+  std::mt19937_64 rng(5);
+  IdMap ids;
+  for (UserId u = 1; u <= 3000; ++u) ids.Intern(u * 7919);
+  const EntryOrder order(ids);
+  SlabAllocator slab;
+  FollowingList list;
+  std::vector<EdgeEntry> ref;
+  TimestampMs ts = 1'700'000'000'000;
+  for (InternalId peer = 0; peer < 1500; ++peer) {
+    ts += rng() % 8 == 0 ? static_cast<TimestampMs>(rng() % (uint64_t{1} << (peer % 37))) : 1;
+    const EdgeEntry e = MakeEntry(peer, ts, rng() % 2 == 0);
+    list.Insert(e, order, slab);
+    ref.push_back(e);
+    if (peer % 5 == 4) {
+      const size_t at = peer % 2 == 0 ? 0 : ref.size() - 1;
+      list.EraseAt(at, slab);
+      ref.erase(ref.begin() + static_cast<ptrdiff_t>(at));
+    }
+    REQUIRE(list.size() == ref.size());
+    REQUIRE(slab.LiveBytes() == list.BlockBytes());
+    for (size_t i = 0; i < ref.size(); i += 1 + i / 16) {
+      REQUIRE(list.PeerAt(i) == ref[i].peer);
+      REQUIRE(list.TsAt(i) == EntryTs(ref[i]));
+      REQUIRE(list.MutualAt(i) == EntryMutual(ref[i]));
+    }
+  }
+  while (!list.empty()) {
+    const size_t at = rng() % list.size();
+    list.EraseAt(at, slab);
+    ref.erase(ref.begin() + static_cast<ptrdiff_t>(at));
+    REQUIRE(slab.LiveBytes() == list.BlockBytes());
+    if (!ref.empty()) REQUIRE(list.TsAt(ref.size() - 1) == EntryTs(ref.back()));
+  }
+  CHECK(slab.LiveBytes() == 0);
+}
+
+TEST_CASE("following_list: a packed block's capacity is the most entries its class holds") {
+  for (uint32_t n = FollowingList::kPackMin; n <= 3000; ++n) {
+    for (unsigned time_bits = 0; time_bits <= 42; time_bits += 1 + n % 3) {
+      const uint64_t bytes =
+          uint64_t{SlabAllocator::CapacityFor(FollowingList::PackedUnits(n, time_bits))} *
+          sizeof(EdgeEntry);
+      const auto need = [&](uint64_t p) { return 8 + 4 * p + (p * (1 + time_bits) + 7) / 8; };
+      const uint32_t p = FollowingList::PackedCapacity(n, time_bits);
+      REQUIRE(p >= n);
+      REQUIRE(need(p) <= bytes);
+      REQUIRE(need(p + 1) > bytes);
+    }
+  }
 }
 
 TEST_CASE("following_list: FindPeer finds every position at every length around SIMD blocks") {
