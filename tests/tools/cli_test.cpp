@@ -289,6 +289,10 @@ TEST_CASE("cli: numbers out of range name the range; usage errors exit 2, the se
   CHECK(out == "error: invalid_argument: user 'x' is not a number\n");
   CHECK(RunCli(port + "--json follow 1 x", &out) == 2);
   CHECK(out == "{\"error\":\"invalid_argument\",\"message\":\"user 'x' is not a number\"}\n");
+  CHECK(RunCli(port + "--timeout-ms=0 info", &out) == 2);
+  CHECK(out.find("--timeout-ms takes milliseconds in [1, 86400000], not '0'") != std::string::npos);
+  CHECK(RunCli(port + "--timeout-ms=5s info", &out) == 2);
+  CHECK(RunCli(port + "--timeout-ms=60000 info", &out) == 0);
   // The server's own refusals, invalid_argument among them, exit 1.
   CHECK(RunCli(port + "follow 1 1", &out) == 1);
   CHECK(out == "error: self_follow: user 1 cannot follow itself\n");

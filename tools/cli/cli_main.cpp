@@ -11,6 +11,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <sstream>
@@ -34,6 +35,8 @@ void PrintUsage() {
       "       relgraph-cli --cluster=nats://HOST:PORT[,...] [-a TOKEN] [--json] [COMMAND ARGS...]\n"
       "       relgraph-cli --help | -h | --version\n"
       "  defaults: -h 127.0.0.1 -p 7707; RELGRAPH_TOKEN supplies -a\n"
+      "  --timeout-ms=N: how long a command waits for its reply (default 30000; snapshot,\n"
+      "    which takes minutes on a graph of hundreds of millions of edges: 3600000)\n"
       "  without a command: an interactive session ('help', 'quit')\n"
       "  exit status: 0 done, 1 an error from the server or the connection, 2 bad usage\n"
       "TLS (docs/security.md; RELGRAPH_TLS_CA, RELGRAPH_TLS_CERT and RELGRAPH_TLS_KEY supply\n"
@@ -188,6 +191,7 @@ int Main(int argc, char** argv) {
   net::NatsTlsOptions nats_tls;  // --cluster's NATS over TLS
   std::string cluster;  // nats://HOST:PORT: commands go through the cluster's shard map
   std::vector<std::string> words;
+  bool timeout_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
@@ -203,6 +207,18 @@ int Main(int argc, char** argv) {
       json = true;
     } else if (a.rfind("--cluster=", 0) == 0) {
       cluster = a.substr(10);
+    } else if (a.rfind("--timeout-ms=", 0) == 0) {
+      const std::string value = a.substr(13);
+      char* end = nullptr;
+      const unsigned long long ms = std::strtoull(value.c_str(), &end, 10);
+      if (value.empty() || value[0] == '-' || *end != '\0' || ms == 0 || ms > 86'400'000) {
+        std::fprintf(stderr,
+                     "relgraph-cli: --timeout-ms takes milliseconds in [1, 86400000], not '%s'\n",
+                     value.c_str());
+        return 2;
+      }
+      options.io_timeout = std::chrono::milliseconds(ms);
+      timeout_given = true;
     } else if (a == "-h" && has_value) {
       options.host = argv[++i];
     } else if (a == "-a" && has_value) {
@@ -237,6 +253,9 @@ int Main(int argc, char** argv) {
     PrintUsage();
     return 0;
   }
+  // A snapshot writes the whole graph before it answers: 100 s at 500M edges.
+  if (!timeout_given && !words.empty() && words[0] == "snapshot")
+    options.io_timeout = std::chrono::hours(1);
   net::SetNatsTls(nats_tls);
   if (!cluster.empty()) {
     if (!words.empty() && words[0] == "subscribe") {
