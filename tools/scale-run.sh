@@ -47,8 +47,8 @@ for arg in "$@"; do
 done
 [[ $edges =~ ^[1-9][0-9]*$ ]] || { echo "scale-run: --edges must be a positive number" >&2; exit 2; }
 latency_ops=${LATENCY_OPS:-20000} seed=${SEED:-1}
-mem_per_edge=${MEM_BYTES_PER_EDGE:-32}   # resident bytes per edge of the build, with headroom
-disk_per_edge=${DISK_BYTES_PER_EDGE:-19} # snapshot bytes per edge (version 5: 17.7 at 10M edges)
+mem_per_edge=${MEM_BYTES_PER_EDGE:-28}   # peak bytes per edge of the build (25.6 at 500M), with headroom
+disk_per_edge=${DISK_BYTES_PER_EDGE:-21} # snapshot bytes per edge (version 5: 19.4 at 500M realistic edges)
 
 if [ -z "$data_dir" ]; then
   data_dir=$(mktemp -d /tmp/relgraph-scale-XXXXXX)
