@@ -26,10 +26,11 @@ inline pid_t Spawn(const std::vector<std::string>& args, const std::string& log)
 
 using testing::WaitExit;
 
-// The port from relgraphd's "listening on HOST:PORT" log line, waiting up to 10 s.
+// The port from relgraphd's "listening on HOST:PORT" log line, waiting up to 30 s (a start
+// that recovers a graph beside a cold compile on two cores took more than 10).
 inline uint16_t WaitForPort(const std::string& log) {
   const std::regex re("listening on [0-9.]+:([0-9]+)");
-  for (int i = 0; i < 500; ++i) {
+  for (int i = 0; i < 1500; ++i) {
     std::ifstream in(log);
     std::stringstream text;
     text << in.rdbuf();
