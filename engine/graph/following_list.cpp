@@ -122,9 +122,26 @@ void FollowingList::Resize(uint32_t new_size, SlabAllocator& slab) {
   Set(block, new_size);
 }
 
+EdgeEntry FollowingList::Packed::Entry(const uint32_t* peers, uint32_t i) const {
+  const uint64_t field = LoadBits(times, uint64_t{i} * width, width);
+  return MakeEntry(peers[i], base + static_cast<TimestampMs>(field >> 1), (field & 1) != 0);
+}
+
 void FollowingList::Decode(EdgeEntry* out) const {
   const uint32_t n = size();
-  for (uint32_t i = 0; i < n; ++i) out[i] = EntryAt(i);
+  if (!is_packed()) {
+    for (uint32_t i = 0; i < n; ++i) out[i] = EntryAt(i);
+    return;
+  }
+  const Packed p = packed();  // the header once, not per entry
+  for (uint32_t i = 0; i < n; ++i) out[i] = p.Entry(peers(), i);
+}
+
+void FollowingList::PutHeader(char* block, TimestampMs base, unsigned time_bits,
+                              uint32_t capacity) {
+  const uint64_t header = static_cast<uint64_t>(base) | (uint64_t{time_bits} << 42) |
+                          (uint64_t{std::min(capacity, kCapacitySaturated)} << 48);
+  std::memcpy(block, &header, sizeof(header));
 }
 
 void FollowingList::Encode(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab) {
@@ -147,9 +164,7 @@ void FollowingList::Encode(const EdgeEntry* entries, uint32_t n, SlabAllocator& 
   const uint32_t units = PackedUnits(n, time_bits);
   const uint32_t capacity = PackedCapacity(n, time_bits);
   char* b = static_cast<char*>(slab.AllocateBlock(units));
-  const uint64_t header = static_cast<uint64_t>(base) | (uint64_t{time_bits} << 42) |
-                          (uint64_t{std::min(capacity, kCapacitySaturated)} << 48);
-  std::memcpy(b, &header, sizeof(header));
+  PutHeader(b, base, time_bits, capacity);
   Set(b, n);
   const Packed p = packed();
   std::memset(p.times, 0, (uint64_t{capacity} * p.width + 7) / 8);
@@ -172,9 +187,7 @@ void FollowingList::RelayoutPacked(const Packed& p, uint32_t n, SlabAllocator& s
   }
   const uint32_t capacity = PackedCapacity(n, p.time_bits);
   char* fresh = static_cast<char*>(slab.AllocateBlock(new_units));
-  const uint64_t header = static_cast<uint64_t>(p.base) | (uint64_t{p.time_bits} << 42) |
-                          (uint64_t{std::min(capacity, kCapacitySaturated)} << 48);
-  std::memcpy(fresh, &header, sizeof(header));
+  PutHeader(fresh, p.base, p.time_bits, capacity);
   const uint32_t keep = std::min(old_size, n);
   std::memcpy(fresh + 8, block() + 8, 4 * size_t{keep});
   char* times = fresh + 8 + 4 * size_t{capacity};
@@ -307,11 +320,7 @@ uint32_t FollowingList::CopyDescending(size_t end, uint32_t limit, EdgeEntry* ou
   }
   const Packed p = packed();
   const uint32_t* const peer = peers();
-  for (uint32_t i = 0; i < n; ++i) {
-    const auto at = static_cast<uint32_t>(end - 1 - i);
-    const uint64_t field = LoadBits(p.times, uint64_t{at} * p.width, p.width);
-    out[i] = MakeEntry(peer[at], p.base + static_cast<TimestampMs>(field >> 1), (field & 1) != 0);
-  }
+  for (uint32_t i = 0; i < n; ++i) out[i] = p.Entry(peer, static_cast<uint32_t>(end - 1 - i));
   return n;
 }
 

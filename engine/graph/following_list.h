@@ -109,6 +109,8 @@ class FollowingList {
     unsigned time_bits = 0, width = 1;
     uint32_t capacity = 0;  // P
 
+    // Entry i, given the list's peers.
+    EdgeEntry Entry(const uint32_t* peers, uint32_t i) const;
     TimestampMs Ts(size_t i) const {
       if (time_bits == 0) return base;
       return base + static_cast<TimestampMs>(
@@ -129,6 +131,8 @@ class FollowingList {
   uint16_t* ts_hi() const { return reinterpret_cast<uint16_t*>(block() + 8 * size_t{capacity()}); }
   // Packed form only.
   Packed packed() const;
+  // Writes a packed block's header (the layout above).
+  static void PutHeader(char* block, TimestampMs base, unsigned time_bits, uint32_t capacity);
   // Rank with the time of entry i read by ts_of(i).
   template <typename TsOf>
   size_t RankBy(const EntryKey& k, const EntryOrder& order, TsOf&& ts_of) const;

@@ -105,9 +105,9 @@ TEST_CASE("following_list: appends that widen the time span, and erases at both 
     REQUIRE(list.size() == ref.size());
     REQUIRE(slab.LiveBytes() == list.BlockBytes());
     for (size_t i = 0; i < ref.size(); i += 1 + i / 16) {
-      const InternalId peer = ref[i].peer;  // a copy: REQUIRE binds a reference, and the
+      const InternalId want = ref[i].peer;  // a copy: REQUIRE binds a reference, and the
                                             // packed EdgeEntry's peer is 2-aligned
-      REQUIRE(list.PeerAt(i) == peer);
+      REQUIRE(list.PeerAt(i) == want);
       REQUIRE(list.TsAt(i) == EntryTs(ref[i]));
       REQUIRE(list.MutualAt(i) == EntryMutual(ref[i]));
     }
