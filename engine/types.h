@@ -162,6 +162,11 @@ struct GraphOptions {
   // kResourceExhausted and changes nothing. The default is what 4-byte internal ids allow; a
   // smaller value is a test and capacity-planning knob.
   uint64_t max_users = kMaxUsersLimit;
+  // The unit of the times the graph keeps (follows, blocks, requests): 1 (exact milliseconds)
+  // or 1000 (whole seconds: every kept time, answer and cursor is rounded down to one, and
+  // each packed time takes ~10 bits less; engine/graph/time_resolution.h). Fixed for a data
+  // directory: its snapshots record it and a node with another refuses them.
+  uint32_t time_resolution_ms = 1;
 };
 inline constexpr uint32_t kMaxBlocksLimit = 1u << 24;
 // The largest follow cap: what a following list's 19-bit size holds (its handle keeps the size

@@ -33,7 +33,8 @@ enum class Code : uint16_t {
   kUnauthenticated = 11,    // the server wants a valid token before anything but HELLO
   kResourceExhausted = 12,  // a server limit (connections, unsent replies, idle time) was hit
   kProtocolError = 13,      // bytes that break the wire protocol (framing, body layout)
-  kUnsupported = 14,        // unknown opcode or protocol version
+  kUnsupported = 14,        // unknown opcode or protocol version; data of another setting
+                            // (a snapshot's time resolution)
   kTimeout = 15,            // a client-side deadline passed
   kAlreadyExists = 16,      // a unique id is taken (publishing a post id the engine holds)
   kLimitExceeded = 17,      // a per-user list is full (mutes, hides)

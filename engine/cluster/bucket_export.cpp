@@ -85,7 +85,9 @@ Result<std::vector<Db::MovedState>> ExportMovingUsers(const Db& db,
       const FollowingList& following = g.FollowingOf(xi);
       for (uint32_t k = 0; k < following.size(); ++k) {
         add(WalRecordType::kFollow,
-            EncodeFollowRecord(x, g.ExternalOf(following.PeerAt(k)), following.TsAt(k), 0).view());
+            EncodeFollowRecord(x, g.ExternalOf(following.PeerAt(k)),
+                               g.time().Answered(following.TsAt(k)), 0)
+                .view());
       }
       read += following.size();
       in_fans = true;
@@ -97,7 +99,8 @@ Result<std::vector<Db::MovedState>> ExportMovingUsers(const Db& db,
         const UserId fan = g.ExternalOf(buf[k].peer);
         // A moving fan's follow is in its following list.
         if (!moving(fan)) {
-          add(WalRecordType::kFollow, EncodeFollowRecord(fan, x, EntryTs(buf[k]), 0).view());
+          add(WalRecordType::kFollow,
+              EncodeFollowRecord(fan, x, g.time().Answered(EntryTs(buf[k])), 0).view());
         }
       }
       after = g.KeyOf(buf[n - 1]);

@@ -21,6 +21,29 @@ uint32_t& GraphBuilder::Mark(InternalId x) {
 }
 
 Status GraphBuilder::AddFollowing(UserId follower, std::span<const SnapshotEdge> edges) {
+  const TimeResolution& time = graph_->time();
+  if (time.exact()) return AddList(follower, edges);
+  if (follower != coarse_follower_) RELGRAPH_RETURN_IF_ERROR(FlushCoarse());
+  coarse_follower_ = follower;
+  for (const SnapshotEdge& e : edges) {
+    if (e.ts_ms < 0 || e.ts_ms > kMaxTimestampMs)
+      return Status::InvalidArgument("snapshot time out of range");
+    coarse_.push_back({e.followee, time.Stored(e.ts_ms)});
+  }
+  return Status::OK();
+}
+
+Status GraphBuilder::FlushCoarse() {
+  if (coarse_.empty()) return Status::OK();
+  std::sort(coarse_.begin(), coarse_.end(), [](const SnapshotEdge& x, const SnapshotEdge& y) {
+    return x.ts_ms != y.ts_ms ? x.ts_ms < y.ts_ms : x.followee < y.followee;
+  });
+  Status s = AddList(coarse_follower_, coarse_);
+  coarse_.clear();
+  return s;
+}
+
+Status GraphBuilder::AddList(UserId follower, std::span<const SnapshotEdge> edges) {
   Graph& g = *graph_;
   if (follower == 0) return Status(Code::kInvalidUserId, "snapshot names user id 0");
   for (const SnapshotEdge& e : edges) g.ids_.Prefetch(e.followee);
@@ -77,7 +100,8 @@ Status GraphBuilder::AddFollowing(UserId follower, std::span<const SnapshotEdge>
   return Status::OK();
 }
 
-std::unique_ptr<Graph> GraphBuilder::Finish() {
+Result<std::unique_ptr<Graph>> GraphBuilder::Finish() {
+  RELGRAPH_RETURN_IF_ERROR(FlushCoarse());
   Graph& g = *graph_;
   const size_t users = g.users_.size();
 

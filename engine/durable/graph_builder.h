@@ -26,11 +26,14 @@ class GraphBuilder {
   // increasing (ts, followee id) and no followee twice; a list may arrive in several calls.
   // kCorruption otherwise (a snapshot that passed its checksums but breaks the format's rules),
   // kInvalidUserId / kSelfFollow / kInvalidArgument for ids or times no writer could produce.
+  // With times kept in seconds (GraphOptions::time_resolution_ms), a list's order within a
+  // second is by followee, not the file's: a follower's edges are gathered and sorted once all
+  // have arrived, and some of those errors come from the next call or from Finish.
   Status AddFollowing(UserId follower, std::span<const SnapshotEdge> edges);
   // Sizes buffers for about `edges` edges (a hint; any number may follow).
   void Reserve(uint64_t edges) { edges_.reserve(edges); }
   // Builds fan lists, kMutual bits and counters. The builder is spent afterwards.
-  std::unique_ptr<Graph> Finish();
+  Result<std::unique_ptr<Graph>> Finish();
 
  private:
   struct PendingEdge {  // 12 bytes; the time is read back from the follower's list
@@ -43,6 +46,10 @@ class GraphBuilder {
   uint32_t& Mark(InternalId x);
   // The graph's Intern, refused with kResourceExhausted past max_users.
   Result<InternalId> Intern(UserId user);
+  // AddFollowing with the times as the graph keeps them (the lists' order).
+  Status AddList(UserId follower, std::span<const SnapshotEdge> edges);
+  // Times in seconds: the gathered list of coarse_follower_, sorted, through AddList.
+  Status FlushCoarse();
 
   std::unique_ptr<Graph> graph_;
   std::vector<PendingEdge> edges_;
@@ -50,6 +57,8 @@ class GraphBuilder {
   std::vector<EdgeEntry> scratch_;
   uint32_t generation_ = 0;
   InternalId marked_follower_ = kNoInternalId;
+  UserId coarse_follower_ = 0;
+  std::vector<SnapshotEdge> coarse_;
 };
 
 }  // namespace relgraph

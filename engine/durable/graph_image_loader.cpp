@@ -80,6 +80,8 @@ Status GraphImageLoader::AddBlock(std::string_view raw) {
       RELGRAPH_RETURN_IF_ERROR(AddPacked(packed, record.data() + packed.header_bytes));
     } else if (tag == ImageTag::kIds) {
       RELGRAPH_RETURN_IF_ERROR(AddIds(record));
+    } else if (tag == ImageTag::kTimeUnit) {
+      RELGRAPH_RETURN_IF_ERROR(AddTimeUnit(record));
     } else {
       RELGRAPH_RETURN_IF_ERROR(AddRaw(tag, record));
     }
@@ -134,8 +136,25 @@ Status GraphImageLoader::AddIds(std::string_view record) {
   return Status::OK();
 }
 
+Status GraphImageLoader::AddTimeUnit(std::string_view record) {
+  if (ids_indexed_ || !externals_.empty()) return Corrupt("time unit after the user ids");
+  image_unit_ms_ = DecodeFixed32(record.data() + 4);
+  if (image_unit_ms_ != 1 && image_unit_ms_ != 1000) {
+    return Corrupt("time unit of " + std::to_string(image_unit_ms_) + " ms");
+  }
+  return Status::OK();
+}
+
 Status GraphImageLoader::IndexIds() {
   if (ids_indexed_) return Status::OK();
+  if (const uint32_t mine = graph_->time().unit_ms(); image_unit_ms_ != mine) {
+    // Not corruption: the node was started with another --follow-time-resolution.
+    return Status(Code::kUnsupported,
+        "the snapshot keeps follow times at " + TimeResolutionName(image_unit_ms_) +
+        ", this node at " + TimeResolutionName(mine) + " (--follow-time-resolution=" +
+        TimeResolutionName(mine) + "): start it with --follow-time-resolution=" +
+        TimeResolutionName(image_unit_ms_) + ", the data directory's resolution");
+  }
   ids_indexed_ = true;
   Graph& g = *graph_;
   if (externals_.size() != want_users_) {

@@ -41,6 +41,9 @@ class GraphImageLoader {
 
  private:
   Status AddIds(std::string_view record);
+  // The image's time unit (ImageTag::kTimeUnit), before its ids; IndexIds refuses an image
+  // whose unit is not the graph's.
+  Status AddTimeUnit(std::string_view record);
   // Builds the id map from every id received, once, before the first list (or at Finish).
   Status IndexIds();
   // A version-3/4 list record (`kind` kFollowing or kFans), copied into unpacked_.
@@ -68,6 +71,7 @@ class GraphImageLoader {
   std::unique_ptr<Graph> graph_;
   uint64_t want_users_ = 0, want_edges_ = 0;
   bool begun_ = false;
+  uint32_t image_unit_ms_ = 1;
   std::vector<UserId> externals_;  // by internal id, until IndexIds
   bool ids_indexed_ = false;
   std::thread indexer_;     // IdMap::IndexAll, started by IndexIds, joined by Finish

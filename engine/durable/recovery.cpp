@@ -29,10 +29,11 @@ Status LoadNewestSnapshot(Env* env, const std::string& dir, const GraphOptions& 
     SnapshotInfo read;
     auto loaded = LoadSnapshotState(env, path, options, feed_options, &read);
     std::string why;
-    if (loaded.status().code() == Code::kResourceExhausted) {
-      // A sound snapshot this configuration cannot hold (max_users): an older one or the WAL
-      // would only fail later, so say so now.
-      return Status(Code::kResourceExhausted, path + ": " + loaded.status().message());
+    if (loaded.status().code() == Code::kResourceExhausted ||
+        loaded.status().code() == Code::kUnsupported) {
+      // A sound snapshot this configuration cannot hold (max_users) or keeps its times at
+      // another resolution: an older one or the WAL would only fail later, so say so now.
+      return Status(loaded.status().code(), path + ": " + loaded.status().message());
     }
     if (!loaded.ok()) {
       why = loaded.status().message();
@@ -198,7 +199,9 @@ Result<RecoveredState> LoadSnapshotState(Env* env, const std::string& path,
   auto finish_graph = [&]() -> Status {
     if (state.graph) return Status::OK();
     if (builder) {
-      state.graph = builder->Finish();
+      auto graph = builder->Finish();
+      if (!graph.ok()) return Status(graph.status().code(), path + ": " + graph.status().message());
+      state.graph = std::move(*graph);
       return Status::OK();
     }
     auto graph = image->Finish();

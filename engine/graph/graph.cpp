@@ -47,6 +47,10 @@ Status ValidateGraphOptions(const GraphOptions& o) {
   if (o.fan_chunk_entries < 4 || o.fan_chunk_entries > 1024) {
     return Status::InvalidArgument("fan_chunk_entries must be in [4, 1024]");
   }
+  if (o.time_resolution_ms != 1 && o.time_resolution_ms != 1000) {
+    return Status::InvalidArgument("time_resolution_ms must be 1 or 1000, got " +
+                                   std::to_string(o.time_resolution_ms));
+  }
   if (o.max_users < 1 || o.max_users > kMaxUsersLimit) {
     return Status::InvalidArgument("max_users must be in [1, " + std::to_string(kMaxUsersLimit) +
                                    "], got " + std::to_string(o.max_users));
@@ -56,6 +60,7 @@ Status ValidateGraphOptions(const GraphOptions& o) {
 
 Graph::Graph(const GraphOptions& options)
     : options_(options),
+      time_(options.time_resolution_ms),
       clock_(options.clock != nullptr ? options.clock : SystemClock::Default()),
       limiter_(options.rate_limit) {}
 
@@ -163,6 +168,7 @@ Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool
   if (a == b)
     return Status(Code::kSelfFollow, "user " + std::to_string(a) + " cannot follow itself");
   if (!engine_time) RELGRAPH_RETURN_IF_ERROR(CheckTimestamp(ts, "timestamp"));
+  ts = time_.Stored(ts);  // from here on as the lists keep it; answers convert back
 
   // Look up without interning: a refused call must not create users.
   InternalId ai = known != nullptr && known[0] != kNoInternalId ? known[0] : ids_.Find(a);
@@ -177,7 +183,8 @@ Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool
     if (bi != kNoInternalId) {
       const size_t i = following.FindPeer(bi);
       if (i < following.size()) {
-        return FollowOutcome{false, EdgeRelation(ai, bi, following.MutualAt(i)), following.TsAt(i)};
+        return FollowOutcome{false, EdgeRelation(ai, bi, following.MutualAt(i)),
+                             time_.Answered(following.TsAt(i))};
       }
       if (access && (blocks_.Contains(ai, bi) || blocks_.Contains(bi, ai))) {
         // The same words whichever side blocks (docs/access.md).
@@ -186,7 +193,7 @@ Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool
       }
       if (access && request) {
         if (const auto asked = requests_.Find(bi, ai)) {
-          return FollowOutcome{false, RelationOf(ai, bi), *asked};
+          return FollowOutcome{false, RelationOf(ai, bi), time_.Answered(*asked)};
         }
       }
     }
@@ -214,26 +221,26 @@ Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool
                   wait);
   }
   if (engine_time) {
-    ts = now;
+    ts = time_.Stored(now);
     last_engine_ts_ = now;
   }
   if (ai == kNoInternalId) ai = Intern(a);
   if (bi == kNoInternalId) bi = Intern(b);
   if (request) {
     AddPair(requests_, bi, ai, ts);
-    return FollowOutcome{true, RelationOf(ai, bi), ts};
+    return FollowOutcome{true, RelationOf(ai, bi), time_.Answered(ts)};
   }
   const bool mutual = Link(ai, bi, ts, a, b);
   // An import's edge answers a pending request of the same pair.
   if ((users_[ai].access & kHasAccessBit) != 0) RemovePair(requests_, bi, ai);
-  return FollowOutcome{true, EdgeRelation(ai, bi, mutual), ts};
+  return FollowOutcome{true, EdgeRelation(ai, bi, mutual), time_.Answered(ts)};
 }
 
 TimestampMs Graph::TakeEngineTime() {
   TimestampMs now = std::clamp<TimestampMs>(clock_->NowMs(), 0, kMaxTimestampMs);
   now = std::max(now, last_engine_ts_);
   last_engine_ts_ = now;
-  return now;
+  return time_.Stored(now);
 }
 
 bool Graph::Link(InternalId a, InternalId b, TimestampMs ts, UserId a_external, UserId b_external) {
@@ -333,6 +340,8 @@ Status Graph::ReplayFollow(UserId a, UserId b, TimestampMs ts, ReplayMode mode, 
     return Status(Code::kSelfFollow, "replayed follow of user " + std::to_string(a) + " by itself");
   if (ts < 0 || ts > kMaxTimestampMs)
     return Status::InvalidArgument("replayed timestamp out of range");
+  RELGRAPH_RETURN_IF_ERROR(CheckReplayedUnit(ts, "follow"));
+  ts = time_.Stored(ts);
   RELGRAPH_RETURN_IF_ERROR(CheckRoomFor(a, b));
   const InternalId ai = Intern(a);
   const InternalId bi = Intern(b);
@@ -351,6 +360,15 @@ Status Graph::ReplayFollow(UserId a, UserId b, TimestampMs ts, ReplayMode mode, 
   }
   Link(ai, bi, ts, a, b);
   return Status::OK();
+}
+
+Status Graph::CheckReplayedUnit(TimestampMs ts, const char* what) const {
+  if (ts % time_.unit_ms() == 0) return Status::OK();
+  return Status(Code::kUnsupported,
+                std::string("a replayed ") + what + " at " + std::to_string(ts) +
+                    " ms, a time this node (--follow-time-resolution=" +
+                    TimeResolutionName(time_.unit_ms()) +
+                    ") never logs: the record was written at another resolution");
 }
 
 Status Graph::ApplyUnfollow(UserId a, UserId b, ReplayMode mode) {
@@ -415,7 +433,7 @@ void Graph::ForEachEdge(const std::function<void(UserId, UserId, TimestampMs)>& 
   for (InternalId a = 0; a < users_.size(); ++a) {
     const FollowingList& f = users_[a].following;
     for (uint32_t i = 0; i < f.size(); ++i) {
-      fn(ids_.External(a), ids_.External(f.PeerAt(i)), f.TsAt(i));
+      fn(ids_.External(a), ids_.External(f.PeerAt(i)), time_.Answered(f.TsAt(i)));
     }
   }
 }

@@ -40,6 +40,7 @@
 #include "engine/graph/following_list.h"
 #include "engine/graph/id_map.h"
 #include "engine/graph/pair_lists.h"
+#include "engine/graph/time_resolution.h"
 #include "engine/graph/rate_limiter.h"
 #include "engine/graph/slab_allocator.h"
 #include "engine/mem/chunked_array.h"
@@ -282,6 +283,9 @@ class Graph {
   void AppendImageIds(size_t begin, size_t end, std::string* out) const;
   size_t AppendImageLists(size_t begin, size_t end, uint64_t max_entries, std::string* out) const;
   const GraphOptions& options() const { return options_; }
+  // The unit the lists keep times in. Stored times read straight from a list (FollowingOf,
+  // the image) convert to milliseconds with time().Answered.
+  const TimeResolution& time() const { return time_; }
 
   // ---- internal ids, for the feed engine (engine/feed/feed.h)
   // ------------------------------------ Internal ids are dense, stable for the life of the Graph
@@ -338,7 +342,10 @@ class Graph {
   // And once those are cached: the follower's newest time in a packed following list (its
   // header says where).
   void PrefetchNewestTimes(const InternalId ids[2]) const;
-  // The engine clock's time, never earlier than the last one handed out.
+  // A replayed record's time must be a whole unit: a record logged at 1 ms met by a node at
+  // 1 s (a WAL, a replica's primary) is refused with kUnsupported rather than rounded.
+  Status CheckReplayedUnit(TimestampMs ts, const char* what) const;
+  // The engine clock's time, never earlier than the last one handed out, as stored (time_).
   TimestampMs TakeEngineTime();
   // The block and request bits of relation(a, b). REQUIRES: a has kHasAccessBit.
   Relation AccessRelation(InternalId a, InternalId b) const;
@@ -383,7 +390,7 @@ class Graph {
   struct Unfinished {
     InternalId user = kNoInternalId;
     bool removal = false;  // else going public
-    TimestampMs ts = 0;    // going public: the approvals' time
+    TimestampMs ts = 0;    // going public: the approvals' time, stored
     EdgeHook on_edge;      // going public: the caller's hook
   };
   // Settle on internal ids (kNoInternalId: none). `client`: a client's mutation, refused
@@ -438,8 +445,9 @@ class Graph {
   TimestampMs FollowTimeOf(InternalId a, InternalId b) const;  // REQUIRES: a follows b
 
   GraphOptions options_;
+  TimeResolution time_;
   Clock* clock_;
-  TimestampMs last_engine_ts_ = 0;
+  TimestampMs last_engine_ts_ = 0;  // milliseconds
   IdMap ids_;
   ChunkedArray<UserRecord>& users_ = ids_.records();  // indexed by internal id
   SlabAllocator slab_;

@@ -102,7 +102,9 @@ Result<BlockOutcome> Graph::Block(UserId a, UserId b, const EdgeHook& on_edge) {
   RELGRAPH_RETURN_IF_ERROR(SettleIds(ai, bi, /*client=*/true));
   if (ai != kNoInternalId) {
     if (bi != kNoInternalId) {
-      if (const auto since = blocks_.Find(ai, bi)) return BlockOutcome{false, *since};
+      if (const auto since = blocks_.Find(ai, bi)) {
+        return BlockOutcome{false, time_.Answered(*since)};
+      }
     }
     if (const uint32_t n = blocks_.CountOwnedBy(ai); n >= options_.max_blocks) {
       return Status(Code::kLimitExceeded, "user " + std::to_string(a) + " already blocks " +
@@ -110,11 +112,12 @@ Result<BlockOutcome> Graph::Block(UserId a, UserId b, const EdgeHook& on_edge) {
     }
   }
   RELGRAPH_RETURN_IF_ERROR(CheckRoom(ai == kNoInternalId ? a : 0, bi == kNoInternalId ? b : 0));
-  BlockOutcome out{true, TakeEngineTime()};
+  const TimestampMs at = TakeEngineTime();
+  BlockOutcome out{true, time_.Answered(at)};
   if (ai == kNoInternalId) ai = Intern(a);
   if (bi == kNoInternalId) bi = Intern(b);
   SeverPair(ai, bi, &out, on_edge);
-  AddPair(blocks_, ai, bi, out.ts);
+  AddPair(blocks_, ai, bi, at);
   return out;
 }
 
@@ -156,7 +159,7 @@ FollowOutcome Graph::ApproveImpl(InternalId target, InternalId requester, Timest
   }
   const bool mutual = Link(requester, target, ts, r_external, t_external);
   if (on_edge) on_edge(requester, target, true);
-  return FollowOutcome{true, EdgeRelation(requester, target, mutual), ts};
+  return FollowOutcome{true, EdgeRelation(requester, target, mutual), time_.Answered(ts)};
 }
 
 uint64_t Graph::ApproveAll(InternalId target, TimestampMs ts, const EdgeHook& on_edge) {
@@ -217,13 +220,14 @@ Status CheckReplayPair(UserId a, UserId b, TimestampMs ts, const char* what) {
 
 Status Graph::ApplyBlock(UserId a, UserId b, TimestampMs ts, const EdgeHook& on_edge) {
   RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(a, b, ts, "block"));
+  RELGRAPH_RETURN_IF_ERROR(CheckReplayedUnit(ts, "block"));
   RELGRAPH_RETURN_IF_ERROR(CheckRoomFor(a, b));
   const InternalId ai = Intern(a);
   const InternalId bi = Intern(b);
   SettleIds(ai, bi, /*client=*/false).IgnoreError();
   BlockOutcome ignored;
   SeverPair(ai, bi, &ignored, on_edge);
-  EnsurePair(blocks_, ai, bi, ts);
+  EnsurePair(blocks_, ai, bi, time_.Stored(ts));
   return Status::OK();
 }
 
@@ -235,6 +239,7 @@ Status Graph::ApplyUnblock(UserId a, UserId b) {
 Status Graph::ApplySetPrivate(UserId a, bool on, TimestampMs ts, const EdgeHook& on_edge) {
   RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "replayed user"));
   RELGRAPH_RETURN_IF_ERROR(CheckTimestamp(ts, "replayed time"));
+  RELGRAPH_RETURN_IF_ERROR(CheckReplayedUnit(ts, "private mark"));
   RELGRAPH_RETURN_IF_ERROR(CheckRoomFor(a));
   const InternalId ai = Intern(a);
   SettleFor(ai);
@@ -242,28 +247,31 @@ Status Graph::ApplySetPrivate(UserId a, bool on, TimestampMs ts, const EdgeHook&
     MarkPrivate(ai, true);
   } else {
     MarkPrivate(ai, false);
-    ApproveAll(ai, ts, on_edge);
+    ApproveAll(ai, time_.Stored(ts), on_edge);
   }
   return Status::OK();
 }
 
 Status Graph::ApplyRequest(UserId requester, UserId target, TimestampMs ts) {
   RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(requester, target, ts, "follow request"));
+  RELGRAPH_RETURN_IF_ERROR(CheckReplayedUnit(ts, "follow request"));
   RELGRAPH_RETURN_IF_ERROR(CheckRoomFor(requester, target));
   const InternalId ri = Intern(requester);
   const InternalId ti = Intern(target);
   SettleIds(ti, ri, /*client=*/false).IgnoreError();
-  EnsurePair(requests_, ti, ri, ts);
+  EnsurePair(requests_, ti, ri, time_.Stored(ts));
   return Status::OK();
 }
 
 Status Graph::ApplyApprove(UserId target, UserId requester, TimestampMs ts,
                            const EdgeHook& on_edge) {
   RELGRAPH_RETURN_IF_ERROR(CheckReplayPair(requester, target, ts, "approval"));
+  RELGRAPH_RETURN_IF_ERROR(CheckReplayedUnit(ts, "approval"));
   RELGRAPH_RETURN_IF_ERROR(CheckRoomFor(requester, target));
   const InternalId ti = Intern(target);
   const InternalId ri = Intern(requester);
   SettleIds(ti, ri, /*client=*/false).IgnoreError();
+  ts = time_.Stored(ts);
   const FollowingList& f = users_[ri].following;
   if (const size_t i = f.FindPeer(ti); i < f.size() && f.TsAt(i) == ts) {
     RemovePair(requests_, ti, ri);  // already applied
@@ -316,7 +324,7 @@ std::vector<Graph::AccessItem> Graph::RequestsSentBy(UserId requester) const {
   const InternalId ri = ids_.Find(requester);
   if (ri == kNoInternalId || (users_[ri].access & kHasAccessBit) == 0) return out;
   for (InternalId t : requests_.OwnersNaming(ri)) {
-    out.push_back({ids_.External(t), requester, requests_.Find(t, ri).value_or(0)});
+    out.push_back({ids_.External(t), requester, time_.Answered(requests_.Find(t, ri).value_or(0))});
   }
   return out;
 }
@@ -344,13 +352,13 @@ Status Graph::CrossingFollow(UserId a, UserId b, TimestampMs ts, InternalId ids[
 
 void Graph::ForEachBlock(const std::function<void(UserId, UserId, TimestampMs)>& fn) const {
   blocks_.ForEach([&](InternalId a, InternalId b, TimestampMs ts) {
-    fn(ids_.External(a), ids_.External(b), ts);
+    fn(ids_.External(a), ids_.External(b), time_.Answered(ts));
   });
 }
 
 void Graph::ForEachRequest(const std::function<void(UserId, UserId, TimestampMs)>& fn) const {
   requests_.ForEach([&](InternalId t, InternalId r, TimestampMs ts) {
-    fn(ids_.External(t), ids_.External(r), ts);
+    fn(ids_.External(t), ids_.External(r), time_.Answered(ts));
   });
 }
 

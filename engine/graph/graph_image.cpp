@@ -54,6 +54,8 @@ size_t ImageRecordBytes(std::string_view records) {
     if (DecodeFixed32(records.data()) != static_cast<uint32_t>(tag)) return 0;
     if (tag == ImageTag::kIds) {
       bytes = kImageIdsHeaderBytes + 8 * uint64_t{DecodeFixed32(records.data() + 8)};
+    } else if (tag == ImageTag::kTimeUnit) {
+      bytes = kImageTimeUnitBytes;
     } else if (tag == ImageTag::kFollowing || tag == ImageTag::kFans) {
       if (records.size() < kImageListHeaderBytes) return 0;
       bytes = kImageListHeaderBytes + Pad4(10 * size_t{DecodeFixed32(records.data() + 12)});
@@ -143,6 +145,11 @@ void Graph::AppendUserImage(InternalId x, std::string* out) const {
 }
 
 void Graph::AppendImageIds(size_t begin, size_t end, std::string* out) const {
+  if (begin == 0 && !time_.exact()) {  // first, so that a loader knows before any list
+    PutFixed32(out, static_cast<uint32_t>(ImageTag::kTimeUnit));
+    PutFixed32(out, time_.unit_ms());
+    PutFixed32(out, 0);
+  }
   end = std::min(end, image_users());
   for (size_t at = begin; at < end; at += kImageIdsPerRecord) {
     const auto n = static_cast<uint32_t>(std::min<size_t>(kImageIdsPerRecord, end - at));

@@ -39,9 +39,11 @@ enum class ImageTag : uint32_t {
   kFans = 3,
   kPackedFollowing = 4,
   kPackedFans = 5,
+  kTimeUnit = 6,  // u32 tag; the image's times are in this many ms (absent: 1)
 };
 inline constexpr size_t kImageIdsHeaderBytes = 12;   // tag first count
 inline constexpr size_t kImageListHeaderBytes = 16;  // tag user total count
+inline constexpr size_t kImageTimeUnitBytes = 12;    // tag unit_ms zero
 inline constexpr uint32_t kImageIdsPerRecord = 65536;
 inline constexpr uint32_t kImageEntriesPerRecord = 65536;
 

@@ -111,7 +111,7 @@ Page Graph::BuildPage(const List& list, const PageRequest& request, InternalId v
   const EntryOrder ord = order();
   size_t end;
   if (request.after) {
-    end = list.Rank(EntryKey{request.after->ts, request.after->user}, ord);
+    end = list.Rank(time_.StoredKey(EntryKey{request.after->ts, request.after->user}), ord);
   } else {
     end = request.offset >= list.size() ? 0 : list.size() - request.offset;
   }
@@ -126,7 +126,7 @@ Page Graph::BuildPage(const List& list, const PageRequest& request, InternalId v
   Page page;
   page.entries.resize(n);
   for (uint32_t i = 0; i < n; ++i) {
-    page.entries[i] = ListEntry{ids_.External(buffer[i].peer), EntryTs(buffer[i]),
+    page.entries[i] = ListEntry{ids_.External(buffer[i].peer), time_.Answered(EntryTs(buffer[i])),
                                 ViewerRelation(viewer, buffer[i].peer), EntryMutual(buffer[i])};
   }
   if (end > n) page.next = Cursor{page.entries.back().ts, page.entries.back().user};
@@ -186,8 +186,9 @@ Result<Page> Graph::Friends(UserId a, const PageRequest& request) const {
   };
   std::vector<Friend> candidates;
   candidates.reserve(ua.friends);
-  const EntryKey after = request.after ? EntryKey{request.after->ts, request.after->user}
-                                       : EntryKey{kMaxTimestampMs + 1, 0};
+  const EntryKey after = request.after
+                             ? time_.StoredKey(EntryKey{request.after->ts, request.after->user})
+                             : EntryKey{kMaxTimestampMs + 1, 0};
   for (uint32_t i = 0; i < ua.following.size(); ++i) {
     const EdgeEntry e = ua.following.EntryAt(i);
     if (!EntryMutual(e)) continue;
@@ -205,7 +206,8 @@ Result<Page> Graph::Friends(UserId a, const PageRequest& request) const {
   page.entries.reserve(take);
   for (size_t i = skip; i < skip + take; ++i) {
     const Friend& f = candidates[i];
-    page.entries.push_back({f.key.user, f.key.ts, ViewerRelation(viewer, f.id), true});
+    page.entries.push_back(
+        {f.key.user, time_.Answered(f.key.ts), ViewerRelation(viewer, f.id), true});
   }
   if (skip + take < candidates.size() && take > 0) {
     page.next = Cursor{page.entries.back().ts, page.entries.back().user};

@@ -85,12 +85,13 @@ Result<SetPrivateOutcome> Graph::SetPrivateInSteps(UserId a, bool on, const Edge
   const bool is_private = ai != kNoInternalId && IsPrivateInternal(ai);
   if (is_private == on) return SetPrivateOutcome{};
   RELGRAPH_RETURN_IF_ERROR(CheckRoom(ai == kNoInternalId ? a : 0, 0));
-  SetPrivateOutcome out{true, 0, TakeEngineTime()};
+  const TimestampMs at = TakeEngineTime();
+  SetPrivateOutcome out{true, 0, time_.Answered(at)};
   if (ai == kNoInternalId) ai = Intern(a);
   MarkPrivate(ai, on);
   if (!on && requests_.CountOwnedBy(ai) > 0) {
     if (unfinished_) FinishSteps();
-    unfinished_ = Unfinished{ai, /*removal=*/false, out.ts, on_edge};
+    unfinished_ = Unfinished{ai, /*removal=*/false, at, on_edge};
   }
   return out;
 }

@@ -85,9 +85,11 @@ struct Driver {
     o.durability = mode;
     o.graph.clock = &clock;
     o.graph.rate_limit.enabled = false;
+    o.graph.time_resolution_ms = time_unit_ms;
     o.wal_segment_bytes = 2048;
     return o;
   }
+  uint32_t time_unit_ms = 1;
   std::mt19937_64 rng;
   ManualClock clock;
   std::vector<Op> logged;  // in LSN order: logged[i] has LSN i + 1
@@ -128,6 +130,68 @@ TEST_CASE("db: state survives close and reopen in every durability mode") {
     REQUIRE((*db)->Follow(1000, 1001).ok());
     CHECK((*db)->last_lsn() == d.logged.size() + 1);
   }
+}
+
+TEST_CASE("db: times kept in whole seconds survive the WAL and snapshots; a node at 1 ms refuses them") {
+  TestDir dir;
+  Driver d(7);
+  d.time_unit_ms = 1000;
+  d.clock.Advance(1'700'000'000'000);
+  std::vector<Edge> before;
+  {
+    auto db = Db::Open(dir.path(), d.Options(Env::Posix(), DurabilityMode::kAlways));
+    REQUIRE(db.ok());
+    for (int i = 0; i < 3000; ++i) {
+      const TimestampMs now = d.clock.NowMs() + 1 + 49;  // Step advances by 1..50 ms
+      const size_t logged = d.logged.size();
+      REQUIRE(d.Step(**db).ok());
+      if (d.logged.size() > logged && d.logged.back().kind == 0) {
+        REQUIRE(d.logged.back().ts % 1000 == 0);  // the answer is in whole seconds
+        REQUIRE(d.logged.back().ts > now - 1050);
+      }
+      if (i == 1500) REQUIRE((*db)->Snapshot().ok());
+    }
+    // A caller's time between two seconds is kept as the second below it.
+    auto r = (*db)->FollowAt(40, 41, 1'600'000'000'999);
+    REQUIRE(r.ok());
+    CHECK(r->followed_at == 1'600'000'000'000);
+    d.logged.push_back({0, 40, 41, r->followed_at});
+    before = (*db)->Read([](const Graph& g) { return Edges(g); });
+    REQUIRE((*db)->Close().ok());
+  }
+  CHECK(before == Replay(d.logged, d.logged.size()));
+  {
+    auto db = Db::Open(dir.path(), d.Options(Env::Posix(), DurabilityMode::kAlways));
+    REQUIRE_MESSAGE(db.ok(), db.status().ToString());
+    CHECK((*db)->Read([](const Graph& g) { return Edges(g); }) == before);
+    CHECK((*db)->Read([](const Graph& g) { return g.CheckInvariants(); }).ok());
+    REQUIRE((*db)->Snapshot().ok());
+    REQUIRE((*db)->Close().ok());
+  }
+  {  // and the other way: a WAL written at 1 ms, met by a node at 1 s, is refused, not rounded
+    TestDir exact_dir;
+    Driver w(9);
+    w.clock.Advance(1'700'000'000'123);
+    {
+      auto db = Db::Open(exact_dir.path(), w.Options(Env::Posix(), DurabilityMode::kAlways));
+      REQUIRE(db.ok());
+      for (int i = 0; i < 200; ++i) REQUIRE(w.Step(**db).ok());
+      REQUIRE((*db)->Close().ok());
+    }
+    auto wal_refused = Db::Open(exact_dir.path(), d.Options(Env::Posix(), DurabilityMode::kAlways));
+    REQUIRE_FALSE(wal_refused.ok());
+    CHECK(wal_refused.status().code() == Code::kUnsupported);
+    CHECK_MESSAGE(wal_refused.status().message().find("--follow-time-resolution=1s") !=
+                      std::string::npos,
+                  wal_refused.status().message());
+  }
+  Driver exact(8);
+  auto refused = Db::Open(dir.path(), exact.Options(Env::Posix(), DurabilityMode::kAlways));
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == Code::kUnsupported);
+  CHECK_MESSAGE(refused.status().message().find("--follow-time-resolution=1s") !=
+                    std::string::npos,
+                refused.status().message());
 }
 
 TEST_CASE("db: after a crash in `always` mode every acknowledged write is there (many cycles)") {

@@ -41,6 +41,40 @@ TEST_CASE("relgraphd: --help exits 0, a bad flag exits 2 naming it") {
   CHECK(text.find("--fsync=sometimes") != std::string::npos);
 }
 
+TEST_CASE("relgraphd: --follow-time-resolution=1s answers whole seconds; at 1ms it refuses the data") {
+  testing::TestDir dir;
+  const std::string data = dir.path() + "/data", log = dir.path() + "/log";
+  const pid_t pid = Spawn({"--listen=127.0.0.1:0", "--data-dir=" + data,
+                           "--follow-time-resolution=1s", "--rate-limit=off"},
+                          log);
+  net::ClientOptions o;
+  o.port = WaitForPort(log);
+  auto client = net::Client::Connect(o);
+  REQUIRE(client.ok());
+  auto engine_time = (*client)->Follow(1, 2);
+  REQUIRE(engine_time.ok());
+  CHECK(engine_time->followed_at % 1000 == 0);
+  auto given = (*client)->Follow(1, 3, 1'700'000'000'999);
+  REQUIRE(given.ok());
+  CHECK(given->followed_at == 1'700'000'000'000);
+  // A cursor between two seconds keeps the entries of the second below it.
+  auto page = (*client)->Following({.user = 1, .limit = 5, .after = net::WireCursor{1'700'000'000'500, 1}});
+  REQUIRE(page.ok());
+  REQUIRE(page->entries.size() == 1);
+  CHECK(page->entries[0].user == 3);
+  CHECK(page->entries[0].ts == 1'700'000'000'000);
+  REQUIRE((*client)->Snapshot().ok());
+  client->reset();
+  REQUIRE(kill(pid, SIGTERM) == 0);
+  REQUIRE(WaitExit(pid) == 0);
+
+  const std::string log2 = dir.path() + "/log2";
+  CHECK(WaitExit(Spawn({"--listen=127.0.0.1:0", "--data-dir=" + data}, log2)) != 0);
+  std::ifstream in(log2);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK_MESSAGE(text.find("--follow-time-resolution=1s") != std::string::npos, text);
+}
+
 // A unix datagram socket standing in for systemd's $NOTIFY_SOCKET.
 class NotifySocket {
  public:

@@ -16,6 +16,7 @@
 #include "engine/durable/graph_snapshot.h"
 #include "engine/durable/recovery.h"
 #include "engine/durable/wal_records.h"
+#include "engine/graph/time_resolution.h"
 #include "engine/import/edge_list.h"
 #include "engine/import/edge_list_import.h"
 #include "net/client/client.h"
@@ -57,6 +58,7 @@ struct Context {
   std::ostream& out;
   std::ostream& err;
   Env* env = Env::Posix();
+  uint32_t time_unit_ms = 1;  // --follow-time-resolution: the data's, which its snapshots name
 
   int Fail(const Status& s) {
     err << "relgraph-admin " << args.command << ": " << s.message() << "\n";
@@ -114,9 +116,10 @@ Status CheckInvariants(const Graph& graph, const Feed& feed) {
 // Loads a snapshot file with the engine's own loader, then audits the graph's and the feed's
 // invariants.
 Result<std::unique_ptr<Graph>> LoadSnapshotFile(Env* env, const std::string& path,
-                                                SnapshotInfo* info) {
+                                                uint32_t time_unit_ms, SnapshotInfo* info) {
   GraphOptions o;
   o.rate_limit.enabled = false;
+  o.time_resolution_ms = time_unit_ms;
   auto state = LoadSnapshotState(env, path, o, FeedOptions{}, info);
   if (!state.ok()) return state.status();
   RELGRAPH_RETURN_IF_ERROR(CheckInvariants(*state->graph, *state->feed));
@@ -138,8 +141,9 @@ std::string IsoTime(int64_t ms) {
   return buf;
 }
 
-GraphOptions RecoveryGraphOptions() {
+GraphOptions RecoveryGraphOptions(const Context& c) {
   GraphOptions o;
+  o.time_resolution_ms = c.time_unit_ms;
   o.rate_limit.enabled = false;
   o.max_following = kMaxFollowingLimit;  // recovery never re-decides the cap
   return o;
@@ -204,7 +208,7 @@ int Verify(Context& c) {
   const std::string& target = c.args.positional[0];
   if (IsSnapshotFile(c.env, target)) {
     SnapshotInfo info;
-    auto g = LoadSnapshotFile(c.env, target, &info);
+    auto g = LoadSnapshotFile(c.env, target, c.time_unit_ms, &info);
     if (!g.ok()) return c.Fail(g.status());
     c.out << "ok: " << target << ": " << info.blocks << " blocks and their checksums, "
           << info.edges << " edges, graph and feed invariants hold\n"
@@ -219,7 +223,7 @@ int Verify(Context& c) {
   for (uint64_t lsn : *snapshots) {
     const std::string path = JoinPath(target, SnapshotName(lsn));
     SnapshotInfo info;
-    auto g = LoadSnapshotFile(c.env, path, &info);
+    auto g = LoadSnapshotFile(c.env, path, c.time_unit_ms, &info);
     if (g.ok()) {
       c.out << "ok: " << path << " (" << info.edges << " edges)\n";
     } else {
@@ -228,7 +232,7 @@ int Verify(Context& c) {
     }
   }
   RecoveryInfo ri;
-  auto state = RecoverState(c.env, target, RecoveryGraphOptions(), FeedOptions{},
+  auto state = RecoverState(c.env, target, RecoveryGraphOptions(c), FeedOptions{},
                             /*repair_torn_tail=*/false, &ri);
   if (!state.ok()) return c.Fail(state.status());
   const std::unique_ptr<Graph>& graph = state->graph;
@@ -300,7 +304,7 @@ int Export(Context& c) {
   auto lock = LockDir(c.env, c.args.positional[0]);
   if (!lock.ok()) return c.Fail(lock.status());
   RecoveryInfo ri;
-  auto graph = RecoverGraph(c.env, c.args.positional[0], RecoveryGraphOptions(), false, &ri);
+  auto graph = RecoverGraph(c.env, c.args.positional[0], RecoveryGraphOptions(c), false, &ri);
   if (!graph.ok()) return c.Fail(graph.status());
   std::string line;
   (*graph)->ForEachEdge([&](UserId a, UserId b, TimestampMs ts) {
@@ -341,7 +345,7 @@ int Snapshot(Context& c) {
   if (!c.env->Exists(dir))
     return c.Fail(Status::NotFound("data directory " + dir + " does not exist"));
   DbOptions o;
-  o.graph = RecoveryGraphOptions();
+  o.graph = RecoveryGraphOptions(c);
   auto db = Db::Open(dir, o);
   if (!db.ok()) return c.Fail(db.status());
   auto info = (*db)->Snapshot();
@@ -357,7 +361,7 @@ int Restore(Context& c) {
   const std::string& snap = c.args.positional[0];
   const std::string& dir = c.args.positional[1];
   SnapshotInfo info;
-  auto g = LoadSnapshotFile(c.env, snap, &info);
+  auto g = LoadSnapshotFile(c.env, snap, c.time_unit_ms, &info);
   if (!g.ok()) return c.Fail(g.status());
   auto lock = ClaimNewDataDir(c.env, dir, "restore");
   if (!lock.ok()) return c.Fail(lock.status());
@@ -456,7 +460,7 @@ int Run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
     return 0;
   }
   for (const auto& [flag, value] : args.flags) {
-    const bool known = args.command == "import" ||
+    const bool known = args.command == "import" || flag == "--follow-time-resolution" ||
                        (args.command == "snapshot" && (flag == "--server" || flag == "--token"));
     if (!known) {
       err << "relgraph-admin " << args.command << ": unknown flag " << flag << "\n";
@@ -464,6 +468,11 @@ int Run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
     }
   }
   Context c{args, out, err};
+  if (auto f = args.flags.find("--follow-time-resolution"); f != args.flags.end()) {
+    if (!ParseTimeResolution(f->second, &c.time_unit_ms).ok()) {
+      return c.Usage("--follow-time-resolution takes 1ms or 1s, not '" + f->second + "'");
+    }
+  }
   return it->second(c);
 }
 

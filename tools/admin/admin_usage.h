@@ -23,6 +23,8 @@ but `snapshot --server`, which asks a running relgraphd.
   wal-dump DATADIR          every WAL record, one per line
   repair DATADIR            keep a backup, truncate the WAL at the last good record,
                             and report what was dropped
+  verify, export, snapshot and restore of data kept at whole seconds (relgraphd
+  --follow-time-resolution=1s) take --follow-time-resolution=1s too
   token NAME PERMISSIONS    a new random token for client NAME, then its clients-file
                             line (docs/security.md)
   group status --group=NAME [--nats=URL] [--json]

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "engine/graph/time_resolution.h"
 #include "net/tls/tls_flags.h"
 #include "tools/bench/access_workloads.h"
 #include "tools/bench/design_workloads.h"
@@ -46,6 +47,9 @@ Loads a follow graph into relgraph and measures workloads, one row each.
                          generated follow times: sessions and popular moments, edges
                          arriving in time order (default); or evenly spaced over ten years,
                          edges in random order (the earlier generator)
+  --follow-time-resolution=1ms|1s
+                         the times the embedded graph keeps (default 1ms; relgraphd's flag
+                         of that name)
   --workloads=a,b,...    subset to run (default: all), from
                          graph:      load relation relations_batch following_page fans_page_deep
                                      friends_page counts known_followers churn layout_bound
@@ -237,6 +241,11 @@ Status ParseFlags(int argc, char** argv, Flags* f) {
         return Status::InvalidArgument("--follow-times wants bursty or even, not '" + value + "'");
       }
       f->shape.bursty_times = value == "bursty";
+    } else if (key == "--follow-time-resolution") {
+      if (!ParseTimeResolution(value, &f->time_resolution_ms).ok()) {
+        return Status::InvalidArgument("--follow-time-resolution wants 1ms or 1s, not '" + value +
+                                       "'");
+      }
     } else if (key == "--id-offset") {
       RELGRAPH_RETURN_IF_ERROR(number(&f->id_offset));
     } else if (key == "--max-following") {

@@ -23,6 +23,7 @@ struct Flags {
   std::string dataset;
   uint64_t id_offset = 0;
   uint32_t max_following = 1000;
+  uint32_t time_resolution_ms = 1;  // --follow-time-resolution
   GraphShape shape;  // the generated graph's reciprocity and times
   std::vector<std::string> workloads;
   double propagation_seconds = 5;  // --target=cluster: cluster_propagation's length

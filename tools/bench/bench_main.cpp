@@ -42,6 +42,7 @@ int RunScaleTarget(const Flags& flags) {
   sf.edges = flags.edges;
   sf.seed = flags.seed;
   sf.max_following = flags.max_following;
+  sf.time_resolution_ms = flags.time_resolution_ms;
   sf.shape = flags.shape;
   sf.data_dir = flags.data_dir;
   sf.server = flags.server;
@@ -271,6 +272,7 @@ int Main(int argc, char** argv) {
 
   GraphOptions options;
   options.max_following = flags.max_following;
+  options.time_resolution_ms = flags.time_resolution_ms;
   options.rate_limit.enabled = false;  // a bulk load is an import; churn is not throttled either
   // Give memory the generator freed back to the system, or the graph would reuse it unseen.
   malloc_trim(0);

@@ -66,6 +66,7 @@ LayoutBound ComputeLayoutBound(const Graph& graph) {
   LayoutBound b;
   b.users = graph.user_count();
   b.edges = graph.edge_count();
+  b.time_unit_ms = graph.time().unit_ms();
   if (b.edges == 0) return b;
   // Every edge is in one following list, each list in time order: their ends give the span.
   b.first_ts = INT64_MAX;

@@ -30,7 +30,10 @@ namespace relgraph::bench {
 struct LayoutBound {
   uint64_t users = 0;  // the graph's users (the peer alphabet and the id set)
   uint64_t edges = 0;
-  TimestampMs first_ts = 0, last_ts = 0;  // the span every list's times are counted in
+  // The span every list's times are counted in, in the graph's stored unit (whole seconds at
+  // --follow-time-resolution=1s: the bound is that of the times it keeps).
+  TimestampMs first_ts = 0, last_ts = 0;
+  uint32_t time_unit_ms = 1;
   double id_bits = 0;                     // the external ids, as a set
   double following_bits = 0;              // every following list: its times and its peers
   double fan_bits = 0;                    // every fan list: the same, from the followee's side

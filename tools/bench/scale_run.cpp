@@ -90,6 +90,7 @@ Result<ScaleBuildResult> ScaleBuild(const ScaleRunFlags& flags) {
   ScaleGenerator gen(flags.edges, flags.seed, flags.max_following, flags.shape);
   GraphOptions options;
   options.max_following = flags.max_following;
+  options.time_resolution_ms = flags.time_resolution_ms;
   options.rate_limit.enabled = false;  // an import
   malloc_trim(0);
   const uint64_t rss_before = ResidentBytes();

@@ -26,7 +26,8 @@ struct ScaleRunFlags {
   uint64_t edges = 1'000'000'000;
   uint64_t seed = 1;
   uint32_t max_following = 1000;
-  GraphShape shape;      // the generated graph's reciprocity and times
+  uint32_t time_resolution_ms = 1;  // the build's graph; relgraphd needs the same flag
+  GraphShape shape;                 // the generated graph's reciprocity and times
   std::string data_dir;  // build: where the snapshot goes (created when missing)
   ServerFlags server;    // queries: the relgraphd that restarted from it
 };

@@ -119,7 +119,8 @@ WorkloadResult Workloads::Bound() {
       Summarize("layout_bound", b.edges,
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   char note[384];
-  const double days = static_cast<double>(b.last_ts - b.first_ts) / 86'400'000.0;
+  const double days =
+      static_cast<double>(b.last_ts - b.first_ts) * b.time_unit_ms / 86'400'000.0;
   std::snprintf(
       note, sizeof(note),
       "at least %.2f B/edge each edge once, %.2f B/edge both directions with times "

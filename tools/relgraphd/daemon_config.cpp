@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/graph/time_resolution.h"
 #include "net/client/client.h"
 #include "net/cluster/nats_link.h"
 #include "relgraph_version.h"
@@ -204,6 +205,10 @@ Status ApplyKey(const std::string& key, const std::string& value, DaemonConfig* 
     return ParseNumber<uint32_t>(key, value, 1, kMaxBlocksLimit, &c->db.graph.max_blocks);
   }
   if (key == "hide-blocked-by") return ParseBool(key, value, &c->db.graph.hide_blocked_by);
+  if (key == "follow-time-resolution") {
+    if (ParseTimeResolution(value, &c->db.graph.time_resolution_ms).ok()) return Status::OK();
+    return Bad(key, value, "expected 1ms or 1s");
+  }
   FeedOptions& feed = c->db.feed;
   if (key == "feed-posts-per-author") {
     return ParseNumber<uint32_t>(key, value, 1, 50'000, &feed.posts_per_author);
@@ -430,6 +435,9 @@ usage: relgraphd [--key=value ...]      every key may also be set in a --config 
   --max-following=N           most users one user may follow        [1000]
   --max-blocks=N              most users one user may block         [100000]
   --hide-blocked-by[=true|false]  relations never say "they block you" [false]
+  --follow-time-resolution=1ms|1s  the follow, block and request times kept
+                              and answered; 1s takes ~2.5 B an edge less. Fixed
+                              for a data directory (docs/design.md) [1ms]
   --rate-limit=C/R|off        follows: bucket of C tokens, R per second [100/1]
   --feed-posts-per-author=K   posts each author keeps               [300]
   --feed-timeline-length=R    posts in a home timeline              [300]

@@ -21,6 +21,21 @@ std::vector<ListEntry> All(const Graph& g, UserId u, int which) {
   }
 }
 
+using Lists = std::vector<std::pair<UserId, std::vector<SnapshotEdge>>>;
+
+// A graph built from `lists`, each list split across two calls, as snapshot blocks do.
+std::unique_ptr<Graph> Build(const GraphOptions& o, const Lists& lists) {
+  GraphBuilder builder(o);
+  for (const auto& [follower, edges] : lists) {
+    const size_t half = edges.size() / 2;
+    REQUIRE(builder.AddFollowing(follower, std::span(edges.data(), half)).ok());
+    REQUIRE(builder.AddFollowing(follower, std::span(edges).subspan(half)).ok());
+  }
+  auto finished = builder.Finish();
+  REQUIRE(finished.ok());
+  return std::move(*finished);
+}
+
 TEST_CASE("graph_builder: a graph rebuilt from its following lists answers every query the same") {
   for (uint64_t seed = 1; seed <= 6; ++seed) {
     CAPTURE(seed);
@@ -41,19 +56,12 @@ TEST_CASE("graph_builder: a graph rebuilt from its following lists answers every
     }
     // Each follower's list in list order, as a snapshot holds it (ForEachEdge groups by
     // follower).
-    std::vector<std::pair<UserId, std::vector<SnapshotEdge>>> lists;
+    Lists lists;
     original.ForEachEdge([&](UserId a, UserId b, TimestampMs ts) {
       if (lists.empty() || lists.back().first != a) lists.push_back({a, {}});
       lists.back().second.push_back({b, ts});
     });
-    GraphBuilder builder(o);
-    for (const auto& [follower, edges] : lists) {
-      // Split lists across calls, as snapshot blocks do.
-      const size_t half = edges.size() / 2;
-      REQUIRE(builder.AddFollowing(follower, std::span(edges.data(), half)).ok());
-      REQUIRE(builder.AddFollowing(follower, std::span(edges).subspan(half)).ok());
-    }
-    std::unique_ptr<Graph> built = builder.Finish();
+    std::unique_ptr<Graph> built = Build(o, lists);
     REQUIRE(built->CheckInvariants().ok());
     CHECK(built->edge_count() == original.edge_count());
     for (UserId u = 1; u <= 150; ++u) {
@@ -86,6 +94,44 @@ TEST_CASE("graph_builder: lists out of order, repeated followees and bad ids are
   CHECK(add(many) == Code::kCorruption);
   many.pop_back();
   CHECK(add(many) == Code::kOk);
+}
+
+TEST_CASE("graph_builder: times kept in seconds re-order a list within a second, as follows do") {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    CAPTURE(seed);
+    std::mt19937_64 rng(seed);
+    ManualClock clock;
+    GraphOptions exact;
+    exact.rate_limit.enabled = false;
+    exact.clock = &clock;
+    exact.fan_chunk_entries = seed % 2 ? 4 : 256;
+    Graph original(exact);  // milliseconds, as the snapshot's edge lists hold them
+    for (int i = 0; i < 8'000; ++i) {
+      clock.Advance(static_cast<TimestampMs>(rng() % 400));  // several follows a second
+      const UserId a = 1 + rng() % 80, b = 1 + rng() % 80;
+      original.Follow(a, b).status().IgnoreError();
+    }
+    GraphOptions seconds = exact;
+    seconds.time_resolution_ms = 1000;
+    Graph expected(seconds);  // the same follows, one at a time
+    Lists lists;
+    original.ForEachEdge([&](UserId a, UserId b, TimestampMs ts) {
+      REQUIRE(expected.FollowAt(a, b, ts).ok());
+      if (lists.empty() || lists.back().first != a) lists.push_back({a, {}});
+      lists.back().second.push_back({b, ts});
+    });
+    std::unique_ptr<Graph> built = Build(seconds, lists);
+    REQUIRE(built->CheckInvariants().ok());
+    CHECK(built->Digest() == expected.Digest());
+    for (UserId u = 1; u <= 80; ++u) {
+      CAPTURE(u);
+      for (int which = 0; which < 3; ++which) {
+        const std::vector<ListEntry> got = All(*built, u, which);
+        REQUIRE(got == All(expected, u, which));
+        for (const ListEntry& e : got) REQUIRE(e.ts % 1000 == 0);
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -41,6 +41,7 @@ struct Harness {
     const uint32_t block_caps[] = {2, 5, 100'000};
     options.max_blocks = block_caps[rng() % 3];
     options.hide_blocked_by = rng() % 4 == 0;
+    options.time_resolution_ms = rng() % 3 == 0 ? 1000 : 1;  // whole seconds: rounded times
     options.clock = &clock;
     graph = std::make_unique<Graph>(options);
     model = std::make_unique<ReferenceModel>(options);
@@ -64,7 +65,9 @@ struct Harness {
       Follow(AnyUser(), Followee(), std::nullopt);
     } else if (dice < 560) {
       // Few distinct times, so ties on ts are common and ordering falls back to user ids.
-      const TimestampMs ts = rng() % 50 == 0 ? -5 : 1'600'000'000'000 + (rng() % 8) * 1000;
+      const TimestampMs ts = rng() % 50 == 0 ? -5
+                             : 1'600'000'000'000 + (rng() % 8) * 1000 +
+                                   (options.time_resolution_ms > 1 ? rng() % 1000 : 0);
       Follow(AnyUser(), Followee(), ts);
     } else if (dice < 570) {
       Follow(rng() % 2 ? 0 : AnyUser(), rng() % 2 ? 0 : AnyUser(), std::nullopt);  // bad ids
@@ -170,7 +173,8 @@ struct Harness {
     std::vector<ImportEdge> batch(1 + rng() % 40);
     for (ImportEdge& e : batch) {
       e = {AnyUser(), rng() % 10 == 0 ? 0 : Followee(),
-           1'600'000'000'000 + static_cast<TimestampMs>(rng() % 8) * 1000};
+           1'600'000'000'000 + static_cast<TimestampMs>(rng() % 8) * 1000 +
+               (options.time_resolution_ms > 1 ? static_cast<TimestampMs>(rng() % 1000) : 0)};
       if (rng() % 10 == 0) e.followee = e.follower;
       if (rng() % 200 == 0) e.followee = 0;
     }

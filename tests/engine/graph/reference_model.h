@@ -54,7 +54,7 @@ class ReferenceModel {
       const int64_t wait = SpendToken(a, now);
       if (wait > 0) return {Code::kRateLimited, {}, wait};
     }
-    const TimestampMs t = ts ? *ts : now;
+    const TimestampMs t = Kept(ts ? *ts : now);
     if (!ts) last_engine_ts_ = now;
     if (request) {
       requests_[{a, b}] = t;
@@ -228,8 +228,10 @@ class ReferenceModel {
   TimestampMs EngineTime(TimestampMs clock_now) {
     last_engine_ts_ =
         std::max(std::clamp<TimestampMs>(clock_now, 0, kMaxTimestampMs), last_engine_ts_);
-    return last_engine_ts_;
+    return Kept(last_engine_ts_);
   }
+  // A time as the graph keeps and answers it: rounded down to its resolution.
+  TimestampMs Kept(TimestampMs ms) const { return ms - ms % options_.time_resolution_ms; }
   void Link(UserId a, UserId b, TimestampMs ts) {
     out_[a][b] = ts;
     in_[b][a] = ts;
