@@ -5,10 +5,14 @@
 #
 #   tools/scale-run.sh [--edges=N] [--data-dir=DIR] [--out=FILE] [--keep] [--force]
 #                      [--reciprocity=F] [--follow-times=bursty|even]
+#                      [--follow-time-resolution=1ms|1s]
 #     --edges     follows to generate (default 1000000000)
 #     --reciprocity, --follow-times
 #                 the generated graph's shape, as relgraph-bench takes them (default: 22% of
 #                 the edges mutual, bursty times; tools/bench/graph_shape.h)
+#     --follow-time-resolution
+#                 the times the graph keeps, for the build and relgraphd (default 1ms; at
+#                 1s the estimate below uses MEM_BYTES_PER_EDGE=25 unless set)
 #     --data-dir  where the snapshot and relgraphd's data go (default: a new directory in
 #                 /tmp, removed at the end unless --keep)
 #     --out       the Markdown report (default scale-report.md)
@@ -32,7 +36,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-edges=1000000000 data_dir="" out=scale-report.md keep=0 force=0 shape=()
+edges=1000000000 data_dir="" out=scale-report.md keep=0 force=0 shape=() resolution=1ms
 for arg in "$@"; do
   case $arg in
     --edges=*) edges=${arg#*=} ;;
@@ -41,13 +45,16 @@ for arg in "$@"; do
     --keep) keep=1 ;;
     --force) force=1 ;;
     --reciprocity=*|--follow-times=*) shape+=("$arg") ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    --follow-time-resolution=*) resolution=${arg#*=} ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "scale-run: unknown argument $arg (see --help)" >&2; exit 2 ;;
   esac
 done
 [[ $edges =~ ^[1-9][0-9]*$ ]] || { echo "scale-run: --edges must be a positive number" >&2; exit 2; }
 latency_ops=${LATENCY_OPS:-20000} seed=${SEED:-1}
-mem_per_edge=${MEM_BYTES_PER_EDGE:-28}   # peak bytes per edge of the build (25.6 at 500M), with headroom
+[[ $resolution == 1ms || $resolution == 1s ]] || { echo "scale-run: --follow-time-resolution takes 1ms or 1s" >&2; exit 2; }
+# Peak bytes per edge of the build (25.6 at 500M, 1ms), with headroom; 1s times take ~2 less.
+mem_per_edge=${MEM_BYTES_PER_EDGE:-$([ "$resolution" = 1s ] && echo 25 || echo 28)}
 disk_per_edge=${DISK_BYTES_PER_EDGE:-21} # snapshot bytes per edge (version 5: 19.4 at 500M realistic edges)
 
 if [ -z "$data_dir" ]; then
@@ -90,7 +97,7 @@ status_kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 # ---- 1. build and snapshot ------------------------------------------------------------------
 echo "scale-run: building the graph of $edges edges" >&2
 build_out=$(taskset -c 1 build/relgraph-bench --target=scale-build --edges="$edges" --seed="$seed" \
-  "${shape[@]}" --data-dir="$data_dir")
+  "${shape[@]}" --follow-time-resolution="$resolution" --data-dir="$data_dir")
 echo "$build_out" >&2
 snapshot_bytes=$(du -cb "$data_dir"/snapshot-*.rgs | tail -1 | cut -f1)  # no awk: mawk's %d stops at 2^31
 kept_edges=$(echo "$build_out" | awk '$1 == "scale_snapshot_write" {print $2}')
@@ -99,7 +106,7 @@ kept_edges=$(echo "$build_out" | awk '$1 == "scale_snapshot_write" {print $2}')
 port=$(free_port)
 start=$(date +%s.%N)
 taskset -c 0 build/relgraphd --data-dir="$data_dir" --listen=127.0.0.1:$port --rate-limit=off \
-  --snapshot-interval-s=0 2>"$data_dir/relgraphd.log" &
+  --snapshot-interval-s=0 --follow-time-resolution="$resolution" 2>"$data_dir/relgraphd.log" &
 pid=$!
 until build/relgraph-cli -p "$port" ping >/dev/null 2>&1; do
   kill -0 "$pid" 2>/dev/null || { cat "$data_dir/relgraphd.log" >&2; echo "scale-run: relgraphd exited" >&2; exit 1; }
@@ -135,7 +142,7 @@ cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
   echo "# relgraph scale run: $edges edges"
   echo
   echo "$cpu, $(nproc) cores, $(gib "$(($(awk '/^MemTotal:/ {print $2}' /proc/meminfo) * 1024))") memory;" \
-    "build $(git rev-parse --short HEAD 2>/dev/null || echo unknown); \`tools/scale-run.sh --edges=$edges\`"
+    "build $(git rev-parse --short HEAD 2>/dev/null || echo unknown); \`tools/scale-run.sh --edges=$edges --follow-time-resolution=$resolution\`"
   echo
   echo "## Build (embedded, core 1)"
   echo '```'

@@ -8,11 +8,20 @@
 namespace relgraph {
 namespace {
 
-// Capacities in entries: every size up to 8, then four classes per doubling (steps of 1.14-1.25x,
-// so a list's slack is at most a fifth of its entries). The last one bounds slab-allocated blocks.
-constexpr std::array<uint32_t, 36> kClassCapacity = {
-    1,  2,  3,  4,  5,   6,   7,   8,   10,  12,  14,  16,  20,  24,  28,  32,  40,  48,
-    56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 640, 768, 896, 1024};
+// Capacities in entries: every size up to 8, then eight classes per doubling (steps of
+// 1.06-1.125x, so a list's slack is at most an eighth of its entries, ~6% on average). The
+// last one bounds slab-allocated blocks.
+constexpr std::array<uint32_t, 64> MakeClassCapacities() {
+  std::array<uint32_t, 64> c{};
+  size_t i = 0;
+  for (uint32_t n = 1; n <= 8; ++n) c[i++] = n;
+  for (uint32_t base = 8; base < 1024; base *= 2) {
+    for (uint32_t k = 1; k <= 8; ++k) c[i++] = base + base / 8 * k;
+  }
+  return c;
+}
+constexpr std::array<uint32_t, 64> kClassCapacity = MakeClassCapacities();
+static_assert(kClassCapacity.back() == 1024);
 constexpr size_t kSlabBytes = kHugePageBytes;
 constexpr uint32_t kLargestClass = kClassCapacity.back();
 

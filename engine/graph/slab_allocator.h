@@ -5,7 +5,7 @@
 // Why this design: a graph of 10M edges has millions of short lists. glibc's malloc would add a
 // 16-byte header and 16-byte rounding to each, about as much as the entries themselves. Here a
 // block has no header: the owner knows its size, and the class is a pure function of the
-// capacity needed (CapacityFor). The ladder grows by 1.14-1.25x a step, so slack stays near 10%.
+// capacity needed (CapacityFor). The ladder grows by 1.06-1.125x a step, so slack stays near 6%.
 // All classes carve blocks from one bump arena of 2 MiB huge-page slabs, so at most one slab
 // is partly used; freed blocks go to their class's free list. Blocks above the largest class
 // come from operator new.
