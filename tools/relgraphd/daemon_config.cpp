@@ -436,7 +436,7 @@ usage: relgraphd [--key=value ...]      every key may also be set in a --config 
   --max-blocks=N              most users one user may block         [100000]
   --hide-blocked-by[=true|false]  relations never say "they block you" [false]
   --follow-time-resolution=1ms|1s  the follow, block and request times kept
-                              and answered; 1s takes ~2.5 B an edge less. Fixed
+                              and answered; 1s takes ~1.8 B an edge less. Fixed
                               for a data directory (docs/design.md) [1ms]
   --rate-limit=C/R|off        follows: bucket of C tokens, R per second [100/1]
   --feed-posts-per-author=K   posts each author keeps               [300]
