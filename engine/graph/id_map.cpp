@@ -10,7 +10,11 @@ IdMap::IdMap() {
 InternalId IdMap::Intern(UserId user) {
   const InternalId found = Find(user);
   if (found != kNoInternalId) return found;
-  if ((records_.size() + 1) * 5 > slot_count_ * 4) Rehash(slot_count_ + slot_count_ / 2);
+  if (growing()) {
+    GrowStep();
+  } else if ((records_.size() + 1) * 5 > slot_count_ * 4) {
+    BeginGrowth(slot_count_ + slot_count_ / 2);
+  }
   const auto id = static_cast<InternalId>(records_.size());
   records_.emplace_back().external = user;
   Place(user, id);
@@ -33,7 +37,45 @@ void IdMap::ClearSlots(size_t slot_count) {
   slot_count_ = slot_count;
 }
 
+void IdMap::BeginGrowth(size_t slot_count) {
+  old_slots_.swap(slots_);
+  old_slot_count_ = slot_count_;
+  ClearSlots(slot_count);
+  moved_ = 0;
+  moving_end_ = records_.size();
+  GrowStep();
+}
+
+void IdMap::GrowStep() {
+  const size_t end = std::min(moving_end_, moved_ + kGrowthStep);
+  for (; moved_ < end; ++moved_) Place(records_[moved_].external, static_cast<InternalId>(moved_));
+  if (moved_ == moving_end_) EndGrowth();
+}
+
+void IdMap::EndGrowth() {
+  std::vector<char, HugePageAllocator<char>>().swap(old_slots_);
+  old_slot_count_ = 0;
+  moved_ = moving_end_ = 0;
+}
+
+InternalId IdMap::FindInOldTable(UserId user, uint64_t hash) const {
+  // The probe of Find over the old table (its own slot count); ids moved since are still
+  // there, and still right: ids never change.
+  __extension__ using Wide = unsigned __int128;
+  size_t i = static_cast<size_t>((static_cast<Wide>(hash) * old_slot_count_) >> 64);
+  for (;; i = i + 1 == old_slot_count_ ? 0 : i + 1) {
+    uint64_t v;
+    std::memcpy(&v, old_slots_.data() + kSlotBytes * i, sizeof(v));
+    const auto id = static_cast<InternalId>(v);
+    if (id == kNoInternalId) return id;
+    if (static_cast<uint8_t>(v >> 32) == Fingerprint(hash) && records_[id].external == user) {
+      return id;
+    }
+  }
+}
+
 void IdMap::Rehash(size_t slot_count) {
+  EndGrowth();
   ClearSlots(slot_count);
   for (size_t id = 0; id < records_.size(); ++id)
     Place(records_[id].external, static_cast<InternalId>(id));
@@ -52,6 +94,7 @@ size_t IdMap::AppendAll(std::span<const UserId> externals) {
 }
 
 size_t IdMap::IndexAll() {
+  EndGrowth();
   const size_t n = records_.size();
   ClearSlots(SlotsFor(n));
   // Bucket sort by the top bits of each id's hash (home slots grow with the hash), then place
@@ -80,7 +123,7 @@ size_t IdMap::IndexAll() {
 }
 
 size_t IdMap::MemoryBytes() const {
-  return slots_.capacity();
+  return slots_.capacity() + old_slots_.capacity();
 }
 
 }  // namespace relgraph
