@@ -150,10 +150,10 @@ Status GraphImageLoader::IndexIds() {
   if (const uint32_t mine = graph_->time().unit_ms(); image_unit_ms_ != mine) {
     // Not corruption: the node was started with another --follow-time-resolution.
     return Status(Code::kUnsupported,
-        "the snapshot keeps follow times at " + TimeResolutionName(image_unit_ms_) +
-        ", this node at " + TimeResolutionName(mine) + " (--follow-time-resolution=" +
-        TimeResolutionName(mine) + "): start it with --follow-time-resolution=" +
-        TimeResolutionName(image_unit_ms_) + ", the data directory's resolution");
+                  "the snapshot keeps follow times at " + TimeResolutionName(image_unit_ms_) +
+                      ", this node at " + TimeResolutionName(mine) + " (--follow-time-resolution=" +
+                      TimeResolutionName(mine) + "): start it with --follow-time-resolution=" +
+                      TimeResolutionName(image_unit_ms_) + ", the data directory's resolution");
   }
   ids_indexed_ = true;
   Graph& g = *graph_;

@@ -169,8 +169,10 @@ Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool
   RELGRAPH_RETURN_IF_ERROR(CheckUserId(b, "user"));
   if (a == b)
     return Status(Code::kSelfFollow, "user " + std::to_string(a) + " cannot follow itself");
-  if (!engine_time) RELGRAPH_RETURN_IF_ERROR(CheckTimestamp(ts, "timestamp"));
-  ts = time_.Stored(ts);  // from here on as the lists keep it; answers convert back
+  if (!engine_time) {
+    RELGRAPH_RETURN_IF_ERROR(CheckTimestamp(ts, "timestamp"));
+    ts = time_.Stored(ts);  // from here on as the lists keep it; answers convert back
+  }
 
   // Look up without interning: a refused call must not create users.
   InternalId ai = known != nullptr && known[0] != kNoInternalId ? known[0] : ids_.Find(a);

@@ -61,11 +61,8 @@ void IdMap::EndGrowth() {
 InternalId IdMap::FindInOldTable(UserId user, uint64_t hash) const {
   // The probe of Find over the old table (its own slot count); ids moved since are still
   // there, and still right: ids never change.
-  __extension__ using Wide = unsigned __int128;
-  size_t i = static_cast<size_t>((static_cast<Wide>(hash) * old_slot_count_) >> 64);
-  for (;; i = i + 1 == old_slot_count_ ? 0 : i + 1) {
-    uint64_t v;
-    std::memcpy(&v, old_slots_.data() + kSlotBytes * i, sizeof(v));
+  for (size_t i = HomeIn(hash, old_slot_count_);; i = i + 1 == old_slot_count_ ? 0 : i + 1) {
+    const uint64_t v = LoadSlotIn(old_slots_.data(), i);
     const auto id = static_cast<InternalId>(v);
     if (id == kNoInternalId) return id;
     if (static_cast<uint8_t>(v >> 32) == Fingerprint(hash) && records_[id].external == user) {

@@ -17,7 +17,8 @@
 // pages. Growing moves the users in steps (kGrowthStep per Intern) rather than all at once:
 // a map of 155M users took ~9 s to rebuild, under the writers' lock, at the first new user
 // after a restart. Meanwhile the old table answers for the users not moved yet: a lookup
-// that misses the new table probes the old one. An empty slot has id kNoInternalId, so there are at most 2^32 - 1 users. Ids are
+// that misses the new table probes the old one. An empty slot has id kNoInternalId, so
+// there are at most 2^32 - 1 users. Ids are
 // never un-interned (a user whose edges are all gone keeps its internal id and record).
 //
 // Thread-safety: const methods may run concurrently with each other; Intern() needs exclusion.
@@ -59,9 +60,9 @@ class IdMap {
   }
   // After Prefetch(user) had time to land: the id Find(user) most likely answers (that of
   // the first slot whose fingerprint matches; kNoInternalId when none does, and then `user`
-  // is not in the map, unless it is growing), its record on its way into the cache. Pipelines over many users
-  // (relations batches, bulk writes) take this guess a few steps ahead and Confirm it when
-  // the record has come.
+  // is not in the map, unless it is growing), its record on its way into the cache.
+  // Pipelines over many users (relations batches, bulk writes) take this guess a few steps
+  // ahead and Confirm it when the record has come.
   RELGRAPH_PREFETCH_HELPER InternalId PrefetchCandidate(UserId user) const {
     const uint64_t h = Hash(user);
     const InternalId id = NextMatch(Home(h), Fingerprint(h)).id;
@@ -137,19 +138,22 @@ class IdMap {
       if (id == kNoInternalId || static_cast<uint8_t>(s >> 32) == fp) return {id, slot, fp};
     }
   }
-  // Where probing for a hash starts: the hash scaled to [0, slot_count_).
-  size_t Home(uint64_t hash) const {
+  // Where probing for a hash starts: the hash scaled to [0, slot_count). HomeIn and
+  // LoadSlotIn serve any table (the old one while growing); Home and LoadSlot this one.
+  static size_t HomeIn(uint64_t hash, size_t slot_count) {
     __extension__ using Wide = unsigned __int128;
-    return static_cast<size_t>((static_cast<Wide>(hash) * slot_count_) >> 64);
+    return static_cast<size_t>((static_cast<Wide>(hash) * slot_count) >> 64);
   }
+  size_t Home(uint64_t hash) const { return HomeIn(hash, slot_count_); }
   size_t Next(size_t i) const { return i + 1 == slot_count_ ? 0 : i + 1; }
   const char* SlotAddress(size_t i) const { return slots_.data() + kSlotBytes * i; }
   // Slot i in the low 40 bits (the 3 bytes above belong to the next slot).
-  uint64_t LoadSlot(size_t i) const {
+  static uint64_t LoadSlotIn(const char* slots, size_t i) {
     uint64_t v;
-    std::memcpy(&v, SlotAddress(i), sizeof(v));
+    std::memcpy(&v, slots + kSlotBytes * i, sizeof(v));
     return v;
   }
+  uint64_t LoadSlot(size_t i) const { return LoadSlotIn(slots_.data(), i); }
   void StoreSlot(size_t i, InternalId id, uint8_t fp) {
     char* at = slots_.data() + kSlotBytes * i;
     std::memcpy(at, &id, sizeof(id));
@@ -158,7 +162,7 @@ class IdMap {
   // The slots that hold `users` at a load of at most 4/5.
   static size_t SlotsFor(size_t users) { return std::max<size_t>(16, users + users / 4 + 1); }
   void ClearSlots(size_t slot_count);  // an empty table of slot_count slots
-  void Rehash(size_t slot_count);  // every user at once (ends a growth)
+  void Rehash(size_t slot_count);      // every user at once (ends a growth)
   void Place(UserId user, InternalId id);
   // Growing: BeginGrowth keeps the table as the old one and starts an empty larger one;
   // each GrowStep moves the next kGrowthStep users into it; the last frees the old table.

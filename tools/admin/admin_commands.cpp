@@ -116,11 +116,8 @@ Status CheckInvariants(const Graph& graph, const Feed& feed) {
 // Loads a snapshot file with the engine's own loader, then audits the graph's and the feed's
 // invariants.
 Result<std::unique_ptr<Graph>> LoadSnapshotFile(Env* env, const std::string& path,
-                                                uint32_t time_unit_ms, SnapshotInfo* info) {
-  GraphOptions o;
-  o.rate_limit.enabled = false;
-  o.time_resolution_ms = time_unit_ms;
-  auto state = LoadSnapshotState(env, path, o, FeedOptions{}, info);
+                                                const GraphOptions& options, SnapshotInfo* info) {
+  auto state = LoadSnapshotState(env, path, options, FeedOptions{}, info);
   if (!state.ok()) return state.status();
   RELGRAPH_RETURN_IF_ERROR(CheckInvariants(*state->graph, *state->feed));
   return std::move(state->graph);
@@ -208,7 +205,7 @@ int Verify(Context& c) {
   const std::string& target = c.args.positional[0];
   if (IsSnapshotFile(c.env, target)) {
     SnapshotInfo info;
-    auto g = LoadSnapshotFile(c.env, target, c.time_unit_ms, &info);
+    auto g = LoadSnapshotFile(c.env, target, RecoveryGraphOptions(c), &info);
     if (!g.ok()) return c.Fail(g.status());
     c.out << "ok: " << target << ": " << info.blocks << " blocks and their checksums, "
           << info.edges << " edges, graph and feed invariants hold\n"
@@ -223,7 +220,7 @@ int Verify(Context& c) {
   for (uint64_t lsn : *snapshots) {
     const std::string path = JoinPath(target, SnapshotName(lsn));
     SnapshotInfo info;
-    auto g = LoadSnapshotFile(c.env, path, c.time_unit_ms, &info);
+    auto g = LoadSnapshotFile(c.env, path, RecoveryGraphOptions(c), &info);
     if (g.ok()) {
       c.out << "ok: " << path << " (" << info.edges << " edges)\n";
     } else {
@@ -361,7 +358,7 @@ int Restore(Context& c) {
   const std::string& snap = c.args.positional[0];
   const std::string& dir = c.args.positional[1];
   SnapshotInfo info;
-  auto g = LoadSnapshotFile(c.env, snap, c.time_unit_ms, &info);
+  auto g = LoadSnapshotFile(c.env, snap, RecoveryGraphOptions(c), &info);
   if (!g.ok()) return c.Fail(g.status());
   auto lock = ClaimNewDataDir(c.env, dir, "restore");
   if (!lock.ok()) return c.Fail(lock.status());
