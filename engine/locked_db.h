@@ -12,6 +12,7 @@
 // Thread-safety: used only by the thread running the RunExclusive call that made it.
 #pragma once
 
+#include <span>
 #include <string_view>
 
 #include "engine/cluster/user_place.h"
@@ -51,6 +52,14 @@ class LockedDb {
   Result<uint64_t> Log(WalRecordType type, std::string_view payload) {
     if (wal_ == nullptr) return uint64_t{0};
     auto lsn = wal_->Append(static_cast<uint8_t>(type), payload);
+    if (lsn.ok() && *lsn != 0) logged_ = *lsn;
+    return lsn;
+  }
+  // The same for consecutive records under one acquisition of the WAL's mutex (a replica's
+  // run of edge records): the last one's LSN. All or none are buffered.
+  Result<uint64_t> LogBatch(std::span<const WalWriter::Record> records) {
+    if (wal_ == nullptr || records.empty()) return uint64_t{0};
+    auto lsn = wal_->AppendBatch(records);
     if (lsn.ok() && *lsn != 0) logged_ = *lsn;
     return lsn;
   }

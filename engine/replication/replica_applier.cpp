@@ -36,7 +36,8 @@ Status Mismatch(uint64_t lsn, const std::string& what) {
 // The primary's records, applied in order. Runs of follows and unfollows (most of a busy WAL)
 // are gathered and go to the graph as one ApplyBatch, which overlaps their cache misses as
 // recovery does; each record's feed hook runs right after its graph change, as on the primary,
-// and the run's WAL appends follow in order. Any other record flushes the run first.
+// and the run's records are appended to the WAL in order, in one batch. Any other record
+// flushes the run first.
 class ReplicaApplier final : public RecordHandler {
  public:
   ReplicaApplier(LockedDb& db, std::span<const LoggedRecord> records)
@@ -194,11 +195,12 @@ class ReplicaApplier final : public RecordHandler {
       auto cleared = db_.feed.ReplacePosts(db_.graph, followee, {}, /*live=*/true);
       if (!cleared.ok()) return AtLsn(records_[run_at_[k]].lsn, cleared.status());
     }
+    logged_.clear();
     for (size_t k = 0; k < applied; ++k) {
       const LoggedRecord& r = records_[run_at_[k]];
-      RELGRAPH_RETURN_IF_ERROR(db_.Log(static_cast<WalRecordType>(r.type), r.payload).status());
+      logged_.push_back({r.type, r.payload});
     }
-    return Status::OK();
+    return db_.LogBatch(logged_).status();
   }
 
   LockedDb& db_;
@@ -208,6 +210,7 @@ class ReplicaApplier final : public RecordHandler {
   std::vector<Graph::ReplayOp> run_;
   std::vector<size_t> run_at_;                     // the run's records, by index
   std::vector<std::pair<size_t, UserId>> clears_;  // run index, followee: WalOp::clears_posts
+  std::vector<WalWriter::Record> logged_;          // the run's records, as LogRun appends them
 };
 
 }  // namespace

@@ -76,6 +76,18 @@ TEST_CASE("relgraph-bench: the snapshot workload reports recovery in-process and
   CHECK(rows.at("recovery_wal") > 0);
 }
 
+TEST_CASE("relgraph-bench: replica_apply copies a closed primary's WAL into an equal replica") {
+  // Text, not csv: the digests' comparison is in the row's note.
+  testing::TestDir dir;
+  const Ran ran = RunBench("--edges=3000 --workloads=replica_apply,first_touch --data-dir='" +
+                           dir.path() + "/scratch'");
+  INFO(ran.out);
+  REQUIRE(ran.exit_code == 0);
+  CHECK(ran.out.find("digests equal") != std::string::npos);
+  CHECK(ran.out.find("DIFFER") == std::string::npos);
+  CHECK(ran.out.find("first touch ") != std::string::npos);
+}
+
 TEST_CASE("relgraph-bench: the feed workloads run on a tiny graph and report their notes") {
   // Text, not csv: the notes are in the text rows only.
   const Ran ran = RunBench(

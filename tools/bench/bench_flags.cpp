@@ -56,7 +56,8 @@ Loads a follow graph into relgraph and measures workloads, one row each.
                                      (layout_bound: the fewest bytes per edge any encoding
                                      of the loaded graph can take, beside what it takes)
                          durability: wal_off wal_none wal_everysec wal_always wal_always_concurrent
-                                     snapshot recovery_wal stream_read import
+                                     snapshot recovery_wal stream_read replica_apply import
+                                     first_touch (what writing fresh memory costs here)
                          feed:       publish fanout timeline_first_page timeline_deep_page
                                      timeline_heavy_reader
                          access:     block relation_blocked unblock follow_request approve

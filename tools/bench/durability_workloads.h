@@ -47,6 +47,7 @@ class DurabilityWorkloads {
   std::vector<WorkloadResult> StreamRead();
   WorkloadResult ReplicaApply();  // stream_read, stream_read_skipping
   WorkloadResult Import();
+  WorkloadResult FirstTouch();
   std::string Dir(const std::string& name) const;
 
   const GeneratedGraph& data_;
