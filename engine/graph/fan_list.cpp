@@ -171,8 +171,8 @@ void FanList::Clear(SlabAllocator& slab) {
   word_ = 0;
 }
 
-size_t FanList::MemoryBytes() const {
-  return chunked() ? chunks()->MemoryBytes() : 0;
+size_t FanList::ChunkedMemoryBytes() const {
+  return chunks()->MemoryBytes();
 }
 
 // ---- FanChunks ------------------------------------------------------------------------------

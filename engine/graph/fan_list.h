@@ -103,7 +103,9 @@ class FanList {
   void ForEachRun(Fn&& fn) const;
 
   void Clear(SlabAllocator& slab);
-  size_t MemoryBytes() const;  // heap beyond the slab blocks (chunk directory); 0 when short
+  // Heap beyond the slab blocks (the chunk directory); 0 when short. Inline: every change of
+  // a fan list asks it twice (Graph keeps the sum).
+  size_t MemoryBytes() const { return chunked() ? ChunkedMemoryBytes() : 0; }
 
  private:
   static constexpr uint64_t kChunkedBit = uint64_t{1} << kPackedAddressBits;
@@ -152,6 +154,7 @@ class FanList {
   const EdgeEntry* small_data() const {
     return reinterpret_cast<const EdgeEntry*>(UnpackBlockAddress(word_));
   }
+  size_t ChunkedMemoryBytes() const;
   FanChunks* chunks() const { return reinterpret_cast<FanChunks*>(UnpackBlockAddress(word_)); }
 
   uint64_t word_ = 0;  // packed address | kChunkedBit | short size << kSizeShift

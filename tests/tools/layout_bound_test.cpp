@@ -78,6 +78,32 @@ TEST_CASE("layout bound: packed lists take their widths, short ones and poor fit
   CHECK(PackedFanBytes(fans.data(), 300) == 2 * (32 + 128 * 9 / 8) + 32 + std::ceil(44 * 8 / 8.0));
 }
 
+TEST_CASE("layout bound: times coded as gaps take an anchor a group and the gaps' widths") {
+  // The run above: gaps of 111 ms (7 bits), a span of 999 ms (10-bit anchors).
+  std::vector<EdgeEntry> run;
+  for (uint32_t i = 0; i < 10; ++i) run.push_back(MakeEntry(i % 7, 5000 + 111 * i, i % 2 == 0));
+  // Groups of 8: (10 + 6 + 7 * 7) + (10 + 6 + 7) time bits, 10 kMutual bits.
+  CHECK(GapFollowingBytes(run.data(), 10, {8, false}) == 40 + std::ceil(98 / 8.0) + 8);
+  CHECK(GapFollowingBytes(run.data(), 10, {16, false}) == 40 + std::ceil((10 + 79) / 8.0) + 8);
+  // Varints: each 7-bit gap in three 4-bit pieces.
+  CHECK(GapFollowingBytes(run.data(), 10, {16, true}) == 40 + (10 + 10 + 9 * 12) / 8 + 8);
+  // Fans add 3 peer bits and keep kMutual: 40 + 88 bits.
+  CHECK(GapFanBytes(run.data(), 10, {8, false}) == 8 + 16);
+  CHECK(GapFanBytes(run.data(), 7, {8, false}) == 70);  // short: plain
+  // Two sessions of 8 follows 1 ms apart, 2^20 ms between them: the jump is the second
+  // group's anchor, so gaps cost a bit each where a packed time costs 21.
+  std::vector<EdgeEntry> sessions;
+  for (uint32_t i = 0; i < 16; ++i) {
+    sessions.push_back(MakeEntry(i, 1000 + i + (i < 8 ? 0 : (int64_t{1} << 20)), false));
+  }
+  CHECK(PackedFollowingBytes(sessions.data(), 16) == 64 + 44 + 8);
+  CHECK(GapFollowingBytes(sessions.data(), 16, {8, false}) ==
+        64 + std::ceil((2 * 34 + 16) / 8.0) + 8);
+  // As varints the jump takes seven pieces, each 1 ms gap one.
+  CHECK(GapFollowingBytes(sessions.data(), 16, {16, true}) ==
+        64 + std::ceil((21 + 14 * 4 + 28 + 16) / 8.0) + 8);
+}
+
 TEST_CASE("layout bound: an empty graph is zero bytes per edge, not a division by zero") {
   Graph g;
   const LayoutBound b = ComputeLayoutBound(g);

@@ -32,7 +32,58 @@ double PackedRunBytes(const EdgeEntry* entries, uint32_t from, uint32_t to) {
   return std::ceil((to - from) * width / 8);
 }
 
+// Bits of the times of entries [from, to) coded as gaps from the entry before, in groups: each
+// group an anchor (its first time's distance from entries[from]'s, at the width of the whole
+// span) and then, by `coding`, its other gaps at the group's widest gap behind a 6-bit width,
+// or each gap as a varint of 4-bit pieces (3 value bits and a continuation bit).
+double GapTimeBits(const EdgeEntry* entries, uint32_t from, uint32_t to, GapCoding coding) {
+  const double anchor = TimeBits(entries, from, to);
+  double bits = 0;
+  for (uint32_t g = from; g < to; g += coding.group) {
+    const uint32_t end = std::min(to, g + coding.group);
+    uint64_t widest = 0;
+    double varint_bits = 0;
+    for (uint32_t i = g + 1; i < end; ++i) {
+      const auto gap = static_cast<uint64_t>(EntryTs(entries[i]) - EntryTs(entries[i - 1]));
+      widest = std::max(widest, gap);
+      varint_bits += 4.0 * std::max<uint64_t>(1, (std::bit_width(gap) + 2) / 3);
+    }
+    bits +=
+        anchor + (coding.varint ? varint_bits
+                                : 6 + static_cast<double>(end - g - 1) * std::bit_width(widest));
+  }
+  return bits;
+}
+
+// PackedRunBytes with the times coded as GapTimeBits.
+double GapRunBytes(const EdgeEntry* entries, uint32_t from, uint32_t to, GapCoding coding) {
+  uint32_t largest = 0;
+  for (uint32_t i = from; i < to; ++i)
+    largest = std::max<uint32_t>(largest, uint32_t{entries[i].peer});
+  const double bits =
+      (to - from) * (std::bit_width(largest) + 1.0) + GapTimeBits(entries, from, to, coding);
+  return std::ceil(bits / 8);
+}
+
 }  // namespace
+
+double GapFollowingBytes(const EdgeEntry* entries, uint32_t n, GapCoding coding) {
+  const double plain = kPlainEntryBytes * n;
+  if (n < kPackedMinEntries) return plain;
+  const double packed = 4.0 * n + std::ceil((n + GapTimeBits(entries, 0, n, coding)) / 8) + 8;
+  return std::min(plain, packed);
+}
+
+double GapFanBytes(const EdgeEntry* entries, uint32_t n, GapCoding coding) {
+  const double plain = kPlainEntryBytes * n;
+  if (n < kPackedMinEntries) return plain;
+  if (n <= 256) return std::min(plain, 8 + GapRunBytes(entries, 0, n, coding));
+  double bytes = 0;
+  for (uint32_t at = 0; at < n; at += 128) {
+    bytes += 32 + GapRunBytes(entries, at, std::min(n, at + 128), coding);
+  }
+  return std::min(plain, bytes);
+}
 
 double ListBits(uint64_t k, uint64_t span, uint64_t others) {
   if (k == 0) return 0;
@@ -87,11 +138,17 @@ LayoutBound ComputeLayoutBound(const Graph& graph) {
     list.resize(following.size());
     for (uint32_t k = 0; k < following.size(); ++k) list[k] = following.EntryAt(k);
     b.following_packed_bytes += PackedFollowingBytes(list.data(), following.size());
+    for (size_t c = 0; c < kGapCodings.size(); ++c) {
+      b.following_gap_bytes[c] += GapFollowingBytes(list.data(), following.size(), kGapCodings[c]);
+    }
     const uint32_t fans = graph.FanCountOf(id);
     list.resize(fans);
     const uint32_t got = graph.FansBefore(id, std::nullopt, fans, list.data());  // newest first
     std::reverse(list.begin(), list.begin() + got);
     b.fan_packed_bytes += PackedFanBytes(list.data(), got);
+    for (size_t c = 0; c < kGapCodings.size(); ++c) {
+      b.fan_gap_bytes[c] += GapFanBytes(list.data(), got, kGapCodings[c]);
+    }
   }
   b.mutual_bits = 2 * static_cast<double>(b.edges);
   // log2 C(2^64, U) = log2(2^64! / (2^64 - U)!) - log2 U!, and for U far below 2^64 the first

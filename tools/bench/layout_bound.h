@@ -16,16 +16,27 @@
 // of each side for the kMutual mark such a layout keeps.
 //
 // Beside the bound, what a bit-packed layout of the same lists would take (PackedFollowingBytes,
-// PackedFanBytes): the estimate that orders the next memory steps in docs/design.md.
+// PackedFanBytes), and the same with the times coded as gaps (GapFollowingBytes, GapFanBytes):
+// the estimates that order the next memory steps in docs/design.md.
 //
 // Thread-safety: reads the graph; the caller keeps it from changing meanwhile.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "engine/graph/graph.h"
 
 namespace relgraph::bench {
+
+// How an estimate codes a list's times as gaps (GapTimeBits): in groups of `group` entries,
+// at the group's widest gap, or as varints.
+struct GapCoding {
+  uint32_t group = 8;
+  bool varint = false;
+};
+inline constexpr std::array<GapCoding, 3> kGapCodings = {GapCoding{8, false}, GapCoding{16, false},
+                                                         GapCoding{16, true}};
 
 struct LayoutBound {
   uint64_t users = 0;  // the graph's users (the peer alphabet and the id set)
@@ -40,6 +51,8 @@ struct LayoutBound {
   double mutual_bits = 0;                 // one bit per entry of each side
   double following_packed_bytes = 0;      // PackedFollowingBytes summed over the lists
   double fan_packed_bytes = 0;            // PackedFanBytes summed over the lists
+  // GapFollowingBytes and GapFanBytes summed over the lists, for each of kGapCodings.
+  std::array<double, 3> following_gap_bytes{}, fan_gap_bytes{};
 
   double OnceBytesPerEdge() const { return PerEdge(id_bits + following_bits); }
   double BothBytesPerEdge() const {
@@ -47,6 +60,8 @@ struct LayoutBound {
   }
   double FollowingPackedBytesPerEdge() const { return PerEdge(8 * following_packed_bytes); }
   double FanPackedBytesPerEdge() const { return PerEdge(8 * fan_packed_bytes); }
+  double FollowingGapBytesPerEdge(size_t c) const { return PerEdge(8 * following_gap_bytes[c]); }
+  double FanGapBytesPerEdge(size_t c) const { return PerEdge(8 * fan_gap_bytes[c]); }
 
  private:
   double PerEdge(double bits) const {
@@ -67,6 +82,11 @@ LayoutBound ComputeLayoutBound(const Graph& graph);
 // under 8 entries, and any list that packing would not shrink, stay plain: 10 bytes an entry.
 double PackedFollowingBytes(const EdgeEntry* entries, uint32_t n);
 double PackedFanBytes(const EdgeEntry* entries, uint32_t n);
+// The same lists with their times coded as gaps (`coding`), the step docs/design.md weighs
+// next: each group of entries keeps an anchor time and its gaps; peers and kMutual bits as
+// above. Reading one entry's time then decodes its group.
+double GapFollowingBytes(const EdgeEntry* entries, uint32_t n, GapCoding coding);
+double GapFanBytes(const EdgeEntry* entries, uint32_t n, GapCoding coding);
 
 // The bits of one list of k entries, times in a span of `span` milliseconds, peers among
 // `others` users: log2 C(span + k - 1, k) + log2(others! / (others - k)!). REQUIRES: k <= others.

@@ -131,6 +131,12 @@ WorkloadResult Workloads::Bound() {
       static_cast<unsigned long long>(b.users), days, b.FollowingPackedBytesPerEdge(),
       b.FanPackedBytesPerEdge());
   r.note = note;
+  for (size_t c = 0; c < kGapCodings.size(); ++c) {
+    std::snprintf(note, sizeof(note), "; times as gaps, %s in groups of %u: %.2f + %.2f",
+                  kGapCodings[c].varint ? "varints" : "widest gap", kGapCodings[c].group,
+                  b.FollowingGapBytesPerEdge(c), b.FanGapBytesPerEdge(c));
+    r.note += note;
+  }
   return r;
 }
 
