@@ -1,17 +1,22 @@
 // The permissions a client may hold, and which one each command needs (docs/security.md).
 //
 // Why this design: the command table already says what every command is; the permission it
-// needs is one more fact about it, written in one switch that names every opcode. A new
-// command that is not placed here fails to compile (kCheckedEveryCommand below), so no command
-// can slip in unguarded.
+// needs follows from its class (net/protocol/command_class.h), the one place every opcode is
+// placed, which also says whether a replica answers it. A request left out of ClassOf fails to
+// compile (command_table.h), so no command can slip in unguarded; a class without its row in
+// kNeededByClass below fails to compile here.
 //
 // Thread-safety: constants and pure functions.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
+#include <utility>
 
+#include "net/protocol/command_class.h"
 #include "net/protocol/command_table.h"
 #include "storage/status.h"
 
@@ -27,87 +32,44 @@ inline constexpr Permissions kPermReplication = 16;  // a replica's link to its 
 inline constexpr Permissions kPermAll = 31;
 inline constexpr Permissions kPermNone = 0;
 
-// What `opcode` needs: a client holding any one of these bits may run it. kPermNone: every
-// authenticated client may (HELLO, PING). A push opcode or one the protocol does not define
-// needs kPermAll (nobody sends them).
-constexpr Permissions RequiredPermissions(Opcode op) {
-  switch (op) {
-    case Opcode::kHello:
-    case Opcode::kPing:
-      return kPermNone;
-    case Opcode::kInfo:
-    case Opcode::kShardMap:  // a cluster client routes by it
-    case Opcode::kRelation:
-    case Opcode::kRelations:
-    case Opcode::kFollowing:
-    case Opcode::kFans:
-    case Opcode::kFriends:
-    case Opcode::kCounts:
-    case Opcode::kKnownFollowers:
-    case Opcode::kTimeline:
-    case Opcode::kUserPosts:
-    case Opcode::kMutes:
-    case Opcode::kHides:
-    case Opcode::kBlocks:
-    case Opcode::kIsPrivate:
-    case Opcode::kRequests:
-      return kPermRead;
-    case Opcode::kReplication:  // who is primary: a group client and a replica's link ask
-    case Opcode::kPosition:
-      return kPermRead | kPermReplication;
-    case Opcode::kFollow:
-    case Opcode::kUnfollow:
-    case Opcode::kRemoveUser:
-    case Opcode::kPublish:
-    case Opcode::kDeletePost:
-    case Opcode::kMute:
-    case Opcode::kUnmute:
-    case Opcode::kHide:
-    case Opcode::kUnhide:
-    case Opcode::kBlock:
-    case Opcode::kUnblock:
-    case Opcode::kSetPrivate:
-    case Opcode::kApprove:
-    case Opcode::kReject:
-    case Opcode::kWithdraw:
-      return kPermWrite;
-    case Opcode::kSubscribe:
-    case Opcode::kAck:
-    case Opcode::kCursors:
-      return kPermStream;
-    case Opcode::kFetchSnapshot:  // a stream consumer's start, and a replica's
-      return kPermStream | kPermReplication;
-    case Opcode::kReplicate:
-    case Opcode::kReplicaAck:
-      return kPermReplication;
-    case Opcode::kSnapshot:
-    case Opcode::kSlowlog:  // holds request text: user ids
-    case Opcode::kDeleteCursor:
-    case Opcode::kPromote:
-    case Opcode::kReplicaOf:
-      return kPermAdmin;
-    case Opcode::kNotice:
-    case Opcode::kEvents:
-    case Opcode::kSnapshotData:
-    case Opcode::kRecords:
-      return kPermAll;
-  }
-  return kPermAll;
-}
-
 namespace permissions_internal {
-// True when every request row of the command table is placed in the switch above by name
-// (a row left out would fall to the final return: that is what this catches).
-constexpr bool EveryRequestPlaced() {
-  for (const CommandInfo& c : kCommands) {
-    if (c.direction != Direction::kRequest) continue;
-    if (RequiredPermissions(c.opcode) == kPermAll) return false;
+// The permission each class of command needs (net/protocol/command_class.h), a row per class in
+// CommandClass's order. A client holding any one of a row's bits may run the command;
+// kPermNone: every authenticated client may; kPermAll: nobody sends it.
+inline constexpr std::pair<CommandClass, Permissions> kNeededByClass[] = {
+    {CommandClass::kServerOnly, kPermAll},
+    {CommandClass::kOpen, kPermNone},
+    {CommandClass::kProbe, kPermNone},
+    {CommandClass::kRead, kPermRead},
+    {CommandClass::kReadReplication, kPermRead | kPermReplication},
+    {CommandClass::kWrite, kPermWrite},
+    {CommandClass::kStream, kPermStream},
+    {CommandClass::kStreamRead, kPermStream},
+    {CommandClass::kStreamReplication, kPermStream | kPermReplication},
+    {CommandClass::kReplicaLink, kPermReplication},
+    {CommandClass::kAdmin, kPermAdmin},
+};
+// True when row i is class i, and the class of every opcode value has its row.
+constexpr bool EveryClassHasItsRow() {
+  for (size_t i = 0; i < std::size(kNeededByClass); ++i) {
+    if (static_cast<size_t>(kNeededByClass[i].first) != i) return false;
+  }
+  for (unsigned v = 0; v < 256; ++v) {
+    const auto row = static_cast<size_t>(ClassOf(static_cast<Opcode>(v)));
+    if (row >= std::size(kNeededByClass)) return false;
   }
   return true;
 }
 }  // namespace permissions_internal
-static_assert(permissions_internal::EveryRequestPlaced(),
-              "a request opcode has no permission: place it in RequiredPermissions");
+static_assert(permissions_internal::EveryClassHasItsRow(),
+              "a command class has no permission: give it its row in kNeededByClass, in order");
+
+// What `opcode` needs, by its class (net/protocol/command_class.h): a client holding any one
+// of these bits may run it. kPermNone: every authenticated client may (HELLO, PING). A push
+// opcode or one the protocol does not define needs kPermAll (nobody sends them).
+constexpr Permissions RequiredPermissions(Opcode op) {
+  return permissions_internal::kNeededByClass[static_cast<size_t>(ClassOf(op))].second;
+}
 
 // "read,write", "all" or "none", in the bit order above.
 std::string PermissionsText(Permissions p);

@@ -31,6 +31,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "net/protocol/command_class.h"
 #include "net/protocol/messages.h"
 #include "net/protocol/protocol.h"
 #include "net/protocol/routing.h"
@@ -226,35 +227,27 @@ constexpr bool ConnectionBound(Opcode op) {
 }
 
 // Whether a request only reads (a replica answers it; every other request a client sends
-// goes to the primary). The service's rows agree (tests/net/roles/service/). SLOWLOG is not
-// on the list: it may empty the node's log, and it is about one node, so a routed client
-// asks the primary (to read a replica's, connect to that replica).
+// goes to the primary), by its class (command_class.h). The service's rows agree
+// (tests/net/roles/service/). No admin command is a read: SLOWLOG may empty the node's log,
+// and it is about one node, so a routed client asks the primary (to read a replica's, connect
+// to that replica).
 constexpr bool ReadsOnly(Opcode op) {
-  switch (op) {
-    case Opcode::kPing:
-    case Opcode::kInfo:
-    case Opcode::kRelation:
-    case Opcode::kRelations:
-    case Opcode::kFollowing:
-    case Opcode::kFans:
-    case Opcode::kFriends:
-    case Opcode::kCounts:
-    case Opcode::kKnownFollowers:
-    case Opcode::kTimeline:
-    case Opcode::kUserPosts:
-    case Opcode::kMutes:
-    case Opcode::kHides:
-    case Opcode::kBlocks:
-    case Opcode::kIsPrivate:
-    case Opcode::kRequests:
-    case Opcode::kCursors:
-    case Opcode::kReplication:
-    case Opcode::kPosition:
-    case Opcode::kShardMap:
+  switch (ClassOf(op)) {
+    case CommandClass::kProbe:
+    case CommandClass::kRead:
+    case CommandClass::kReadReplication:
+    case CommandClass::kStreamRead:
       return true;
-    default:
+    case CommandClass::kServerOnly:
+    case CommandClass::kOpen:
+    case CommandClass::kWrite:
+    case CommandClass::kStream:
+    case CommandClass::kStreamReplication:
+    case CommandClass::kReplicaLink:
+    case CommandClass::kAdmin:
       return false;
   }
+  return false;
 }
 
 // The compile-time checks: every opcode the protocol defines (protocol.h) has exactly one row,
@@ -276,11 +269,22 @@ constexpr bool ClusterCommandsAreRouted() {
   }
   return true;
 }
+// A request row is placed in ClassOf by name (one left out falls to its final return), and a
+// push row is server-only.
+constexpr bool EveryRowClassed() {
+  for (const CommandInfo& c : kCommands) {
+    const bool server_only = ClassOf(c.opcode) == CommandClass::kServerOnly;
+    if (server_only != (c.direction == Direction::kPush)) return false;
+  }
+  return true;
+}
 }  // namespace command_table_internal
 static_assert(command_table_internal::EveryOpcodeHasExactlyOneRow(),
               "every opcode of RELGRAPH_OPCODES (protocol.h) has exactly one row in CommandTable");
 static_assert(command_table_internal::ClusterCommandsAreRouted(),
               "a command a cluster runs declares what routes it; a push row routes nothing");
+static_assert(command_table_internal::EveryRowClassed(),
+              "a request opcode has no class: place it in ClassOf (command_class.h)");
 
 // The row (a RequestRow or PushRow type) of `Op`.
 template <Opcode Op>

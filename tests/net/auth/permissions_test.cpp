@@ -73,6 +73,38 @@ TEST_CASE("docs/security.md's permission table is the code's") {
   }
 }
 
+// What each opcode needed when the permission and read-only lists were merged into one
+// (net/protocol/command_class.h), by OpcodeName; an opcode named nowhere here needs kPermAll.
+const std::pair<Permissions, const char*> kNeededBefore[] = {
+    {net::kPermNone, "hello ping"},
+    {net::kPermRead,
+     "info shard_map relation relations following fans friends counts known_followers timeline "
+     "user_posts mutes hides blocks is_private requests"},
+    {net::kPermRead | net::kPermReplication, "replication position"},
+    {net::kPermWrite,
+     "follow unfollow remove_user publish delete_post mute unmute hide unhide block unblock "
+     "set_private approve reject withdraw"},
+    {net::kPermStream, "subscribe ack cursors"},
+    {net::kPermStream | net::kPermReplication, "fetch_snapshot"},
+    {net::kPermReplication, "replicate replica_ack"},
+    {net::kPermAdmin, "snapshot slowlog delete_cursor promote replica_of"},
+    {net::kPermAll, "notice events snapshot_data records"}};
+
+TEST_CASE("every opcode value 0..255 needs what it needed before the lists were merged") {
+  std::map<std::string, Permissions> expected;
+  for (const auto& [perm, names] : kNeededBefore) {
+    std::istringstream words(names);
+    for (std::string w; words >> w;) CHECK_MESSAGE(expected.emplace(w, perm).second, w);
+  }
+  for (const net::CommandInfo& cmd : net::kCommands) CHECK(expected.count(std::string(cmd.name)));
+  for (int v = 0; v < 256; ++v) {
+    const auto op = static_cast<net::Opcode>(v);
+    const auto it = expected.find(std::string(net::OpcodeName(op)));
+    const Permissions want = it == expected.end() ? net::kPermAll : it->second;
+    CHECK_MESSAGE(net::RequiredPermissions(op) == want, "opcode ", v, " ", net::OpcodeName(op));
+  }
+}
+
 TEST_CASE("every command: refused without its permission, let through with it") {
   const std::string path = "/tmp/relgraph-perm-test-" + std::to_string(getpid());
   net::ServerOptions o;

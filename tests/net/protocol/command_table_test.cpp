@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <type_traits>
 
@@ -86,6 +87,24 @@ TEST_CASE("command table: what a cluster runs is routed, and every family is nam
   CHECK(CommandOf(Opcode::kAck).family == Family::kStream);
   CHECK(CommandOf(Opcode::kPromote).family == Family::kReplication);
   CHECK(FamilyName(Family::kReplication) == "replication");
+}
+
+// The requests that only read when the permission and read-only lists were merged into one
+// (command_class.h), by OpcodeName; every other opcode value does not.
+constexpr std::string_view kReadOnlyBefore =
+    "ping info relation relations following fans friends counts known_followers timeline "
+    "user_posts mutes hides blocks is_private requests cursors replication position shard_map";
+
+TEST_CASE("command table: every opcode value 0..255 reads only as it did before the merge") {
+  std::set<std::string> reads;
+  std::istringstream words{std::string(kReadOnlyBefore)};
+  for (std::string w; words >> w;) reads.insert(w);
+  CHECK(reads.size() == 20);
+  for (int v = 0; v < 256; ++v) {
+    const auto op = static_cast<Opcode>(v);
+    const bool want = reads.count(std::string(OpcodeName(op))) != 0;
+    CHECK_MESSAGE(ReadsOnly(op) == want, "opcode ", v, " ", OpcodeName(op));
+  }
 }
 
 }  // namespace
