@@ -43,17 +43,12 @@ struct PackedFields {
   TimestampMs base = 0;
   unsigned peer_bits = 0, time_bits = 0, width = 1;
 
-  static uint64_t Load(const char* payload, uint64_t bit, unsigned width) {
-    return LoadBits(payload, bit, width);
-  }
-  static void Store(char* payload, uint64_t bit, unsigned width, uint64_t value) {
-    StoreBits(payload, bit, width, value);
-  }
-
   InternalId Peer(uint32_t i) const {
-    return static_cast<InternalId>(Load(payload, uint64_t{i} * width, peer_bits));
+    return static_cast<InternalId>(LoadBits(payload, uint64_t{i} * width, peer_bits));
   }
-  bool Mutual(uint32_t i) const { return Load(payload, uint64_t{i} * width + peer_bits, 1) != 0; }
+  bool Mutual(uint32_t i) const {
+    return LoadBits(payload, uint64_t{i} * width + peer_bits, 1) != 0;
+  }
   // The time is an entry's last field: its load ends at the entry's last byte, an address
   // that needs only `width` (which the handle holds), so it can start before the header is
   // read.
@@ -65,7 +60,7 @@ struct PackedFields {
   EdgeEntry At(uint32_t i) const {
     if (width <= 57) {
       // The whole entry in one load.
-      const uint64_t v = Load(payload, uint64_t{i} * width, width);
+      const uint64_t v = LoadBits(payload, uint64_t{i} * width, width);
       return MakeEntry(static_cast<InternalId>(v & ((uint64_t{1} << peer_bits) - 1)),
                        base + static_cast<TimestampMs>(v >> (peer_bits + 1)),
                        ((v >> peer_bits) & 1) != 0);
@@ -92,7 +87,7 @@ class PackedRun {
   EdgeEntry At(uint32_t i) const { return fields().At(i); }
   void SetMutual(uint32_t i, bool mutual) {
     const PackedFields f = fields();
-    PackedFields::Store(block_ + 8, uint64_t{i} * f.width + f.peer_bits, 1, mutual ? 1 : 0);
+    StoreBits(block_ + 8, uint64_t{i} * f.width + f.peer_bits, 1, mutual ? 1 : 0);
   }
 
   // Number of entries whose key is < k.
@@ -171,10 +166,10 @@ class PackedRun {
   void Put(const PackedFields& f, uint32_t i, const EdgeEntry& e) {
     char* payload = block_ + 8;
     const uint64_t bit = uint64_t{i} * f.width;
-    PackedFields::Store(payload, bit, f.peer_bits + 1,
-                        uint64_t{e.peer} | (uint64_t{EntryMutual(e)} << f.peer_bits));
-    PackedFields::Store(payload, bit + f.peer_bits + 1, f.time_bits,
-                        static_cast<uint64_t>(EntryTs(e) - f.base));
+    StoreBits(payload, bit, f.peer_bits + 1,
+              uint64_t{e.peer} | (uint64_t{EntryMutual(e)} << f.peer_bits));
+    StoreBits(payload, bit + f.peer_bits + 1, f.time_bits,
+              static_cast<uint64_t>(EntryTs(e) - f.base));
   }
   // Moves the run to a block for `n` entries at the same widths, keeping the first
   // min(size, n) entries' bits. REQUIRES: not empty.
