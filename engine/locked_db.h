@@ -50,10 +50,8 @@ class LockedDb {
   // Appends a record to the WAL after the state change it describes (WAL order is apply
   // order); returns its LSN (0 in memory). Db commits the last one after the call.
   Result<uint64_t> Log(WalRecordType type, std::string_view payload) {
-    if (wal_ == nullptr) return uint64_t{0};
-    auto lsn = wal_->Append(static_cast<uint8_t>(type), payload);
-    if (lsn.ok() && *lsn != 0) logged_ = *lsn;
-    return lsn;
+    const WalWriter::Record record{static_cast<uint8_t>(type), payload};
+    return LogBatch(std::span(&record, 1));
   }
   // The same for consecutive records under one acquisition of the WAL's mutex (a replica's
   // run of edge records): the last one's LSN. All or none are buffered.
