@@ -22,6 +22,10 @@
 // (Graph::BeginImage, copy-on-write per user) copied in slices, each under the lock held
 // shared, so writers wait for one slice at most and readers never.
 //
+// The id index grows in steps (engine/graph/id_map.h): a write that leaves it growing wakes a
+// background thread that moves the rest, a hold of the exclusive lock at a time, as an
+// operation in steps does (DbOptions::background_id_growth).
+//
 // The feed (engine/feed/feed.h) lives beside the graph under its own mutex, taken after the graph's
 // lock: timeline reads hold the graph shared and the feed exclusively, so they never block
 // graph reads. A background thread runs the feed's fan-out in bounded batches, each under the
@@ -44,13 +48,13 @@
 #include <thread>
 #include <vector>
 
+#include "engine/background_worker.h"
 #include "engine/cluster/user_place.h"
 #include "engine/db_options.h"
 #include "engine/durable/cursor_table.h"
 #include "engine/durable/epoch_history.h"
 #include "engine/durable/recovery.h"
 #include "engine/durable/wal_records.h"
-#include "engine/feed/fanout_worker.h"
 #include "engine/feed/feed.h"
 #include "engine/graph/graph.h"
 #include "engine/locked_db.h"
@@ -403,6 +407,11 @@ class Db {
   // REQUIRES: steps_mu_ held, mu_ not.
   Graph::StepsDone RunStepsToEnd();
   void WakeFanout();
+  // Wakes the id index's grower when the index is growing. REQUIRES: mu_ held exclusively.
+  void WakeIdGrowthLocked();
+  // The grower's batch: one hold of the exclusive lock (a few IdMap::kGrowthStep, at most
+  // step_hold_us) after step_gap_us without it; true while the index is still growing.
+  bool RunIdGrowthHold();
 
   const std::string dir_;
   const DbOptions options_;
@@ -420,7 +429,8 @@ class Db {
   std::unique_ptr<Graph> graph_;
   mutable std::mutex feed_mu_;  // after mu_; guards feed_
   std::unique_ptr<Feed> feed_;
-  FanoutWorker fanout_;  // the background fan-out (options_.background_fanout)
+  BackgroundWorker fanout_;     // the background fan-out (options_.background_fanout)
+  BackgroundWorker id_growth_;  // the id index's growth (options_.background_id_growth)
   std::mutex delays_mu_;
   std::vector<double> fanout_delays_;  // guarded by delays_mu_
   std::unique_ptr<WalWriter> wal_;

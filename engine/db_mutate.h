@@ -25,6 +25,7 @@ Result<T> Db::Mutate(Apply&& apply, Record&& record, uint64_t* commit_lsn) {
     std::lock_guard feed_lock(feed_mu_);
     RELGRAPH_RETURN_IF_ERROR(WritableLocked("writes refused"));
     r = apply(*graph_);
+    WakeIdGrowthLocked();
     if (!r.ok()) return r;
     const std::optional<std::pair<WalRecordType, WalPayload>> rec = record(*r);
     if (!rec) return r;

@@ -50,6 +50,12 @@ struct DbOptions {
   // publishes costs one wake-up (a syscall and two context switches) instead of one each. It
   // adds at most this much to the fan-out delay. 0: run at once.
   uint32_t fanout_gather_us = 1000;
+  // The id index grows in steps (engine/graph/id_map.h). true: a background thread moves its
+  // users between writes, a short hold of the exclusive lock at a time (4 * kGrowthStep
+  // users, at most step_hold_us; then step_gap_us free), so the old table goes within
+  // seconds of the first new user that outgrew it (~15 s at 155M users). false: only new
+  // users move them, kGrowthStep each.
+  bool background_id_growth = true;
   // RemoveUser and going public run in steps (docs/design.md, "Operations in steps"): at most
   // step_units fans removed or requests approved per hold of the exclusive lock, and no more
   // once a hold has lasted step_hold_us (checked every 128 units).

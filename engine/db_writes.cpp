@@ -91,6 +91,7 @@ void Db::WriteBatch(std::span<const BatchWrite> writes, std::span<BatchWriteResu
         logged.push_back(i);
       }
     }
+    WakeIdGrowthLocked();
     if (wal_ && !made.empty()) {
       std::vector<WalWriter::Record> records;
       records.reserve(made.size());

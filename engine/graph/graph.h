@@ -113,6 +113,11 @@ class Graph {
   StepsDone RunSteps(uint32_t max_units);
   bool unfinished() const { return unfinished_.has_value(); }
   bool IsBeingRemoved(UserId a) const;
+  // The id index grows in steps (engine/graph/id_map.h): each new user moves a few users into
+  // the larger table; a Db's background worker moves the rest between writes with
+  // GrowIdIndex(n) (n users, under the exclusive lock; returns whether more remain).
+  bool id_index_growing() const { return ids_.growing(); }
+  bool GrowIdIndex(size_t users) { return ids_.Grow(users); }
   // What a replayed or remote change of the pair (a, b) does first (0: no second user): ends
   // a removal naming either user, approves a pending request between them of an account
   // going public. The Apply* forms call it themselves. O(1) with nothing unfinished.

@@ -11,7 +11,7 @@ InternalId IdMap::Intern(UserId user) {
   const InternalId found = Find(user);
   if (found != kNoInternalId) return found;
   if (growing()) {
-    GrowStep();
+    Grow(kGrowthStep);
   } else if ((records_.size() + 1) * 5 > slot_count_ * 4) {
     BeginGrowth(slot_count_ + slot_count_ / 2);
   }
@@ -43,13 +43,15 @@ void IdMap::BeginGrowth(size_t slot_count) {
   ClearSlots(slot_count);
   moved_ = 0;
   moving_end_ = records_.size();
-  GrowStep();
+  Grow(kGrowthStep);
 }
 
-void IdMap::GrowStep() {
-  const size_t end = std::min(moving_end_, moved_ + kGrowthStep);
+bool IdMap::Grow(size_t users) {
+  if (!growing()) return false;
+  const size_t end = std::min(moving_end_, moved_ + users);
   for (; moved_ < end; ++moved_) Place(records_[moved_].external, static_cast<InternalId>(moved_));
   if (moved_ == moving_end_) EndGrowth();
+  return growing();
 }
 
 void IdMap::EndGrowth() {

@@ -14,11 +14,14 @@
 // independent of the home. A table built for a known count (Reserve, a snapshot's IndexAll)
 // runs at a load of 0.8, and one that grows by interning grows 1.5x at a time (load
 // 0.53-0.8): 6.3-9.4 bytes of table per user, besides its 28-byte record. Both use huge
-// pages. Growing moves the users in steps (kGrowthStep per Intern) rather than all at once:
-// a map of 155M users took ~9 s to rebuild, under the writers' lock, at the first new user
-// after a restart. Meanwhile the old table answers for the users not moved yet: a lookup
-// that misses the new table probes the old one. An empty slot has id kNoInternalId, so
-// there are at most 2^32 - 1 users. Ids are
+// pages. Growing moves the users in steps rather than all at once: a map of 155M users took
+// ~9 s to rebuild, under the writers' lock, at the first new user after a restart. Each
+// Intern moves kGrowthStep users, which bounds the growth by new users alone; a Db's
+// background worker also calls Grow between writes (engine/db.h), so the old table, 0.8x
+// the new one's size, goes within seconds, not only once ~150k more users arrived.
+// Meanwhile the old table answers for the users not moved yet: a lookup that misses the new
+// table probes the old one. An empty slot has id kNoInternalId, so there are at most
+// 2^32 - 1 users. Ids are
 // never un-interned (a user whose edges are all gone keeps its internal id and record).
 //
 // Thread-safety: const methods may run concurrently with each other; Intern() needs exclusion.
@@ -103,10 +106,13 @@ class IdMap {
   // records' other fields.
   size_t IndexAll();
   size_t MemoryBytes() const;  // the table (both while growing); the records are RecordBytes()
-  // Whether users are being moved into a larger table (tests).
+  // Whether users are being moved into a larger table.
   bool growing() const { return old_slot_count_ != 0; }
-  // Users moved per Intern while growing: ~0.5 ms of random stores.
-  static constexpr size_t kGrowthStep = 4096;
+  // While growing, moves up to `users` more users into the larger table (the last move frees
+  // the old one). Returns growing(). Needs exclusion, as Intern does.
+  bool Grow(size_t users);
+  // Users moved per Intern while growing: ~50 us of random stores on a large map.
+  static constexpr size_t kGrowthStep = 1024;
   size_t RecordBytes() const { return records_.MemoryBytes(); }
 
   // The table's hash of a user id (the splitmix64 finalizer): cheap, and it spreads any id
@@ -165,9 +171,8 @@ class IdMap {
   void Rehash(size_t slot_count);      // every user at once (ends a growth)
   void Place(UserId user, InternalId id);
   // Growing: BeginGrowth keeps the table as the old one and starts an empty larger one;
-  // each GrowStep moves the next kGrowthStep users into it; the last frees the old table.
+  // each Grow moves the next users into it; the last frees the old table.
   void BeginGrowth(size_t slot_count);
-  void GrowStep();
   void EndGrowth();
   InternalId FindInOldTable(UserId user, uint64_t hash) const;
 

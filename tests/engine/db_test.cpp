@@ -792,6 +792,48 @@ TEST_CASE("db: the background fan-out delivers every post of a burst without Dra
   }
 }
 
+// The id index grows in steps: new users move a few users each (IdMap::kGrowthStep), and the
+// background worker moves the rest with no further writes, so the old table does not stay
+// until enough new users arrive (it once held 1.9 GB at a billion edges).
+TEST_CASE("db: the background worker finishes the id index's growth without more writes") {
+  auto open = [](bool background) {
+    DbOptions o;  // in memory
+    o.graph.rate_limit.enabled = false;
+    o.background_id_growth = background;
+    auto db = Db::Open("", o);
+    REQUIRE(db.ok());
+    return std::move(*db);
+  };
+  auto growing = [](Db& db) {
+    return db.Read([](const Graph& g) { return g.id_index_growing(); });
+  };
+  // Follows between new users until a growth starts on a map of 10,000+ users (12+ steps
+  // of new users to finish it), without the worker.
+  std::unique_ptr<Db> manual = open(false);
+  UserId next = 1;
+  while (next < 20'000 || !growing(*manual)) {
+    REQUIRE(manual->Follow(next, next + 1).ok());
+    next += 2;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(growing(*manual));  // nothing moves users but new ones
+  // The same writes with the worker: the growth ends by itself, every user still found.
+  std::unique_ptr<Db> db = open(true);
+  for (UserId u = 1; u < next; u += 2) REQUIRE(db->Follow(u, u + 1).ok());
+  bool done = false;
+  for (int tries = 0; tries < 10'000 && !done; ++tries) {
+    done = !growing(*db);
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  CHECK(done);
+  db->Read([&](const Graph& g) {
+    for (UserId u = 1; u < next; ++u) REQUIRE(g.FindUser(u) != kNoInternalId);
+    CHECK(g.FindUser(next) == kNoInternalId);
+    return 0;
+  });
+  CHECK(db->Close().ok());
+}
+
 TEST_CASE("db: a snapshot corrupted on its way to disk is caught at once, older state stays") {
   // part: which write to the snapshot's temp file has a bit flipped (1: the header, 2: the
   // block, 3: the footer).

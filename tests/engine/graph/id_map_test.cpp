@@ -130,6 +130,43 @@ TEST_CASE("id_map: growing moves users in steps and answers every lookup right m
   for (UserId u : known) check(u);
 }
 
+// A Db's background worker finishes a growth with Grow, between writes, with no new users:
+// each call moves at most the users it is given, lookups stay right between calls, and the
+// last call frees the old table.
+TEST_CASE("id_map: Grow finishes a growth without new users, a bounded number at a time") {
+  std::mt19937_64 rng(29);
+  std::vector<UserId> ids(50'000);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = IdMap::Hash(i + 1) | 1;
+  IdMap m;
+  REQUIRE(m.AppendAll(ids) == ids.size());
+  REQUIRE(m.IndexAll() == ids.size());
+  CHECK_FALSE(m.Grow(100));  // nothing to grow: a no-op
+  const size_t one_table = m.MemoryBytes();
+  const UserId fresh = 2;  // even: not a bulk id
+  REQUIRE(m.Intern(fresh) == ids.size());
+  REQUIRE(m.growing());
+  const size_t both_tables = m.MemoryBytes();
+  CHECK(both_tables > 2 * one_table);            // the old table (0.8 load) and the 1.5x new one
+  size_t calls = 0, given = IdMap::kGrowthStep;  // the Intern moved kGrowthStep
+  for (bool more = true; more; ++calls) {
+    const size_t n = 1 + rng() % 3000;
+    more = m.Grow(n);
+    given += n;
+    REQUIRE(more == m.growing());
+    if (more) REQUIRE(given < ids.size());  // never more moved than it was given
+    for (int k = 0; k < 32; ++k) {
+      const size_t i = rng() % ids.size();
+      REQUIRE(m.Find(ids[i]) == i);
+      REQUIRE(m.Find((rng() & ~UserId{1}) | 4) == kNoInternalId);  // even, not `fresh`
+    }
+    REQUIRE(m.Find(fresh) == ids.size());
+  }
+  CHECK(given >= ids.size());
+  CHECK(calls > 10);
+  CHECK(m.MemoryBytes() < both_tables - one_table / 2);  // the old table is gone
+  for (size_t i = 0; i < ids.size(); ++i) REQUIRE(m.Find(ids[i]) == i);
+}
+
 TEST_CASE("id_map: a table sized for its users runs at a load of 0.8, a grown one above 0.5") {
   constexpr size_t kUsers = 1'000'000;
   std::vector<UserId> ids(kUsers);

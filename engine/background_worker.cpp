@@ -1,16 +1,16 @@
-#include "engine/feed/fanout_worker.h"
+#include "engine/background_worker.h"
 
 #include <chrono>
 
 namespace relgraph {
 
-void FanoutWorker::Start(std::function<bool()> run_batch, uint32_t gather_us) {
+void BackgroundWorker::Start(std::function<bool()> run_batch, uint32_t gather_us) {
   run_batch_ = std::move(run_batch);
   gather_us_ = gather_us;
   thread_ = std::thread([this] { Loop(); });
 }
 
-void FanoutWorker::Stop() {
+void BackgroundWorker::Stop() {
   {
     std::lock_guard lock(mu_);
     stop_ = true;
@@ -19,14 +19,14 @@ void FanoutWorker::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void FanoutWorker::Wake() {
+void BackgroundWorker::Wake() {
   if (signal_.exchange(true)) return;  // signalled already, and not yet drained
   // Taking the mutex orders the flag before the waiter's predicate check: no lost wake-up.
   { std::lock_guard lock(mu_); }
   wake_.notify_one();
 }
 
-void FanoutWorker::Loop() {
+void BackgroundWorker::Loop() {
   std::unique_lock lock(mu_);
   for (;;) {
     wake_.wait(lock, [&] { return stop_ || signal_.load(); });
