@@ -233,17 +233,24 @@ std::vector<WorkloadResult> DurabilityWorkloads::Snapshots() {
   return rows;
 }
 
+uint64_t DurabilityWorkloads::WalReadOps() const {
+  return std::min<uint64_t>(std::max<uint64_t>(flags_.wal_ops, 2'000'000), data_.edges.size());
+}
+
+void DurabilityWorkloads::WriteFirstFollows(Db& db, uint64_t n) const {
+  for (uint64_t i = 0; i < n; ++i) {
+    const BenchEdge& e = data_.edges[i];
+    db.FollowAt(e.follower, e.followee, e.ts).status().IgnoreError();
+  }
+}
+
 WorkloadResult DurabilityWorkloads::RecoveryWal() {
-  const uint64_t n =
-      std::min<uint64_t>(std::max<uint64_t>(flags_.wal_ops, 2'000'000), data_.edges.size());
+  const uint64_t n = WalReadOps();
   const std::string dir = Dir("recovery_wal");
   {
     auto db = Db::Open(dir, BenchDbOptions(DurabilityMode::kNone));
     if (!db.ok()) return Row("recovery_wal", 0, 0, db.status().ToString());
-    for (uint64_t i = 0; i < n; ++i) {
-      const BenchEdge& e = data_.edges[i];
-      (*db)->FollowAt(e.follower, e.followee, e.ts).status().IgnoreError();
-    }
+    WriteFirstFollows(**db, n);
   }
   const auto start = SteadyClock::now();
   auto db = Db::Open(dir, BenchDbOptions(DurabilityMode::kNone));
@@ -258,8 +265,7 @@ WorkloadResult DurabilityWorkloads::ReplicaApply() {
   // reading and applying, without the network. The primary is closed before the replica opens,
   // as recovery_wal closes its first Db: both rows then meet memory this process gave back,
   // not memory the machine hands out fresh (first_touch measures what that costs here).
-  const uint64_t n =
-      std::min<uint64_t>(std::max<uint64_t>(flags_.wal_ops, 2'000'000), data_.edges.size());
+  const uint64_t n = WalReadOps();
   const std::string pdir = Dir("replica_apply_primary"), rdir = Dir("replica_apply");
   uint64_t last = 0, primary_digest = 0;
   {
@@ -267,10 +273,7 @@ WorkloadResult DurabilityWorkloads::ReplicaApply() {
     options.keep_all_wal = true;
     auto primary = Db::Open(pdir, options);
     if (!primary.ok()) return Row("replica_apply", 0, 0, primary.status().ToString());
-    for (uint64_t i = 0; i < n; ++i) {
-      const BenchEdge& e = data_.edges[i];
-      (*primary)->FollowAt(e.follower, e.followee, e.ts).status().IgnoreError();
-    }
+    WriteFirstFollows(**primary, n);
     last = (*primary)->last_lsn();
     primary_digest = (*primary)->Read([](const Graph& g) { return g.Digest(); });
     if (Status s = (*primary)->Close(); !s.ok()) return Row("replica_apply", 0, 0, s.ToString());
@@ -312,17 +315,13 @@ WorkloadResult DurabilityWorkloads::ReplicaApply() {
 std::vector<WorkloadResult> DurabilityWorkloads::StreamRead() {
   // The WAL of n follows, then read back as change events: every kind, and a mask that
   // selects none of them (the cost of skipping).
-  const uint64_t n =
-      std::min<uint64_t>(std::max<uint64_t>(flags_.wal_ops, 2'000'000), data_.edges.size());
+  const uint64_t n = WalReadOps();
   const std::string dir = Dir("stream_read");
   DbOptions options = BenchDbOptions(DurabilityMode::kNone);
   options.keep_all_wal = true;
   auto db = Db::Open(dir, options);
   if (!db.ok()) return {Row("stream_read", 0, 0, db.status().ToString())};
-  for (uint64_t i = 0; i < n; ++i) {
-    const BenchEdge& e = data_.edges[i];
-    (*db)->FollowAt(e.follower, e.followee, e.ts).status().IgnoreError();
-  }
+  WriteFirstFollows(**db, n);
   const uint64_t last = (*db)->last_lsn();
   std::vector<WorkloadResult> rows;
   for (const ChangeKindMask mask : {kAllChangeKinds, MaskOf(ChangeKind::kPublish)}) {

@@ -12,6 +12,10 @@
 #include "tools/bench/workload_generator.h"
 #include "tools/bench/workloads.h"
 
+namespace relgraph {
+class Db;
+}
+
 namespace relgraph::bench {
 
 struct DurabilityFlags {
@@ -44,11 +48,16 @@ class DurabilityWorkloads {
   std::vector<WorkloadResult>
   Snapshots();  // snapshot_write_offline, recovery_snapshot, snapshot_write_online
   WorkloadResult RecoveryWal();
-  std::vector<WorkloadResult> StreamRead();
-  WorkloadResult ReplicaApply();  // stream_read, stream_read_skipping
+  std::vector<WorkloadResult> StreamRead();  // stream_read, stream_read_skipping
+  WorkloadResult ReplicaApply();
   WorkloadResult Import();
   WorkloadResult FirstTouch();
   std::string Dir(const std::string& name) const;
+  // The rows that read a WAL back (recovery_wal, stream_read, replica_apply) first write it:
+  // WalReadOps() follows (--wal-ops, at least 2M so the rate is a long run's, at most the
+  // generated graph's), the first ones generated, given to `db` by WriteFirstFollows.
+  uint64_t WalReadOps() const;
+  void WriteFirstFollows(Db& db, uint64_t n) const;
 
   const GeneratedGraph& data_;
   const Graph* graph_;
