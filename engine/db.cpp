@@ -15,6 +15,17 @@
 #include "storage/wal/wal_tail.h"
 
 namespace relgraph {
+namespace {
+
+// Between two holds of the exclusive lock by work in steps (an operation's steps, the id
+// index's growth): the lock left free for those it woke (DbOptions::step_gap_us).
+void LeaveLockFree(const DbOptions& options) {
+  if (options.step_gap_us > 0) {
+    std::this_thread::sleep_for(std::chrono::microseconds(options.step_gap_us));
+  }
+}
+
+}  // namespace
 
 Db::Db(std::string dir, const DbOptions& options)
     : dir_(std::move(dir)),
@@ -50,9 +61,7 @@ void Db::WakeIdGrowthLocked() {
 }
 
 bool Db::RunIdGrowthHold() {
-  if (options_.step_gap_us > 0) {  // the lock free for those it woke (DbOptions::step_gap_us)
-    std::this_thread::sleep_for(std::chrono::microseconds(options_.step_gap_us));
-  }
+  LeaveLockFree(options_);
   std::unique_lock lock(mu_);
   if (closed_) return false;
   // Short holds: no caller waits for the growth, while every reader and writer may wait for a
@@ -194,9 +203,7 @@ Graph::StepsDone Db::RunStepsToEnd() {
   while (more) {
     if (options_.between_steps) options_.between_steps();
     // The call that began the operation held the lock just before the first step, too.
-    if (options_.step_gap_us > 0) {
-      std::this_thread::sleep_for(std::chrono::microseconds(options_.step_gap_us));
-    }
+    LeaveLockFree(options_);
     std::unique_lock lock(mu_);
     std::lock_guard feed_lock(feed_mu_);
     const auto start = std::chrono::steady_clock::now();
