@@ -128,10 +128,7 @@ WorkloadResult DurabilityWorkloads::Follows(const std::string& name) {
   auto db = Db::Open(dir, BenchDbOptions(mode));
   if (!db.ok()) return Row(name, 0, 0, db.status().ToString());
   const auto start = SteadyClock::now();
-  for (uint64_t i = 0; i < n; ++i) {
-    const BenchEdge& e = data_.edges[i];
-    (*db)->FollowAt(e.follower, e.followee, e.ts).status().IgnoreError();
-  }
+  WriteFirstFollows(**db, n);
   const Status closed = (*db)->Close();
   return Row(name, n, Since(start), closed.ok() ? "" : closed.ToString());
 }

@@ -55,8 +55,9 @@ class DurabilityWorkloads {
   std::string Dir(const std::string& name) const;
   // The rows that read a WAL back (recovery_wal, stream_read, replica_apply) first write it:
   // WalReadOps() follows (--wal-ops, at least 2M so the rate is a long run's, at most the
-  // generated graph's), the first ones generated, given to `db` by WriteFirstFollows.
+  // generated graph's).
   uint64_t WalReadOps() const;
+  // Gives `db` the first n generated follows, one FollowAt each (the wal_* rows time it).
   void WriteFirstFollows(Db& db, uint64_t n) const;
 
   const GeneratedGraph& data_;
