@@ -49,9 +49,22 @@ void IdMap::BeginGrowth(size_t slot_count) {
 bool IdMap::Grow(size_t users) {
   if (!growing()) return false;
   const size_t end = std::min(moving_end_, moved_ + users);
-  for (; moved_ < end; ++moved_) Place(records_[moved_].external, static_cast<InternalId>(moved_));
+  PlaceIds(moved_, end);
+  moved_ = end;
   if (moved_ == moving_end_) EndGrowth();
   return growing();
+}
+
+void IdMap::PlaceIds(size_t begin, size_t end) {
+  // Each probe is a cache miss in a table of up to GiBs; asking for the home slots kAhead users
+  // ahead overlaps them instead of waiting on one at a time (2x on a map of 41M users; 32 or 64
+  // ahead were slower).
+  constexpr size_t kAhead = 16;
+  for (size_t id = begin; id < std::min(end, begin + kAhead); ++id) PrefetchHome(id);
+  for (size_t id = begin; id < end; ++id) {
+    if (id + kAhead < end) PrefetchHome(id + kAhead);
+    Place(records_[id].external, static_cast<InternalId>(id));
+  }
 }
 
 void IdMap::EndGrowth() {
@@ -76,8 +89,7 @@ InternalId IdMap::FindInOldTable(UserId user, uint64_t hash) const {
 void IdMap::Rehash(size_t slot_count) {
   EndGrowth();
   ClearSlots(slot_count);
-  for (size_t id = 0; id < records_.size(); ++id)
-    Place(records_[id].external, static_cast<InternalId>(id));
+  PlaceIds(0, records_.size());
 }
 
 void IdMap::Reserve(size_t users) {

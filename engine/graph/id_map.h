@@ -111,7 +111,8 @@ class IdMap {
   // While growing, moves up to `users` more users into the larger table (the last move frees
   // the old one). Returns growing(). Needs exclusion, as Intern does.
   bool Grow(size_t users);
-  // Users moved per Intern while growing: ~50 us of random stores on a large map.
+  // Users moved per Intern while growing: ~26 us of prefetched random stores on a map of
+  // 140M users (AMD EPYC; 45 us without the prefetch).
   static constexpr size_t kGrowthStep = 1024;
   size_t RecordBytes() const { return records_.MemoryBytes(); }
 
@@ -170,6 +171,11 @@ class IdMap {
   void ClearSlots(size_t slot_count);  // an empty table of slot_count slots
   void Rehash(size_t slot_count);      // every user at once (ends a growth)
   void Place(UserId user, InternalId id);
+  void PlaceIds(size_t begin, size_t end);  // Place for the ids [begin, end), prefetching
+  // Hints the CPU to fetch, for writing, the home slot of user `id` in this table.
+  RELGRAPH_PREFETCH_HELPER void PrefetchHome(size_t id) const {
+    __builtin_prefetch(SlotAddress(Home(Hash(records_[id].external))), 1);
+  }
   // Growing: BeginGrowth keeps the table as the old one and starts an empty larger one;
   // each Grow moves the next users into it; the last frees the old table.
   void BeginGrowth(size_t slot_count);

@@ -4,11 +4,13 @@
 #   2. the fan-out's object keeps its three hints a fan (slot, header, newest entry), which
 #      are all helpers;
 #   3. a loop over IdMap::Prefetch keeps its hint (the id slots of Import and of every batch
-#      of writes: unmarked, it compiled to nothing).
+#      of writes: unmarked, it compiled to nothing);
+#   4. the id map's object keeps the hint of IdMap::PlaceIds (the home slots of a growth's
+#      moves: 2x on a large map).
 # It also reports whether an unmarked helper keeps its hint, which is what the macro is for.
-# usage: prefetch_check.sh SOURCE_ROOT CXX FANOUT_OBJECT
+# usage: prefetch_check.sh SOURCE_ROOT CXX FANOUT_OBJECT ID_MAP_OBJECT
 set -euo pipefail
-root=$1; cxx=$2; fanout_object=$3
+root=$1; cxx=$2; fanout_object=$3; id_map_object=$4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 hints='prefetch|prfm'
@@ -62,6 +64,14 @@ fanout=$(objdump -d "$fanout_object" | grep -cE "$hints" || true)
 echo "prefetch hints in $(basename "$fanout_object"): $fanout"
 if [ "$fanout" -lt 3 ]; then
   echo "FAIL: the fan-out lost its prefetch hints (want at least 3: slot, header, newest)" >&2
+  exit 1
+fi
+place=$(objdump -d "$id_map_object" |
+  awk '/<_ZN8relgraph5IdMap8PlaceIds[^>]*>:$/ {p=1; next} p && /^$/ {exit} p {print}' |
+  grep -cE "$hints" || true)
+echo "prefetch hints in IdMap::PlaceIds: $place"
+if [ "$place" -lt 1 ]; then
+  echo "FAIL: IdMap::PlaceIds lost its prefetch of the home slots" >&2
   exit 1
 fi
 echo "prefetch: ok"
