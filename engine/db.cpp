@@ -25,13 +25,24 @@ void LeaveLockFree(const DbOptions& options) {
   }
 }
 
+// A new user's share of the id index's growth when the background worker moves the rest
+// (GraphOptions::id_growth_step): it still bounds the growth if the worker falls behind.
+constexpr uint32_t kIdGrowthStepBesideWorker = 64;
+
+DbOptions WithIdGrowthStep(DbOptions options) {
+  if (options.background_id_growth && options.graph.id_growth_step == 0) {
+    options.graph.id_growth_step = kIdGrowthStepBesideWorker;
+  }
+  return options;
+}
+
 }  // namespace
 
 Db::Db(std::string dir, const DbOptions& options)
     : dir_(std::move(dir)),
-      options_(options),
+      options_(WithIdGrowthStep(options)),
       env_(options.env != nullptr ? options.env : Env::Posix()),
-      graph_(std::make_unique<Graph>(options.graph)),
+      graph_(std::make_unique<Graph>(options_.graph)),
       feed_(std::make_unique<Feed>(options.feed, options.graph.clock)) {}
 
 Db::~Db() {

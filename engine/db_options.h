@@ -53,8 +53,9 @@ struct DbOptions {
   // The id index grows in steps (engine/graph/id_map.h). true: a background thread moves its
   // users between writes, a short hold of the exclusive lock at a time (4 * kGrowthStep
   // users, at most step_hold_us; then step_gap_us free), so the old table goes within
-  // seconds of the first new user that outgrew it (~12 s at 155M users). false: only new
-  // users move them, kGrowthStep each.
+  // seconds of the first new user that outgrew it (~12 s at 155M users), and each new user
+  // moves only 64 (GraphOptions::id_growth_step). false: only new users move them,
+  // kGrowthStep each.
   bool background_id_growth = true;
   // RemoveUser and going public run in steps (docs/design.md, "Operations in steps"): at most
   // step_units fans removed or requests approved per hold of the exclusive lock, and no more

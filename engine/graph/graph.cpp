@@ -51,6 +51,10 @@ Status ValidateGraphOptions(const GraphOptions& o) {
     return Status::InvalidArgument("time_resolution_ms must be 1 or 1000, got " +
                                    std::to_string(o.time_resolution_ms));
   }
+  if (o.id_growth_step == 1 || o.id_growth_step > (1u << 20)) {
+    return Status::InvalidArgument("id_growth_step must be 0 or in [2, 1048576], got " +
+                                   std::to_string(o.id_growth_step));
+  }
   if (o.max_users < 1 || o.max_users > kMaxUsersLimit) {
     return Status::InvalidArgument("max_users must be in [1, " + std::to_string(kMaxUsersLimit) +
                                    "], got " + std::to_string(o.max_users));
@@ -62,7 +66,9 @@ Graph::Graph(const GraphOptions& options)
     : options_(options),
       time_(options.time_resolution_ms),
       clock_(options.clock != nullptr ? options.clock : SystemClock::Default()),
-      limiter_(options.rate_limit) {}
+      limiter_(options.rate_limit) {
+  if (options.id_growth_step != 0) ids_.set_growth_step(options.id_growth_step);
+}
 
 Graph::~Graph() {
   blocks_.Clear(slab_);

@@ -11,7 +11,7 @@ InternalId IdMap::Intern(UserId user) {
   const InternalId found = Find(user);
   if (found != kNoInternalId) return found;
   if (growing()) {
-    Grow(kGrowthStep);
+    Grow(growth_step_);
   } else if ((records_.size() + 1) * 5 > slot_count_ * 4) {
     BeginGrowth(slot_count_ + slot_count_ / 2);
   }
@@ -43,7 +43,7 @@ void IdMap::BeginGrowth(size_t slot_count) {
   ClearSlots(slot_count);
   moved_ = 0;
   moving_end_ = records_.size();
-  Grow(kGrowthStep);
+  Grow(growth_step_);
 }
 
 bool IdMap::Grow(size_t users) {

@@ -363,6 +363,15 @@ TEST_CASE("options: out-of-range values are rejected by name") {
   CHECK(ValidateGraphOptions(o).ok());
   o.fan_chunk_entries = 2;
   CHECK_FALSE(ValidateGraphOptions(o).ok());
+  o = {};
+  for (uint32_t step : {1u, (1u << 20) + 1}) {
+    o.id_growth_step = step;
+    CHECK(ValidateGraphOptions(o).message().find("id_growth_step") != std::string::npos);
+  }
+  for (uint32_t step : {0u, 2u, 1u << 20}) {
+    o.id_growth_step = step;
+    CHECK(ValidateGraphOptions(o).ok());
+  }
 }
 
 }  // namespace

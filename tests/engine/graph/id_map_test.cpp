@@ -90,44 +90,51 @@ TEST_CASE("id_map: keys that share a fingerprint and a neighbourhood are told ap
 }
 
 // A restarted server's map is bulk-indexed at a load of 0.8: its first new user starts a
-// growth. The users move kGrowthStep per Intern, and every lookup stays right meanwhile,
-// through Find and through the pipelined PrefetchCandidate + Confirm.
+// growth. The users move kGrowthStep per Intern (or the step set_growth_step gives, down to
+// 2, where the new users fill the larger table the most before the growth ends), and every
+// lookup stays right meanwhile, through Find and through the pipelined PrefetchCandidate +
+// Confirm.
 TEST_CASE("id_map: growing moves users in steps and answers every lookup right meanwhile") {
-  std::mt19937_64 rng(23);
-  constexpr size_t kUsers = 100'000;
-  std::vector<UserId> ids(kUsers);
-  for (UserId& u : ids) u = rng() | 1;
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  IdMap m;
-  REQUIRE(m.AppendAll(ids) == ids.size());
-  REQUIRE(m.IndexAll() == ids.size());
-  std::unordered_map<UserId, InternalId> ref;
-  for (size_t i = 0; i < ids.size(); ++i) ref[ids[i]] = static_cast<InternalId>(i);
-  std::vector<UserId> known = ids;
-  auto check = [&](UserId u) {
-    const auto it = ref.find(u);
-    const InternalId want = it == ref.end() ? kNoInternalId : it->second;
-    REQUIRE(m.Find(u) == want);
-    m.Prefetch(u);
-    REQUIRE(m.Confirm(m.PrefetchCandidate(u), u) == want);
-  };
-  CHECK_FALSE(m.growing());
-  size_t interns = 0;
-  do {
-    const UserId fresh = rng() & ~UserId{1};  // even: never one of the odd bulk ids
-    if (fresh == 0 || ref.count(fresh)) continue;
-    REQUIRE(m.Intern(fresh) == ref.size());
-    ref[fresh] = static_cast<InternalId>(ref.size());
-    known.push_back(fresh);
-    ++interns;
-    if (interns == 1) REQUIRE(m.growing());  // the first new user started it
-    for (int k = 0; k < 64; ++k) check(known[rng() % known.size()]);
-    for (int k = 0; k < 8; ++k) check(rng() | 1);  // most are unknown
-  } while (m.growing());
-  // Spread over the interns: never more than kGrowthStep users moved by one of them.
-  CHECK(interns == (ids.size() + IdMap::kGrowthStep - 1) / IdMap::kGrowthStep);
-  for (UserId u : known) check(u);
+  for (const size_t step : {IdMap::kGrowthStep, size_t{64}, size_t{2}}) {
+    CAPTURE(step);
+    std::mt19937_64 rng(23);
+    constexpr size_t kUsers = 100'000;
+    std::vector<UserId> ids(kUsers);
+    for (UserId& u : ids) u = rng() | 1;
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    IdMap m;
+    m.set_growth_step(step);
+    REQUIRE(m.AppendAll(ids) == ids.size());
+    REQUIRE(m.IndexAll() == ids.size());
+    std::unordered_map<UserId, InternalId> ref;
+    for (size_t i = 0; i < ids.size(); ++i) ref[ids[i]] = static_cast<InternalId>(i);
+    std::vector<UserId> known = ids;
+    auto check = [&](UserId u) {
+      const auto it = ref.find(u);
+      const InternalId want = it == ref.end() ? kNoInternalId : it->second;
+      REQUIRE(m.Find(u) == want);
+      m.Prefetch(u);
+      REQUIRE(m.Confirm(m.PrefetchCandidate(u), u) == want);
+    };
+    CHECK_FALSE(m.growing());
+    size_t interns = 0;
+    do {
+      const UserId fresh = rng() & ~UserId{1};  // even: never one of the odd bulk ids
+      if (fresh == 0 || ref.count(fresh)) continue;
+      REQUIRE(m.Intern(fresh) == ref.size());
+      ref[fresh] = static_cast<InternalId>(ref.size());
+      known.push_back(fresh);
+      ++interns;
+      if (interns == 1) REQUIRE(m.growing());  // the first new user started it
+      const int checks = step < 64 ? 2 : 64;   // a step of 2 takes 50,000 interns
+      for (int k = 0; k < checks; ++k) check(known[rng() % known.size()]);
+      for (int k = 0; k < checks / 8 + 1; ++k) check(rng() | 1);  // most are unknown
+    } while (m.growing());
+    // Spread over the interns: never more than `step` users moved by one of them.
+    CHECK(interns == (ids.size() + step - 1) / step);
+    for (UserId u : known) check(u);
+  }
 }
 
 // A Db's background worker finishes a growth with Grow, between writes, with no new users:
