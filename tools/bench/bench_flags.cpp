@@ -58,6 +58,7 @@ Loads a follow graph into relgraph and measures workloads, one row each.
                          durability: wal_off wal_none wal_everysec wal_always wal_always_concurrent
                                      snapshot recovery_wal stream_read replica_apply import
                                      first_touch (what writing fresh memory costs here)
+                                     id_growth (the id index's growth on a 40M-user map)
                          feed:       publish fanout timeline_first_page timeline_deep_page
                                      timeline_heavy_reader
                          access:     block relation_blocked unblock follow_request approve

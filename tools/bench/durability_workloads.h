@@ -1,7 +1,8 @@
 // Durability workloads of relgraph-bench: follows through the WAL in each mode,
 // group commit with many writers, snapshot write (offline and online, with the longest writer
 // pause), recovery from a snapshot and from the WAL alone, the change stream read back from
-// the WAL, and import. Each workload works in
+// the WAL, and import; and two rows of the machine and the memory under them (first_touch,
+// id_growth). Each workload works in
 // its own directory under `root`, which the caller removes.
 #pragma once
 
@@ -52,6 +53,7 @@ class DurabilityWorkloads {
   WorkloadResult ReplicaApply();
   WorkloadResult Import();
   WorkloadResult FirstTouch();
+  WorkloadResult IdGrowth();
   std::string Dir(const std::string& name) const;
   // The rows that read a WAL back (recovery_wal, stream_read, replica_apply) first write it:
   // WalReadOps() follows (--wal-ops, at least 2M so the rate is a long run's, at most the
