@@ -54,8 +54,8 @@ struct DbOptions {
   // users between writes, a short hold of the exclusive lock at a time (4 * kGrowthStep
   // users, at most step_hold_us; then step_gap_us free), so the old table goes within
   // seconds of the first new user that outgrew it (~12 s at 155M users), and each new user
-  // moves only 64 (GraphOptions::id_growth_step). false: only new users move them,
-  // kGrowthStep each.
+  // moves only 64 unless GraphOptions::id_growth_step says otherwise. false: only new users
+  // move them, id_growth_step each (kGrowthStep unless set).
   bool background_id_growth = true;
   // RemoveUser and going public run in steps (docs/design.md, "Operations in steps"): at most
   // step_units fans removed or requests approved per hold of the exclusive lock, and no more

@@ -16,10 +16,10 @@
 // 0.53-0.8): 6.3-9.4 bytes of table per user, besides its 28-byte record. Both use huge
 // pages. Growing moves the users in steps rather than all at once: a map of 155M users took
 // ~9 s to rebuild, under the writers' lock, at the first new user after a restart. Each
-// Intern moves kGrowthStep users (or set_growth_step's), which bounds the growth by new users
-// alone; a Db's background worker also calls Grow between writes (engine/db.h), so the old
-// table, 0.8x the new one's size, goes within seconds, not only once ~150k more users arrived,
-// and there each new user moves only 64.
+// Intern moves kGrowthStep users (or set_growth_step's: GraphOptions::id_growth_step), which
+// bounds the growth by new users alone; a Db's background worker also calls Grow between
+// writes (engine/db.h), so the old table, 2/3 of the new one's size, goes within seconds, not
+// only once the new users have moved it (~150k of them at 155M users and kGrowthStep).
 // Meanwhile the old table answers for the users not moved yet: a lookup that misses the new
 // table probes the old one. An empty slot has id kNoInternalId, so there are at most
 // 2^32 - 1 users. Ids are
@@ -29,6 +29,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -116,9 +117,13 @@ class IdMap {
   // map of 140M users (AMD EPYC; 45 us without the prefetch).
   static constexpr size_t kGrowthStep = 1024;
   // The users each Intern moves while growing (GraphOptions::id_growth_step): fewer when
-  // something else calls Grow too. REQUIRES: n >= 2, so that a growth ends before its new
-  // users fill the larger table (at most 1/n of the moved users arrive meanwhile).
-  void set_growth_step(size_t n) { growth_step_ = n; }
+  // something else calls Grow too. REQUIRES: n >= 2: a growth of N users then ends with at
+  // most ceil(N / n) new ones (the first included), ~1.2x the old table's slots in the new
+  // one's 1.5x, so probing always meets an empty slot; at n = 1 the table would fill.
+  void set_growth_step(size_t n) {
+    assert(n >= 2);
+    growth_step_ = n;
+  }
   size_t RecordBytes() const { return records_.MemoryBytes(); }
 
   // The table's hash of a user id (the splitmix64 finalizer): cheap, and it spreads any id

@@ -792,9 +792,10 @@ TEST_CASE("db: the background fan-out delivers every post of a burst without Dra
   }
 }
 
-// The id index grows in steps: new users move a few users each (IdMap::kGrowthStep), and the
-// background worker moves the rest with no further writes, so the old table does not stay
-// until enough new users arrive (it once held 1.9 GB at a billion edges).
+// The id index grows in steps: new users move a few users each (64 with the worker,
+// IdMap::kGrowthStep without), and the background worker moves the rest with no further
+// writes, so the old table does not stay until enough new users arrive (it once held 1.9 GB
+// at a billion edges).
 TEST_CASE("db: the background worker finishes the id index's growth without more writes") {
   auto open = [](bool background) {
     DbOptions o;  // in memory
@@ -832,6 +833,39 @@ TEST_CASE("db: the background worker finishes the id index's growth without more
     return 0;
   });
   CHECK(db->Close().ok());
+}
+
+// Where the worker moves a growth, a new user's own step is 64 (it only bounds the growth);
+// without the worker, or with a step set, the graph gets the option as given. So does the
+// graph a restart builds from the snapshot.
+TEST_CASE("db: new users move 64 users of a growth where the worker runs, as set elsewhere") {
+  auto step_of = [](Db& db) {
+    return db.Read([](const Graph& g) { return g.options().id_growth_step; });
+  };
+  struct Case {
+    bool background;
+    uint32_t set, want;
+  };
+  for (const Case c : {Case{true, 0, 64}, Case{false, 0, 0}, Case{true, 512, 512}}) {
+    CAPTURE(c.background);
+    CAPTURE(c.set);
+    TestDir dir;
+    DbOptions o;
+    o.background_id_growth = c.background;
+    o.graph.id_growth_step = c.set;
+    {
+      auto db = Db::Open(dir.path(), o);
+      REQUIRE(db.ok());
+      CHECK(step_of(**db) == c.want);
+      REQUIRE((*db)->Follow(1, 2).ok());
+      REQUIRE((*db)->Snapshot().ok());
+      REQUIRE((*db)->Close().ok());
+    }
+    auto again = Db::Open(dir.path(), o);
+    REQUIRE(again.ok());
+    CHECK(step_of(**again) == c.want);
+    CHECK((*again)->Close().ok());
+  }
 }
 
 TEST_CASE("db: a snapshot corrupted on its way to disk is caught at once, older state stays") {

@@ -402,8 +402,8 @@ WorkloadResult DurabilityWorkloads::FirstTouch() {
 WorkloadResult DurabilityWorkloads::IdGrowth() {
   // One growth of the id index (engine/graph/id_map.h) as a restarted server meets it: a map
   // of 40M users bulk-indexed at a load of 0.8 (a snapshot's load), its first new user, which
-  // starts the growth into a 1.5x table, then the rest moved kGrowthStep users at a time, as
-  // new users and a Db's background worker move them. Each move probes a table of ~370 MB; a
+  // starts the growth into a 1.5x table, then the rest moved kGrowthStep users at a time (a
+  // Db's background worker moves 4 such steps a hold). Each move probes a table of ~370 MB; a
   // map of 155M users (10^9 edges) moves into one of 1.45 GB. Timed: the steps after the
   // first new user's.
   constexpr size_t kUsers = 40'000'000;

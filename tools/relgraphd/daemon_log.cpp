@@ -21,7 +21,7 @@ std::string Timestamp(std::chrono::system_clock::time_point ts) {
   const std::time_t secs = static_cast<std::time_t>(ms / 1000);
   std::tm utc{};
   gmtime_r(&secs, &utc);
-  char buf[96];  // room for any int in each field: GCC's -Wformat-truncation counts them so
+  char buf[96];  // GCC's -Wformat-truncation assumes each %d may take 11 chars; real ones take 24
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
                 utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
                 static_cast<int>(ms % 1000));

@@ -352,6 +352,35 @@ TEST_CASE("a celebrity's fan list: deep pages by cursor and offset, and unfollow
         std::vector<UserId>(all.begin() + 1500, all.begin() + 1520));
 }
 
+// id_growth_step reaches the id map: at a step of 2 a growth of a 20,000-user map takes about
+// half as many new users as it moves, at the default 1,024 a few dozen.
+TEST_CASE("graph: id_growth_step sets how much of a growth each new user moves") {
+  for (const uint32_t step : {2u, 0u}) {
+    CAPTURE(step);
+    GraphOptions o;
+    o.rate_limit.enabled = false;
+    o.id_growth_step = step;
+    Graph g(o);
+    UserId next = 1;
+    while (g.user_count() < 20'000 || !g.id_index_growing()) {
+      REQUIRE(g.Follow(next, next + 1).ok());
+      next += 2;
+    }
+    const size_t moving = g.user_count();
+    size_t fresh = 0;
+    while (g.id_index_growing()) {
+      REQUIRE(g.Follow(next, next + 1).ok());
+      next += 2;
+      fresh += 2;
+    }
+    if (step == 2) {
+      CHECK(fresh >= moving / 3);
+    } else {
+      CHECK(fresh <= moving / IdMap::kGrowthStep + 2);
+    }
+  }
+}
+
 TEST_CASE("options: out-of-range values are rejected by name") {
   GraphOptions o;
   o.max_following = 0;
