@@ -171,7 +171,7 @@ struct GraphOptions {
   // 0 or 2..2^20 (a step of 1 would let the new users fill the larger table; 2^20 moves take
   // ~20 ms under the writers' lock). 0: 1,024 (IdMap::kGrowthStep), or 64 in a Db whose
   // background worker moves the rest (DbOptions::background_id_growth), so that a follow
-  // naming a new user does not also pay ~26 us of moves on a map of 140M users.
+  // naming a new user does not also pay ~21 us of moves on a map of 40M users.
   uint32_t id_growth_step = 0;
 };
 inline constexpr uint32_t kMaxBlocksLimit = 1u << 24;

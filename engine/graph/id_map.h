@@ -113,8 +113,8 @@ class IdMap {
   // While growing, moves up to `users` more users into the larger table (the last move frees
   // the old one). Returns growing(). Needs exclusion, as Intern does.
   bool Grow(size_t users);
-  // Users moved per Intern while growing, by default: ~26 us of prefetched random stores on a
-  // map of 140M users (AMD EPYC; 45 us without the prefetch).
+  // Users moved per Intern while growing, by default: ~21 us of prefetched random stores on a
+  // map of 40M users (relgraph-bench's id_growth row, AMD EPYC; 42 us without the prefetch).
   static constexpr size_t kGrowthStep = 1024;
   // The users each Intern moves while growing (GraphOptions::id_growth_step): fewer when
   // something else calls Grow too. REQUIRES: n >= 2: a growth of N users then ends with at
