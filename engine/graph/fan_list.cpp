@@ -15,19 +15,36 @@ void FanList::PutShort(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab
     PutPacked(r);
     return;
   }
+  if (n >= kShortRunMin) {
+    PutShortBlock(AllocateShortRun(entries, n, slab), n, 0);
+    return;
+  }
   EntryArray a;
   a.AppendRun(entries, n, slab);
   PutSmall(a);
 }
 
+void FanList::ClearSmall(SlabAllocator& slab) {
+  const uint32_t n = short_size();
+  if (n >= kShortRunMin) {
+    FreeShortRun(block(), n, slab);
+    word_ = 0;
+    return;
+  }
+  EntryArray a = TakeSmall();
+  a.Clear(slab);
+  word_ = 0;
+}
+
 std::vector<EdgeEntry> FanList::DecodeShort() const {
   const uint32_t n = short_size();
+  std::vector<EdgeEntry> all(n);
   if (n >= kPackMin) {
-    std::vector<EdgeEntry> all(n);
     packed_view().Decode(all.data());
-    return all;
+  } else {
+    DecodeSmall(all.data());
   }
-  return std::vector<EdgeEntry>(small_data(), small_data() + n);
+  return all;
 }
 
 void FanList::Insert(const EdgeEntry& e, const FanContext& ctx) {
@@ -43,19 +60,25 @@ void FanList::Insert(const EdgeEntry& e, const FanContext& ctx) {
       r.Insert(e, ctx.order, ctx.slab);
       PutPacked(r);
       return;
-    } else if (n + 1 < kPackMin) {
-      EntryArray a = TakeSmall();
-      a.Insert(e, ctx.order, ctx.slab);
-      PutSmall(a);
-      return;
     } else {
-      // The entry that makes the list long enough to pack.
-      EntryArray a = TakeSmall();
-      a.Insert(e, ctx.order, ctx.slab);
-      PackedRun r;
-      r.AppendRun(a.data(), a.size(), ctx.slab);
-      a.Clear(ctx.slab);
-      PutPacked(r);
+      // Below kPackMin: encode the list again with the entry in its place (most inserts
+      // are the newest entry: the back is checked before searching).
+      const EntryKey key = ctx.order.KeyOf(e);
+      if (n >= kShortRunMin && n + 1 < kPackMin &&
+          ctx.order.Less(ShortRun(block(), n).At(n - 1), key)) {
+        if (char* b = AppendToShortRun(block(), n, e, ctx.slab)) {
+          PutShortBlock(b, n + 1, 0);
+          return;
+        }
+      }
+      EdgeEntry all[kPackMin];
+      DecodeSmall(all);
+      const size_t pos =
+          n == 0 || ctx.order.Less(all[n - 1], key) ? n : ctx.order.LowerBound(all, n, key);
+      std::copy_backward(all + pos, all + n, all + n + 1);
+      all[pos] = e;
+      ClearSmall(ctx.slab);
+      PutShort(all, n + 1, ctx.slab);
       return;
     }
   }
@@ -87,7 +110,7 @@ bool FanList::Erase(const EntryKey& k, const FanContext& ctx) {
         PutPacked(r);
         return true;
       }
-      // Too short to keep packed: back to plain entries.
+      // Too short to keep packed: back to a short run.
       std::vector<EdgeEntry> all(n);
       r.Decode(all.data());
       r.Clear(ctx.slab);
@@ -96,12 +119,14 @@ bool FanList::Erase(const EntryKey& k, const FanContext& ctx) {
       PutShort(all.data(), n - 1, ctx.slab);
       return true;
     }
-    EntryArray a = TakeSmall();
-    const size_t i = ctx.order.Find(a.data(), a.size(), k);
-    const bool found = i < a.size();
-    if (found) a.EraseAt(i, ctx.slab);
-    PutSmall(a);
-    return found;
+    EdgeEntry all[kPackMin];
+    DecodeSmall(all);
+    const size_t i = ctx.order.Find(all, n, k);
+    if (i == n) return false;
+    std::copy(all + i + 1, all + n, all + i);
+    ClearSmall(ctx.slab);
+    PutShort(all, n - 1, ctx.slab);
+    return true;
   }
   FanChunks* c = chunks();
   if (!c->Erase(k, ctx)) return false;
@@ -124,8 +149,10 @@ std::optional<EdgeEntry> FanList::Get(const EntryKey& k, const EntryOrder& order
     const size_t i = r.Find(k, order);
     return i < n ? std::optional<EdgeEntry>(r.At(static_cast<uint32_t>(i))) : std::nullopt;
   }
-  const size_t i = order.Find(small_data(), n, k);
-  return i < n ? std::optional<EdgeEntry>(small_data()[i]) : std::nullopt;
+  EdgeEntry all[kPackMin];
+  DecodeSmall(all);
+  const size_t i = order.Find(all, n, k);
+  return i < n ? std::optional<EdgeEntry>(all[i]) : std::nullopt;
 }
 
 bool FanList::SetMutual(const EntryKey& k, bool mutual, const EntryOrder& order) {
@@ -138,23 +165,31 @@ bool FanList::SetMutual(const EntryKey& k, bool mutual, const EntryOrder& order)
     r.SetMutual(static_cast<uint32_t>(i), mutual);
     return true;
   }
-  auto* a = const_cast<EdgeEntry*>(small_data());
-  const size_t i = order.Find(a, n, k);
+  EdgeEntry all[kPackMin];
+  DecodeSmall(all);
+  const size_t i = order.Find(all, n, k);
   if (i == n) return false;
-  SetEntryMutual(a[i], mutual);
+  if (n >= kShortRunMin) {
+    ShortRun(block(), n).SetMutual(block(), static_cast<uint32_t>(i), mutual);
+  } else {
+    SetEntryMutual(*const_cast<EdgeEntry*>(small_data()), mutual);
+  }
   return true;
 }
 
 size_t FanList::Rank(const EntryKey& k, const EntryOrder& order) const {
   if (chunked()) return chunks()->Rank(k, order);
   if (short_size() >= kPackMin) return packed_view().Rank(k, order);
-  return order.LowerBound(small_data(), short_size(), k);
+  EdgeEntry all[kPackMin];
+  return order.LowerBound(all, DecodeSmall(all), k);
 }
 
 uint32_t FanList::CopyDescending(size_t end, uint32_t limit, EdgeEntry* out) const {
   if (chunked()) return chunks()->CopyDescending(end, limit, out);
   if (short_size() >= kPackMin) return packed_view().CopyDescending(end, limit, out);
-  return CopyRunDescending(small_data(), end, limit, out);
+  EdgeEntry all[kPackMin];
+  DecodeSmall(all);
+  return CopyRunDescending(all, end, limit, out);
 }
 
 void FanList::Clear(SlabAllocator& slab) {
@@ -165,8 +200,7 @@ void FanList::Clear(SlabAllocator& slab) {
     PackedRun r = packed_view();
     r.Clear(slab);
   } else {
-    EntryArray a = TakeSmall();
-    a.Clear(slab);
+    ClearSmall(slab);
   }
   word_ = 0;
 }

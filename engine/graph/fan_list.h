@@ -2,7 +2,8 @@
 //
 // Why this design: most users have a handful of fans, a celebrity has millions, and both need a
 // page at any depth in O(log n + limit) and an unfollow that does not cost O(fans). A list of
-// fewer than kPackMin entries is one plain EntryArray (10 bytes an entry); a longer one up to
+// one entry is a plain EntryArray (10 bytes); of 2 to 7, a ShortRun (engine/graph/
+// short_run.h: bit-packed behind a 12-bit prefix, in 4-byte words); a longer one up to
 // `chunk_entries` is one PackedRun (engine/graph/packed_run.h: entries bit-packed at the widths
 // the list needs, about 7 bytes on a social graph). Past `chunk_entries` it becomes a
 // FanChunks: a vector of sorted chunks (each a PackedRun of at most chunk_entries), the first
@@ -13,9 +14,9 @@
 // chunk_entries / 4 updates of that chunk). Appends at the newest end fill chunks completely;
 // chunks that shrink below a quarter merge with a neighbour, and a list that shrinks below a
 // quarter chunk goes back to one run. Entries carry the kMutual bit (the user follows that
-// fan back), so fans and friends pages need no extra lookups for it. Plain below kPackMin:
-// a packed run's 8-byte header would make a list of one to three fans larger than its
-// entries.
+// fan back), so fans and friends pages need no extra lookups for it. A short run below
+// kPackMin: a packed run's 8-byte header and 10-byte units would make a list of a few fans
+// larger than its entries.
 //
 // The handle is one 64-bit word: the address of the short list's block, or of its FanChunks,
 // in 45 bits (engine/mem/packed_address.h), a bit saying which, and 18 bits above them. A
@@ -38,6 +39,7 @@
 
 #include "engine/graph/entry_array.h"
 #include "engine/graph/packed_run.h"
+#include "engine/graph/short_run.h"
 #include "engine/mem/packed_address.h"
 
 namespace relgraph {
@@ -72,6 +74,7 @@ class FanList {
   bool ShortContainsPeer(InternalId peer) const {
     const uint32_t n = short_size();
     if (n >= kPackMin) return packed_view().FindPeer(peer) < n;
+    if (n >= kShortRunMin) return ShortRun(block(), n).FindPeer(peer) < n;
     return relgraph::FindPeer(small_data(), n, peer) < n;
   }
   // Short enough that scanning it beats looking `peer` up elsewhere.
@@ -80,7 +83,7 @@ class FanList {
   // The fewest entries a list keeps packed (below: plain).
   static constexpr uint32_t kPackMin = 8;
   // Hints the CPU to fetch where an insert of the newest entry reads and writes: a plain
-  // list's last entry, a packed one's header and newest entry.
+  // list's entry, a short run's block, a packed one's header and newest entry.
   void PrefetchHead() const {
     if (chunked()) return;
     const uint32_t n = short_size();
@@ -88,7 +91,8 @@ class FanList {
       packed_view().PrefetchForAppend();
       return;
     }
-    __builtin_prefetch(small_data() + (n == 0 ? 0 : n - 1));
+    __builtin_prefetch(block());
+    if (n >= kShortRunMin) __builtin_prefetch(block() + 60);
   }
   // Number of entries whose key is < k.
   size_t Rank(const EntryKey& k, const EntryOrder& order) const;
@@ -119,7 +123,7 @@ class FanList {
   // REQUIRES: !chunked().
   uint32_t short_size() const { return size_field() & kShortSizeMask; }
   unsigned short_width() const { return size_field() >> kShortSizeBits; }
-  // REQUIRES: !chunked() and short_size() < kPackMin.
+  // The plain form. REQUIRES: !chunked() and short_size() < kShortRunMin.
   EntryArray TakeSmall() {
     EntryArray a;
     a.Adopt(reinterpret_cast<EdgeEntry*>(UnpackBlockAddress(word_)), short_size());
@@ -145,15 +149,29 @@ class FanList {
     word_ = (block == nullptr ? 0 : PackBlockAddress(block)) |
             (uint64_t{n | (width << kShortSizeBits)} << kSizeShift);
   }
-  // Replaces an empty short list by `n` entries in key order, plain or packed by their number.
+  // Replaces an empty short list by `n` entries in key order: plain, a short run or packed
+  // by their number.
   void PutShort(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab);
   // The whole short list, decoded.
   std::vector<EdgeEntry> DecodeShort() const;
+  // A list below kPackMin (plain or short run), decoded into out[0, kPackMin); its size.
+  // REQUIRES: !chunked() and short_size() < kPackMin.
+  uint32_t DecodeSmall(EdgeEntry* out) const {
+    const uint32_t n = short_size();
+    if (n >= kShortRunMin) {
+      ShortRun(block(), n).Decode(out);
+    } else if (n == 1) {
+      out[0] = *small_data();
+    }
+    return n;
+  }
+  // Frees a list below kPackMin and empties the handle. REQUIRES: as DecodeSmall.
+  void ClearSmall(SlabAllocator& slab);
   // Points the handle at `chunks` and records their size (saturated).
   void PutChunks(FanChunks* chunks);
-  const EdgeEntry* small_data() const {
-    return reinterpret_cast<const EdgeEntry*>(UnpackBlockAddress(word_));
-  }
+  char* block() const { return UnpackBlockAddress(word_); }
+  // The plain form's entry.
+  const EdgeEntry* small_data() const { return reinterpret_cast<const EdgeEntry*>(block()); }
   size_t ChunkedMemoryBytes() const;
   FanChunks* chunks() const { return reinterpret_cast<FanChunks*>(UnpackBlockAddress(word_)); }
 
@@ -247,9 +265,10 @@ void FanList::ForEach(Fn&& fn) const {
     }
     return;
   }
-  const EdgeEntry* a = small_data();
+  EdgeEntry small[kPackMin];
+  DecodeSmall(small);
   for (uint32_t i = 0; i < n; ++i) {
-    const EdgeEntry e = a[i];
+    const EdgeEntry e = small[i];
     fn(e);
   }
 }
@@ -262,7 +281,9 @@ void FanList::ForEachRun(Fn&& fn) const {
     const std::vector<EdgeEntry> all = DecodeShort();
     fn(static_cast<const EdgeEntry*>(all.data()), short_size());
   } else if (short_size() > 0) {
-    fn(small_data(), short_size());
+    EdgeEntry small[kPackMin];
+    const uint32_t n = DecodeSmall(small);
+    fn(static_cast<const EdgeEntry*>(small), n);
   }
 }
 

@@ -36,6 +36,7 @@ const bool kHaveAvx2 = __builtin_cpu_supports("avx2");
 }  // namespace
 
 size_t FollowingList::FindPeer(InternalId peer) const {
+  if (is_short_run()) return short_run().FindPeer(peer);
   const uint32_t* p = peers();
   const size_t n = size();
 #if defined(__x86_64__)
@@ -61,6 +62,10 @@ size_t FollowingList::Rank(const EntryKey& k, const EntryOrder& order) const {
   if (is_packed()) {
     const Packed p = packed();  // the header once, not at every probe
     return RankBy(k, order, [&](size_t i) { return p.Ts(i); });
+  }
+  if (is_short_run()) {
+    const ShortRun r = short_run();
+    return RankBy(k, order, [&](size_t i) { return r.Ts(static_cast<uint32_t>(i)); });
   }
   return RankBy(k, order, [&](size_t i) { return TsAt(i); });
 }
@@ -91,35 +96,28 @@ uint32_t FollowingList::PackedCapacity(uint32_t n, unsigned time_bits) {
 size_t FollowingList::BlockBytes() const {
   const uint32_t n = size();
   if (n == 0) return 0;
-  const uint32_t units = is_packed() ? PackedUnits(n, packed().time_bits) : n;
+  if (is_short_run())
+    return 4 * size_t{SlabAllocator::CapacityFor(std::max(2u, short_run().words()))};
+  const uint32_t units = is_packed() ? PackedUnits(n, packed().time_bits) : 1;
   return (size_t{SlabAllocator::CapacityFor(units)} * sizeof(EdgeEntry) + 3) & ~size_t{3};
 }
 
 void FollowingList::FreeBlock(SlabAllocator& slab) {
   const uint32_t n = size();
-  if (n > 0) slab.FreeBlock(block(), is_packed() ? PackedUnits(n, packed().time_bits) : n);
+  if (is_short_run()) {
+    FreeShortRun(block(), n, slab);
+  } else if (n > 0) {
+    slab.FreeBlock(block(), is_packed() ? PackedUnits(n, packed().time_bits) : 1);
+  }
   word_ = 0;
 }
 
-void FollowingList::Resize(uint32_t new_size, SlabAllocator& slab) {
-  const uint32_t old_size = size();
-  const uint32_t old_cap = capacity();
-  const uint32_t new_cap = new_size == 0 ? 0 : SlabAllocator::CapacityFor(new_size);
-  char* block = this->block();
-  if (old_cap != new_cap) {
-    char* fresh = new_size == 0 ? nullptr : reinterpret_cast<char*>(slab.Allocate(new_size));
-    if (block != nullptr) {
-      if (fresh != nullptr) {
-        const size_t keep = std::min(old_size, new_size);
-        std::memcpy(fresh, block, 4 * keep);
-        std::memcpy(fresh + 4 * size_t{new_cap}, block + 4 * size_t{old_cap}, 4 * keep);
-        std::memcpy(fresh + 8 * size_t{new_cap}, block + 8 * size_t{old_cap}, 2 * keep);
-      }
-      slab.Free(reinterpret_cast<EdgeEntry*>(block), old_size);
-    }
-    block = fresh;
-  }
-  Set(block, new_size);
+void FollowingList::PutPlain(const EdgeEntry& e, SlabAllocator& slab) {
+  char* b = reinterpret_cast<char*>(slab.Allocate(1));
+  Set(b, 1);
+  *peers() = e.peer;
+  *ts_lo() = e.ts_lo;
+  *ts_hi() = e.ts_hi_flags;
 }
 
 EdgeEntry FollowingList::Packed::Entry(const uint32_t* peers, uint32_t i) const {
@@ -129,6 +127,10 @@ EdgeEntry FollowingList::Packed::Entry(const uint32_t* peers, uint32_t i) const 
 
 void FollowingList::Decode(EdgeEntry* out) const {
   const uint32_t n = size();
+  if (is_short_run()) {
+    short_run().Decode(out);
+    return;
+  }
   if (!is_packed()) {
     for (uint32_t i = 0; i < n; ++i) out[i] = EntryAt(i);
     return;
@@ -146,16 +148,12 @@ void FollowingList::PutHeader(char* block, TimestampMs base, unsigned time_bits,
 
 void FollowingList::Encode(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab) {
   FreeBlock(slab);
+  if (n < kShortRunMin) {
+    if (n == 1) PutPlain(entries[0], slab);
+    return;
+  }
   if (n < kPackMin) {
-    Resize(n, slab);
-    uint32_t* const peer = peers();
-    uint32_t* const lo = ts_lo();
-    uint16_t* const hi = ts_hi();
-    for (uint32_t i = 0; i < n; ++i) {
-      peer[i] = entries[i].peer;
-      lo[i] = entries[i].ts_lo;
-      hi[i] = entries[i].ts_hi_flags;
-    }
+    Set(AllocateShortRun(entries, n, slab), n);
     return;
   }
   const TimestampMs base = EntryTs(entries[0]);
@@ -217,14 +215,24 @@ void FollowingList::Insert(const EdgeEntry& e, const EntryOrder& order, SlabAllo
     if (!after_last) pos = Rank(key, order);
   }
   const size_t tail = n - pos;
+  if (n == 0) {
+    PutPlain(e, slab);
+    return;
+  }
   if (n + 1 < kPackMin) {
-    Resize(n + 1, slab);
-    std::memmove(peers() + pos + 1, peers() + pos, 4 * tail);
-    std::memmove(ts_lo() + pos + 1, ts_lo() + pos, 4 * tail);
-    std::memmove(ts_hi() + pos + 1, ts_hi() + pos, 2 * tail);
-    peers()[pos] = e.peer;
-    ts_lo()[pos] = e.ts_lo;
-    ts_hi()[pos] = e.ts_hi_flags;
+    // A short list: the newest entry appends at the run's widths when they hold it; any
+    // other insert encodes the list again.
+    if (pos == n && is_short_run()) {
+      if (char* b = AppendToShortRun(block(), n, e, slab)) {
+        Set(b, n + 1);
+        return;
+      }
+    }
+    EdgeEntry all[kPackMin];
+    Decode(all);
+    std::copy_backward(all + pos, all + n, all + n + 1);
+    all[pos] = e;
+    Encode(all, n + 1, slab);
     return;
   }
   if (n >= kPackMin) {
@@ -245,7 +253,8 @@ void FollowingList::Insert(const EdgeEntry& e, const EntryOrder& order, SlabAllo
       return;
     }
   }
-  // The first packed form, or a time the width does not hold: encode the list again.
+  // A short list, the first packed form, or a time the width does not hold: encode the list
+  // again.
   std::vector<EdgeEntry>& all = Scratch();
   all.resize(n);
   Decode(all.data());
@@ -256,20 +265,6 @@ void FollowingList::Insert(const EdgeEntry& e, const EntryOrder& order, SlabAllo
 void FollowingList::AppendRun(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab) {
   if (n == 0) return;
   const uint32_t old_size = size();
-  if (old_size + n < kPackMin) {
-    Resize(old_size + n, slab);
-    // The arrays' starts, once: stores through them may alias word_, so the compiler would
-    // otherwise work the address and capacity out again for every entry.
-    uint32_t* const peer = peers() + old_size;
-    uint32_t* const lo = ts_lo() + old_size;
-    uint16_t* const hi = ts_hi() + old_size;
-    for (uint32_t i = 0; i < n; ++i) {
-      peer[i] = entries[i].peer;
-      lo[i] = entries[i].ts_lo;
-      hi[i] = entries[i].ts_hi_flags;
-    }
-    return;
-  }
   if (old_size == 0) {
     Encode(entries, n, slab);
     return;
@@ -284,20 +279,12 @@ void FollowingList::AppendRun(const EdgeEntry* entries, uint32_t n, SlabAllocato
 void FollowingList::EraseAt(size_t pos, SlabAllocator& slab) {
   const uint32_t n = size();
   const size_t tail = n - pos - 1;
-  if (n < kPackMin) {
-    std::memmove(peers() + pos, peers() + pos + 1, 4 * tail);
-    std::memmove(ts_lo() + pos, ts_lo() + pos + 1, 4 * tail);
-    std::memmove(ts_hi() + pos, ts_hi() + pos + 1, 2 * tail);
-    Resize(n - 1, slab);
-    return;
-  }
-  if (n == kPackMin) {
-    // Too short to keep packed: back to the plain form.
-    std::vector<EdgeEntry>& all = Scratch();
-    all.resize(n);
-    Decode(all.data());
-    all.erase(all.begin() + static_cast<ptrdiff_t>(pos));
-    Encode(all.data(), n - 1, slab);
+  if (n <= kPackMin) {
+    // A short list, or one too short to keep packed: encode what is left.
+    EdgeEntry all[kPackMin];
+    Decode(all);
+    std::copy(all + pos + 1, all + n, all + pos);
+    Encode(all, n - 1, slab);
     return;
   }
   const Packed p = packed();
@@ -314,6 +301,11 @@ void FollowingList::Clear(SlabAllocator& slab) {
 
 uint32_t FollowingList::CopyDescending(size_t end, uint32_t limit, EdgeEntry* out) const {
   const uint32_t n = static_cast<uint32_t>(std::min<size_t>(end, limit));
+  if (is_short_run()) {
+    const ShortRun r = short_run();
+    for (uint32_t i = 0; i < n; ++i) out[i] = r.At(static_cast<uint32_t>(end - 1 - i));
+    return n;
+  }
   if (!is_packed()) {
     for (uint32_t i = 0; i < n; ++i) out[i] = EntryAt(end - 1 - i);
     return n;

@@ -1,9 +1,9 @@
 // FollowingList: the users one user follows, sorted by (follow time, followee id), in one slab
-// block whose peers are a plain u32 array and whose times are plain below kPackMin entries and
-// bit-packed from there:
+// block in one of three forms by the list's size n:
 //
-//   plain  (n < kPackMin):  u32 peer[C] | u32 ts_lo[C] | u16 ts_hi_flags[C]
-//                           C = SlabAllocator::CapacityFor(n), the block AllocateBlock(n)
+//   plain  (n = 1):         u32 peer | u32 ts_lo | u16 ts_hi_flags, the block AllocateBlock(1)
+//   short  (2 <= n < 8):    a ShortRun (engine/graph/short_run.h): every field bit-packed
+//                           behind a 12-bit prefix, the block AllocateWords(its words)
 //   packed (n >= kPackMin): u64 header | u32 peer[P] | times: P fields of W = 1 + time_bits
 //                           bits, field i at bit i * W: kMutual (1) | time - base (time_bits)
 //     header bits 0..41 base (the oldest time), 42..47 time_bits (0..42), 48..63 P (0xffff:
@@ -12,14 +12,16 @@
 //
 // Why this design: the hottest operation on a following list is "is b in it?" (every follow's
 // duplicate check, every relation), and lists reach the follow cap (1,000). A contiguous peer
-// array is scanned 8-16 ids per SIMD compare in both forms. Times are needed only by pages,
-// unfollows and inserts, so they take the bits the list's span needs: a list's follows span
-// months or years, 30-40 bits where the plain form spends 48 (with the kMutual bit). Below
-// kPackMin the 8-byte header would cost more than it saves.
+// array is scanned 8-16 ids per SIMD compare in the packed form. Times are needed only by
+// pages, unfollows and inserts, so they take the bits the list's span needs: a list's follows
+// span months or years, 30-40 bits where a plain entry spends 48 (with the kMutual bit).
+// Below kPackMin the 8-byte header would cost more than it saves, and most users follow only
+// a few: those lists are short runs, whose scan for a peer decodes at most 7 fields.
 //
-// Changes: an insert that fits the width and the block writes in place (peers memmove, times
-// a bit move); one that does not re-encodes the list (O(n), n <= the follow cap); an erase
-// keeps the width and the base. Blocks follow the slab's class ladder, so growth and
+// Changes: an insert into a packed list that fits the width and the block writes in place
+// (peers memmove, times a bit move); one that does not re-encodes the list (O(n), n <= the
+// follow cap); an erase keeps the width and the base. A short run is encoded again at every
+// change (at most 7 entries). Blocks follow the slab's class ladders, so growth and
 // shrinkage stay amortized O(1) copies.
 //
 // The handle is one 64-bit word: the block's address in 45 bits (engine/mem/packed_address.h)
@@ -33,6 +35,7 @@
 
 #include "engine/graph/edge_entry.h"
 #include "engine/graph/packed_bits.h"
+#include "engine/graph/short_run.h"
 #include "engine/graph/slab_allocator.h"
 #include "engine/mem/packed_address.h"
 
@@ -48,14 +51,14 @@ class FollowingList {
   // The fewest entries whose times are packed.
   static constexpr uint32_t kPackMin = 8;
 
-  InternalId PeerAt(size_t i) const { return peers()[i]; }
+  InternalId PeerAt(size_t i) const {
+    if (is_short_run()) return ShortRun(block(), size()).Peer(static_cast<uint32_t>(i));
+    return peers()[i];
+  }
   TimestampMs TsAt(size_t i) const;
   bool MutualAt(size_t i) const;
   EdgeEntry EntryAt(size_t i) const { return MakeEntry(PeerAt(i), TsAt(i), MutualAt(i)); }
   void SetMutual(size_t i, bool mutual);
-  // The peers, oldest first: size() of them.
-  const uint32_t* peer_data() const { return peers(); }
-
   // Index of `peer`, or size(). Vectorized linear scan.
   size_t FindPeer(InternalId peer) const;
   // Number of entries whose key is < k.
@@ -74,16 +77,16 @@ class FollowingList {
   // For prefetching: the start of the block (a packed list's header and first peers).
   const void* peers_address() const { return block(); }
   // Hints the CPU to fetch what a search and an insert of the newest entry read: the start
-  // of the block and the newest entry's peer, and of a plain list its time too.
+  // of the block and the newest entry's peer; a short run's end too (it may cross a line).
   void PrefetchForInsert() const {
     __builtin_prefetch(block());
     const uint32_t n = size();
-    if (n == 0) return;
-    __builtin_prefetch(peers() + n - 1);
+    if (n < kShortRunMin) return;
     if (n < kPackMin) {
-      __builtin_prefetch(ts_lo() + n - 1);
-      __builtin_prefetch(ts_hi() + n - 1);
+      __builtin_prefetch(block() + 60);
+      return;
     }
+    __builtin_prefetch(peers() + n - 1);
   }
   // Once the block's start is cached: hints the CPU to fetch a packed list's newest time.
   void PrefetchNewestTime() const {
@@ -121,14 +124,13 @@ class FollowingList {
 
   char* block() const { return UnpackBlockAddress(word_); }
   bool is_packed() const { return size() >= kPackMin; }
+  bool is_short_run() const { return size() >= kShortRunMin && size() < kPackMin; }
+  ShortRun short_run() const { return ShortRun(block(), size()); }
+  // The plain and packed forms only.
   uint32_t* peers() const { return reinterpret_cast<uint32_t*>(block() + (is_packed() ? 8 : 0)); }
-  // Plain form only.
-  uint32_t capacity() const {
-    const uint32_t n = size();
-    return n == 0 ? 0 : SlabAllocator::CapacityFor(n);
-  }
-  uint32_t* ts_lo() const { return reinterpret_cast<uint32_t*>(block() + 4 * size_t{capacity()}); }
-  uint16_t* ts_hi() const { return reinterpret_cast<uint16_t*>(block() + 8 * size_t{capacity()}); }
+  // The plain form only: its one entry's time.
+  uint32_t* ts_lo() const { return reinterpret_cast<uint32_t*>(block() + 4); }
+  uint16_t* ts_hi() const { return reinterpret_cast<uint16_t*>(block() + 8); }
   // Packed form only.
   Packed packed() const;
   // Writes a packed block's header (the layout above).
@@ -141,12 +143,12 @@ class FollowingList {
     word_ =
         (block == nullptr ? 0 : PackBlockAddress(block)) | (uint64_t{size} << kPackedAddressBits);
   }
-  // Plain form: keeps the first min(old, new) entries. REQUIRES: new_size < kPackMin.
-  void Resize(uint32_t new_size, SlabAllocator& slab);
+  // Replaces the list by its one plain entry `e`. REQUIRES: the list is empty.
+  void PutPlain(const EdgeEntry& e, SlabAllocator& slab);
   // Frees the block, whatever its form, and empties the handle.
   void FreeBlock(SlabAllocator& slab);
-  // Replaces the list by `n` entries in key order: plain or packed by n, packed at the
-  // width they need.
+  // Replaces the list by `n` entries in key order: plain, short run or packed by n, packed
+  // at the width they need. REQUIRES: `entries` is not in the list's block.
   void Encode(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab);
   // Packed form: moves the list to a block for `n` entries at the same width, keeping the
   // first min(size, n) entries. REQUIRES: n >= kPackMin.
@@ -175,22 +177,25 @@ inline FollowingList::Packed FollowingList::packed() const {
 }
 
 inline TimestampMs FollowingList::TsAt(size_t i) const {
-  if (!is_packed()) {
-    return static_cast<TimestampMs>((static_cast<uint64_t>(ts_hi()[i] & kTsHiMask) << 32) |
-                                    ts_lo()[i]);
-  }
-  return packed().Ts(i);
+  if (is_packed()) return packed().Ts(i);
+  if (is_short_run()) return short_run().Ts(static_cast<uint32_t>(i));
+  return static_cast<TimestampMs>((static_cast<uint64_t>(*ts_hi() & kTsHiMask) << 32) | *ts_lo());
 }
 
 inline bool FollowingList::MutualAt(size_t i) const {
-  if (!is_packed()) return (ts_hi()[i] & kMutualFlag) != 0;
+  if (is_short_run()) return short_run().Mutual(static_cast<uint32_t>(i));
+  if (!is_packed()) return (*ts_hi() & kMutualFlag) != 0;
   const Packed p = packed();
   return LoadBits(p.times, uint64_t{i} * p.width, 1) != 0;
 }
 
 inline void FollowingList::SetMutual(size_t i, bool mutual) {
+  if (is_short_run()) {
+    short_run().SetMutual(block(), static_cast<uint32_t>(i), mutual);
+    return;
+  }
   if (!is_packed()) {
-    uint16_t& h = ts_hi()[i];
+    uint16_t& h = *ts_hi();
     h = static_cast<uint16_t>((h & ~kMutualFlag) | (mutual ? kMutualFlag : 0));
     return;
   }

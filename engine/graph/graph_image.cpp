@@ -116,18 +116,18 @@ void Graph::AppendUserImage(InternalId x, std::string* out) const {
   u.fans.ForEachRun([&](const EdgeEntry*, uint32_t size) { bytes += ListRecordsBytes(size); });
   if (out->capacity() < out->size() + bytes)
     out->reserve(std::max(out->size() + bytes, 2 * out->capacity()));
-  // The record's three arrays: the peers as stored, the times decoded.
-  const uint32_t* peers = u.following.peer_data();
+  // The record's three arrays, decoded.
   for (uint32_t at = 0; at < following; at += kImageEntriesPerRecord) {
     const uint32_t n = std::min(kImageEntriesPerRecord, following - at);
     PutListHeader(out, ImageTag::kFollowing, x, following, n);
-    out->append(reinterpret_cast<const char*>(peers + at), 4 * size_t{n});
-    const size_t times = out->size();
-    out->resize(times + 6 * size_t{n});
-    char* lo = out->data() + times;
+    const size_t arrays = out->size();
+    out->resize(arrays + 10 * size_t{n});
+    char* peers = out->data() + arrays;
+    char* lo = peers + 4 * size_t{n};
     char* hi = lo + 4 * size_t{n};
     for (uint32_t i = 0; i < n; ++i) {
       const EdgeEntry e = u.following.EntryAt(at + i);
+      std::memcpy(peers + 4 * size_t{i}, &e.peer, 4);
       std::memcpy(lo + 4 * size_t{i}, &e.ts_lo, 4);
       std::memcpy(hi + 2 * size_t{i}, &e.ts_hi_flags, 2);
     }

@@ -92,22 +92,33 @@ void* SlabAllocator::AllocateBlock(uint32_t n) {
     reserved_bytes_ += bytes;
     return ::operator new(bytes);
   }
-  if (free_.empty()) free_.resize(kClassCapacity.size(), nullptr);
-  if (free_[c] != nullptr) {
-    char* block = free_[c];
-    std::memcpy(&free_[c], block, sizeof(char*));
+  return CarveBlock(entries_, c);
+}
+
+void* SlabAllocator::AllocateWords(uint32_t n) {
+  const int c = ClassIndex(std::max<uint32_t>(n, 2));
+  live_bytes_ += words_.BlockBytes(kClassCapacity[c]);
+  return CarveBlock(words_, c);
+}
+
+char* SlabAllocator::CarveBlock(Ladder& ladder, int c) {
+  if (ladder.free.empty()) ladder.free.resize(kClassCapacity.size(), nullptr);
+  if (ladder.free[c] != nullptr) {
+    char* block = ladder.free[c];
+    std::memcpy(&ladder.free[c], block, sizeof(char*));
     return block;
   }
-  const size_t block_bytes = BlockBytes(kClassCapacity[c]);
-  if (static_cast<size_t>(bump_end_ - bump_) < block_bytes) {
+  const size_t block_bytes = ladder.BlockBytes(kClassCapacity[c]);
+  if (static_cast<size_t>(ladder.bump_end - ladder.bump) < block_bytes) {
     // The unused tail of the old slab is too small for this block: hand it, cut into the
-    // largest classes that fit, to their free lists so no byte is stranded.
+    // largest classes that fit, to their free lists so no byte is stranded (a tail below
+    // the smallest block that holds a link stays unused).
     for (int k = c - 1; k >= 0; --k) {
-      const size_t bytes = BlockBytes(kClassCapacity[k]);
-      while (static_cast<size_t>(bump_end_ - bump_) >= bytes) {
-        std::memcpy(bump_, &free_[k], sizeof(char*));
-        free_[k] = bump_;
-        bump_ += bytes;
+      const size_t bytes = ladder.BlockBytes(kClassCapacity[k]);
+      if (bytes < sizeof(char*)) break;
+      while (static_cast<size_t>(ladder.bump_end - ladder.bump) >= bytes) {
+        PushFree(ladder, k, ladder.bump);
+        ladder.bump += bytes;
       }
     }
     if (spare_.empty()) {
@@ -117,12 +128,18 @@ void* SlabAllocator::AllocateBlock(uint32_t n) {
       spare_.pop_back();
     }
     reserved_bytes_ += kSlabBytes;
-    bump_ = slabs_.back();
-    bump_end_ = bump_ + kSlabBytes;
+    ladder.bump = slabs_.back();
+    ladder.bump_end = ladder.bump + kSlabBytes - ladder.slab_tail;
   }
-  char* block = bump_;
-  bump_ += block_bytes;
+  char* block = ladder.bump;
+  ladder.bump += block_bytes;
   return block;
+}
+
+void SlabAllocator::PushFree(Ladder& ladder, int c, char* block) {
+  // Blocks are 2-byte aligned and at least 8 bytes: room for the link, stored unaligned.
+  std::memcpy(block, &ladder.free[c], sizeof(char*));
+  ladder.free[c] = block;
 }
 
 void SlabAllocator::FreeBlock(void* block, uint32_t n) {
@@ -134,10 +151,14 @@ void SlabAllocator::FreeBlock(void* block, uint32_t n) {
     ::operator delete(block);
     return;
   }
-  // Blocks are 2-byte aligned and at least 8 bytes: room for the link, stored unaligned.
-  char* raw = static_cast<char*>(block);
-  std::memcpy(raw, &free_[c], sizeof(char*));
-  free_[c] = raw;
+  PushFree(entries_, c, static_cast<char*>(block));
+}
+
+void SlabAllocator::FreeWords(void* block, uint32_t n) {
+  if (block == nullptr) return;
+  const int c = ClassIndex(std::max<uint32_t>(n, 2));
+  live_bytes_ -= words_.BlockBytes(kClassCapacity[c]);
+  PushFree(words_, c, static_cast<char*>(block));
 }
 
 }  // namespace relgraph

@@ -10,6 +10,13 @@
 // is partly used; freed blocks go to their class's free list. Blocks above the largest class
 // come from operator new.
 //
+// Two ladders share the slabs: one in entries (entry_bytes each), and one in 4-byte words
+// for the header-less short lists (engine/graph/short_run.h), whose sizes are not multiples
+// of an entry: a short list of 23 bytes takes 24, not the 30 of three 10-byte units. Each
+// ladder has its own bump pointer and free lists. The word ladder leaves the last 8 bytes of
+// each of its slabs unused, so that an 8-byte load starting at any byte of a word block stays
+// in mapped memory (ShortRun reads its fields that way, without bounds checks).
+//
 // Thread-safety: none; the owning graph serializes mutations.
 #pragma once
 
@@ -46,6 +53,13 @@ class SlabAllocator {
   EdgeEntry* Allocate(uint32_t n) { return static_cast<EdgeEntry*>(AllocateBlock(n)); }
   void Free(EdgeEntry* block, uint32_t n) { FreeBlock(block, n); }
 
+  // A block of CapacityFor(max(n, 2)) 4-byte words (4-byte aligned; at least two words, room
+  // for a free block's link), contents unspecified; 8 bytes past its end are readable (a
+  // neighbour's, or the slab's unused tail). REQUIRES: 1 <= n <= the largest class.
+  void* AllocateWords(uint32_t n);
+  // REQUIRES: `block` came from AllocateWords(m) with the same class as AllocateWords(n).
+  void FreeWords(void* block, uint32_t n);
+
   // Bulk loads: maps `bytes` (rounded up to whole slabs) for the slabs to come, and faults it
   // in on a background thread, so a load's page faults (a third of it on this VM) overlap
   // its copying. The thread only asks the kernel to populate pages (MADV_POPULATE_WRITE) and
@@ -61,19 +75,31 @@ class SlabAllocator {
   size_t LiveBytes() const { return live_bytes_; }
 
  private:
+  // One capacity ladder: its unit, free lists and the slab it carves.
+  struct Ladder {
+    size_t unit_bytes;
+    size_t slab_tail;         // bytes at the end of each slab no block takes
+    std::vector<char*> free;  // per class: first free block; each holds the next one's address
+    char* bump = nullptr;     // next unused byte of this ladder's newest slab
+    char* bump_end = nullptr;
+    size_t BlockBytes(uint32_t capacity) const {
+      return (size_t{capacity} * unit_bytes + 3) & ~size_t{3};
+    }
+  };
+
   static int ClassIndex(uint32_t n);  // -1 for large blocks
-  size_t BlockBytes(uint32_t capacity) const {
-    return (size_t{capacity} * entry_bytes_ + 3) & ~size_t{3};
-  }
+  size_t BlockBytes(uint32_t capacity) const { return entries_.BlockBytes(capacity); }
+  // A block of class c of `ladder`, from its free list or its slab.
+  char* CarveBlock(Ladder& ladder, int c);
+  void PushFree(Ladder& ladder, int c, char* block);
 
   const size_t entry_bytes_;
-  std::vector<char*> free_;   // per class: first free block; each holds the next one's address
+  Ladder entries_{entry_bytes_, 0, {}};
+  Ladder words_{4, 8, {}};
   std::vector<char*> slabs_;  // 2 MiB each, freed in the destructor
   std::vector<char*> spare_;  // mapped by BeginPrefault, not used yet; next one last
   std::thread prefault_;
   std::atomic<bool> stop_prefault_{false};
-  char* bump_ = nullptr;  // next unused byte of the newest slab
-  char* bump_end_ = nullptr;
   size_t reserved_bytes_ = 0;
   size_t live_bytes_ = 0;
 };

@@ -49,12 +49,14 @@ TEST_CASE("layout bound: a three-user graph sums its lists, its ids and the mutu
   CHECK(b.OnceBytesPerEdge() == doctest::Approx((b.id_bits + two + one) / 24).epsilon(1e-9));
   CHECK(b.BothBytesPerEdge() ==
         doctest::Approx((b.id_bits + 2 * (two + one) + 6) / 24).epsilon(1e-9));
-  // Lists of one and two entries stay plain: 10 bytes an entry on each side.
-  CHECK(b.following_packed_bytes == 30);
-  CHECK(b.fan_packed_bytes == 30);
+  // A list of one entry stays plain (10 bytes); one of two is a short run, 12 + 32 bits of
+  // prefix and base, peer and kMutual bits for each, the span's bits for the second, in whole
+  // 4-byte words: following 12 + 32 + 2 * 3 + 2 bits, fans 12 + 32 + 2 * 2 + 2, 8 bytes each.
+  CHECK(b.following_packed_bytes == 18);
+  CHECK(b.fan_packed_bytes == 18);
 }
 
-TEST_CASE("layout bound: packed lists take their widths, short ones and poor fits stay plain") {
+TEST_CASE("layout bound: packed lists take their widths, short ones are runs, poor fits plain") {
   // Ten entries, peers up to 6 (3 bits), times over 999 ms (10 bits).
   std::vector<EdgeEntry> run;
   for (uint32_t i = 0; i < 10; ++i) run.push_back(MakeEntry(i % 7, 5000 + 111 * i, i % 2 == 0));
@@ -62,9 +64,10 @@ TEST_CASE("layout bound: packed lists take their widths, short ones and poor fit
   CHECK(PackedFollowingBytes(run.data(), 10) == 40 + 14 + 8);
   // Fans: 3 + 1 + 10 bits an entry, an 8-byte header.
   CHECK(PackedFanBytes(run.data(), 10) == 8 + 18);
-  // Under 8 entries: plain.
-  CHECK(PackedFollowingBytes(run.data(), 7) == 70);
-  CHECK(PackedFanBytes(run.data(), 7) == 70);
+  // Under 8 entries: a short run, 12 + 32 + 7 * (3 + 1) + 6 * 10 = 132 bits in 5 words.
+  CHECK(PackedFollowingBytes(run.data(), 7) == 20);
+  CHECK(PackedFanBytes(run.data(), 7) == 20);
+  CHECK(PackedFanBytes(run.data(), 1) == 10);  // one entry: plain
   // Times over the whole 42-bit range and 32-bit peers: packing cannot win, so plain.
   std::vector<EdgeEntry> wide;
   for (uint32_t i = 0; i < 8; ++i) {
@@ -89,7 +92,7 @@ TEST_CASE("layout bound: times coded as gaps take an anchor a group and the gaps
   CHECK(GapFollowingBytes(run.data(), 10, {16, true}) == 40 + (10 + 10 + 9 * 12) / 8 + 8);
   // Fans add 3 peer bits and keep kMutual: 40 + 88 bits.
   CHECK(GapFanBytes(run.data(), 10, {8, false}) == 8 + 16);
-  CHECK(GapFanBytes(run.data(), 7, {8, false}) == 70);  // short: plain
+  CHECK(GapFanBytes(run.data(), 7, {8, false}) == 20);  // short: a short run, as above
   // Two sessions of 8 follows 1 ms apart, 2^20 ms between them: the jump is the second
   // group's anchor, so gaps cost a bit each where a packed time costs 21.
   std::vector<EdgeEntry> sessions;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/graph/id_map.h"
+#include "engine/graph/short_run.h"
 
 namespace relgraph::bench {
 namespace {
@@ -17,6 +18,14 @@ double Log2Factorial(double n) {
 
 constexpr double kPlainEntryBytes = 10;
 constexpr uint32_t kPackedMinEntries = 8;
+
+// A list under kPackedMinEntries as the lists keep it: one entry plain, 2 to 7 a short run
+// (engine/graph/short_run.h) in whole 4-byte words.
+double SmallListBytes(const EdgeEntry* entries, uint32_t n) {
+  if (n < kShortRunMin) return kPlainEntryBytes * n;
+  uint64_t buffer[kShortRunMaxWords64];
+  return 4.0 * EncodeShortRun(entries, n, buffer);
+}
 
 // Bits of the time distances in entries [from, to): the width of the run's span.
 double TimeBits(const EdgeEntry* entries, uint32_t from, uint32_t to) {
@@ -69,14 +78,14 @@ double GapRunBytes(const EdgeEntry* entries, uint32_t from, uint32_t to, GapCodi
 
 double GapFollowingBytes(const EdgeEntry* entries, uint32_t n, GapCoding coding) {
   const double plain = kPlainEntryBytes * n;
-  if (n < kPackedMinEntries) return plain;
+  if (n < kPackedMinEntries) return SmallListBytes(entries, n);
   const double packed = 4.0 * n + std::ceil((n + GapTimeBits(entries, 0, n, coding)) / 8) + 8;
   return std::min(plain, packed);
 }
 
 double GapFanBytes(const EdgeEntry* entries, uint32_t n, GapCoding coding) {
   const double plain = kPlainEntryBytes * n;
-  if (n < kPackedMinEntries) return plain;
+  if (n < kPackedMinEntries) return SmallListBytes(entries, n);
   if (n <= 256) return std::min(plain, 8 + GapRunBytes(entries, 0, n, coding));
   double bytes = 0;
   for (uint32_t at = 0; at < n; at += 128) {
@@ -97,14 +106,14 @@ double ListBits(uint64_t k, uint64_t span, uint64_t others) {
 
 double PackedFollowingBytes(const EdgeEntry* entries, uint32_t n) {
   const double plain = kPlainEntryBytes * n;
-  if (n < kPackedMinEntries) return plain;
+  if (n < kPackedMinEntries) return SmallListBytes(entries, n);
   const double packed = 4.0 * n + std::ceil(n * (1 + TimeBits(entries, 0, n)) / 8) + 8;
   return std::min(plain, packed);
 }
 
 double PackedFanBytes(const EdgeEntry* entries, uint32_t n) {
   const double plain = kPlainEntryBytes * n;
-  if (n < kPackedMinEntries) return plain;
+  if (n < kPackedMinEntries) return SmallListBytes(entries, n);
   if (n <= 256) return std::min(plain, 8 + PackedRunBytes(entries, 0, n));
   double bytes = 0;
   for (uint32_t at = 0; at < n; at += 128) {

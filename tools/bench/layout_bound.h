@@ -79,7 +79,8 @@ LayoutBound ComputeLayoutBound(const Graph& graph);
 // most 256 entries packs peer (at the width of its largest), kMutual bit and time distance
 // per entry behind an 8-byte header; a longer one does so in blocks of 128, each with 32
 // bytes of chunk directory (handle, first key, rank counter) instead of a header. Lists
-// under 8 entries, and any list that packing would not shrink, stay plain: 10 bytes an entry.
+// under 8 entries take their form in the lists: one entry plain (10 bytes), 2 to 7 a short
+// run in whole 4-byte words; a longer list that packing would not shrink counts as plain.
 double PackedFollowingBytes(const EdgeEntry* entries, uint32_t n);
 double PackedFanBytes(const EdgeEntry* entries, uint32_t n);
 // The same lists with their times coded as gaps (`coding`), the step docs/design.md weighs

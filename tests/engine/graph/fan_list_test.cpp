@@ -3,12 +3,15 @@
 // flatten back many times, and cross the plain/packed boundary (kPackMin) both ways.
 #include <doctest.h>
 
+#include <algorithm>
+#include <optional>
 #include <random>
 #include <set>
 #include <vector>
 
 #include "engine/graph/fan_list.h"
 #include "engine/graph/id_map.h"
+#include "tests/engine/graph/list_test_support.h"
 
 namespace relgraph {
 namespace {
@@ -113,6 +116,78 @@ TEST_CASE("fan_list: chunks of 32, short lists plain and packed") {
 
 TEST_CASE("fan_list: default chunk size with a celebrity-sized list") {
   RunAgainstSet(256, 5, 60'000, 40'000);
+}
+
+}  // namespace
+}  // namespace relgraph
+
+namespace relgraph {
+namespace {
+
+// Lists that stay short, as in following_list_test: sizes wander in [0, 10] across the plain,
+// short-run and packed forms, with 32- and 42-bit base times and spans up to years.
+TEST_CASE("fan_list: short lists cross plain, short run and packed both ways") {
+  std::mt19937_64 rng(78);
+  testing::InternedUsers users(rng, 600);
+  SlabAllocator slab;
+  const FanContext ctx{slab, EntryOrder(users.ids), 256};
+  for (int round = 0; round < 300; ++round) {
+    FanList list;
+    std::vector<EdgeEntry> ref;  // in key order
+    const auto key_less = [&](const EdgeEntry& a, const EdgeEntry& b) {
+      return ctx.order.KeyOf(a) < ctx.order.KeyOf(b);
+    };
+    const testing::ShortListRound shape(rng);
+    for (int step = 0; step < 60; ++step) {
+      const InternalId peer = static_cast<InternalId>(rng() % users.external.size());
+      auto it = std::find_if(ref.begin(), ref.end(),
+                             [&](const EdgeEntry& e) { return InternalId{e.peer} == peer; });
+      REQUIRE(list.ShortContainsPeer(peer) == (it != ref.end()));
+      if (it != ref.end()) {
+        const EntryKey key = ctx.order.KeyOf(*it);
+        if (rng() % 3 == 0) {
+          const bool mutual = !EntryMutual(*it);
+          SetEntryMutual(*it, mutual);
+          REQUIRE(list.SetMutual(key, mutual, ctx.order));
+        } else {
+          ref.erase(it);
+          REQUIRE(list.Erase(key, ctx));
+        }
+      } else if (ref.size() < shape.top) {
+        const TimestampMs ts =
+            shape.NextTime(rng, ref.empty() ? shape.origin : EntryTs(ref.back()));
+        const EdgeEntry e = MakeEntry(peer, ts, rng() % 2 == 0);
+        list.Insert(e, ctx);
+        ref.insert(std::upper_bound(ref.begin(), ref.end(), e, key_less), e);
+      }
+      REQUIRE(list.size() == ref.size());
+      for (size_t i = 0; i < ref.size(); ++i) {
+        const EntryKey key = ctx.order.KeyOf(ref[i]);
+        REQUIRE(list.Rank(key, ctx.order) == i);
+        const std::optional<EdgeEntry> got = list.Get(key, ctx.order);
+        REQUIRE(got.has_value());
+        REQUIRE(InternalId{got->peer} == InternalId{ref[i].peer});
+        REQUIRE(EntryMutual(*got) == EntryMutual(ref[i]));
+      }
+      EdgeEntry out[10];
+      const uint32_t n = list.CopyDescending(ref.size(), 10, out);
+      REQUIRE(n == ref.size());
+      for (uint32_t i = 0; i < n; ++i) {
+        const EdgeEntry& want = ref[ref.size() - 1 - i];
+        REQUIRE(InternalId{out[i].peer} == InternalId{want.peer});
+        REQUIRE(EntryTs(out[i]) == EntryTs(want));
+        REQUIRE(EntryMutual(out[i]) == EntryMutual(want));
+      }
+      size_t seen = 0;
+      list.ForEach([&](const EdgeEntry& e) {
+        REQUIRE(InternalId{e.peer} == InternalId{ref[seen].peer});
+        ++seen;
+      });
+      REQUIRE(seen == ref.size());
+    }
+    list.Clear(slab);
+    REQUIRE(slab.LiveBytes() == 0);
+  }
 }
 
 }  // namespace

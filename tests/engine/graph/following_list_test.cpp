@@ -6,6 +6,7 @@
 
 #include "engine/graph/following_list.h"
 #include "engine/graph/id_map.h"
+#include "tests/engine/graph/list_test_support.h"
 
 namespace relgraph {
 namespace {
@@ -16,16 +17,20 @@ struct Ref {
   bool mutual;
 };
 
+// Inserts the entry into the list and its Ref into `ref`, kept in key order.
+void InsertBoth(FollowingList& list, std::vector<Ref>& ref, const Ref& r, const EntryOrder& order,
+                SlabAllocator& slab) {
+  list.Insert(MakeEntry(r.peer, r.key.ts, r.mutual), order, slab);
+  ref.insert(std::upper_bound(ref.begin(), ref.end(), r,
+                              [](const Ref& x, const Ref& y) { return x.key < y.key; }),
+             r);
+}
+
 TEST_CASE("following_list: random inserts, erases and flag flips match a sorted vector") {
   std::mt19937_64 rng(21);
-  std::vector<UserId> external(1500);
-  for (UserId& u : external) u = rng() | 1;
-  IdMap ids;
-  for (UserId u : external) {
-    const InternalId id = ids.Intern(u);
-    REQUIRE(id + 1 == ids.size());
-  }
-  const EntryOrder order(ids);
+  testing::InternedUsers users(rng, 1500);
+  const std::vector<UserId>& external = users.external;
+  const EntryOrder order(users.ids);
   SlabAllocator slab;
   FollowingList list;
   std::vector<Ref> ref;
@@ -48,11 +53,7 @@ TEST_CASE("following_list: random inserts, erases and flag flips match a sorted 
     } else if (grow || rng() % 4 == 0) {
       const TimestampMs ts = static_cast<TimestampMs>(rng() % 50) * 1'000'000'007LL;
       const bool mutual = rng() % 2;
-      list.Insert(MakeEntry(peer, ts, mutual), order, slab);
-      const Ref r{{ts, external[peer]}, peer, mutual};
-      ref.insert(std::upper_bound(ref.begin(), ref.end(), r,
-                                  [](const Ref& x, const Ref& y) { return x.key < y.key; }),
-                 r);
+      InsertBoth(list, ref, {{ts, external[peer]}, peer, mutual}, order, slab);
     }
     REQUIRE(list.size() == ref.size());
     // The block is always the one its size and width call for: none leaks, none is short.
@@ -175,6 +176,66 @@ TEST_CASE("following_list: a list as long as its handle's size bits allow keeps 
   list.Clear(slab);
   CHECK(list.empty());
   CHECK(slab.LiveBytes() == 0);
+}
+
+}  // namespace
+}  // namespace relgraph
+
+namespace relgraph {
+namespace {
+
+// Lists that stay short: sizes wander in [0, 10], so every form (plain, short run, packed)
+// and every boundary between them is crossed both ways, with times near 0 (a 32-bit base)
+// and near 2^41 (a 42-bit one), spans of a millisecond to years, and inserts at any place.
+TEST_CASE("following_list: short lists cross plain, short run and packed both ways") {
+  std::mt19937_64 rng(77);
+  testing::InternedUsers users(rng, 600);
+  const std::vector<UserId>& external = users.external;
+  const EntryOrder order(users.ids);
+  SlabAllocator slab;
+  for (int round = 0; round < 300; ++round) {
+    FollowingList list;
+    std::vector<Ref> ref;
+    const testing::ShortListRound shape(rng);
+    for (int step = 0; step < 60; ++step) {
+      const InternalId peer = static_cast<InternalId>(rng() % external.size());
+      const size_t at = list.FindPeer(peer);
+      auto it = std::find_if(ref.begin(), ref.end(), [&](const Ref& r) { return r.peer == peer; });
+      REQUIRE((at < list.size()) == (it != ref.end()));
+      if (it != ref.end()) {
+        if (rng() % 3 == 0) {
+          it->mutual = !it->mutual;
+          list.SetMutual(at, it->mutual);
+        } else {
+          ref.erase(it);
+          list.EraseAt(at, slab);
+        }
+      } else if (ref.size() < shape.top) {
+        const TimestampMs ts = shape.NextTime(rng, ref.empty() ? shape.origin : ref.back().key.ts);
+        const bool mutual = rng() % 2;
+        InsertBoth(list, ref, {{ts, external[peer]}, peer, mutual}, order, slab);
+      }
+      REQUIRE(list.size() == ref.size());
+      REQUIRE(slab.LiveBytes() == list.BlockBytes());
+      for (size_t i = 0; i < ref.size(); ++i) {
+        REQUIRE(list.PeerAt(i) == ref[i].peer);
+        REQUIRE(list.TsAt(i) == ref[i].key.ts);
+        REQUIRE(list.MutualAt(i) == ref[i].mutual);
+        REQUIRE(list.FindPeer(ref[i].peer) == i);
+        REQUIRE(list.Rank(ref[i].key, order) == i);
+      }
+      EdgeEntry out[10];
+      const uint32_t n = list.CopyDescending(ref.size(), 10, out);
+      REQUIRE(n == ref.size());
+      for (uint32_t i = 0; i < n; ++i) {
+        REQUIRE(InternalId{out[i].peer} == ref[ref.size() - 1 - i].peer);
+        REQUIRE(EntryTs(out[i]) == ref[ref.size() - 1 - i].key.ts);
+        REQUIRE(EntryMutual(out[i]) == ref[ref.size() - 1 - i].mutual);
+      }
+    }
+    list.Clear(slab);
+    REQUIRE(slab.LiveBytes() == 0);
+  }
 }
 
 }  // namespace
