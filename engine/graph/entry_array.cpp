@@ -46,6 +46,7 @@ void EntryArray::EraseAt(size_t pos, SlabAllocator& slab) {
 }
 
 void EntryArray::AppendRun(const EdgeEntry* src, uint32_t n, SlabAllocator& slab) {
+  if (n == 0) return;
   const uint32_t old_size = size_;
   Resize(size_ + n, slab);
   std::memcpy(static_cast<void*>(data_ + old_size), src, n * sizeof(EdgeEntry));

@@ -1,6 +1,6 @@
 // EntryArray: a sorted run of packed EdgeEntry in one slab block whose capacity is always
 // SlabAllocator::CapacityFor(size) (grown and shrunk on class boundaries, so no capacity field).
-// Short fan lists and each chunk of a long fan list are EntryArrays.
+// A fan list of one entry is an EntryArray.
 //
 // Costs: find by key O(log n), insert and erase O(n) memmove, rank and page reads
 // O(log n + limit), find by peer O(n) (only used on short lists).

@@ -6,9 +6,14 @@
 
 namespace relgraph {
 
-// ---- FanList: dispatch between the plain, packed and chunked forms ----------------------------
+// ---- FanList: dispatch between the plain, short-run, packed and chunked forms
+// ----------------------------
 
 void FanList::PutShort(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab) {
+  if (n == 0) {
+    word_ = 0;
+    return;
+  }
   if (n >= kPackMin) {
     PackedRun r;
     r.AppendRun(entries, n, slab);

@@ -80,7 +80,7 @@ class FanList {
   // Short enough that scanning it beats looking `peer` up elsewhere.
   bool IsShort() const { return !chunked() && short_size() <= kShortScanMax; }
   static constexpr uint32_t kShortScanMax = 32;
-  // The fewest entries a list keeps packed (below: plain).
+  // The fewest entries a list keeps packed (below: plain, or a short run from 2).
   static constexpr uint32_t kPackMin = 8;
   // Hints the CPU to fetch where an insert of the newest entry reads and writes: a plain
   // list's entry, a short run's block, a packed one's header and newest entry.
@@ -179,6 +179,7 @@ class FanList {
 };
 #pragma pack(pop)
 static_assert(sizeof(FanList) == 8);
+static_assert(kShortRunMax + 1 == FanList::kPackMin, "a list is short below kPackMin");
 
 class FanChunks {
  public:

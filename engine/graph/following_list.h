@@ -20,8 +20,9 @@
 //
 // Changes: an insert into a packed list that fits the width and the block writes in place
 // (peers memmove, times a bit move); one that does not re-encodes the list (O(n), n <= the
-// follow cap); an erase keeps the width and the base. A short run is encoded again at every
-// change (at most 7 entries). Blocks follow the slab's class ladders, so growth and
+// follow cap); an erase keeps the width and the base. A short run appends its newest entry
+// in place when its widths hold it and is encoded again at any other change (at most 7
+// entries). Blocks follow the slab's class ladders, so growth and
 // shrinkage stay amortized O(1) copies.
 //
 // The handle is one 64-bit word: the block's address in 45 bits (engine/mem/packed_address.h)
@@ -71,6 +72,8 @@ class FollowingList {
   void Clear(SlabAllocator& slab);
   // Copies up to `limit` entries with rank < end into `out`, newest first; returns the count.
   uint32_t CopyDescending(size_t end, uint32_t limit, EdgeEntry* out) const;
+  // The whole list into out[0, size()), oldest first.
+  void Decode(EdgeEntry* out) const;
   // Bytes of the block as the slab counts it (0 when empty).
   size_t BlockBytes() const;
 
@@ -153,13 +156,12 @@ class FollowingList {
   // Packed form: moves the list to a block for `n` entries at the same width, keeping the
   // first min(size, n) entries. REQUIRES: n >= kPackMin.
   void RelayoutPacked(const Packed& p, uint32_t n, SlabAllocator& slab);
-  // The whole list into out[0, size()).
-  void Decode(EdgeEntry* out) const;
 
   uint64_t word_ = 0;  // the block's packed address | size << kPackedAddressBits
 };
 #pragma pack(pop)
 static_assert(sizeof(FollowingList) == 8);
+static_assert(kShortRunMax + 1 == FollowingList::kPackMin, "a list is short below kPackMin");
 static_assert(kMaxFollowingLimit <= FollowingList::kMaxSize);
 
 inline FollowingList::Packed FollowingList::packed() const {

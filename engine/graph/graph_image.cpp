@@ -116,7 +116,10 @@ void Graph::AppendUserImage(InternalId x, std::string* out) const {
   u.fans.ForEachRun([&](const EdgeEntry*, uint32_t size) { bytes += ListRecordsBytes(size); });
   if (out->capacity() < out->size() + bytes)
     out->reserve(std::max(out->size() + bytes, 2 * out->capacity()));
-  // The record's three arrays, decoded.
+  // The record's three arrays, from the list decoded once.
+  thread_local std::vector<EdgeEntry> entries;
+  entries.resize(following);
+  u.following.Decode(entries.data());
   for (uint32_t at = 0; at < following; at += kImageEntriesPerRecord) {
     const uint32_t n = std::min(kImageEntriesPerRecord, following - at);
     PutListHeader(out, ImageTag::kFollowing, x, following, n);
@@ -126,7 +129,7 @@ void Graph::AppendUserImage(InternalId x, std::string* out) const {
     char* lo = peers + 4 * size_t{n};
     char* hi = lo + 4 * size_t{n};
     for (uint32_t i = 0; i < n; ++i) {
-      const EdgeEntry e = u.following.EntryAt(at + i);
+      const EdgeEntry& e = entries[at + i];
       std::memcpy(peers + 4 * size_t{i}, &e.peer, 4);
       std::memcpy(lo + 4 * size_t{i}, &e.ts_lo, 4);
       std::memcpy(hi + 2 * size_t{i}, &e.ts_hi_flags, 2);

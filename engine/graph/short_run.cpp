@@ -12,7 +12,7 @@ struct Widths {
 
 Widths WidthsOf(const EdgeEntry* entries, uint32_t n) {
   uint32_t largest = 0;
-  for (uint32_t i = 0; i < n; ++i) largest = std::max<uint32_t>(largest, entries[i].peer);
+  for (uint32_t i = 0; i < n; ++i) largest = std::max(largest, uint32_t{entries[i].peer});
   const auto base = static_cast<uint64_t>(EntryTs(entries[0]));
   const auto span = static_cast<uint64_t>(EntryTs(entries[n - 1])) - base;
   return {std::max(1u, static_cast<unsigned>(std::bit_width(largest))),
@@ -98,14 +98,15 @@ char* AppendToShortRun(char* block, uint32_t n, const EdgeEntry& e, SlabAllocato
   if (!run.CanAppend(e)) return nullptr;
   const uint32_t words = run.words();
   const uint32_t grown = run.words_after_append();
-  char* target = block;
-  if (SlabAllocator::CapacityFor(std::max(words, 2u)) !=
+  if (SlabAllocator::CapacityFor(std::max(words, 2u)) ==
       SlabAllocator::CapacityFor(std::max(grown, 2u))) {
-    target = static_cast<char*>(slab.AllocateWords(grown));
-    std::memcpy(target, block, 4 * size_t{words});
-    slab.FreeWords(block, words);
+    run.Append(block, e);
+    return block;
   }
+  auto* target = static_cast<char*>(slab.AllocateWords(grown));
+  std::memcpy(target, block, 4 * size_t{words});
   run.Append(target, e);
+  slab.FreeWords(block, words);
   return target;
 }
 

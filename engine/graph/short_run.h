@@ -12,8 +12,9 @@
 // 10: a list of three at 1 ms takes ~24 bytes instead of 30, at 1 s ~20. A one-entry list
 // stays plain (10 bytes): the prefix and the full time leave nothing to gain.
 //
-// Every change re-encodes the run (at most 7 entries). Reading one entry is a few shifts and
-// masks; a scan for a peer decodes at most 7 fields.
+// The newest entry appends in place when the widths hold it, and a kMutual bit changes in
+// place; any other change encodes the run again (at most 7 entries). Reading one entry is a
+// few shifts and masks; a scan for a peer decodes at most 7 fields.
 //
 // Layout, bits from the low bit of the block's first byte up (little-endian):
 //   peer_bits - 1 : 5   (peer_bits 1..32: the width of the largest peer, at least 1)
@@ -74,7 +75,7 @@ class ShortRun {
   }
   bool Mutual(uint32_t i) const { return Field(EntryBit(i) + peer_bits_, 1) != 0; }
   TimestampMs Ts(uint32_t i) const {
-    if (i == 0) return base_;
+    if (i == 0 || delta_bits_ == 0) return base_;
     return base_ + static_cast<TimestampMs>(Field(EntryBit(i) + peer_bits_ + 1, delta_bits_));
   }
   EdgeEntry At(uint32_t i) const { return MakeEntry(Peer(i), Ts(i), Mutual(i)); }
@@ -84,6 +85,7 @@ class ShortRun {
   }
   // Index of `peer`, or size().
   uint32_t FindPeer(InternalId peer) const {
+    if ((uint64_t{peer} >> peer_bits_) != 0) return n_;  // wider than every peer here
     if (Field(first_bit_, peer_bits_) == peer) return 0;
     uint64_t bit = first_bit_ + peer_bits_ + 1;
     for (uint32_t i = 1; i < n_; ++i, bit += stride_) {
@@ -120,7 +122,8 @@ class ShortRun {
     return i == 0 ? first_bit_ : first_bit_ + peer_bits_ + 1 + uint64_t{i - 1} * stride_;
   }
   unsigned base_bits() const { return static_cast<unsigned>(first_bit_) - 12; }
-  // A field of at most 42 bits (0 gives 0), from an 8-byte load at its first byte.
+  // A field of 1 to 42 bits, from an 8-byte load at its first byte (inside the block, so
+  // the load ends at most 7 bytes past it).
   uint64_t Field(uint64_t bit, unsigned width) const {
     uint64_t w;
     std::memcpy(&w, block_ + (bit >> 3), sizeof(w));

@@ -6,9 +6,9 @@
 // 16-byte header and 16-byte rounding to each, about as much as the entries themselves. Here a
 // block has no header: the owner knows its size, and the class is a pure function of the
 // capacity needed (CapacityFor). The ladder grows by 1.06-1.125x a step, so slack stays near 6%.
-// All classes carve blocks from one bump arena of 2 MiB huge-page slabs, so at most one slab
-// is partly used; freed blocks go to their class's free list. Blocks above the largest class
-// come from operator new.
+// All classes of a ladder carve blocks from its bump arena of 2 MiB huge-page slabs, so at
+// most one slab a ladder is partly used; freed blocks go to their class's free list. Blocks above
+// the largest class come from operator new.
 //
 // Two ladders share the slabs: one in entries (entry_bytes each), and one in 4-byte words
 // for the header-less short lists (engine/graph/short_run.h), whose sizes are not multiples
@@ -69,7 +69,7 @@ class SlabAllocator {
   void EndPrefault();
 
   // Bytes reserved from the system (slabs and large blocks), including free blocks and the
-  // untouched tail of each class's current slab.
+  // untouched tail of each ladder's current slab.
   size_t MemoryBytes() const { return reserved_bytes_; }
   // Bytes in blocks handed out and not freed (capacity, not just the entries in use).
   size_t LiveBytes() const { return live_bytes_; }

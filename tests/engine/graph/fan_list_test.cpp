@@ -124,13 +124,25 @@ TEST_CASE("fan_list: default chunk size with a celebrity-sized list") {
 namespace relgraph {
 namespace {
 
+// The slab bytes a short fan list of these entries holds: none, one plain entry (10 bytes in a
+// 12-byte block), or a short run's class of words.
+size_t SmallListBytes(const std::vector<EdgeEntry>& entries) {
+  const auto n = static_cast<uint32_t>(entries.size());
+  if (n == 0) return 0;
+  if (n == 1) return 12;
+  uint64_t buffer[kShortRunMaxWords64];
+  return 4 * size_t{SlabAllocator::CapacityFor(
+                 std::max(2u, EncodeShortRun(entries.data(), n, buffer)))};
+}
+
 // Lists that stay short, as in following_list_test: sizes wander in [0, 10] across the plain,
-// short-run and packed forms, with 32- and 42-bit base times and spans up to years.
-TEST_CASE("fan_list: short lists cross plain, short run and packed both ways") {
-  std::mt19937_64 rng(78);
+// short-run and packed forms (and, with chunks of 4 and 7, the chunked one), with 32- and
+// 42-bit base times and spans up to years.
+void RunShortLists(uint32_t chunk_entries, uint64_t seed) {
+  std::mt19937_64 rng(seed);
   testing::InternedUsers users(rng, 600);
   SlabAllocator slab;
-  const FanContext ctx{slab, EntryOrder(users.ids), 256};
+  const FanContext ctx{slab, EntryOrder(users.ids), chunk_entries};
   for (int round = 0; round < 300; ++round) {
     FanList list;
     std::vector<EdgeEntry> ref;  // in key order
@@ -142,7 +154,7 @@ TEST_CASE("fan_list: short lists cross plain, short run and packed both ways") {
       const InternalId peer = static_cast<InternalId>(rng() % users.external.size());
       auto it = std::find_if(ref.begin(), ref.end(),
                              [&](const EdgeEntry& e) { return InternalId{e.peer} == peer; });
-      REQUIRE(list.ShortContainsPeer(peer) == (it != ref.end()));
+      if (list.IsShort()) REQUIRE(list.ShortContainsPeer(peer) == (it != ref.end()));
       if (it != ref.end()) {
         const EntryKey key = ctx.order.KeyOf(*it);
         if (rng() % 3 == 0) {
@@ -161,6 +173,9 @@ TEST_CASE("fan_list: short lists cross plain, short run and packed both ways") {
         ref.insert(std::upper_bound(ref.begin(), ref.end(), e, key_less), e);
       }
       REQUIRE(list.size() == ref.size());
+      // A list under kPackMin holds exactly the block its entries call for.
+      if (ref.size() < FanList::kPackMin && !list.chunked())
+        REQUIRE(slab.LiveBytes() == SmallListBytes(ref));
       for (size_t i = 0; i < ref.size(); ++i) {
         const EntryKey key = ctx.order.KeyOf(ref[i]);
         REQUIRE(list.Rank(key, ctx.order) == i);
@@ -188,6 +203,15 @@ TEST_CASE("fan_list: short lists cross plain, short run and packed both ways") {
     list.Clear(slab);
     REQUIRE(slab.LiveBytes() == 0);
   }
+}
+
+TEST_CASE("fan_list: short lists cross plain, short run and packed both ways") {
+  RunShortLists(256, 78);
+}
+
+TEST_CASE("fan_list: short lists with chunks of 4 and 7 cross into chunks and back") {
+  RunShortLists(4, 79);
+  RunShortLists(7, 80);
 }
 
 }  // namespace

@@ -184,9 +184,10 @@ TEST_CASE("following_list: a list as long as its handle's size bits allow keeps 
 namespace relgraph {
 namespace {
 
-// Lists that stay short: sizes wander in [0, 10], so every form (plain, short run, packed)
+// Lists that stay short: sizes wander in [0, 12], so every form (plain, short run, packed)
 // and every boundary between them is crossed both ways, with times near 0 (a 32-bit base)
-// and near 2^41 (a 42-bit one), spans of a millisecond to years, and inserts at any place.
+// and near 2^41 (a 42-bit one), spans of a millisecond to years, inserts at any place and
+// runs appended at the end.
 TEST_CASE("following_list: short lists cross plain, short run and packed both ways") {
   std::mt19937_64 rng(77);
   testing::InternedUsers users(rng, 600);
@@ -210,6 +211,22 @@ TEST_CASE("following_list: short lists cross plain, short run and packed both wa
           ref.erase(it);
           list.EraseAt(at, slab);
         }
+      } else if (ref.size() < shape.top && rng() % 5 == 0) {
+        // AppendRun, as loaders call it: one to three entries after every present one.
+        std::vector<EdgeEntry> run;
+        TimestampMs ts = ref.empty() ? shape.origin : ref.back().key.ts;
+        for (uint64_t k = 1 + rng() % 3; k > 0; --k) {
+          InternalId q = peer;
+          while (
+              list.FindPeer(q) < list.size() ||
+              std::any_of(run.begin(), run.end(), [&](const EdgeEntry& e) { return e.peer == q; }))
+            q = static_cast<InternalId>(rng() % external.size());
+          ts += 1 + static_cast<TimestampMs>(rng() % (shape.span / 8 + 2));
+          const bool mutual = rng() % 2;
+          run.push_back(MakeEntry(q, ts, mutual));
+          ref.push_back({{ts, external[q]}, q, mutual});
+        }
+        list.AppendRun(run.data(), static_cast<uint32_t>(run.size()), slab);
       } else if (ref.size() < shape.top) {
         const TimestampMs ts = shape.NextTime(rng, ref.empty() ? shape.origin : ref.back().key.ts);
         const bool mutual = rng() % 2;
@@ -224,8 +241,8 @@ TEST_CASE("following_list: short lists cross plain, short run and packed both wa
         REQUIRE(list.FindPeer(ref[i].peer) == i);
         REQUIRE(list.Rank(ref[i].key, order) == i);
       }
-      EdgeEntry out[10];
-      const uint32_t n = list.CopyDescending(ref.size(), 10, out);
+      EdgeEntry out[16];
+      const uint32_t n = list.CopyDescending(ref.size(), 16, out);
       REQUIRE(n == ref.size());
       for (uint32_t i = 0; i < n; ++i) {
         REQUIRE(InternalId{out[i].peer} == ref[ref.size() - 1 - i].peer);

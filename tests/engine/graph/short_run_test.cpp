@@ -10,6 +10,7 @@
 #include <bit>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "engine/graph/slab_allocator.h"
@@ -108,7 +109,7 @@ TEST_CASE("short run: words are the bits the widths need, rounded up to 32") {
     const uint32_t n = kShortRunMin + static_cast<uint32_t>(rng() % (kShortRunMax - 1));
     const auto run = RandomRun(rng, n, 1 + rng() % 32, rng() % 42, rng() % 2 == 0);
     uint32_t largest = 0;
-    for (const EdgeEntry& e : run) largest = std::max<uint32_t>(largest, e.peer);
+    for (const EdgeEntry& e : run) largest = std::max(largest, uint32_t{e.peer});
     const unsigned peer_bits = std::max(1u, static_cast<unsigned>(std::bit_width(largest)));
     const auto span = static_cast<uint64_t>(EntryTs(run[n - 1]) - EntryTs(run[0]));
     const unsigned base_bits = (static_cast<uint64_t>(EntryTs(run[0])) >> 32) != 0 ? 42 : 32;
@@ -134,7 +135,7 @@ TEST_CASE("short run: an append fits the widths or changes nothing, and keeps th
         (uint64_t{extra.peer} >> std::max(1u, static_cast<unsigned>(std::bit_width([&] {
                                             uint32_t m = 0;
                                             for (const EdgeEntry& e : run)
-                                              m = std::max<uint32_t>(m, e.peer);
+                                              m = std::max(m, uint32_t{e.peer});
                                             return m;
                                           }())))) == 0 &&
         std::bit_width(static_cast<uint64_t>(EntryTs(extra) - EntryTs(run[0]))) <=
@@ -143,7 +144,8 @@ TEST_CASE("short run: an append fits the widths or changes nothing, and keeps th
     char* after = AppendToShortRun(block, n, extra, slab);
     if (after == nullptr) {
       ++refused;
-      for (uint32_t i = 0; i < n; ++i) REQUIRE(ShortRun(block, n).At(i).peer == run[i].peer);
+      for (uint32_t i = 0; i < n; ++i)
+        REQUIRE(ShortRun(block, n).Peer(i) == InternalId{run[i].peer});
       FreeShortRun(block, n, slab);
     } else {
       ++appended;
@@ -160,6 +162,62 @@ TEST_CASE("short run: an append fits the widths or changes nothing, and keeps th
   }
   CHECK(appended > 1000);
   CHECK(refused > 1000);
+}
+
+TEST_CASE("short run: an append writes only its run's words, in place or in a copy") {
+  std::mt19937_64 rng(23);
+  for (int rep = 0; rep < 5000; ++rep) {
+    const uint32_t n = kShortRunMin + static_cast<uint32_t>(rng() % (kShortRunMax - kShortRunMin));
+    std::vector<EdgeEntry> run = RandomRun(rng, n + 1, 1 + rng() % 32, rng() % 42, rng() % 2 == 0);
+    const EdgeEntry extra = run.back();
+    run.pop_back();
+    uint64_t buffer[kShortRunMaxWords64];
+    const uint32_t words = EncodeShortRun(run.data(), n, buffer);
+    const ShortRun before(reinterpret_cast<const char*>(buffer), n);
+    if (!before.CanAppend(extra)) continue;
+    // The run copied into a block of exactly the grown size, guard bytes around it.
+    const uint32_t grown = before.words_after_append();
+    std::vector<char> memory(4 * size_t{grown} + 32, '\x5a');
+    char* block = memory.data() + 16;
+    std::memcpy(block, buffer, 4 * size_t{words});
+    ShortRun(block, n).Append(block, extra);
+    for (size_t g = 0; g < 16; ++g) {
+      REQUIRE(memory[g] == '\x5a');
+      REQUIRE(memory[memory.size() - 1 - g] == '\x5a');
+    }
+    run.push_back(extra);
+    const ShortRun after(block, n + 1);
+    REQUIRE(after.words() == grown);
+    for (uint32_t i = 0; i <= n; ++i) REQUIRE(after.Peer(i) == InternalId{run[i].peer});
+    REQUIRE(after.Ts(n) == EntryTs(extra));
+    REQUIRE(after.Mutual(n) == EntryMutual(extra));
+  }
+}
+
+TEST_CASE("slab: every word block ends 8 bytes or more before its 2 MiB slab does") {
+  SlabAllocator slab;
+  std::mt19937 rng(4);
+  constexpr uintptr_t kSlab = uintptr_t{2} << 20;
+  size_t checked = 0;
+  std::vector<std::pair<void*, uint32_t>> live;
+  for (int i = 0; i < 400'000; ++i) {
+    // Large classes now and then leave slab tails that are cut into the small classes.
+    const uint32_t words = rng() % 50 == 0 ? 200 + rng() % 800 : 1 + rng() % 20;
+    void* b = slab.AllocateWords(words);
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(b) & (kSlab - 1)) +
+                          4 * uintptr_t{SlabAllocator::CapacityFor(std::max(words, 2u))};
+    REQUIRE(end + 8 <= kSlab);
+    ++checked;
+    if (rng() % 3 == 0) {
+      slab.FreeWords(b, words);
+    } else {
+      live.emplace_back(b, words);
+    }
+  }
+  CHECK(slab.MemoryBytes() >= 8 * kSlab);  // the run spans many slabs
+  for (const auto& [b, words] : live) slab.FreeWords(b, words);
+  CHECK(slab.LiveBytes() == 0);
+  CHECK(checked == 400'000);
 }
 
 TEST_CASE("slab: word blocks never overlap, entry blocks beside them neither, and both reuse") {
