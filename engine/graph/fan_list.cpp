@@ -6,8 +6,7 @@
 
 namespace relgraph {
 
-// ---- FanList: dispatch between the plain, short-run, packed and chunked forms
-// ----------------------------
+// ---- FanList: dispatch between the plain, short-run, packed and chunked forms -------------
 
 void FanList::PutShort(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab) {
   if (n == 0) {

@@ -96,8 +96,7 @@ uint32_t FollowingList::PackedCapacity(uint32_t n, unsigned time_bits) {
 size_t FollowingList::BlockBytes() const {
   const uint32_t n = size();
   if (n == 0) return 0;
-  if (is_short_run())
-    return 4 * size_t{SlabAllocator::CapacityFor(std::max(2u, short_run().words()))};
+  if (is_short_run()) return SlabAllocator::WordBlockBytes(short_run().words());
   const uint32_t units = is_packed() ? PackedUnits(n, packed().time_bits) : 1;
   return (size_t{SlabAllocator::CapacityFor(units)} * sizeof(EdgeEntry) + 3) & ~size_t{3};
 }
@@ -253,8 +252,7 @@ void FollowingList::Insert(const EdgeEntry& e, const EntryOrder& order, SlabAllo
       return;
     }
   }
-  // A short list, the first packed form, or a time the width does not hold: encode the list
-  // again.
+  // The first packed form, or a time the width does not hold: encode the list again.
   std::vector<EdgeEntry>& all = Scratch();
   all.resize(n);
   Decode(all.data());

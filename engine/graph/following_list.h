@@ -53,7 +53,7 @@ class FollowingList {
   static constexpr uint32_t kPackMin = 8;
 
   InternalId PeerAt(size_t i) const {
-    if (is_short_run()) return ShortRun(block(), size()).Peer(static_cast<uint32_t>(i));
+    if (is_short_run()) return short_run().Peer(static_cast<uint32_t>(i));
     return peers()[i];
   }
   TimestampMs TsAt(size_t i) const;

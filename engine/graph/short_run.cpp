@@ -56,7 +56,9 @@ uint32_t EncodeShortRun(const EdgeEntry* entries, uint32_t n,
   return ShortRun::Words(n, w.peer_bits, w.delta_bits, w.base_bits);
 }
 
-// One field of a block of `bytes` bytes, written with the same load-or-clamp rule as Field.
+// Writes one field of a block of `bytes` bytes with an 8-byte read-modify-write that starts
+// at the field's first byte, or ends at the block's last byte when that would pass it: unlike
+// ShortRun's reads, a write must not touch a neighbour.
 static void StoreField(char* block, uint32_t bytes, uint64_t bit, unsigned width, uint64_t value) {
   if (width == 0) return;
   const uint32_t at = std::min(static_cast<uint32_t>(bit >> 3), bytes - 8);
@@ -98,8 +100,7 @@ char* AppendToShortRun(char* block, uint32_t n, const EdgeEntry& e, SlabAllocato
   if (!run.CanAppend(e)) return nullptr;
   const uint32_t words = run.words();
   const uint32_t grown = run.words_after_append();
-  if (SlabAllocator::CapacityFor(std::max(words, 2u)) ==
-      SlabAllocator::CapacityFor(std::max(grown, 2u))) {
+  if (SlabAllocator::WordBlockBytes(words) == SlabAllocator::WordBlockBytes(grown)) {
     run.Append(block, e);
     return block;
   }

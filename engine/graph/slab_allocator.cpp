@@ -96,9 +96,8 @@ void* SlabAllocator::AllocateBlock(uint32_t n) {
 }
 
 void* SlabAllocator::AllocateWords(uint32_t n) {
-  const int c = ClassIndex(std::max<uint32_t>(n, 2));
-  live_bytes_ += words_.BlockBytes(kClassCapacity[c]);
-  return CarveBlock(words_, c);
+  live_bytes_ += WordBlockBytes(n);
+  return CarveBlock(words_, ClassIndex(std::max<uint32_t>(n, 2)));
 }
 
 char* SlabAllocator::CarveBlock(Ladder& ladder, int c) {
@@ -156,9 +155,8 @@ void SlabAllocator::FreeBlock(void* block, uint32_t n) {
 
 void SlabAllocator::FreeWords(void* block, uint32_t n) {
   if (block == nullptr) return;
-  const int c = ClassIndex(std::max<uint32_t>(n, 2));
-  live_bytes_ -= words_.BlockBytes(kClassCapacity[c]);
-  PushFree(words_, c, static_cast<char*>(block));
+  live_bytes_ -= WordBlockBytes(n);
+  PushFree(words_, ClassIndex(std::max<uint32_t>(n, 2)), static_cast<char*>(block));
 }
 
 }  // namespace relgraph

@@ -59,6 +59,9 @@ class SlabAllocator {
   void* AllocateWords(uint32_t n);
   // REQUIRES: `block` came from AllocateWords(m) with the same class as AllocateWords(n).
   void FreeWords(void* block, uint32_t n);
+  // The bytes of the block AllocateWords(n) hands out (equal for n and m exactly when their
+  // blocks are of one class).
+  static size_t WordBlockBytes(uint32_t n) { return 4 * size_t{CapacityFor(n < 2 ? 2 : n)}; }
 
   // Bulk loads: maps `bytes` (rounded up to whole slabs) for the slabs to come, and faults it
   // in on a background thread, so a load's page faults (a third of it on this VM) overlap
