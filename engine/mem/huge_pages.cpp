@@ -11,6 +11,12 @@
 namespace relgraph {
 namespace {
 
+// From here up a block is mapped on its own (4 KiB pages below kHugePageBytes): a table that
+// doubles through these sizes (the id map's, the user table's) would otherwise leave each
+// old copy resident in malloc's heap once freed, megabytes that no structure accounts for.
+constexpr size_t kMappedBytes = size_t{64} << 10;
+constexpr size_t kPageBytes = size_t{4} << 10;
+
 size_t RoundUp(size_t bytes) {
   return (bytes + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
 }
@@ -18,7 +24,13 @@ size_t RoundUp(size_t bytes) {
 }  // namespace
 
 void* AllocateLarge(size_t bytes) {
-  if (bytes < kHugePageBytes) return ::operator new(bytes);
+  if (bytes < kMappedBytes) return ::operator new(bytes);
+  if (bytes < kHugePageBytes) {
+    void* p = mmap(nullptr, (bytes + kPageBytes - 1) & ~(kPageBytes - 1), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    return p;
+  }
   const size_t rounded = RoundUp(bytes);
   // Over-map by one huge page, then trim both ends to a 2 MiB-aligned range.
   const size_t mapped = rounded + kHugePageBytes;
@@ -47,8 +59,10 @@ int PopulateForWrite(void* p, size_t bytes) {
 
 void FreeLarge(void* p, size_t bytes) {
   if (p == nullptr) return;
-  if (bytes < kHugePageBytes) {
+  if (bytes < kMappedBytes) {
     ::operator delete(p);
+  } else if (bytes < kHugePageBytes) {
+    munmap(p, (bytes + kPageBytes - 1) & ~(kPageBytes - 1));
   } else {
     munmap(p, RoundUp(bytes));
   }
