@@ -83,12 +83,10 @@ Result<std::vector<Db::MovedState>> ExportMovingUsers(const Db& db,
     uint32_t read = 0;
     if (!in_fans) {
       const FollowingList& following = g.FollowingOf(xi);
-      for (uint32_t k = 0; k < following.size(); ++k) {
+      following.ForEach([&](const EdgeEntry& e) {
         add(WalRecordType::kFollow,
-            EncodeFollowRecord(x, g.ExternalOf(following.PeerAt(k)),
-                               g.time().Answered(following.TsAt(k)), 0)
-                .view());
-      }
+            EncodeFollowRecord(x, g.ExternalOf(e.peer), g.time().Answered(EntryTs(e)), 0).view());
+      });
       read += following.size();
       in_fans = true;
       after.reset();

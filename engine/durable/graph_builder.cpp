@@ -117,10 +117,17 @@ Result<std::unique_ptr<Graph>> GraphBuilder::Finish() {
   std::vector<Fan> fans(edges_.size());
   {
     std::vector<uint32_t> fill(start.begin(), start.end() - 1);
-    // edges_ is grouped by follower, so these reads of the time walk each list in order.
+    // edges_ is grouped by follower: each list is decoded once for the times of its edges.
+    std::vector<EdgeEntry> list;
+    InternalId decoded = kNoInternalId;
     for (const PendingEdge& e : edges_) {
-      fans[fill[e.followee]++] = {e.follower, e.index,
-                                  g.users_[e.follower].following.TsAt(e.index)};
+      if (e.follower != decoded) {
+        const FollowingList& following = g.users_[e.follower].following;
+        list.resize(following.size());
+        following.Decode(list.data());
+        decoded = e.follower;
+      }
+      fans[fill[e.followee]++] = {e.follower, e.index, EntryTs(list[e.index])};
     }
   }
   edges_.clear();

@@ -60,8 +60,28 @@ size_t FollowingList::FindPeer(InternalId peer) const {
 
 size_t FollowingList::Rank(const EntryKey& k, const EntryOrder& order) const {
   if (is_packed()) {
-    const Packed p = packed();  // the header once, not at every probe
-    return RankBy(k, order, [&](size_t i) { return p.Ts(i); });
+    // The last group whose first entry sorts before k, by its anchor; then within it.
+    const GapGroups g = gaps();
+    const uint32_t* const peer = peers();
+    const auto less = [&](TimestampMs ts, InternalId p) {
+      return ts != k.ts ? ts < k.ts : order.External(p) < k.user;
+    };
+    uint32_t lo = 0, hi = g.shape().groups();
+    while (lo < hi) {
+      const uint32_t mid = (lo + hi) / 2;
+      if (less(g.Anchor(mid), peer[mid * GapShape::kGroup]))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (lo == 0) return 0;
+    const uint32_t first = (lo - 1) * GapShape::kGroup;
+    const uint32_t count = g.GroupSize(lo - 1);
+    TimestampMs ts[GapShape::kGroup];
+    g.DecodeGroup(lo - 1, ts);
+    uint32_t r = 1;
+    while (r < count && less(ts[r], peer[first + r])) ++r;
+    return first + r;
   }
   if (is_short_run()) {
     const ShortRun r = short_run();
@@ -85,28 +105,44 @@ size_t FollowingList::RankBy(const EntryKey& k, const EntryOrder& order, TsOf&& 
   return lo;
 }
 
-uint32_t FollowingList::PackedCapacity(uint32_t n, unsigned time_bits) {
-  const uint64_t bytes =
-      uint64_t{SlabAllocator::CapacityFor(PackedUnits(n, time_bits))} * sizeof(EdgeEntry) - 8;
-  const unsigned w = 1 + time_bits;
-  // 4p + ceil(p * w / 8) <= bytes exactly when p * (32 + w) <= 8 * bytes (bytes is whole).
-  return static_cast<uint32_t>(bytes * 8 / (32 + w));
+size_t FollowingList::PackedBlockBytes(size_t bytes) {
+  if (InWordBlock(bytes))
+    return SlabAllocator::WordBlockBytes(static_cast<uint32_t>((bytes + 3) / 4));
+  const auto units = static_cast<uint32_t>((bytes + sizeof(EdgeEntry) - 1) / sizeof(EdgeEntry));
+  return (size_t{SlabAllocator::CapacityFor(units)} * sizeof(EdgeEntry) + 3) & ~size_t{3};
+}
+
+char* FollowingList::AllocatePacked(size_t bytes, SlabAllocator& slab) {
+  if (InWordBlock(bytes))
+    return static_cast<char*>(slab.AllocateWords(static_cast<uint32_t>((bytes + 3) / 4)));
+  return static_cast<char*>(slab.AllocateBlock(
+      static_cast<uint32_t>((bytes + sizeof(EdgeEntry) - 1) / sizeof(EdgeEntry))));
+}
+
+void FollowingList::FreePacked(char* block, size_t bytes, SlabAllocator& slab) {
+  if (InWordBlock(bytes)) {
+    slab.FreeWords(block, static_cast<uint32_t>((bytes + 3) / 4));
+    return;
+  }
+  slab.FreeBlock(block, static_cast<uint32_t>((bytes + sizeof(EdgeEntry) - 1) / sizeof(EdgeEntry)));
 }
 
 size_t FollowingList::BlockBytes() const {
   const uint32_t n = size();
   if (n == 0) return 0;
   if (is_short_run()) return SlabAllocator::WordBlockBytes(short_run().words());
-  const uint32_t units = is_packed() ? PackedUnits(n, packed().time_bits) : 1;
-  return (size_t{SlabAllocator::CapacityFor(units)} * sizeof(EdgeEntry) + 3) & ~size_t{3};
+  if (is_packed()) return PackedBlockBytes(ContentBytes());
+  return (size_t{SlabAllocator::CapacityFor(1)} * sizeof(EdgeEntry) + 3) & ~size_t{3};
 }
 
 void FollowingList::FreeBlock(SlabAllocator& slab) {
   const uint32_t n = size();
   if (is_short_run()) {
     FreeShortRun(block(), n, slab);
+  } else if (is_packed()) {
+    FreePacked(block(), ContentBytes(), slab);
   } else if (n > 0) {
-    slab.FreeBlock(block(), is_packed() ? PackedUnits(n, packed().time_bits) : 1);
+    slab.FreeBlock(block(), 1);
   }
   word_ = 0;
 }
@@ -119,11 +155,6 @@ void FollowingList::PutPlain(const EdgeEntry& e, SlabAllocator& slab) {
   *ts_hi() = e.ts_hi_flags;
 }
 
-EdgeEntry FollowingList::Packed::Entry(const uint32_t* peers, uint32_t i) const {
-  const uint64_t field = LoadBits(times, uint64_t{i} * width, width);
-  return MakeEntry(peers[i], base + static_cast<TimestampMs>(field >> 1), (field & 1) != 0);
-}
-
 void FollowingList::Decode(EdgeEntry* out) const {
   const uint32_t n = size();
   if (is_short_run()) {
@@ -134,14 +165,13 @@ void FollowingList::Decode(EdgeEntry* out) const {
     for (uint32_t i = 0; i < n; ++i) out[i] = EntryAt(i);
     return;
   }
-  const Packed p = packed();  // the header once, not per entry
-  for (uint32_t i = 0; i < n; ++i) out[i] = p.Entry(peers(), i);
+  uint32_t i = 0;
+  ForEach([&](const EdgeEntry& e) { out[i++] = e; });
 }
 
-void FollowingList::PutHeader(char* block, TimestampMs base, unsigned time_bits,
-                              uint32_t capacity) {
-  const uint64_t header = static_cast<uint64_t>(base) | (uint64_t{time_bits} << 42) |
-                          (uint64_t{std::min(capacity, kCapacitySaturated)} << 48);
+void FollowingList::PutHeader(char* block, const GapShape& shape) {
+  const uint64_t header = static_cast<uint64_t>(shape.base) | (uint64_t{shape.time_bits} << 42) |
+                          (uint64_t{shape.end_bits} << 48);  // no spare slots
   std::memcpy(block, &header, sizeof(header));
 }
 
@@ -155,44 +185,55 @@ void FollowingList::Encode(const EdgeEntry* entries, uint32_t n, SlabAllocator& 
     Set(AllocateShortRun(entries, n, slab), n);
     return;
   }
-  const TimestampMs base = EntryTs(entries[0]);
-  const auto time_bits =
-      static_cast<unsigned>(std::bit_width(static_cast<uint64_t>(EntryTs(entries[n - 1]) - base)));
-  const uint32_t units = PackedUnits(n, time_bits);
-  const uint32_t capacity = PackedCapacity(n, time_bits);
-  char* b = static_cast<char*>(slab.AllocateBlock(units));
-  PutHeader(b, base, time_bits, capacity);
+  uint64_t stream_bits = 0;
+  const GapShape shape = GapGroups::ShapeFor(entries, n, &stream_bits);
+  char* b = AllocatePacked(PackedBytes(n, shape.stream_start() + stream_bits), slab);
+  PutHeader(b, shape);
   Set(b, n);
-  const Packed p = packed();
-  std::memset(p.times, 0, (uint64_t{capacity} * p.width + 7) / 8);
   uint32_t* const peer = peers();
-  for (uint32_t i = 0; i < n; ++i) {
-    peer[i] = entries[i].peer;
-    const uint64_t field = (static_cast<uint64_t>(EntryTs(entries[i]) - base) << 1) |
-                           (EntryMutual(entries[i]) ? 1 : 0);
-    StoreBits(p.times, uint64_t{i} * p.width, p.width, field);
-  }
+  for (uint32_t i = 0; i < n; ++i) peer[i] = entries[i].peer;
+  GapGroups::Write(b + 8 + 4 * size_t{n}, shape, entries);
 }
 
-void FollowingList::RelayoutPacked(const Packed& p, uint32_t n, SlabAllocator& slab) {
-  const uint32_t old_size = size();
-  const uint32_t old_units = PackedUnits(old_size, p.time_bits);
-  const uint32_t new_units = PackedUnits(n, p.time_bits);
-  if (SlabAllocator::CapacityFor(old_units) == SlabAllocator::CapacityFor(new_units)) {
-    Set(block(), n);
-    return;
+bool FollowingList::AppendPacked(const EdgeEntry& e, const GapGroups& g, TimestampMs last_ts,
+                                 SlabAllocator& slab) {
+  const TimestampMs ts = EntryTs(e);
+  if (!g.CanAppend(ts, last_ts)) return false;
+  const uint32_t n = size();
+  const uint32_t spare = spare_slots();
+  const uint64_t area_bits = g.AreaBits();
+  const uint64_t new_area_bits = g.AppendedAreaBits(ts, last_ts);
+  const size_t old_bytes = PackedBytes(n + spare, area_bits);
+  const uint32_t peer = e.peer;
+  char* b = block();
+  if (spare > 0 && SamePackedBlock(old_bytes, PackedBytes(n + spare, new_area_bits))) {
+    // The common case: a spare slot takes the peer, nothing moves.
+    std::memcpy(b + 8 + 4 * size_t{n}, &peer, sizeof(peer));
+    PutSpare(b, spare - 1);
+    GapGroups(g.area(), g.shape()).Append(ts, last_ts, EntryMutual(e));
+    Set(b, n + 1);
+    return true;
   }
-  const uint32_t capacity = PackedCapacity(n, p.time_bits);
-  char* fresh = static_cast<char*>(slab.AllocateBlock(new_units));
-  PutHeader(fresh, p.base, p.time_bits, capacity);
-  const uint32_t keep = std::min(old_size, n);
-  std::memcpy(fresh + 8, block() + 8, 4 * size_t{keep});
-  char* times = fresh + 8 + 4 * size_t{capacity};
-  const uint64_t keep_bytes = (uint64_t{keep} * p.width + 7) / 8;
-  std::memcpy(times, p.times, keep_bytes);
-  std::memset(times + keep_bytes, 0, (uint64_t{capacity} * p.width + 7) / 8 - keep_bytes);
-  slab.FreeBlock(block(), old_units);
-  Set(fresh, n);
+  // The area moves up (in this block or the next class's), leaving half the block's slack
+  // as spare slots.
+  const size_t least = PackedBytes(n + 1, new_area_bits);
+  char* dst = SamePackedBlock(old_bytes, least) ? b : AllocatePacked(least, slab);
+  const auto fresh_spare =
+      static_cast<uint32_t>(std::min<size_t>(kMaxSpare, (PackedBlockBytes(least) - least) / 8));
+  const size_t area_at = 8 + 4 * (size_t{n} + 1 + fresh_spare);
+  const auto area_bytes = static_cast<size_t>((area_bits + 7) / 8);
+  if (dst == b) {
+    std::memmove(b + area_at, g.area(), area_bytes);
+  } else {
+    std::memcpy(dst, b, 8 + 4 * size_t{n});
+    std::memcpy(dst + area_at, g.area(), area_bytes);
+    FreePacked(b, old_bytes, slab);
+  }
+  std::memcpy(dst + 8 + 4 * size_t{n}, &peer, sizeof(peer));
+  PutSpare(dst, fresh_spare);
+  GapGroups(dst + area_at, g.shape()).Append(ts, last_ts, EntryMutual(e));
+  Set(dst, n + 1);
+  return true;
 }
 
 // The entries of a list being rebuilt: one per thread, so the rare re-encode does not
@@ -205,19 +246,15 @@ static std::vector<EdgeEntry>& Scratch() {
 void FollowingList::Insert(const EdgeEntry& e, const EntryOrder& order, SlabAllocator& slab) {
   const EntryKey key = order.KeyOf(e);
   const uint32_t n = size();
-  // Most inserts are the newest entry: check the back before searching.
-  size_t pos = n;
-  if (n > 0) {
-    const TimestampMs last = n >= kPackMin ? packed().Ts(n - 1) : TsAt(n - 1);
-    const bool after_last =
-        last != key.ts ? last < key.ts : order.External(PeerAt(n - 1)) < key.user;
-    if (!after_last) pos = Rank(key, order);
-  }
-  const size_t tail = n - pos;
   if (n == 0) {
     PutPlain(e, slab);
     return;
   }
+  // Most inserts are the newest entry: check the back before searching.
+  const bool packed = n >= kPackMin;
+  const TimestampMs last = packed ? gaps().LastTs() : TsAt(n - 1);
+  const bool after_last = last != key.ts ? last < key.ts : order.External(PeerAt(n - 1)) < key.user;
+  const size_t pos = after_last ? n : Rank(key, order);
   if (n + 1 < kPackMin) {
     // A short list: the newest entry appends at the run's widths when they hold it; any
     // other insert encodes the list again.
@@ -234,25 +271,9 @@ void FollowingList::Insert(const EdgeEntry& e, const EntryOrder& order, SlabAllo
     Encode(all, n + 1, slab);
     return;
   }
-  if (n >= kPackMin) {
-    const Packed p = packed();
-    const TimestampMs ts = EntryTs(e);
-    if (ts >= p.base && (static_cast<uint64_t>(ts - p.base) >> p.time_bits) == 0) {
-      // The width holds it: make room in place (in a larger block when this one is full).
-      if (n + 1 > p.capacity) RelayoutPacked(p, n + 1, slab);
-      Set(block(), n + 1);
-      const Packed q = packed();
-      uint32_t* const peer = peers();
-      std::memmove(peer + pos + 1, peer + pos, 4 * tail);
-      peer[pos] = e.peer;
-      MoveBitsUp(q.times, (uint64_t{pos} + 1) * q.width, uint64_t{pos} * q.width,
-                 uint64_t{tail} * q.width);
-      StoreBits(q.times, uint64_t{pos} * q.width, q.width,
-                (static_cast<uint64_t>(ts - q.base) << 1) | (EntryMutual(e) ? 1 : 0));
-      return;
-    }
-  }
-  // The first packed form, or a time the width does not hold: encode the list again.
+  if (packed && pos == n && AppendPacked(e, gaps(), last, slab)) return;
+  // The first packed form, an insert before the newest, widths or a block that do not hold
+  // it: encode the list again.
   std::vector<EdgeEntry>& all = Scratch();
   all.resize(n);
   Decode(all.data());
@@ -274,9 +295,35 @@ void FollowingList::AppendRun(const EdgeEntry* entries, uint32_t n, SlabAllocato
   Encode(all.data(), old_size + n, slab);
 }
 
+bool FollowingList::ErasePackedInPlace(uint32_t pos) {
+  const uint32_t n = size();
+  const uint32_t spare = spare_slots();
+  const GapGroups g = gaps();
+  const GapErase plan = g.PlanErase(pos);
+  const uint64_t area_bits = g.AreaBits();
+  // The freed peer slot becomes spare; past kMaxSpare the area moves down over it.
+  const uint32_t slots = n + spare - (spare == kMaxSpare ? 1 : 0);
+  if (!SamePackedBlock(PackedBytes(n + spare, area_bits),
+                       PackedBytes(slots, g.ErasedAreaBits(plan)))) {
+    return false;
+  }
+  char* const b = block();
+  std::memmove(b + 8 + 4 * size_t{pos}, b + 8 + 4 * size_t{pos} + 4, 4 * size_t{n - 1 - pos});
+  char* area = g.area();
+  if (spare == kMaxSpare) {
+    std::memmove(area - 4, area, static_cast<size_t>((area_bits + 7) / 8));
+    area -= 4;
+  } else {
+    PutSpare(b, spare + 1);
+  }
+  GapGroups moved(area, g.shape());
+  moved.Erase(plan);
+  Set(b, n - 1);
+  return true;
+}
+
 void FollowingList::EraseAt(size_t pos, SlabAllocator& slab) {
   const uint32_t n = size();
-  const size_t tail = n - pos - 1;
   if (n <= kPackMin) {
     // A short list, or one too short to keep packed: encode what is left.
     EdgeEntry all[kPackMin];
@@ -285,12 +332,13 @@ void FollowingList::EraseAt(size_t pos, SlabAllocator& slab) {
     Encode(all, n - 1, slab);
     return;
   }
-  const Packed p = packed();
-  uint32_t* const peer = peers();
-  std::memmove(peer + pos, peer + pos + 1, 4 * tail);
-  MoveBitsDown(p.times, uint64_t{pos} * p.width, (uint64_t{pos} + 1) * p.width,
-               uint64_t{tail} * p.width);
-  RelayoutPacked(p, n - 1, slab);
+  if (ErasePackedInPlace(static_cast<uint32_t>(pos))) return;
+  // The groups, the widths or the block change: encode the list again.
+  std::vector<EdgeEntry>& all = Scratch();
+  all.resize(n);
+  Decode(all.data());
+  all.erase(all.begin() + static_cast<ptrdiff_t>(pos));
+  Encode(all.data(), n - 1, slab);
 }
 
 void FollowingList::Clear(SlabAllocator& slab) {
@@ -308,9 +356,19 @@ uint32_t FollowingList::CopyDescending(size_t end, uint32_t limit, EdgeEntry* ou
     for (uint32_t i = 0; i < n; ++i) out[i] = EntryAt(end - 1 - i);
     return n;
   }
-  const Packed p = packed();
+  const GapGroups g = gaps();
   const uint32_t* const peer = peers();
-  for (uint32_t i = 0; i < n; ++i) out[i] = p.Entry(peer, static_cast<uint32_t>(end - 1 - i));
+  TimestampMs ts[GapShape::kGroup];
+  uint32_t done = 0;
+  for (auto at = static_cast<uint32_t>(end); done < n;) {
+    const uint32_t grp = (at - 1) / GapShape::kGroup;
+    const uint32_t first = grp * GapShape::kGroup;
+    g.DecodeGroup(grp, ts);
+    const uint32_t mask = g.MutualMask(grp);
+    for (uint32_t r = at - first; r-- > 0 && done < n;)
+      out[done++] = MakeEntry(peer[first + r], ts[r], ((mask >> r) & 1) != 0);
+    at = first;
+  }
   return n;
 }
 

@@ -169,6 +169,10 @@ void Graph::PrefetchNewestTimes(const InternalId ids[2]) const {
   if (ids[0] != kNoInternalId) users_[ids[0]].following.PrefetchNewestTime();
 }
 
+void Graph::PrefetchNewestGaps(const InternalId ids[2]) const {
+  if (ids[0] != kNoInternalId) users_[ids[0]].following.PrefetchNewestGaps();
+}
+
 Result<FollowOutcome> Graph::FollowImpl(UserId a, UserId b, TimestampMs ts, bool engine_time,
                                         bool rate_limited, const InternalId* known) {
   RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
@@ -442,9 +446,9 @@ uint64_t Graph::Digest() const {
 void Graph::ForEachEdge(const std::function<void(UserId, UserId, TimestampMs)>& fn) const {
   for (InternalId a = 0; a < users_.size(); ++a) {
     const FollowingList& f = users_[a].following;
-    for (uint32_t i = 0; i < f.size(); ++i) {
-      fn(ids_.External(a), ids_.External(f.PeerAt(i)), time_.Answered(f.TsAt(i)));
-    }
+    f.ForEach([&](const EdgeEntry& e) {
+      fn(ids_.External(a), ids_.External(e.peer), time_.Answered(EntryTs(e)));
+    });
   }
 }
 

@@ -344,9 +344,10 @@ class Graph {
   // WriteAhead's last stage, for a pair whose ids are looked up (so its records are cached):
   // the list ends a follow reads and writes.
   void PrefetchLists(const InternalId ids[2]) const;
-  // And once those are cached: the follower's newest time in a packed following list (its
-  // header says where).
+  // And once those are cached: the follower's newest directory entry in a packed following
+  // list (its header says where), then the newest gaps that entry points to.
   void PrefetchNewestTimes(const InternalId ids[2]) const;
+  void PrefetchNewestGaps(const InternalId ids[2]) const;
   // A replayed record's time must be a whole unit: a record logged at 1 ms met by a node at
   // 1 s (a WAL, a replica's primary) is refused with kUnsupported rather than rounded.
   Status CheckReplayedUnit(TimestampMs ts, const char* what) const;

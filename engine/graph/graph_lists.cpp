@@ -189,13 +189,12 @@ Result<Page> Graph::Friends(UserId a, const PageRequest& request) const {
   const EntryKey after = request.after
                              ? time_.StoredKey(EntryKey{request.after->ts, request.after->user})
                              : EntryKey{kMaxTimestampMs + 1, 0};
-  for (uint32_t i = 0; i < ua.following.size(); ++i) {
-    const EdgeEntry e = ua.following.EntryAt(i);
-    if (!EntryMutual(e)) continue;
+  ua.following.ForEach([&](const EdgeEntry& e) {
+    if (!EntryMutual(e)) return;
     const TimestampMs since = std::max(EntryTs(e), FollowTimeOf(e.peer, ai));
     const EntryKey key{since, ids_.External(e.peer)};
     if (key < after) candidates.push_back({key, e.peer});
-  }
+  });
   const size_t skip = request.after ? 0 : std::min<size_t>(request.offset, candidates.size());
   const size_t take = std::min<size_t>(request.limit, candidates.size() - skip);
   const auto newer = [](const Friend& x, const Friend& y) { return y.key < x.key; };

@@ -3,6 +3,7 @@
 // so it shares no bookkeeping with the mutation code it audits.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/graph/graph.h"
 
@@ -18,11 +19,13 @@ Status Graph::CheckInvariants() const {
   for (InternalId a = 0; a < users_.size(); ++a) {
     const UserRecord& ua = users_[a];
     uint32_t mutual = 0;
-    for (uint32_t i = 0; i < ua.following.size(); ++i) {
-      const EdgeEntry e = ua.following.EntryAt(i);
+    std::vector<EdgeEntry> entries(ua.following.size());
+    ua.following.Decode(entries.data());
+    for (uint32_t i = 0; i < entries.size(); ++i) {
+      const EdgeEntry e = entries[i];
       const InternalId b = e.peer;
       if (b >= users_.size() || b == a) return fail(a, "following entry with a bad peer");
-      if (i > 0 && !ord.Less(ua.following.EntryAt(i - 1), ord.KeyOf(e))) {
+      if (i > 0 && !ord.Less(entries[i - 1], ord.KeyOf(e))) {
         return fail(a, "following list out of order at position " + std::to_string(i));
       }
       const bool back = users_[b].following.FindPeer(a) < users_[b].following.size();

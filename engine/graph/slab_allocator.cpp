@@ -24,6 +24,7 @@ constexpr std::array<uint32_t, 64> kClassCapacity = MakeClassCapacities();
 static_assert(kClassCapacity.back() == 1024);
 constexpr size_t kSlabBytes = kHugePageBytes;
 constexpr uint32_t kLargestClass = kClassCapacity.back();
+static_assert(kLargestClass == SlabAllocator::kLargestClassCapacity);
 
 // class index of every size up to the largest class: one load instead of a search.
 constexpr std::array<uint8_t, kLargestClass + 1> MakeClassTable() {

@@ -40,6 +40,9 @@ class SlabAllocator {
   SlabAllocator& operator=(const SlabAllocator&) = delete;
   ~SlabAllocator();
 
+  // The largest class: blocks above it come from operator new (AllocateBlock), and
+  // AllocateWords has none.
+  static constexpr uint32_t kLargestClassCapacity = 1024;
   // Entries a block for `n` entries can hold: the smallest class capacity >= n (n >= 1).
   static uint32_t CapacityFor(uint32_t n);
 

@@ -145,7 +145,7 @@ LayoutBound ComputeLayoutBound(const Graph& graph) {
     b.following_bits += ListBits(following.size(), span, b.users - 1);
     b.fan_bits += ListBits(graph.FanCountOf(id), span, b.users - 1);
     list.resize(following.size());
-    for (uint32_t k = 0; k < following.size(); ++k) list[k] = following.EntryAt(k);
+    following.Decode(list.data());
     b.following_packed_bytes += PackedFollowingBytes(list.data(), following.size());
     for (size_t c = 0; c < kGapCodings.size(); ++c) {
       b.following_gap_bytes[c] += GapFollowingBytes(list.data(), following.size(), kGapCodings[c]);

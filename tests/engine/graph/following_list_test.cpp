@@ -123,18 +123,66 @@ TEST_CASE("following_list: appends that widen the time span, and erases at both 
   CHECK(slab.LiveBytes() == 0);
 }
 
-TEST_CASE("following_list: a packed block's capacity is the most entries its class holds") {
-  for (uint32_t n = FollowingList::kPackMin; n <= 3000; ++n) {
-    for (unsigned time_bits = 0; time_bits <= 42; time_bits += 1 + n % 3) {
-      const uint64_t bytes =
-          uint64_t{SlabAllocator::CapacityFor(FollowingList::PackedUnits(n, time_bits))} *
-          sizeof(EdgeEntry);
-      const auto need = [&](uint64_t p) { return 8 + 4 * p + (p * (1 + time_bits) + 7) / 8; };
-      const uint32_t p = FollowingList::PackedCapacity(n, time_bits);
-      REQUIRE(p >= n);
-      REQUIRE(need(p) <= bytes);
-      REQUIRE(need(p + 1) > bytes);
+TEST_CASE("following_list: follows in sessions, unfollows anywhere, pages by rank") {
+  // The way a user's list lives: follows come newest-first in bursts (gaps of seconds,
+  // then days), sometimes at the same millisecond, now and then one back-dated (an import);
+  // unfollows hit any entry. Checks every entry, rank and page against a sorted vector.
+  std::mt19937_64 rng(8);
+  testing::InternedUsers users(rng, 4000);
+  const std::vector<UserId>& external = users.external;
+  const EntryOrder order(users.ids);
+  for (int round = 0; round < 6; ++round) {
+    SlabAllocator slab;
+    FollowingList list;
+    std::vector<Ref> ref;
+    std::vector<bool> in(external.size(), false);
+    TimestampMs now = round % 2 == 0 ? 1'700'000'000'000 : 1'700'000'000;
+    const auto target = static_cast<size_t>(20 + rng() % 1200);
+    for (int step = 0; step < 6000; ++step) {
+      const bool grow = ref.size() < target ? rng() % 5 != 0 : rng() % 2 == 0;
+      if (grow) {
+        InternalId peer;
+        do peer = static_cast<InternalId>(rng() % external.size());
+        while (in[peer]);
+        const uint64_t kind = rng() % 20;
+        now += kind < 3 ? 0 : kind < 17 ? rng() % 90 : rng() % 100'000'000;
+        const TimestampMs ts = kind == 19 && now > 1'000'000 ? now - rng() % 1'000'000 : now;
+        in[peer] = true;
+        InsertBoth(list, ref, {{ts, external[peer]}, peer, rng() % 2 == 0}, order, slab);
+      } else if (!ref.empty()) {
+        const size_t at = rng() % ref.size();
+        REQUIRE(list.FindPeer(ref[at].peer) == at);
+        in[ref[at].peer] = false;
+        list.EraseAt(at, slab);
+        ref.erase(ref.begin() + static_cast<ptrdiff_t>(at));
+      }
+      REQUIRE(list.size() == ref.size());
+      REQUIRE(slab.LiveBytes() == list.BlockBytes());
+      if (step % 97 != 0 || ref.empty()) continue;
+      std::vector<EdgeEntry> all(ref.size());
+      list.Decode(all.data());
+      for (size_t i = 0; i < ref.size(); ++i) {
+        REQUIRE(InternalId{all[i].peer} == ref[i].peer);
+        REQUIRE(EntryTs(all[i]) == ref[i].key.ts);
+        REQUIRE(EntryMutual(all[i]) == ref[i].mutual);
+        if (i % 7 == 0) {
+          REQUIRE(list.TsAt(i) == ref[i].key.ts);
+          REQUIRE(list.MutualAt(i) == ref[i].mutual);
+          REQUIRE(list.Rank(ref[i].key, order) == i);
+        }
+      }
+      const size_t end = rng() % (ref.size() + 1);
+      EdgeEntry page[40];
+      const uint32_t got = list.CopyDescending(end, 40, page);
+      REQUIRE(got == std::min<size_t>(end, 40));
+      for (uint32_t i = 0; i < got; ++i) {
+        REQUIRE(InternalId{page[i].peer} == ref[end - 1 - i].peer);
+        REQUIRE(EntryTs(page[i]) == ref[end - 1 - i].key.ts);
+        REQUIRE(EntryMutual(page[i]) == ref[end - 1 - i].mutual);
+      }
     }
+    list.Clear(slab);
+    CHECK(slab.LiveBytes() == 0);
   }
 }
 
