@@ -60,13 +60,15 @@ size_t FollowingList::FindPeer(InternalId peer) const {
 
 size_t FollowingList::Rank(const EntryKey& k, const EntryOrder& order) const {
   if (is_packed()) {
-    // The last group whose first entry sorts before k, by its anchor; then within it.
+    // The last group whose first entry sorts before k, by the anchors (the last group's
+    // is its newest time: its first comes from decoding it); then within it.
     const GapGroups g = gaps();
     const uint32_t* const peer = peers();
     const auto less = [&](TimestampMs ts, InternalId p) {
       return ts != k.ts ? ts < k.ts : order.External(p) < k.user;
     };
-    uint32_t lo = 0, hi = g.shape().groups();
+    const uint32_t last = g.shape().groups() - 1;
+    uint32_t lo = 0, hi = last;
     while (lo < hi) {
       const uint32_t mid = (lo + hi) / 2;
       if (less(g.Anchor(mid), peer[mid * GapShape::kGroup]))
@@ -74,11 +76,16 @@ size_t FollowingList::Rank(const EntryKey& k, const EntryOrder& order) const {
       else
         hi = mid;
     }
-    if (lo == 0) return 0;
-    const uint32_t first = (lo - 1) * GapShape::kGroup;
-    const uint32_t count = g.GroupSize(lo - 1);
     TimestampMs ts[GapShape::kGroup];
-    g.DecodeGroup(lo - 1, ts);
+    if (lo == last) {
+      g.DecodeGroup(last, ts);
+      if (less(ts[0], peer[last * GapShape::kGroup])) lo = last + 1;
+    }
+    if (lo == 0) return 0;
+    const uint32_t grp = lo - 1;
+    const uint32_t first = grp * GapShape::kGroup;
+    const uint32_t count = g.GroupSize(grp);
+    if (grp != last) g.DecodeGroup(grp, ts);
     uint32_t r = 1;
     while (r < count && less(ts[r], peer[first + r])) ++r;
     return first + r;

@@ -122,22 +122,26 @@ class BitSink {
 }  // namespace
 
 void GapGroups::DecodeGroup(uint32_t g, uint32_t count, TimestampMs* ts) const {
-  ts[0] = Anchor(g);
-  if (count <= 1) return;
+  const uint32_t size = GroupSize(g);
   const uint64_t start = s_.stream_start();
   NibbleReader r(area_, start + GapsAt(g), start + StreamBits());
-  for (uint32_t k = 1; k < count; ++k) ts[k] = ts[k - 1] + static_cast<TimestampMs>(r.Next());
+  if (g + 1 < s_.groups()) {
+    ts[0] = Anchor(g);
+    for (uint32_t k = 1; k < count; ++k) ts[k] = ts[k - 1] + static_cast<TimestampMs>(r.Next());
+    return;
+  }
+  // The last group: its anchor is the newest time, its first is that minus all its gaps.
+  TimestampMs gaps[GapShape::kGroup];
+  TimestampMs sum = 0;
+  for (uint32_t k = 1; k < size; ++k) sum += gaps[k] = static_cast<TimestampMs>(r.Next());
+  ts[0] = Anchor(g) - sum;
+  for (uint32_t k = 1; k < count; ++k) ts[k] = ts[k - 1] + gaps[k];
 }
 
 TimestampMs GapGroups::Ts(uint32_t i) const {
-  const uint32_t g = i / GapShape::kGroup;
-  TimestampMs ts = Anchor(g);
-  const uint32_t gaps = i % GapShape::kGroup;
-  if (gaps == 0) return ts;
-  const uint64_t start = s_.stream_start();
-  NibbleReader r(area_, start + GapsAt(g), start + StreamBits());
-  for (uint32_t k = 0; k < gaps; ++k) ts += static_cast<TimestampMs>(r.Next());
-  return ts;
+  TimestampMs ts[GapShape::kGroup];
+  DecodeGroup(i / GapShape::kGroup, i % GapShape::kGroup + 1, ts);
+  return ts[i % GapShape::kGroup];
 }
 
 GapShape GapGroups::ShapeFor(const EdgeEntry* entries, uint32_t n, uint64_t* stream_bits) {
@@ -172,10 +176,12 @@ void GapGroups::Write(char* area, const GapShape& shape, const EdgeEntry* entrie
     const EdgeEntry* const group = entries + g * GapShape::kGroup;
     if (g > 0) pos += GapVarintBits(static_cast<uint64_t>(EntryTs(group[0]) - EntryTs(group[-1])));
     const uint64_t dir = view.DirBit(g);
-    StoreBits(area, dir, shape.time_bits, static_cast<uint64_t>(EntryTs(group[0]) - shape.base));
+    const uint32_t count = view.GroupSize(g);
+    const EdgeEntry& anchor = g + 1 < shape.groups() ? group[0] : group[count - 1];
+    StoreBits(area, dir, shape.time_bits, static_cast<uint64_t>(EntryTs(anchor) - shape.base));
     StoreBits(area, dir + shape.time_bits, shape.end_bits, pos);
     uint32_t mask = EntryMutual(group[0]) ? 1 : 0;
-    for (uint32_t r = 1; r < view.GroupSize(g); ++r) {
+    for (uint32_t r = 1; r < count; ++r) {
       if (EntryMutual(group[r])) mask |= 1u << r;
       pos += GapVarintBits(static_cast<uint64_t>(EntryTs(group[r]) - EntryTs(group[r - 1])));
     }
@@ -202,7 +208,13 @@ void GapGroups::Append(TimestampMs ts, TimestampMs last_ts, bool mutual) {
   const uint64_t stream = StreamBits() + bits;
   StoreBits(area_, s_.stream_start() + stream - bits, bits, NibbleForm(gap, bits));
   if (s_.n % GapShape::kGroup == 0) {
-    // A new group: its directory entry goes where the end field is; end and stream move up.
+    // A new group. The old last one's anchor becomes its first time (its 15 gaps are read;
+    // the new one after them is not).
+    const uint32_t old_last = s_.groups() - 1;
+    TimestampMs first[GapShape::kGroup];
+    DecodeGroup(old_last, 1, first);
+    StoreBits(area_, DirBit(old_last), s_.time_bits, static_cast<uint64_t>(first[0] - s_.base));
+    // Its directory entry goes where the end field is; end and stream move up.
     const uint64_t dir = s_.end_field();
     MoveBitsUp(area_, dir + s_.dir_bits(), dir, s_.end_bits + stream);
     StoreBits(area_, dir, s_.time_bits, static_cast<uint64_t>(ts - s_.base));
@@ -210,6 +222,7 @@ void GapGroups::Append(TimestampMs ts, TimestampMs last_ts, bool mutual) {
     StoreBits(area_, dir + s_.time_bits + s_.end_bits, GapShape::kGroup, mutual ? 1 : 0);
     ++s_.n;
   } else {
+    StoreBits(area_, DirBit(s_.groups() - 1), s_.time_bits, static_cast<uint64_t>(ts - s_.base));
     SetMutual(s_.n++, mutual);
   }
   StoreBits(area_, s_.end_field(), s_.end_bits, stream);
@@ -236,6 +249,7 @@ GapErase GapGroups::PlanErase(uint32_t pos) const {
   for (uint32_t k = 1; k < (r == 0 ? GapShape::kGroup : r); ++k) reader.Next();
   e.start = reader.position() - start;
   if (pos == s_.n - 1) {
+    e.last_gap = reader.Next();
     e.cut_bits = stream - e.start;  // the last gap goes
     return e;
   }
@@ -263,6 +277,8 @@ void GapGroups::Erase(const GapErase& e) {
   // 1. Directory: every group from pos's on loses an entry at its front (pos's own only
   // when pos is its first): its first entry becomes the next one, whose gap the old
   // position holds. kMutual bits move down one, across groups.
+  // The last group's anchor is the newest time: older by the last gap when the newest goes.
+  const TimestampMs newest = Anchor(groups - 1) - static_cast<TimestampMs>(e.last_gap);
   const uint32_t g0 = e.pos / GapShape::kGroup;
   for (uint32_t g = g0; g < kept; ++g) {
     const uint64_t dir = DirBit(g);
@@ -270,7 +286,8 @@ void GapGroups::Erase(const GapErase& e) {
       const uint64_t at = GapsAt(g);
       NibbleReader r(area_, start + at, start + stream);
       const uint64_t gap = r.Next();
-      StoreBits(area_, dir, s_.time_bits, LoadBits(area_, dir, s_.time_bits) + gap);
+      if (g + 1 < kept)
+        StoreBits(area_, dir, s_.time_bits, LoadBits(area_, dir, s_.time_bits) + gap);
       StoreBits(area_, dir + s_.time_bits, s_.end_bits, r.position() - start - e.delta());
     }
     const uint32_t mask = MutualMask(g);
@@ -280,6 +297,9 @@ void GapGroups::Erase(const GapErase& e) {
     const uint32_t moved = ((mask >> (r0 + 1)) << r0) | (next << (GapShape::kGroup - 1));
     StoreBits(area_, MutualBit(g), GapShape::kGroup, low | moved);
   }
+  // The last group left (pos's, a later one, or an earlier one when pos's emptied) takes
+  // the newest time.
+  StoreBits(area_, DirBit(kept - 1), s_.time_bits, static_cast<uint64_t>(newest - s_.base));
   // 2. Stream: the cut gives way to the merged gap; the tail moves down.
   if (e.merged_bits > 0)
     StoreBits(area_, start + e.start, e.merged_bits, NibbleForm(e.merged, e.merged_bits));

@@ -8,7 +8,11 @@
 // piece): a gap of a minute in seconds takes 8 bits, of a day 24. Every 16th entry's time
 // (the anchor), where the gaps after it start and the group's 16 kMutual bits sit in a
 // fixed-width directory, so reading one entry's time decodes at most 15 gaps, a kMutual bit
-// is one load, and a search by time (Rank) is a binary search over the anchors.
+// is one load, and a search by time (Rank) is a binary search over the anchors. The last
+// group's anchor is its newest entry's time instead: every follow reads the list's newest
+// time (is the new entry the newest?) and writes it, and then both are one field; the
+// group's first time is its anchor minus its gaps, and when a new group starts the old
+// last one's anchor turns into its first time (one decode every 16 appends).
 //
 // The stream holds every gap, from entry 1 to the last, including the one into each group's
 // first entry that its anchor makes redundant: an erase then changes the stream in one place
@@ -18,7 +22,8 @@
 //
 // Layout: the area is a bit array (low bit of the first byte first):
 //   directory: G = ceil(n / 16) entries of W = time_bits + end_bits + 16 bits; entry g:
-//     anchor (time_bits): the time of entry 16g minus the list's base
+//     anchor (time_bits): the time of entry 16g minus the list's base; for the last group,
+//                         the time of the list's newest entry minus the base
 //     gaps   (end_bits):  where the gap of entry 16g + 1 starts, in bits from the stream's
 //                         start (the stream's end when the group has one entry)
 //     mutual (16):        bit r is the kMutual bit of entry 16g + r (0 past the list's end)
@@ -70,6 +75,7 @@ inline unsigned GapVarintBits(uint64_t v) {
 struct GapErase {
   uint32_t pos = 0;
   uint64_t start = 0, cut_bits = 0;
+  uint64_t last_gap = 0;  // erasing the newest entry: its gap (the new newest time is older)
   uint64_t merged = 0;
   unsigned merged_bits = 0;
   uint64_t delta() const { return cut_bits - merged_bits; }
@@ -81,6 +87,7 @@ class GapGroups {
 
   const GapShape& shape() const { return s_; }
   char* area() const { return area_; }
+  // Group g's anchor: its first entry's time, the newest entry's for the last group.
   TimestampMs Anchor(uint32_t g) const {
     return s_.base + static_cast<TimestampMs>(LoadBits(area_, DirBit(g), s_.time_bits));
   }
@@ -113,7 +120,7 @@ class GapGroups {
   void DecodeGroup(uint32_t g, TimestampMs* ts) const { DecodeGroup(g, GroupSize(g), ts); }
   // The time of entry i.
   TimestampMs Ts(uint32_t i) const;
-  TimestampMs LastTs() const { return Ts(s_.n - 1); }
+  TimestampMs LastTs() const { return Anchor(s_.groups() - 1); }
 
   // Writes the area of these n entries (in key order) at `shape`, which ShapeFor gave.
   static void Write(char* area, const GapShape& shape, const EdgeEntry* entries);

@@ -186,6 +186,38 @@ TEST_CASE("following_list: follows in sessions, unfollows anywhere, pages by ran
   }
 }
 
+TEST_CASE("following_list: a long list erased past the most spare slots keeps its entries") {
+  // Erases turn peer slots into spare ones up to 1,023; the next erase moves the gap area
+  // down instead. A list longer than the default cap (a snapshot may hold one) gets there.
+  std::mt19937_64 rng(31);
+  SlabAllocator slab;
+  std::vector<EdgeEntry> ref;
+  TimestampMs ts = 1'700'000'000'000;
+  for (uint32_t i = 0; i < 4000; ++i) {
+    ts += static_cast<TimestampMs>(rng() % 4 == 0 ? rng() % 100'000'000 : rng() % 60'000);
+    ref.push_back(MakeEntry(i, ts, rng() % 2 == 0));
+  }
+  FollowingList list;
+  list.AppendRun(ref.data(), static_cast<uint32_t>(ref.size()), slab);
+  for (int step = 0; step < 2500; ++step) {
+    const size_t at = step % 3 == 0 ? ref.size() - 1 : rng() % ref.size();
+    list.EraseAt(at, slab);
+    ref.erase(ref.begin() + static_cast<ptrdiff_t>(at));
+    REQUIRE(slab.LiveBytes() == list.BlockBytes());
+    if (step % 50 != 0) continue;
+    std::vector<EdgeEntry> all(list.size());
+    list.Decode(all.data());
+    REQUIRE(all.size() == ref.size());
+    for (size_t i = 0; i < ref.size(); ++i) {
+      REQUIRE(InternalId{all[i].peer} == InternalId{ref[i].peer});
+      REQUIRE(EntryTs(all[i]) == EntryTs(ref[i]));
+      REQUIRE(EntryMutual(all[i]) == EntryMutual(ref[i]));
+    }
+  }
+  list.Clear(slab);
+  CHECK(slab.LiveBytes() == 0);
+}
+
 TEST_CASE("following_list: FindPeer finds every position at every length around SIMD blocks") {
   IdMap ids;
   for (UserId u = 1; u <= 40; ++u) ids.Intern(u);
