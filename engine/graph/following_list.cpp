@@ -112,26 +112,29 @@ size_t FollowingList::RankBy(const EntryKey& k, const EntryOrder& order, TsOf&& 
   return lo;
 }
 
+uint32_t FollowingList::PackedSlabSize(size_t bytes) {
+  const size_t unit = InWordBlock(bytes) ? 4 : sizeof(EdgeEntry);
+  return static_cast<uint32_t>((bytes + unit - 1) / unit);
+}
+
 size_t FollowingList::PackedBlockBytes(size_t bytes) {
-  if (InWordBlock(bytes))
-    return SlabAllocator::WordBlockBytes(static_cast<uint32_t>((bytes + 3) / 4));
-  const auto units = static_cast<uint32_t>((bytes + sizeof(EdgeEntry) - 1) / sizeof(EdgeEntry));
-  return (size_t{SlabAllocator::CapacityFor(units)} * sizeof(EdgeEntry) + 3) & ~size_t{3};
+  if (InWordBlock(bytes)) return SlabAllocator::WordBlockBytes(PackedSlabSize(bytes));
+  return (size_t{SlabAllocator::CapacityFor(PackedSlabSize(bytes))} * sizeof(EdgeEntry) + 3) &
+         ~size_t{3};
 }
 
 char* FollowingList::AllocatePacked(size_t bytes, SlabAllocator& slab) {
-  if (InWordBlock(bytes))
-    return static_cast<char*>(slab.AllocateWords(static_cast<uint32_t>((bytes + 3) / 4)));
-  return static_cast<char*>(slab.AllocateBlock(
-      static_cast<uint32_t>((bytes + sizeof(EdgeEntry) - 1) / sizeof(EdgeEntry))));
+  const uint32_t size = PackedSlabSize(bytes);
+  return static_cast<char*>(InWordBlock(bytes) ? slab.AllocateWords(size)
+                                               : slab.AllocateBlock(size));
 }
 
 void FollowingList::FreePacked(char* block, size_t bytes, SlabAllocator& slab) {
   if (InWordBlock(bytes)) {
-    slab.FreeWords(block, static_cast<uint32_t>((bytes + 3) / 4));
-    return;
+    slab.FreeWords(block, PackedSlabSize(bytes));
+  } else {
+    slab.FreeBlock(block, PackedSlabSize(bytes));
   }
-  slab.FreeBlock(block, static_cast<uint32_t>((bytes + sizeof(EdgeEntry) - 1) / sizeof(EdgeEntry)));
 }
 
 size_t FollowingList::BlockBytes() const {

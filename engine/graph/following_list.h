@@ -158,6 +158,9 @@ class FollowingList {
     return (bytes + 3) / 4 <= SlabAllocator::kLargestClassCapacity;
   }
   static size_t PackedBlockBytes(size_t bytes);
+  // What the slab is asked for a packed content of `bytes`: 4-byte words in a word block,
+  // else 10-byte units.
+  static uint32_t PackedSlabSize(size_t bytes);
   static bool SamePackedBlock(size_t a, size_t b) {
     return InWordBlock(a) == InWordBlock(b) && PackedBlockBytes(a) == PackedBlockBytes(b);
   }
