@@ -65,7 +65,7 @@ TEST_CASE("the Redis and relational designs answer as relgraph does") {
              "--snapshot-interval-s=0", "--max-following=" + std::to_string(kCap)},
             log);
   net::ClientOptions options;
-  options.port = WaitForPort(log);
+  options.port = WaitForPort(log, relgraphd);
   testing::RedisServerProcess redis(dir.path() + "/redis");
   testing::PostgresProcess postgres(dir.path() + "/pg");
 

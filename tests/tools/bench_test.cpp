@@ -138,7 +138,7 @@ TEST_CASE("relgraph-bench: the server target runs against a real relgraphd, idle
   const pid_t pid = Spawn({"--listen=127.0.0.1:0", "--data-dir=" + dir.path() + "/data",
                            "--rate-limit=off", "--snapshot-interval-s=0"},
                           log);
-  const uint16_t port = WaitForPort(log);
+  const uint16_t port = WaitForPort(log, pid);
   const Ran ran = RunBench("--target=server --server=127.0.0.1:" + std::to_string(port) +
                            " --edges=2000 --ops=2000 --latency-ops=200 --idle-connections=300 "
                            "--busy-connections=8 --workloads=load,counts,counts_unpipelined,"
@@ -168,7 +168,8 @@ TEST_CASE("relgraph-bench: the server target over mutual TLS as a cert client; c
                            "--tls-ca=" + pki.ca, "--tls-require-client-cert",
                            "--clients-file=" + clients},
                           log);
-  const std::string server = "--target=server --server=127.0.0.1:" + std::to_string(WaitForPort(log));
+  const std::string server =
+      "--target=server --server=127.0.0.1:" + std::to_string(WaitForPort(log, pid));
   const std::string tls = " --tls-ca=" + pki.ca + " --tls-cert=" + bench.cert +
                           " --tls-key=" + bench.key;
   const Ran ran = RunBench(server + tls + " --edges=2000 --ops=2000 --latency-ops=50 "
@@ -204,7 +205,7 @@ TEST_CASE("relgraph-bench: the scale run's halves: a snapshot relgraphd restarts
   const pid_t pid = Spawn(
       {"--listen=127.0.0.1:0", "--data-dir=" + data, "--rate-limit=off", "--snapshot-interval-s=0"},
       log);
-  const uint16_t port = WaitForPort(log);
+  const uint16_t port = WaitForPort(log, pid);
   const Ran info = testing::RunShell(std::string("'") + RELGRAPH_CLI_PATH + "' -p " +
                                      std::to_string(port) + " info");
   CHECK(info.out.find("edges: " + std::to_string(edges) + "\n") != std::string::npos);

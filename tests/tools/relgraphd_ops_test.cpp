@@ -206,7 +206,7 @@ TEST_CASE("relgraphd: --log-format=json writes every stderr line as one JSON obj
                           log);
   StopOnExit guard{pid};
   {
-    auto c = Connect(WaitForPort(log));
+    auto c = Connect(WaitForPort(log, pid));
     REQUIRE(c->Follow(1, 2, int64_t{1700000000000}).ok());
     // An invalid name (refused), whose args hold quotes, a newline and a backslash.
     REQUIRE(!c->Call(net::DeleteCursorRequest{"odd \"name\"\n\\"}).ok());
@@ -250,7 +250,7 @@ TEST_CASE("relgraphd: SIGHUP re-reads --config: the slow log's threshold changes
                            "--data-dir=" + dir.path() + "/data", "--http=off"},
                           log);
   StopOnExit guard{pid};
-  auto c = Connect(WaitForPort(log));
+  auto c = Connect(WaitForPort(log, pid));
   REQUIRE(c->Follow(1, 2).ok());
   auto r = c->Slowlog();
   REQUIRE(r.ok());
@@ -294,7 +294,7 @@ TEST_CASE("relgraphd: on reload, a flag still wins over the file") {
                            "--data-dir=" + dir.path() + "/data", "--http=off"},
                           log);
   StopOnExit guard{pid};
-  auto c = Connect(WaitForPort(log));
+  auto c = Connect(WaitForPort(log, pid));
   CHECK(c->Slowlog()->threshold_us == -1);
   { std::ofstream(conf, std::ios::trunc) << "slowlog-us = 0\nidle-timeout-ms = 60000\n"; }
   REQUIRE(kill(pid, SIGHUP) == 0);
@@ -329,7 +329,7 @@ TEST_CASE("relgraphd: the HTTP port speaks HTTPS with --tls-cert, and SIGHUP swa
                           log);
   StopOnExit guard{pid};
   REQUIRE(LogSays(log, "HTTPS on 127.0.0.1:"));
-  WaitForPort(log);  // serving: /metrics has the node's figures
+  WaitForPort(log, pid);  // serving: /metrics has the node's figures
   const uint16_t port = HttpsPort(log);
   net::TlsClientOptions trusting;
   trusting.enabled = true;
@@ -365,7 +365,7 @@ TEST_CASE("relgraphd: a fatal signal is reported in the log with the stack, and 
                            "--http=off"},
                           log);
   StopOnExit guard{pid};
-  REQUIRE(Connect(WaitForPort(log))->Ping().ok());
+  REQUIRE(Connect(WaitForPort(log, pid))->Ping().ok());
   REQUIRE(kill(pid, SIGSEGV) == 0);
   guard.pid = 0;
   CHECK(WaitExit(pid) == 128 + SIGSEGV);  // the signal's own death: exit status unchanged

@@ -48,7 +48,7 @@ TEST_CASE("relgraphd: --follow-time-resolution=1s answers whole seconds; at 1ms 
                            "--follow-time-resolution=1s", "--rate-limit=off"},
                           log);
   net::ClientOptions o;
-  o.port = WaitForPort(log);
+  o.port = WaitForPort(log, pid);
   auto client = net::Client::Connect(o);
   REQUIRE(client.ok());
   auto engine_time = (*client)->Follow(1, 2);
@@ -114,7 +114,7 @@ TEST_CASE("relgraphd: tells systemd it is ready once it serves, and that it stop
   CHECK(ready.find("STATUS=serving on 127.0.0.1:") != std::string::npos);
   // Ready means ready: the port it names accepts a request at once.
   net::ClientOptions options;
-  options.port = WaitForPort(log);
+  options.port = WaitForPort(log, pid);
   CHECK(ready.find(":" + std::to_string(options.port) + " at lsn 0") != std::string::npos);
   auto client = net::Client::Connect(options);
   REQUIRE(client.ok());
@@ -132,7 +132,7 @@ TEST_CASE("relgraphd: SIGTERM during a write load loses no acknowledged write (f
                            "--rate-limit=off", "--snapshot-interval-s=0"},
                           log);
   net::ClientOptions options;
-  options.port = WaitForPort(log);
+  options.port = WaitForPort(log, pid);
 
   std::mutex mu;
   std::set<std::pair<uint64_t, uint64_t>> acked;

@@ -288,15 +288,20 @@ int Main(int argc, char** argv) {
       so.commit_wait = [&replication](uint64_t lsn) { return replication.WaitReplicated(lsn); };
     }
     shard = std::make_unique<ShardNode>(db->get(), so);
+    const auto join_started = std::chrono::steady_clock::now();
     if (Status s = shard->Start(); !s.ok()) {
       Log(LogLevel::kError, "cannot join the cluster at %s as shard %u: %s",
           config->cluster.c_str(), config->shard_id, s.ToString().c_str());
       return 1;
     }
     service.SetClusterGate(shard.get());
-    Log(LogLevel::kInfo, "shard %u of the cluster at %s (shard map version %llu)%s",
+    // How long NATS took to answer: a start that waits on a JetStream cluster still electing
+    // its leaders can take tens of seconds, each request up to its timeout.
+    const double join_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - join_started).count();
+    Log(LogLevel::kInfo, "shard %u of the cluster at %s (shard map version %llu, %.2f s)%s",
         config->shard_id, config->cluster.c_str(),
-        static_cast<unsigned long long>(shard->stats().map_version),
+        static_cast<unsigned long long>(shard->stats().map_version), join_s,
         shard->joined() ? "" : ", not joined yet: NATS does not answer (INFO cluster_joined)");
   }
   config->server.on_slow_command = [](const net::SlowlogEntry& e) {

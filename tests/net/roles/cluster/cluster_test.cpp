@@ -76,7 +76,7 @@ struct Cluster {
          "--feed-posts-per-author=" + std::to_string(kPostsPerAuthor),
          "--feed-timeline-length=" + std::to_string(kTimelineLength), "--feed-celebrity-fans=4"},
         log);
-    REQUIRE(WaitForPort(log) == port[id]);
+    REQUIRE(WaitForPort(log, pid[id]) == port[id]);
   }
   void StopShard(uint32_t id) {  // SIGTERM: a clean stop
     ::kill(pid[id], SIGTERM);
@@ -912,7 +912,7 @@ TEST_CASE("a shard started while nats-server is down serves its users, then join
                             fresh_log);
   {
     net::ClientOptions o;
-    o.port = WaitForPort(fresh_log);
+    o.port = WaitForPort(fresh_log, fresh);
     auto c = net::Client::Connect(o);
     REQUIRE_MESSAGE(c.ok(), c.status().ToString());
     const auto refused = (*c)->Counts(1);

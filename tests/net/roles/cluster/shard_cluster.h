@@ -63,8 +63,13 @@ struct ShardCluster {
       init = Admin(args);
     }
     REQUIRE_MESSAGE(init.code == 0, init.err);
-    for (uint32_t id = 1; id <= shards; ++id) StartShard(id);
-    for (uint32_t id = 1; id <= shards; ++id) WaitJoined(id);
+    try {
+      for (uint32_t id = 1; id <= shards; ++id) StartShard(id);
+      for (uint32_t id = 1; id <= shards; ++id) WaitJoined(id);
+    } catch (...) {
+      StopAll();  // a constructor that throws runs no destructor: no shard may outlive the test
+      throw;
+    }
   }
   // Until shard `id` joined the cluster (INFO cluster_joined; a NATS cluster just started may
   // answer "temporarily unavailable" first, and the shard tries again), up to 30 s.
@@ -72,12 +77,14 @@ struct ShardCluster {
     for (int i = 0; i < 300 && Info(id)["cluster_joined"] != 1; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    REQUIRE_MESSAGE(Info(id)["cluster_joined"] == 1,
-                    "shard " << id << " did not join (see " << Log(id) << ")");
+    REQUIRE_MESSAGE(Info(id)["cluster_joined"] == 1, "shard " << id << " did not join; " << Log(id)
+                                                              << " ends:\n"
+                                                              << LogTail(Log(id)));
   }
   // Stops the shards; one that had already ended (a crash, an exit on error) has its exit and
   // the end of its log printed, so a failing test says why a shard stopped answering.
-  ~ShardCluster() {
+  ~ShardCluster() { StopAll(); }
+  void StopAll() {
     for (size_t id = 1; id < pid.size(); ++id) {
       if (pid[id] <= 0) continue;
       int status = 0;
@@ -90,15 +97,10 @@ struct ShardCluster {
     }
   }
   void ReportEarlyExit(uint32_t id, int status) const {
-    std::ifstream in(Log(id));
-    std::vector<std::string> lines;
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-    std::fprintf(stderr, "shard %u ended before the test stopped it (%s %d); its log %s ends:\n",
+    std::fprintf(stderr, "shard %u ended before the test stopped it (%s %d); its log %s ends:\n%s",
                  id, WIFEXITED(status) ? "exit code" : "signal",
-                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), Log(id).c_str());
-    for (size_t i = lines.size() > 40 ? lines.size() - 40 : 0; i < lines.size(); ++i) {
-      std::fprintf(stderr, "  %s\n", lines[i].c_str());
-    }
+                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), Log(id).c_str(),
+                 LogTail(Log(id), 40).c_str());
   }
   std::string DataDir(uint32_t id) const { return dir_ + "/shard" + std::to_string(id); }
   // Starts shard `id`; `wait_port`: until it listens (it does even when it cannot join).
@@ -112,7 +114,9 @@ struct ShardCluster {
         "--snapshot-interval-s=0"};
     args.insert(args.end(), shard_flags_.begin(), shard_flags_.end());
     pid[id] = Spawn(args, log);
-    REQUIRE(WaitForPort(log) == port[id]);
+    // A shard joins before it listens: on a NATS cluster still electing its leaders, on a busy
+    // machine, each of the join's requests may take up to its 5 s timeout.
+    REQUIRE(WaitForPort(log, pid[id], std::chrono::seconds(90)) == port[id]);
   }
   std::string Log(uint32_t id) const {
     return dir_ + "/shard" + std::to_string(id) + "." + std::to_string(starts[id]) + ".log";

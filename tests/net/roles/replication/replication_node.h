@@ -66,7 +66,7 @@ struct Node {
     args.insert(args.end(), extra.begin(), extra.end());
     std::remove(log.c_str());  // or WaitForPort could read the last run's "listening on"
     pid = Spawn(args, log);
-    REQUIRE(WaitForPort(log) == port);
+    REQUIRE(WaitForPort(log, pid) == port);
   }
   void Signal(int sig) { ::kill(pid, sig); }
   void Kill() {
