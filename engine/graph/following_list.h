@@ -40,6 +40,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "engine/graph/edge_entry.h"
 #include "engine/graph/gap_groups.h"
@@ -81,6 +82,9 @@ class FollowingList {
   uint32_t CopyDescending(size_t end, uint32_t limit, EdgeEntry* out) const;
   // The whole list into out[0, size()), oldest first.
   void Decode(EdgeEntry* out) const;
+  // The first inconsistency in a packed list's gap area (GapGroups::Check), or an empty string
+  // (also for the other forms, which keep no such bookkeeping).
+  std::string CheckLayout() const { return is_packed() ? gaps().Check() : std::string(); }
   // Calls fn(entry) for every entry, oldest first (a packed list decodes each group once).
   template <typename Fn>
   void ForEach(Fn&& fn) const;

@@ -313,4 +313,54 @@ void GapGroups::Erase(const GapErase& e) {
   s_ = after;
 }
 
+std::string GapGroups::Check() const {
+  const uint32_t n = s_.n, groups = s_.groups();
+  const uint64_t start = s_.stream_start(), end = StreamBits();
+  const auto at = [](const char* what, uint64_t i) {
+    return std::string(what) + std::to_string(i);
+  };
+  if (n == 0) return "no entries";
+  if (s_.time_bits > kTimeBits) return at("anchor width ", s_.time_bits);
+  // The oldest time: the first anchor, or, with one group, the newest minus every gap.
+  TimestampMs rel = 0;  // entry i's time minus entry 0's
+  uint64_t pos = 0;     // in the stream
+  for (uint32_t i = 1; i < n; ++i) {
+    if ((i - 1) % GapShape::kGroup == 0 && GapsAt((i - 1) / GapShape::kGroup) != pos) {
+      return at("directory entry of group ", (i - 1) / GapShape::kGroup) + ": gaps at bit " +
+             std::to_string(GapsAt((i - 1) / GapShape::kGroup)) + ", the stream has them at " +
+             std::to_string(pos);
+    }
+    uint64_t gap = 0;
+    unsigned bits = 0;
+    for (uint64_t piece = 8; (piece & 8) != 0; bits += 4) {
+      if (pos + bits + 4 > end) return at("the stream ends inside the gap of entry ", i);
+      if (bits >= 4 * ((kTimeBits + 2) / 3)) return at("the gap of entry ", i) + " is too wide";
+      piece = LoadBits(area_, start + pos + bits, 4);
+      gap |= (piece & 7) << (bits / 4 * 3);
+    }
+    if (bits != GapVarintBits(gap))
+      return at("the gap of entry ", i) + " is not in its shortest form";
+    pos += bits;
+    rel += static_cast<TimestampMs>(gap);
+    if (i % GapShape::kGroup == 0 && i / GapShape::kGroup + 1 < groups &&
+        Anchor(i / GapShape::kGroup) != Anchor(0) + rel) {
+      return at("anchor of group ", i / GapShape::kGroup) + " differs from its gaps' sum";
+    }
+  }
+  if (pos != end) {
+    return "the end field says " + std::to_string(end) + " bits, the gaps take " +
+           std::to_string(pos);
+  }
+  if (GroupSize(groups - 1) == 1 && GapsAt(groups - 1) != end) {
+    return at("directory entry of group ", groups - 1) + ": one entry, gaps not at the end";
+  }
+  const TimestampMs newest = Anchor(groups - 1);
+  if (groups > 1 && newest != Anchor(0) + rel) return "the last anchor is not the newest time";
+  if (newest - rel < s_.base) return "the oldest time is before the list's base";
+  if ((MutualMask(groups - 1) >> GroupSize(groups - 1)) != 0) {
+    return "kMutual bits past the list's end";
+  }
+  return {};
+}
+
 }  // namespace relgraph

@@ -44,6 +44,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <string>
 
 #include "engine/graph/edge_entry.h"
 #include "engine/graph/packed_bits.h"
@@ -144,6 +145,14 @@ class GapGroups {
   // Erases entry `e.pos` in place (PlanErase on this same area, perhaps moved since).
   // Updates shape().n.
   void Erase(const GapErase& e);
+
+  // The first inconsistency in the area's bookkeeping, or an empty string: each directory
+  // entry's gap position where the stream puts that gap, the end field at the stream's end,
+  // every gap in its shortest varint, the anchors at the times the gaps give (the oldest time
+  // not before base), no kMutual bit past the list's end. Reads nothing past the end field's
+  // stream end. For Graph::CheckInvariants (and so `relgraph-admin verify` and the tests
+  // that audit after every batch): a decode of the list does not see these.
+  std::string Check() const;
 
  private:
   uint64_t DirBit(uint32_t g) const { return uint64_t{g} * s_.dir_bits(); }

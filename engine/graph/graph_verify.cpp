@@ -16,10 +16,14 @@ Status Graph::CheckInvariants() const {
   };
   uint64_t following_total = 0, fans_total = 0;
   size_t fan_index_bytes = 0;
+  std::vector<EdgeEntry> entries;
   for (InternalId a = 0; a < users_.size(); ++a) {
     const UserRecord& ua = users_[a];
     uint32_t mutual = 0;
-    std::vector<EdgeEntry> entries(ua.following.size());
+    if (const std::string bad = ua.following.CheckLayout(); !bad.empty()) {
+      return fail(a, "following list's times: " + bad);
+    }
+    entries.resize(ua.following.size());
     ua.following.Decode(entries.data());
     for (uint32_t i = 0; i < entries.size(); ++i) {
       const EdgeEntry e = entries[i];

@@ -37,8 +37,25 @@ struct Area {
       : bytes(new char[8 + (area_bits + room_bits + 7) / 8]()), area(bytes.get() + 8) {}
 };
 
+// n random entries (RandomEntries) written to an exact-size area.
+struct WrittenArea {
+  std::vector<EdgeEntry> entries;
+  GapShape shape;
+  uint64_t stream_bits = 0;
+  Area area;
+};
+WrittenArea WriteRandom(std::mt19937_64& rng, uint32_t n, bool wide) {
+  std::vector<EdgeEntry> entries = RandomEntries(rng, n, wide);
+  uint64_t stream = 0;
+  const GapShape shape = GapGroups::ShapeFor(entries.data(), n, &stream);
+  WrittenArea w{std::move(entries), shape, stream, Area(shape.stream_start() + stream)};
+  GapGroups::Write(w.area.area, shape, w.entries.data());
+  return w;
+}
+
 void RequireMatches(const GapGroups& g, const std::vector<EdgeEntry>& want) {
   REQUIRE(g.shape().n == want.size());
+  REQUIRE(g.Check() == "");
   for (uint32_t i = 0; i < want.size(); ++i) {
     REQUIRE(g.Ts(i) == EntryTs(want[i]));
     REQUIRE(g.Mutual(i) == EntryMutual(want[i]));
@@ -71,13 +88,10 @@ TEST_CASE("gap_groups: written areas read back every time and kMutual bit") {
   std::mt19937_64 rng(3);
   for (int round = 0; round < 400; ++round) {
     const auto n = static_cast<uint32_t>(1 + rng() % (round < 300 ? 70 : 1200));
-    const std::vector<EdgeEntry> entries = RandomEntries(rng, n, round % 5 == 0);
-    uint64_t stream = 0;
-    const GapShape shape = GapGroups::ShapeFor(entries.data(), n, &stream);
-    Area a(shape.stream_start() + stream);
-    GapGroups::Write(a.area, shape, entries.data());
-    const GapGroups g(a.area, shape);
-    REQUIRE(g.StreamBits() == stream);
+    const WrittenArea w = WriteRandom(rng, n, round % 5 == 0);
+    const std::vector<EdgeEntry>& entries = w.entries;
+    const GapGroups g(w.area.area, w.shape);
+    REQUIRE(g.StreamBits() == w.stream_bits);
     REQUIRE(g.LastTs() == EntryTs(entries.back()));
     RequireMatches(g, entries);
     // kMutual bits flip in place and touch nothing else.
@@ -190,6 +204,55 @@ TEST_CASE("gap_groups: erases and appends mixed on one area match the entries le
       std::memcpy(exact.area, a.area, static_cast<size_t>((g.AreaBits() + 7) / 8));
       RequireMatches(GapGroups(exact.area, g.shape()), want);
     }
+  }
+}
+
+// Check must see a bookkeeping error that a decode of the list would not: one field of a
+// written area changed at a time (a bit of a gap position, the end field, an anchor of a
+// group before the last, a kMutual bit past the end), and nothing read past the area (exact
+// size: ASan).
+TEST_CASE("gap_groups: Check finds each kind of damage to the bookkeeping") {
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 600; ++round) {
+    const auto n = static_cast<uint32_t>(1 + rng() % (round < 400 ? 70 : 600));
+    WrittenArea w = WriteRandom(rng, n, round % 5 == 0);
+    const GapShape& shape = w.shape;
+    Area& a = w.area;
+    const GapGroups g(a.area, shape);
+    REQUIRE(g.Check() == "");
+    const uint32_t groups = shape.groups();
+    const auto flip = [&](uint64_t bit, unsigned width) {
+      const uint64_t old = LoadBits(a.area, bit, width);
+      StoreBits(a.area, bit, width, old ^ (uint64_t{1} << (rng() % width)));
+      return old;
+    };
+    const auto grp = static_cast<uint32_t>(rng() % groups);
+    uint64_t bit = 0;
+    unsigned width = 0;
+    switch (rng() % 4) {
+      case 0:  // where a group's gaps start
+        bit = grp * shape.dir_bits() + shape.time_bits, width = shape.end_bits;
+        break;
+      case 1:  // the end field
+        bit = shape.end_field(), width = shape.end_bits;
+        break;
+      case 2:  // an anchor, of a group before the last (the last one's may move within base)
+        if (groups < 2) continue;
+        bit = (grp % (groups - 1)) * shape.dir_bits(), width = shape.time_bits;
+        if (width == 0) continue;
+        break;
+      default:  // a kMutual bit past the end
+        if (n % GapShape::kGroup == 0) continue;
+        bit = (groups - 1) * shape.dir_bits() + shape.time_bits + shape.end_bits +
+              n % GapShape::kGroup + rng() % (GapShape::kGroup - n % GapShape::kGroup);
+        width = 1;
+        break;
+    }
+    const uint64_t old = flip(bit, width);
+    CAPTURE(round);
+    CHECK(g.Check() != "");
+    StoreBits(a.area, bit, width, old);
+    REQUIRE(g.Check() == "");
   }
 }
 
