@@ -105,6 +105,27 @@ Result<natsConnection*> ConnectNats(const std::string& urls) {
   return nc;
 }
 
+Result<std::optional<KvValue>> ReadKvFromLeader(jsCtx* js, const std::string& bucket,
+                                                const std::string& key, const std::string& what) {
+  // The bucket's stream and subject, as the client names them.
+  const std::string stream = "KV_" + bucket, subject = "$KV." + bucket + "." + key;
+  natsMsg* msg = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  const natsStatus s = js_GetLastMsg(&msg, js, stream.c_str(), subject.c_str(), nullptr, &jerr);
+  if (s == NATS_NOT_FOUND) return std::optional<KvValue>();
+  if (s != NATS_OK) return NatsError(what, s, jerr);
+  const char* op = nullptr;
+  const bool removed = natsMsgHeader_Get(msg, "KV-Operation", &op) == NATS_OK && op != nullptr &&
+                       (std::string_view(op) == "DEL" || std::string_view(op) == "PURGE");
+  std::optional<KvValue> v;
+  if (!removed) {
+    v = KvValue{std::string(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg))),
+                natsMsg_GetSequence(msg)};
+  }
+  natsMsg_Destroy(msg);
+  return v;
+}
+
 Result<std::unique_ptr<NatsLink>> NatsLink::Connect(const std::string& urls,
                                                     const ClusterNames& names) {
   std::unique_ptr<NatsLink> link(new NatsLink(names));
@@ -146,20 +167,15 @@ Status NatsLink::BindKv(bool create, int replicas) {
 
 Result<ShardMap> NatsLink::ReadMap() {
   RELGRAPH_RETURN_IF_ERROR(BindKv(false));
-  kvEntry* e = nullptr;
-  natsStatus s = kvStore_Get(&e, kv_, names_.map_key.c_str());
-  if (s == NATS_NOT_FOUND) {
+  auto read = ReadKvFromLeader(js_, names_.kv_bucket, names_.map_key, "reading the shard map");
+  if (!read.ok()) return read.status();
+  if (!read->has_value()) {
     return Status::NotFound("no shard map in " + names_.kv_bucket + "/" + names_.map_key +
                             " (relgraph-admin cluster init creates it)");
   }
-  if (s != NATS_OK) return NatsError("reading the shard map", s);
-  const std::string text(static_cast<const char*>(kvEntry_Value(e)),
-                         static_cast<size_t>(kvEntry_ValueLen(e)));
-  const uint64_t revision = kvEntry_Revision(e);
-  kvEntry_Destroy(e);
-  auto map = ParseShardMap(text);
+  auto map = ParseShardMap((*read)->value);
   if (!map.ok()) return map.status();
-  map->version = revision;
+  map->version = (*read)->revision;
   return map;
 }
 
@@ -210,19 +226,17 @@ Result<uint64_t> NatsLink::ReplaceMap(const ShardMap& map, uint64_t expected_ver
 
 namespace {
 
-// The map in key-value entry `e`, with its revision as version; fn gets it. A map that does
-// not parse is skipped and said to on_skip (stderr without one).
-void Deliver(kvEntry* e, const std::function<void(ShardMap)>& fn,
+// The map in `text` at key-value revision `revision` (its version); fn gets it. A map that
+// does not parse is skipped and said to on_skip (stderr without one).
+void Deliver(const std::string& text, uint64_t revision, const std::function<void(ShardMap)>& fn,
              const std::function<void(const std::string&)>& on_skip) {
-  const std::string text(static_cast<const char*>(kvEntry_Value(e)),
-                         static_cast<size_t>(kvEntry_ValueLen(e)));
   auto map = ParseShardMap(text);
   if (map.ok()) {
-    map->version = kvEntry_Revision(e);
+    map->version = revision;
     fn(std::move(*map));
   } else {
-    const std::string why = "shard map revision " + std::to_string(kvEntry_Revision(e)) +
-                            " skipped: " + map.status().ToString();
+    const std::string why =
+        "shard map revision " + std::to_string(revision) + " skipped: " + map.status().ToString();
     if (on_skip) {
       on_skip(why);
     } else {
@@ -256,7 +270,9 @@ Status NatsLink::WatchMap(const std::atomic<bool>& stop, const std::function<voi
     if (e != nullptr) {  // nullptr: the initial state is delivered
       if (kvEntry_Operation(e) == kvOp_Put) {
         delivered = kvEntry_Revision(e);
-        Deliver(e, fn, on_skip);
+        Deliver(std::string(static_cast<const char*>(kvEntry_Value(e)),
+                            static_cast<size_t>(kvEntry_ValueLen(e))),
+                delivered, fn, on_skip);
       }
       kvEntry_Destroy(e);
     }
@@ -265,11 +281,10 @@ Status NatsLink::WatchMap(const std::atomic<bool>& stop, const std::function<voi
     // deliver (a lower one after a restore) is handed over and the watch started again.
     if (std::chrono::steady_clock::now() - checked < std::chrono::milliseconds(check_ms)) continue;
     checked = std::chrono::steady_clock::now();
-    kvEntry* now = nullptr;
-    if (kvStore_Get(&now, kv_, names_.map_key.c_str()) != NATS_OK) continue;  // not there (yet)
-    const bool missed = kvEntry_Revision(now) != delivered;
-    if (missed) Deliver(now, fn, on_skip);
-    kvEntry_Destroy(now);
+    auto now = ReadKvFromLeader(js_, names_.kv_bucket, names_.map_key, "reading the shard map");
+    if (!now.ok() || !now->has_value()) continue;  // not there (yet)
+    const bool missed = (*now)->revision != delivered;
+    if (missed) Deliver((*now)->value, (*now)->revision, fn, on_skip);
     if (missed) break;  // OK: watched again at once
   }
   kvWatcher_Destroy(w);
@@ -420,14 +435,10 @@ Status NatsLink::MarkMove(uint64_t id, MoveMark mark) {
 
 Result<bool> NatsLink::MoveMarked(uint64_t id, MoveMark mark) {
   RELGRAPH_RETURN_IF_ERROR(BindKv(false));
-  kvEntry* e = nullptr;
-  natsStatus s = kvStore_Get(&e, kv_, MarkKey(id, mark).c_str());
-  if (s == NATS_NOT_FOUND) return false;
-  if (s != NATS_OK) {
-    return NatsError("reading move " + std::to_string(id) + "'s mark " + MarkName(mark), s);
-  }
-  kvEntry_Destroy(e);
-  return true;
+  auto read = ReadKvFromLeader(js_, names_.kv_bucket, MarkKey(id, mark),
+                               "reading move " + std::to_string(id) + "'s mark " + MarkName(mark));
+  if (!read.ok()) return read.status();
+  return read->has_value();
 }
 
 Status NatsLink::ForgetMove(uint64_t id) {

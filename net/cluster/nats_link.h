@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,6 +85,23 @@ inline constexpr char kNatsTlsFlagsHelp[] =
 // meanwhile is fine. relgraph-bridge's stream and a cluster's are made so.
 Status EnsureJetStreamStream(jsCtx* js, const std::string& name, const std::string& subjects,
                              int replicas = 1);
+
+// A key's newest value in a key-value bucket, and its revision.
+struct KvValue {
+  std::string value;
+  uint64_t revision = 0;
+};
+// The newest value of `key` in key-value bucket `bucket`, read from the leader of the
+// bucket's stream; nullopt when the key has none (never put, or deleted or purged). `what`
+// names the read in an error (kUnavailable).
+//
+// Why not kvStore_Get: the client makes buckets that allow direct gets, and a direct get is
+// answered by any replica, also one that has not yet stored a put the leader acknowledged.
+// On three NATS nodes a shard started right after `cluster init` could read "no shard map"
+// and exit; a lease read could miss the newest lease. The leader has applied every put it
+// acknowledged.
+Result<std::optional<KvValue>> ReadKvFromLeader(jsCtx* js, const std::string& bucket,
+                                                const std::string& key, const std::string& what);
 
 class NatsLink {
  public:

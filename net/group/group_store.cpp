@@ -61,15 +61,12 @@ GroupStore::~GroupStore() {
 }
 
 Result<std::optional<Versioned<std::string>>> GroupStore::Get(const std::string& key) {
-  kvEntry* e = nullptr;
-  natsStatus s = kvStore_Get(&e, kv_, key.c_str());
-  if (s == NATS_NOT_FOUND) return std::optional<Versioned<std::string>>();
-  if (s != NATS_OK) return StoreError("reading " + key, s);
-  Versioned<std::string> v{std::string(static_cast<const char*>(kvEntry_Value(e)),
-                                       static_cast<size_t>(kvEntry_ValueLen(e))),
-                           kvEntry_Revision(e)};
-  kvEntry_Destroy(e);
-  return std::optional(std::move(v));
+  // From the bucket's leader: a lease or report one replica has not stored yet must not
+  // read as absent or older (net/cluster/nats_link.h, ReadKvFromLeader).
+  auto read = ReadKvFromLeader(js_, options_.bucket, key, "reading " + key);
+  if (!read.ok()) return read.status();
+  if (!read->has_value()) return std::optional<Versioned<std::string>>();
+  return std::optional(Versioned<std::string>{std::move((*read)->value), (*read)->revision});
 }
 
 Result<Versioned<GroupLease>> GroupStore::ReadLease(const std::string& group) {
