@@ -179,17 +179,11 @@ Result<ShardMap> NatsLink::ReadMap() {
   return map;
 }
 
-namespace {
-
-// Whether the key-value write just failed because the key's revision was not the expected
-// one (it exists, for a create; another writer moved it, for an update).
 bool WrongRevision(natsStatus s) {
   const char* last = nats_GetLastError(nullptr);
   return s == NATS_ERR && last != nullptr &&
          std::string(last).find("wrong last sequence") != std::string::npos;
 }
-
-}  // namespace
 
 Result<uint64_t> NatsLink::CreateMap(const ShardMap& map, int replicas) {
   RELGRAPH_RETURN_IF_ERROR(ValidateShardMap(map));

@@ -49,6 +49,10 @@ struct ConsumerState {
 // plus the client's last error text.
 Status NatsError(const std::string& what, natsStatus s, jsErrCode jerr = static_cast<jsErrCode>(0));
 
+// Whether a key-value write just failed because the key's revision was not the expected one
+// (it exists, for a create; another writer moved it, for an update).
+bool WrongRevision(natsStatus s);
+
 // The servers of `urls`, a comma-separated list ("nats://a:4222,nats://b:4222"; spaces
 // around the commas ignored), each of which must start with nats://. kInvalidArgument naming
 // the bad item. Every `--cluster`/`--nats` flag takes such a list: one NATS node, or several

@@ -5,24 +5,6 @@
 #include "net/cluster/nats_link.h"
 
 namespace relgraph::net {
-namespace {
-
-Status StoreError(const std::string& what, natsStatus s) {
-  std::string msg = what + ": " + natsStatus_GetText(s);
-  if (const char* last = nats_GetLastError(nullptr); last != nullptr && last[0] != '\0') {
-    msg += ": " + std::string(last);
-  }
-  return Status(Code::kUnavailable, msg);
-}
-
-// The write failed because the key's revision was not the expected one.
-bool WrongRevision(natsStatus s) {
-  const char* last = nats_GetLastError(nullptr);
-  return s == NATS_ERR && last != nullptr &&
-         std::string(last).find("wrong last sequence") != std::string::npos;
-}
-
-}  // namespace
 
 Result<std::unique_ptr<GroupStore>> GroupStore::Connect(const GroupStoreOptions& options) {
   std::unique_ptr<GroupStore> store(new GroupStore());
@@ -36,7 +18,7 @@ Result<std::unique_ptr<GroupStore>> GroupStore::Connect(const GroupStoreOptions&
   jsOptions_Init(&jo);
   jo.Wait = options.op_timeout.count();
   s = natsConnection_JetStream(&store->js_, store->nc_, &jo);
-  if (s != NATS_OK) return StoreError("JetStream context", s);
+  if (s != NATS_OK) return NatsError("JetStream context", s);
   s = js_KeyValue(&store->kv_, store->js_, options.bucket.c_str());
   if (s == NATS_NOT_FOUND) {
     kvConfig cfg;
@@ -49,7 +31,7 @@ Result<std::unique_ptr<GroupStore>> GroupStore::Connect(const GroupStoreOptions&
     // Another member created it meanwhile: bind it.
     if (s != NATS_OK) s = js_KeyValue(&store->kv_, store->js_, options.bucket.c_str());
   }
-  if (s != NATS_OK) return StoreError("key-value bucket " + options.bucket, s);
+  if (s != NATS_OK) return NatsError("key-value bucket " + options.bucket, s);
   return store;
 }
 
@@ -86,7 +68,7 @@ Result<uint64_t> GroupStore::CreateLease(const std::string& group, const GroupLe
   if (WrongRevision(s)) {
     return Status(Code::kAlreadyExists, "group " + group + " has a lease already");
   }
-  if (s != NATS_OK) return StoreError("creating group " + group + "'s lease", s);
+  if (s != NATS_OK) return NatsError("creating group " + group + "'s lease", s);
   return rev;
 }
 
@@ -100,7 +82,7 @@ Result<uint64_t> GroupStore::UpdateLease(const std::string& group, const GroupLe
     return Status(Code::kAlreadyExists,
                   "group " + group + "'s lease moved past revision " + std::to_string(expected));
   }
-  if (s != NATS_OK) return StoreError("updating group " + group + "'s lease", s);
+  if (s != NATS_OK) return NatsError("updating group " + group + "'s lease", s);
   return rev;
 }
 
@@ -109,12 +91,12 @@ Status GroupStore::PutMember(const std::string& group, const GroupMember& member
   uint64_t rev = 0;
   natsStatus s = kvStore_Put(&rev, kv_, MemberKey(group, member.address).c_str(), text.data(),
                              static_cast<int>(text.size()));
-  return s == NATS_OK ? Status::OK() : StoreError("reporting member " + member.address, s);
+  return s == NATS_OK ? Status::OK() : NatsError("reporting member " + member.address, s);
 }
 
 Status GroupStore::DeleteMember(const std::string& group, const std::string& address) {
   natsStatus s = kvStore_Delete(kv_, MemberKey(group, address).c_str());
-  return s == NATS_OK ? Status::OK() : StoreError("removing member " + address, s);
+  return s == NATS_OK ? Status::OK() : NatsError("removing member " + address, s);
 }
 
 Result<std::vector<Versioned<GroupMember>>> GroupStore::Members(const std::string& group) {
@@ -125,14 +107,14 @@ Result<std::vector<Versioned<GroupMember>>> GroupStore::Members(const std::strin
   o.Timeout = options_.op_timeout.count();
   const std::string filter = MemberKeyPrefix(group) + "*";
   natsStatus s = kvStore_Watch(&w, kv_, filter.c_str(), &o);
-  if (s != NATS_OK) return StoreError("listing group " + group + "'s members", s);
+  if (s != NATS_OK) return NatsError("listing group " + group + "'s members", s);
   std::vector<Versioned<GroupMember>> out;
   Status result;
   for (;;) {
     kvEntry* e = nullptr;
     s = kvWatcher_Next(&e, w, options_.op_timeout.count());
     if (s != NATS_OK) {
-      result = StoreError("listing group " + group + "'s members", s);
+      result = NatsError("listing group " + group + "'s members", s);
       break;
     }
     if (e == nullptr) break;  // every current value was delivered
@@ -190,12 +172,12 @@ Status GroupStore::PutSwitchover(const std::string& group, const GroupSwitchover
   uint64_t rev = 0;
   natsStatus s = kvStore_Put(&rev, kv_, SwitchoverKey(group).c_str(), text.data(),
                              static_cast<int>(text.size()));
-  return s == NATS_OK ? Status::OK() : StoreError("requesting a switchover", s);
+  return s == NATS_OK ? Status::OK() : NatsError("requesting a switchover", s);
 }
 
 Status GroupStore::DeleteSwitchover(const std::string& group) {
   natsStatus s = kvStore_Delete(kv_, SwitchoverKey(group).c_str());
-  return s == NATS_OK ? Status::OK() : StoreError("clearing the switchover request", s);
+  return s == NATS_OK ? Status::OK() : NatsError("clearing the switchover request", s);
 }
 
 }  // namespace relgraph::net
