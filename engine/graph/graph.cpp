@@ -96,6 +96,10 @@ void Graph::EndPrefaultEdges() {
 }
 
 Status Graph::CheckRoomFor(UserId a, UserId b) const {
+  // Room for every named user to be new is room enough: no lookups on the common path (a
+  // replayed or replicated follow calls this for each record).
+  if (ids_.size() + (a != 0) + (b != 0) <= options_.max_users) [[likely]]
+    return Status::OK();
   const bool a_new = a != 0 && ids_.Find(a) == kNoInternalId;
   const bool b_new = b != 0 && b != a && ids_.Find(b) == kNoInternalId;
   return CheckRoom(a_new ? a : 0, b_new ? b : 0);
@@ -343,7 +347,7 @@ Result<uint64_t> Graph::RemoveUser(UserId a) {
 // ---- replay -----------------------------------------------------------------------------------
 
 Status Graph::ApplyFollow(UserId a, UserId b, TimestampMs ts, ReplayMode mode) {
-  InternalId ids[2];
+  InternalId ids[2] = {kNoInternalId, kNoInternalId};
   return ReplayFollow(a, b, ts, mode, ids);
 }
 
@@ -357,8 +361,8 @@ Status Graph::ReplayFollow(UserId a, UserId b, TimestampMs ts, ReplayMode mode, 
   RELGRAPH_RETURN_IF_ERROR(CheckReplayedUnit(ts, "follow"));
   ts = time_.Stored(ts);
   RELGRAPH_RETURN_IF_ERROR(CheckRoomFor(a, b));
-  const InternalId ai = Intern(a);
-  const InternalId bi = Intern(b);
+  const InternalId ai = ids[0] != kNoInternalId ? ids[0] : Intern(a);
+  const InternalId bi = ids[1] != kNoInternalId ? ids[1] : Intern(b);
   SettleIds(ai, bi, /*client=*/false).IgnoreError();  // refuses only a client's call
   ids[0] = ai;
   ids[1] = bi;
@@ -386,15 +390,15 @@ Status Graph::CheckReplayedUnit(TimestampMs ts, const char* what) const {
 }
 
 Status Graph::ApplyUnfollow(UserId a, UserId b, ReplayMode mode) {
-  InternalId ids[2];
+  InternalId ids[2] = {kNoInternalId, kNoInternalId};
   return ReplayUnfollow(a, b, mode, ids);
 }
 
 Status Graph::ReplayUnfollow(UserId a, UserId b, ReplayMode mode, InternalId ids[2]) {
   RELGRAPH_RETURN_IF_ERROR(CheckUserId(a, "user"));
   RELGRAPH_RETURN_IF_ERROR(CheckUserId(b, "user"));
-  ids[0] = ids_.Find(a);
-  ids[1] = ids_.Find(b);
+  if (ids[0] == kNoInternalId) ids[0] = ids_.Find(a);
+  if (ids[1] == kNoInternalId) ids[1] = ids_.Find(b);
   SettleIds(ids[0], ids[1], /*client=*/false).IgnoreError();  // refuses only a client's call
   const bool known = ids[0] != kNoInternalId && ids[1] != kNoInternalId;
   const size_t i = known ? users_[ids[0]].following.FindPeer(ids[1]) : 0;
@@ -413,7 +417,8 @@ Status Graph::ApplyBatch(std::span<const ReplayOp> ops, ReplayMode mode,
   for (size_t i = 0; i < ops.size(); ++i) {
     ahead.Advance(i, ops.size(), [&](size_t j) { return std::pair{ops[j].a, ops[j].b}; });
     const ReplayOp& op = ops[i];
-    InternalId ids[2] = {kNoInternalId, kNoInternalId};
+    const InternalId* known = ahead.Known(i);  // ids looked up ahead, skipping the lookups
+    InternalId ids[2] = {known[0], known[1]};
     const ReplayMode m = op.remote ? ReplayMode::kEnsure : mode;
     Status s = op.kind == ReplayOp::kFollow ? (op.remote ? CrossingFollow(op.a, op.b, op.ts, ids)
                                                          : ReplayFollow(op.a, op.b, op.ts, m, ids))

@@ -426,8 +426,9 @@ class Graph {
   Status CheckRoom(UserId first_new, UserId second_new) const;
   // Creates a -> b; returns whether b -> a exists. The external ids save two lookups.
   bool Link(InternalId a, InternalId b, TimestampMs ts, UserId a_external, UserId b_external);
-  // ApplyFollow / ApplyUnfollow, reporting the internal ids of a and b (kNoInternalId for an
-  // unknown user of an unfollow).
+  // ApplyFollow / ApplyUnfollow. ids[] holds, on entry, the internal ids of a and b where
+  // known (WriteAhead::Known; kNoInternalId: looked up), and on return both (kNoInternalId
+  // for an unknown user of an unfollow).
   Status ReplayFollow(UserId a, UserId b, TimestampMs ts, ReplayMode mode, InternalId ids[2]);
   Status ReplayUnfollow(UserId a, UserId b, ReplayMode mode, InternalId ids[2]);
   void Unlink(InternalId a, size_t following_index);
