@@ -82,43 +82,6 @@ class NibbleReader {
   unsigned left_ = 0;  // nibbles loaded and not read, from window_'s low bits
 };
 
-// Writes fields one after another from bit `pos` of `bits`, through a 64-bit accumulator
-// stored 4 bytes at a time: a run of StoreBits would load each word its previous store
-// just wrote (a store-forwarding stall a field). Bits past the last field up to the end of
-// its byte are left unspecified.
-class BitSink {
- public:
-  BitSink(char* bits, uint64_t pos) : out_(bits + pos / 8), used_(static_cast<unsigned>(pos % 8)) {
-    acc_ = static_cast<uint8_t>(*out_) & ((1u << used_) - 1);  // the bits before pos stay
-  }
-  // REQUIRES: width <= 56, value < 2^width.
-  void Put(uint64_t value, unsigned width) {
-    if (width > 32) {
-      Put(value & 0xFFFFFFFF, 32);
-      value >>= 32;
-      width -= 32;
-    }
-    acc_ |= value << used_;
-    used_ += width;
-    if (used_ >= 32) {
-      const auto low = static_cast<uint32_t>(acc_);
-      std::memcpy(out_, &low, sizeof(low));
-      out_ += 4;
-      acc_ >>= 32;
-      used_ -= 32;
-    }
-  }
-  void Flush() {
-    for (unsigned b = 0; b < used_; b += 8, acc_ >>= 8) *out_++ = static_cast<char>(acc_);
-    used_ = 0;
-  }
-
- private:
-  char* out_;
-  uint64_t acc_;
-  unsigned used_;  // < 32 between calls
-};
-
 }  // namespace
 
 void GapGroups::DecodeGroup(uint32_t g, uint32_t count, TimestampMs* ts) const {

@@ -9,25 +9,22 @@ static_assert(std::endian::native == std::endian::little, "fields are read as li
 class BitReader {
  public:
   BitReader(const char* data, uint64_t bytes) : data_(data), bytes_(bytes) {}
-  // REQUIRES: bits <= 56 and the field lies within the payload.
-  uint64_t Get(unsigned bits) {
-    const uint64_t byte = pos_ >> 3;
+  // The `bits` bits from bit `bit`. REQUIRES: bits <= 56 and the field lies within the
+  // payload.
+  uint64_t At(uint64_t bit, unsigned bits) const {
+    const uint64_t byte = bit >> 3;
     uint64_t word = 0;
     if (bytes_ - byte >= 8) [[likely]] {
       std::memcpy(&word, data_ + byte, 8);  // one load
     } else {
       std::memcpy(&word, data_ + byte, static_cast<size_t>(bytes_ - byte));
     }
-    const uint64_t v = (word >> (pos_ & 7)) & ((uint64_t{1} << bits) - 1);
-    pos_ += bits;
-    return v;
+    return (word >> (bit & 7)) & ((uint64_t{1} << bits) - 1);
   }
-  uint64_t position() const { return pos_; }
 
  private:
   const char* data_;
   uint64_t bytes_;
-  uint64_t pos_ = 0;
 };
 
 }  // namespace
@@ -46,16 +43,29 @@ const char* DecodePackedList(const PackedListHeader& h, const char* payload, Edg
   if (h.peer_bits > kPackedMaxPeerBits) return "peer width past 32 bits";
   if (h.delta_bits > kPackedMaxDeltaBits) return "time delta width past 42 bits";
   if (h.first_ts > static_cast<uint64_t>(kMaxTimestampMs)) return "time past the 42-bit range";
+  // Entry i >= 1 starts at a known bit, so each field is one load that waits on no other
+  // (a restart decodes every list this way); only the times add up.
   BitReader bits(payload, h.payload_bytes());
+  const unsigned pm_bits = h.peer_bits + 1u;
+  const uint64_t width = pm_bits + uint64_t{h.delta_bits};
   const uint64_t peer_mask = (uint64_t{1} << h.peer_bits) - 1;
-  auto ts = static_cast<TimestampMs>(h.first_ts);
-  for (uint32_t i = 0; i < h.count; ++i) {
-    const uint64_t pm = bits.Get(h.peer_bits + 1u);
-    if (i > 0) ts += static_cast<TimestampMs>(bits.Get(h.delta_bits));
-    if (ts > kMaxTimestampMs) return "time past the 42-bit range";
-    out[i] = MakeEntry(static_cast<InternalId>(pm & peer_mask), ts, (pm >> h.peer_bits) != 0);
+  if (h.count == 0) return nullptr;
+  uint64_t ts = h.first_ts;
+  uint64_t pm = bits.At(0, pm_bits);
+  out[0] = MakeEntry(static_cast<InternalId>(pm & peer_mask), static_cast<TimestampMs>(ts),
+                     (pm >> h.peer_bits) != 0);
+  uint64_t bit = pm_bits;
+  // A time past kMaxTimestampMs; steps are below 2^42, so the sum passes it before it wraps.
+  bool past = false;
+  for (uint32_t i = 1; i < h.count; ++i, bit += width) {
+    pm = bits.At(bit, pm_bits);
+    ts += bits.At(bit + pm_bits, h.delta_bits);
+    past |= ts > static_cast<uint64_t>(kMaxTimestampMs);
+    out[i] = MakeEntry(static_cast<InternalId>(pm & peer_mask), static_cast<TimestampMs>(ts),
+                       (pm >> h.peer_bits) != 0);
   }
-  const uint64_t end = bits.position();
+  if (past) return "time past the 42-bit range";
+  const uint64_t end = bit;
   if ((end & 7) != 0 && (static_cast<uint8_t>(payload[end >> 3]) >> (end & 7)) != 0)
     return "padding bits set";
   return nullptr;

@@ -105,8 +105,15 @@ void PackedRun::Encode(const EdgeEntry* entries, uint32_t n, SlabAllocator& slab
     std::memcpy(block_, &header, sizeof(header));
     size_ = n;
     width_ = pb + 1 + tb;
-    const PackedFields f = fields();
-    for (uint32_t i = 0; i < n; ++i) Put(f, i, entries[i]);
+    // Fields in order through a sink: Put's read-modify-writes would each wait on the store
+    // before them (a bulk load and a restart encode every run this way).
+    BitSink sink(block_ + 8, 0);
+    for (uint32_t i = 0; i < n; ++i) {
+      const EdgeEntry& e = entries[i];
+      sink.Put(uint64_t{e.peer} | (uint64_t{EntryMutual(e)} << pb), pb + 1);
+      sink.Put(static_cast<uint64_t>(EntryTs(e) - base), tb);
+    }
+    sink.Flush();
   }
   if (old != nullptr) slab.FreeBlock(old, old_units);
 }
