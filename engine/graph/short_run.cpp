@@ -3,6 +3,8 @@
 #include <bit>
 #include <iterator>
 
+#include "engine/graph/packed_bits.h"
+
 namespace relgraph {
 namespace {
 
@@ -19,40 +21,22 @@ Widths WidthsOf(const EdgeEntry* entries, uint32_t n) {
           static_cast<unsigned>(std::bit_width(span)), (base >> 32) != 0 ? 42u : 32u};
 }
 
-// Appends fields to a buffer of 64-bit words, low bits first.
-class WordWriter {
- public:
-  explicit WordWriter(uint64_t* words) : words_(words) {}
-  // REQUIRES: bits < 64 and v < 2^bits; the buffer zeroed and long enough.
-  void Put(uint64_t v, unsigned bits) {
-    if (bits == 0) return;
-    const uint64_t at = used_ / 64;
-    const unsigned shift = used_ % 64;
-    words_[at] |= v << shift;
-    if (shift + bits > 64) words_[at + 1] |= v >> (64 - shift);
-    used_ += bits;
-  }
-
- private:
-  uint64_t* words_;
-  uint64_t used_ = 0;
-};
-
 }  // namespace
 
 uint32_t EncodeShortRun(const EdgeEntry* entries, uint32_t n,
                         uint64_t (&buffer)[kShortRunMaxWords64]) {
   const Widths w = WidthsOf(entries, n);
   std::fill(std::begin(buffer), std::end(buffer), 0);
-  WordWriter out(buffer);
+  BitSink out(reinterpret_cast<char*>(buffer), 0);  // in order, no read-modify-writes
   const auto base = static_cast<uint64_t>(EntryTs(entries[0]));
   out.Put((w.peer_bits - 1) | (w.delta_bits << 5) | (w.base_bits == 42 ? 1u << 11 : 0), 12);
   out.Put(base, w.base_bits);
   for (uint32_t i = 0; i < n; ++i) {
-    out.Put(entries[i].peer, w.peer_bits);
-    out.Put(EntryMutual(entries[i]) ? 1 : 0, 1);
+    out.Put(uint64_t{entries[i].peer} | (uint64_t{EntryMutual(entries[i])} << w.peer_bits),
+            w.peer_bits + 1);
     if (i > 0) out.Put(static_cast<uint64_t>(EntryTs(entries[i])) - base, w.delta_bits);
   }
+  out.Flush();
   return ShortRun::Words(n, w.peer_bits, w.delta_bits, w.base_bits);
 }
 
