@@ -27,6 +27,7 @@
 #include <string_view>
 
 #include "engine/graph/edge_entry.h"
+#include "engine/graph/packed_bits.h"
 #include "engine/types.h"
 #include "storage/coding.h"
 
@@ -69,32 +70,6 @@ void AppendPackedList(std::string* out, uint8_t tag, InternalId user, uint32_t t
 
 // ---- implementation ---------------------------------------------------------------------------
 
-// Appends bit fields to a string, low bits first.
-class BitWriter {
- public:
-  explicit BitWriter(std::string* out) : out_(out) {}
-  // REQUIRES: bits <= 56 and v < 2^bits.
-  void Put(uint64_t v, unsigned bits) {
-    acc_ |= v << used_;
-    used_ += bits;
-    while (used_ >= 8) {
-      out_->push_back(static_cast<char>(acc_));
-      acc_ >>= 8;
-      used_ -= 8;
-    }
-  }
-  void Flush() {
-    if (used_ > 0) out_->push_back(static_cast<char>(acc_));
-    acc_ = 0;
-    used_ = 0;
-  }
-
- private:
-  std::string* out_;
-  uint64_t acc_ = 0;
-  unsigned used_ = 0;  // < 8 between calls
-};
-
 template <typename Get>
 void AppendPackedList(std::string* out, uint8_t tag, InternalId user, uint32_t total, uint32_t n,
                       Get get) {
@@ -119,7 +94,13 @@ void AppendPackedList(std::string* out, uint8_t tag, InternalId user, uint32_t t
   PutVarint64(out, static_cast<uint64_t>(EntryTs(get(0))));
   out->push_back(static_cast<char>(peer_bits));
   out->push_back(static_cast<char>(delta_bits));
-  BitWriter bits(out);
+  PackedListHeader h;
+  h.count = n;
+  h.peer_bits = static_cast<uint8_t>(peer_bits);
+  h.delta_bits = static_cast<uint8_t>(delta_bits);
+  const size_t start = out->size();
+  out->resize(start + h.payload_bytes());  // zeroed: the last byte's unused bits stay 0
+  BitSink bits(out->data() + start, 0);
   prev = EntryTs(get(0));
   for (uint32_t i = 0; i < n; ++i) {
     const EdgeEntry e = get(i);
